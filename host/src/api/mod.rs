@@ -1,0 +1,17 @@
+//! The REST API v4: one module per resource, each with its own `router()`.
+
+pub mod meta;
+pub use tokens::TOKEN_SCOPES;
+mod tokens;
+mod user;
+
+use axum::Router;
+
+use crate::context::ApiContext;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .merge(meta::router())
+        .merge(user::router())
+        .merge(tokens::router())
+}

@@ -1,0 +1,158 @@
+//! Who is calling: personal access tokens (header, bearer or query), scope checks per route,
+//! and `sudo`. Errors follow GitLab's API guard: unknown token 401, expired or revoked 401 in
+//! the OAuth bearer shape, missing scope 403 `insufficient_scope`.
+
+pub mod secrets;
+
+use axum::http::{HeaderMap, Method};
+use chrono::Utc;
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::Params;
+use crate::settings::Settings;
+use crate::store::TenantDb;
+use crate::store::users::UserRow;
+
+/// How often a token's `last_used_at` is written at most (GitLab uses the same interval).
+const LAST_USED_INTERVAL_MS: i64 = 10 * 60 * 1000;
+
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The user the request acts as (the sudo target when sudo is used).
+    pub user: UserRow,
+    pub token_id: i64,
+    pub scopes: Vec<String>,
+    pub impersonation: bool,
+    /// The administrator behind a sudo request.
+    pub sudo_by: Option<i64>,
+    /// Whether the instance's admin mode requires the `admin_mode` scope for admin rights.
+    admin_mode: bool,
+}
+
+impl Caller {
+    /// Administrator rights for this request: an admin user, and with admin mode on, a token
+    /// carrying the `admin_mode` scope.
+    pub fn is_admin(&self) -> bool {
+        self.user.is_admin && (!self.admin_mode || self.has_scope("admin_mode"))
+    }
+
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
+
+pub struct RequestAuth<'a> {
+    pub headers: &'a HeaderMap,
+    pub method: &'a Method,
+    /// The matched route template, e.g. `/api/v4/users/{id}`.
+    pub route: &'a str,
+    pub params: &'a Params,
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+/// The token from `PRIVATE-TOKEN`, `Authorization: Bearer`, or `private_token`/`access_token`.
+fn presented_token(request: &RequestAuth<'_>) -> ApiResult<Option<String>> {
+    if let Some(token) = header(request.headers, "private-token") {
+        return Ok(Some(token.to_string()));
+    }
+    if let Some(value) = header(request.headers, "authorization")
+        && let Some((scheme, token)) = value.split_once(' ')
+        && scheme.eq_ignore_ascii_case("bearer")
+    {
+        return Ok(Some(token.trim().to_string()));
+    }
+    for name in ["private_token", "access_token"] {
+        if let Some(token) = request.params.string(name)?.filter(|t| !t.is_empty()) {
+            return Ok(Some(token));
+        }
+    }
+    Ok(None)
+}
+
+/// The scopes that may call this route with this method, as GitLab's API declares them.
+fn allowed_scopes(method: &Method, route: &str) -> &'static [&'static str] {
+    let read = matches!(*method, Method::GET | Method::HEAD);
+    let user_route = route.starts_with("/api/v4/user")
+        || route == "/api/v4/version"
+        || route == "/api/v4/metadata"
+        || route.starts_with("/api/v4/personal_access_tokens/self");
+    match (read, user_route) {
+        (true, true) => &["api", "read_api", "read_user"],
+        (true, false) => &["api", "read_api"],
+        (false, _) => &["api"],
+    }
+}
+
+pub async fn authenticate(db: &TenantDb, settings: &Settings, request: RequestAuth<'_>) -> ApiResult<Option<Caller>> {
+    let sudo = match header(request.headers, "sudo") {
+        Some(value) => Some(value.to_string()),
+        None => request.params.string("sudo")?.filter(|s| !s.is_empty()),
+    };
+    let Some(secret) = presented_token(&request)? else {
+        return if sudo.is_some() {
+            Err(ApiError::Unauthorized)
+        } else {
+            Ok(None)
+        };
+    };
+    let Some(found) = db.token_with_user(&secrets::digest(&secret)).await? else {
+        return Err(ApiError::Unauthorized);
+    };
+    if found.t_revoked {
+        return Err(ApiError::InvalidToken("Token has been revoked."));
+    }
+    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    if found
+        .t_expires_at
+        .as_deref()
+        .is_some_and(|expires| expires <= today.as_str())
+    {
+        return Err(ApiError::InvalidToken("Token has expired."));
+    }
+    // A blocked or deactivated user is treated as if no valid token had been given.
+    if !found.user.can_use_api() {
+        return Err(ApiError::Unauthorized);
+    }
+    let scopes: Vec<String> = found.t_scopes.split_whitespace().map(str::to_string).collect();
+    let allowed = allowed_scopes(request.method, request.route);
+    if !scopes.iter().any(|s| allowed.contains(&s.as_str())) {
+        return Err(ApiError::InsufficientScope(allowed[0]));
+    }
+    if found
+        .t_last_used_at
+        .is_none_or(|at| crate::store::now_ms() - at > LAST_USED_INTERVAL_MS)
+    {
+        db.touch_token(found.t_id).await?;
+    }
+    let mut caller = Caller {
+        user: found.user,
+        token_id: found.t_id,
+        scopes,
+        impersonation: found.t_impersonation,
+        sudo_by: None,
+        admin_mode: settings.bool("admin_mode"),
+    };
+    if let Some(target) = sudo {
+        if !caller.is_admin() {
+            return Err(ApiError::forbidden_because("Must be admin to use sudo"));
+        }
+        if !caller.has_scope("sudo") {
+            return Err(ApiError::InsufficientScope("sudo"));
+        }
+        let Some(user) = db.user_by_id_or_username(&target).await? else {
+            return Err(ApiError::NotFoundMessage(format!(
+                "404 User with ID or username '{target}' Not Found"
+            )));
+        };
+        caller.sudo_by = Some(caller.user.id);
+        caller.user = user;
+    }
+    Ok(Some(caller))
+}

@@ -1,0 +1,114 @@
+//! Command-line interface. Every flag can also be set from the environment variable shown.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use ipnet::IpNet;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "trellis",
+    version,
+    about = "A GitLab API v4 compatible, multi-tenant collaboration server"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (migrates the database and creates the default tenant first).
+    Serve(ServeConfig),
+    /// Apply database migrations and create the default tenant, then exit.
+    Migrate(StorageArgs),
+    /// Manage tenants (instances served by this process, chosen by Host header).
+    Tenant {
+        #[command(flatten)]
+        storage: StorageArgs,
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
+    /// Manage personal access tokens.
+    Token {
+        #[command(flatten)]
+        storage: StorageArgs,
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StorageArgs {
+    /// Directory for the SQLite database and uploaded files.
+    #[arg(long, env = "TRELLIS_DATA_DIR", default_value = "./trellis-data", global = true)]
+    pub data_dir: PathBuf,
+    /// `postgres://...` to use PostgreSQL; without it, SQLite at DATA_DIR/trellis.db.
+    #[arg(long, env = "TRELLIS_DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    /// Address to listen on.
+    #[arg(long, env = "TRELLIS_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The URL users reach the default tenant at (used in web_url and similar fields).
+    #[arg(long, env = "TRELLIS_EXTERNAL_URL")]
+    pub external_url: Option<String>,
+    /// Largest JSON or form request body, in bytes (larger ones get 413).
+    #[arg(long, env = "TRELLIS_MAX_BODY_BYTES", default_value_t = 20 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Largest multipart (upload) request body, in bytes.
+    #[arg(long, env = "TRELLIS_MAX_UPLOAD_BYTES", default_value_t = 100 * 1024 * 1024)]
+    pub max_upload_bytes: usize,
+    /// Database connections per process.
+    #[arg(long, env = "TRELLIS_DB_CONNECTIONS", default_value_t = 16)]
+    pub db_connections: u32,
+    /// How long a process may serve application settings before re-reading them.
+    #[arg(long, env = "TRELLIS_SETTINGS_CACHE_SECONDS", default_value_t = 60)]
+    pub settings_cache_seconds: u64,
+    /// Client networks allowed to read /-/health, /-/readiness, /-/liveness and /-/metrics
+    /// (GitLab's monitoring allowlist); others get 404.
+    #[arg(
+        long,
+        env = "TRELLIS_MONITORING_ALLOWLIST",
+        value_delimiter = ',',
+        default_value = "127.0.0.0/8,::1/128"
+    )]
+    pub monitoring_allowlist: Vec<IpNet>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TenantCommand {
+    /// Create a tenant answering HOST, with its own administrator `root`.
+    Create {
+        #[arg(long)]
+        host: String,
+    },
+    /// List tenants.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a personal access token and print it (it cannot be shown again).
+    Create {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        name: String,
+        /// Comma-separated scopes, e.g. api,sudo.
+        #[arg(long, value_delimiter = ',', required = true)]
+        scopes: Vec<String>,
+        /// YYYY-MM-DD; the token stops working at 00:00 UTC that day.
+        #[arg(long)]
+        expires_at: Option<chrono::NaiveDate>,
+        /// The tenant's host; the default tenant when omitted.
+        #[arg(long)]
+        tenant: Option<String>,
+    },
+}

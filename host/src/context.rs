@@ -1,0 +1,49 @@
+//! The state every handler shares.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use metrics_exporter_prometheus::PrometheusHandle;
+
+use crate::config::ServeConfig;
+use crate::http::request::{Origin, Tenant};
+use crate::settings::SettingsCache;
+use crate::store::Db;
+use crate::tenants::TenantRegistry;
+
+#[derive(Clone)]
+pub struct ApiContext(Arc<Inner>);
+
+pub struct Inner {
+    pub db: Db,
+    pub tenants: TenantRegistry,
+    pub settings: SettingsCache,
+    pub config: ServeConfig,
+    pub metrics: PrometheusHandle,
+}
+
+impl Deref for ApiContext {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl ApiContext {
+    pub fn new(inner: Inner) -> Self {
+        ApiContext(Arc::new(inner))
+    }
+
+    pub fn tenant_for(&self, origin: &Origin) -> Tenant {
+        let id = self.tenants.resolve(&origin.host_name());
+        let base_url = match &self.config.external_url {
+            Some(url) if id == self.tenants.resolve("") => url.trim_end_matches('/').to_string(),
+            _ => origin.base_url(),
+        };
+        Tenant {
+            id,
+            db: self.db.tenant(id),
+            base_url,
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! One error type for the whole API. Every failure a handler can produce maps to the body
+//! shape GitLab's Grape API uses for it, so clients that parse GitLab errors parse ours.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A required parameter is absent: `{"error":"title is missing"}`.
+    #[error("{0} is missing")]
+    Missing(String),
+    /// A parameter has the wrong type or an unknown value: `{"error":"state does not have a valid value"}`.
+    #[error("{0}")]
+    InvalidParam(String),
+    /// A model validation failure: `{"message":{"field":["problem"]}}`.
+    #[error("validation failed")]
+    Validation(Map<String, Value>),
+    /// Any other 400, with GitLab's `400 Bad request - reason` message.
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("unauthorized")]
+    Unauthorized,
+    /// OAuth-style bearer errors (expired or revoked token): 401 with `WWW-Authenticate`.
+    #[error("invalid token: {0}")]
+    InvalidToken(&'static str),
+    /// The token lacks a scope the route needs: 403 `insufficient_scope`.
+    #[error("insufficient scope")]
+    InsufficientScope(&'static str),
+    #[error("forbidden")]
+    Forbidden(Option<String>),
+    /// The named resource does not exist or is not visible: `{"message":"404 Project Not Found"}`.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// A 404 with a free-form message (GitLab's sudo and route errors).
+    #[error("{0}")]
+    NotFoundMessage(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("not modified")]
+    NotModified,
+    #[error("payload too large")]
+    PayloadTooLarge,
+    /// A rare status and body that no other variant describes.
+    #[error("{0}: {1}")]
+    Custom(StatusCode, Value),
+    #[error("internal error: {0}")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn forbidden() -> Self {
+        Self::Forbidden(None)
+    }
+
+    pub fn forbidden_because(reason: impl Into<String>) -> Self {
+        Self::Forbidden(Some(reason.into()))
+    }
+
+    /// `{"message":{"field":["message"]}}` for a single field.
+    pub fn field(field: &str, message: impl Into<String>) -> Self {
+        let mut map = Map::new();
+        map.insert(field.to_string(), json!([message.into()]));
+        Self::Validation(map)
+    }
+
+    pub fn invalid(param: &str) -> Self {
+        Self::InvalidParam(format!("{param} is invalid"))
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Missing(_) | Self::InvalidParam(_) | Self::Validation(_) | Self::BadRequest(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Unauthorized | Self::InvalidToken(_) => StatusCode::UNAUTHORIZED,
+            Self::InsufficientScope(_) | Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) | Self::NotFoundMessage(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::NotModified => StatusCode::NOT_MODIFIED,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Custom(status, _) => *status,
+        }
+    }
+
+    fn body(&self) -> Value {
+        match self {
+            Self::Missing(param) => json!({ "error": format!("{param} is missing") }),
+            Self::InvalidParam(message) => json!({ "error": message }),
+            Self::Validation(fields) => json!({ "message": fields }),
+            Self::BadRequest(reason) => json!({ "message": format!("400 Bad request - {reason}") }),
+            Self::Unauthorized => json!({ "message": "401 Unauthorized" }),
+            Self::InvalidToken(description) => {
+                json!({ "error": "invalid_token", "error_description": description })
+            }
+            Self::InsufficientScope(scope) => json!({
+                "error": "insufficient_scope",
+                "error_description": "The request requires higher privileges than provided by the access token.",
+                "scope": scope,
+            }),
+            Self::Forbidden(None) => json!({ "message": "403 Forbidden" }),
+            Self::Forbidden(Some(reason)) => json!({ "message": format!("403 Forbidden - {reason}") }),
+            Self::NotFound(what) => json!({ "message": format!("404 {what} Not Found") }),
+            Self::NotFoundMessage(message) => json!({ "message": message }),
+            Self::MethodNotAllowed => json!({ "message": "405 Method Not Allowed" }),
+            Self::Conflict(message) => json!({ "message": message }),
+            Self::NotModified => Value::Null,
+            Self::PayloadTooLarge => json!({ "message": "413 Request Entity Too Large" }),
+            Self::Internal(_) => json!({ "message": "500 Internal Server Error" }),
+            Self::Custom(_, body) => body.clone(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if let Self::Internal(error) = &self {
+            // The client sees only "500 Internal Server Error"; the cause goes to the log.
+            tracing::error!(error = format!("{error:#}"), "request failed");
+        }
+        if status == StatusCode::NOT_MODIFIED {
+            return status.into_response();
+        }
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Self::InvalidToken(description) = &self {
+            let value = format!(
+                "Bearer realm=\"Protected by OAuth 2.0\", error=\"invalid_token\", error_description=\"{description}\""
+            );
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            }
+        }
+        response
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Internal(error.into())
+    }
+}
+
+/// Turns a unique-key violation into a 400 field map, as GitLab's model validations answer
+/// "has already been taken"; any other database error stays a 500. Unique indexes are named
+/// `<table>_<column>_unique` so that both engines' errors can be recognised.
+pub trait OnConstraint<T> {
+    fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T>;
+}
+
+impl<T> OnConstraint<T> for Result<T, sqlx::Error> {
+    fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T> {
+        self.map_err(|error| match &error {
+            sqlx::Error::Database(db) if is_unique_violation(db.as_ref(), table, column) => {
+                ApiError::field(field, "has already been taken")
+            }
+            _ => ApiError::from(error),
+        })
+    }
+}
+
+fn is_unique_violation(error: &dyn sqlx::error::DatabaseError, table: &str, column: &str) -> bool {
+    if !matches!(error.kind(), sqlx::error::ErrorKind::UniqueViolation) {
+        return false;
+    }
+    // PostgreSQL names the index; SQLite lists the columns ("UNIQUE constraint failed: t.a, t.b").
+    error.constraint() == Some(&format!("{table}_{column}_unique"))
+        || error.message().contains(&format!("{table}.{column}"))
+}

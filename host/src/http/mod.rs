@@ -1,0 +1,67 @@
+//! The HTTP layer: the router with its fallbacks and middleware, and the conventions every
+//! endpoint shares (parameters, errors, pagination, the `Api` extractor).
+
+pub mod error;
+pub mod ops;
+pub mod pagination;
+pub mod params;
+pub mod request;
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::context::ApiContext;
+use error::ApiError;
+
+pub fn router(ctx: ApiContext) -> Router {
+    Router::new()
+        .merge(crate::api::router())
+        .merge(ops::router())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(record_metrics))
+        .layer(
+            // Spans carry the method and route template only: query strings and headers can
+            // hold tokens, and are never logged.
+            TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                let route = request.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string());
+                tracing::info_span!("request", method = %request.method(), route = route.as_deref().unwrap_or("unmatched"))
+            }),
+        )
+        .layer(CatchPanicLayer::custom(|_| ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()))
+        .with_state(ctx)
+}
+
+async fn not_found() -> Response {
+    ApiError::Custom(
+        axum::http::StatusCode::NOT_FOUND,
+        serde_json::json!({ "error": "404 Not Found" }),
+    )
+    .into_response()
+}
+
+async fn method_not_allowed() -> Response {
+    ApiError::MethodNotAllowed.into_response()
+}
+
+/// Requests by route template, method and status, and a latency histogram by route.
+async fn record_metrics(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
+    let method = request.method().to_string();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("http_requests_total", "route" => route.clone(), "method" => method, "status" => status)
+        .increment(1);
+    metrics::histogram!("http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
+    response
+}

@@ -1,0 +1,85 @@
+//! Operations endpoints, readable only from the monitoring allowlist (404 elsewhere, as
+//! GitLab answers): `/-/health`, `/-/liveness`, `/-/readiness` and Prometheus `/-/metrics`.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+
+use super::error::ApiError;
+use crate::context::ApiContext;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/-/health", get(health))
+        .route("/-/liveness", get(liveness))
+        .route("/-/readiness", get(readiness))
+        .route("/-/metrics", get(metrics))
+}
+
+fn allowed(ctx: &ApiContext, peer: SocketAddr) -> Result<(), ApiError> {
+    let ip = peer.ip().to_canonical();
+    if ctx.config.monitoring_allowlist.iter().any(|net| net.contains(&ip)) {
+        Ok(())
+    } else {
+        Err(ApiError::NotFoundMessage("404 Not Found".into()))
+    }
+}
+
+async fn health(
+    State(ctx): State<ApiContext>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Result<&'static str, ApiError> {
+    allowed(&ctx, peer)?;
+    Ok("GitLab OK")
+}
+
+async fn liveness(
+    State(ctx): State<ApiContext>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Result<Response, ApiError> {
+    allowed(&ctx, peer)?;
+    Ok(Json(json!({ "status": "ok" })).into_response())
+}
+
+async fn readiness(
+    State(ctx): State<ApiContext>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Result<Response, ApiError> {
+    allowed(&ctx, peer)?;
+    let database_ok = ctx.db.ping().await.is_ok();
+    let check = |ok: bool| {
+        if ok {
+            json!([{ "status": "ok" }])
+        } else {
+            json!([{ "status": "failed", "message": "unexpected Db check result" }])
+        }
+    };
+    let body = json!({
+        "status": if database_ok { "ok" } else { "failed" },
+        "master_check": check(true),
+        "db_check": check(database_ok),
+    });
+    let status = if database_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    Ok((status, Json(body)).into_response())
+}
+
+async fn metrics(
+    State(ctx): State<ApiContext>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Result<Response, ApiError> {
+    allowed(&ctx, peer)?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        ctx.metrics.render(),
+    )
+        .into_response())
+}

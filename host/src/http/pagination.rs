@@ -1,0 +1,158 @@
+//! GitLab's pagination, for every list: offset pages (`page`, `per_page`, the `X-*` headers
+//! and `Link`) and keyset pages (`pagination=keyset`, a `Link rel="next"` with `id_after` or
+//! `id_before`). Links are built from the request's own scheme, host, path and parameters.
+
+use axum::Json;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use super::error::{ApiError, ApiResult};
+use super::params::Params;
+use super::request::Origin;
+use crate::store::window::{Direction, Window};
+
+pub const DEFAULT_PER_PAGE: i64 = 20;
+pub const MAX_PER_PAGE: i64 = 100;
+/// Above this many rows GitLab stops counting and omits `X-Total` and `X-Total-Pages`.
+pub const COUNT_CAP: i64 = 10_000;
+
+#[derive(Debug, Clone)]
+pub struct PageRequest {
+    pub page: i64,
+    pub per_page: i64,
+    pub keyset: bool,
+}
+
+impl PageRequest {
+    pub fn from_params(params: &Params) -> ApiResult<Self> {
+        let page = params.int("page")?.filter(|p| *p >= 1).unwrap_or(1);
+        let per_page = params
+            .int("per_page")?
+            .filter(|p| *p >= 1)
+            .unwrap_or(DEFAULT_PER_PAGE)
+            .min(MAX_PER_PAGE);
+        let keyset = match params.string("pagination")?.as_deref() {
+            None | Some("") | Some("offset") => false,
+            Some("keyset") => true,
+            Some(_) => return Err(ApiError::InvalidParam("pagination does not have a valid value".into())),
+        };
+        Ok(PageRequest { page, per_page, keyset })
+    }
+
+    /// The query window for this page. Keyset pages need `order_by=id`, as on GitLab.
+    pub fn window(&self, params: &Params, order_by: &'static str, direction: Direction) -> ApiResult<Window> {
+        if self.keyset && order_by != "id" {
+            return Err(ApiError::Custom(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                serde_json::json!({ "error": "Keyset pagination is not yet available for this type of request" }),
+            ));
+        }
+        Ok(Window {
+            order_by,
+            direction,
+            limit: self.per_page + 1,
+            offset: if self.keyset {
+                0
+            } else {
+                (self.page - 1) * self.per_page
+            },
+            id_after: params.int("id_after")?,
+            id_before: params.int("id_before")?,
+        })
+    }
+
+    /// Refuses offset pages that start beyond `max_offset` (GitLab's cap for projects).
+    pub fn check_offset_cap(&self, max_offset: i64, resource: &str) -> ApiResult<()> {
+        if !self.keyset && (self.page - 1) * self.per_page >= max_offset {
+            return Err(ApiError::Custom(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                serde_json::json!({ "error": format!(
+                    "Offset pagination has a maximum allowed offset of {max_offset} for requests that return objects of type {resource}. Remaining records can be retrieved using keyset pagination."
+                ) }),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One page of a list: `rows` as fetched with [`Window::limit`] (one more than a page),
+/// `total` as counted up to [`COUNT_CAP`] + 1 (`None` when the caller did not count).
+pub struct Page<T> {
+    pub rows: Vec<T>,
+    pub total: Option<i64>,
+}
+
+impl<T> Page<T> {
+    pub fn respond<V: Serialize>(
+        mut self,
+        request: &PageRequest,
+        origin: &Origin,
+        id_of: impl Fn(&T) -> i64,
+        view: impl Fn(&T) -> V,
+    ) -> Response {
+        let has_next = self.rows.len() as i64 > request.per_page;
+        self.rows.truncate(request.per_page as usize);
+        let body: Vec<V> = self.rows.iter().map(view).collect();
+        let mut headers = HeaderMap::new();
+        if request.keyset {
+            if has_next && let Some(last) = self.rows.last() {
+                let key = if origin.param("sort").as_deref() == Some("asc") {
+                    "id_after"
+                } else {
+                    "id_before"
+                };
+                let next = origin.link(&[(key, id_of(last).to_string())], &["page", "id_after", "id_before"]);
+                set(&mut headers, "link", format!("<{next}>; rel=\"next\""));
+            }
+            set(&mut headers, "x-per-page", request.per_page.to_string());
+            return (headers, Json(body)).into_response();
+        }
+        self.offset_headers(&mut headers, request, origin, has_next);
+        (headers, Json(body)).into_response()
+    }
+
+    fn offset_headers(&self, headers: &mut HeaderMap, request: &PageRequest, origin: &Origin, has_next: bool) {
+        let page = request.page;
+        let per_page = request.per_page;
+        let total = self.total.filter(|t| *t <= COUNT_CAP);
+        let total_pages = total.map(|t| ((t + per_page - 1) / per_page).max(1));
+        let next = match total_pages {
+            Some(pages) => (page < pages).then_some(page + 1),
+            None => has_next.then_some(page + 1),
+        };
+        let prev = (page > 1).then_some(page - 1);
+        set(headers, "x-page", page.to_string());
+        set(headers, "x-per-page", per_page.to_string());
+        set(headers, "x-next-page", next.map(|p| p.to_string()).unwrap_or_default());
+        set(headers, "x-prev-page", prev.map(|p| p.to_string()).unwrap_or_default());
+        if let (Some(total), Some(pages)) = (total, total_pages) {
+            set(headers, "x-total", total.to_string());
+            set(headers, "x-total-pages", pages.to_string());
+        }
+        let link_to = |p: i64| {
+            origin.link(
+                &[("page", p.to_string()), ("per_page", per_page.to_string())],
+                &["page", "per_page"],
+            )
+        };
+        let mut links = Vec::new();
+        if let Some(p) = prev {
+            links.push(format!("<{}>; rel=\"prev\"", link_to(p)));
+        }
+        if let Some(p) = next {
+            links.push(format!("<{}>; rel=\"next\"", link_to(p)));
+        }
+        links.push(format!("<{}>; rel=\"first\"", link_to(1)));
+        if let Some(pages) = total_pages {
+            links.push(format!("<{}>; rel=\"last\"", link_to(pages)));
+        }
+        set(headers, "link", links.join(", "));
+    }
+}
+
+fn set(headers: &mut HeaderMap, name: &'static str, value: String) {
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        headers.insert(HeaderName::from_static(name), value);
+    }
+}

@@ -1,0 +1,438 @@
+//! Request parameters merged the way GitLab's Grape API sees them: the query string, then the
+//! body (form, JSON or multipart) on top. Bracket names build arrays (`labels[]=a`) and hashes
+//! (`custom_attributes[key]=v`). Accessors coerce as Grape does and fail with Grape's messages.
+
+use std::collections::HashMap;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, header};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::{Map, Value};
+
+use super::error::{ApiError, ApiResult};
+
+/// A file from a multipart body.
+#[derive(Debug, Clone)]
+pub struct UploadedFile {
+    pub filename: String,
+    pub content_type: Option<String>,
+    pub bytes: Bytes,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Params {
+    values: Map<String, Value>,
+    files: HashMap<String, UploadedFile>,
+}
+
+/// How large a body may be, by kind.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    pub structured: usize,
+    pub multipart: usize,
+}
+
+impl Params {
+    pub fn from_query(query: Option<&str>) -> Self {
+        let mut params = Params::default();
+        if let Some(query) = query {
+            params.merge_pairs(form_urlencoded::parse(query.as_bytes()));
+        }
+        params
+    }
+
+    /// Reads the body according to its content type and merges it over the query parameters.
+    pub async fn merge_body(&mut self, headers: &HeaderMap, body: Body, limits: BodyLimits) -> ApiResult<()> {
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("multipart/form-data") {
+            let boundary = multer::parse_boundary(&content_type)
+                .map_err(|_| ApiError::BadRequest("invalid multipart body".into()))?;
+            return self.merge_multipart(body, boundary, limits.multipart).await;
+        }
+        let bytes = read_limited(body, limits.structured).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        if content_type.starts_with("application/json") || content_type.contains("+json") {
+            let value: Value =
+                serde_json::from_slice(&bytes).map_err(|_| ApiError::BadRequest("invalid JSON body".into()))?;
+            match value {
+                Value::Object(map) => self.values.extend(map),
+                _ => return Err(ApiError::BadRequest("the JSON body must be an object".into())),
+            }
+        } else {
+            // Grape treats a body without a JSON content type as a form.
+            self.merge_pairs(form_urlencoded::parse(&bytes));
+        }
+        Ok(())
+    }
+
+    async fn merge_multipart(&mut self, body: Body, boundary: String, limit: usize) -> ApiResult<()> {
+        let stream = http_body_util::BodyStream::new(body);
+        let stream = futures_lite_stream(stream);
+        let constraints = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(limit as u64));
+        let mut multipart = multer::Multipart::with_constraints(stream, boundary, constraints);
+        loop {
+            let field = match multipart.next_field().await {
+                Ok(Some(field)) => field,
+                Ok(None) => break,
+                Err(error) => return Err(multipart_error(error)),
+            };
+            let Some(name) = field.name().map(str::to_string) else {
+                continue;
+            };
+            let filename = field.file_name().map(str::to_string);
+            let content_type = field.content_type().map(|m| m.to_string());
+            let bytes = field.bytes().await.map_err(multipart_error)?;
+            match filename {
+                Some(filename) => {
+                    self.files.insert(
+                        name.clone(),
+                        UploadedFile {
+                            filename,
+                            content_type,
+                            bytes,
+                        },
+                    );
+                    // Presence of the key matters to handlers that distinguish "absent" from "".
+                    self.values.insert(name, Value::String(String::new()));
+                }
+                None => {
+                    let text = String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::invalid(&name))?;
+                    self.insert_bracketed(&name, text);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_pairs<'a>(&mut self, pairs: impl Iterator<Item = (std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>) {
+        for (key, value) in pairs {
+            self.insert_bracketed(&key, value.into_owned());
+        }
+    }
+
+    /// `a=1` sets a, `a[]=1` appends to array a, `a[b]=1` sets key b of hash a,
+    /// `a[b][]=1` appends to array b of hash a.
+    fn insert_bracketed(&mut self, key: &str, value: String) {
+        let Some(open) = key.find('[') else {
+            self.values.insert(key.to_string(), Value::String(value));
+            return;
+        };
+        let base = &key[..open];
+        let mut path: Vec<&str> = Vec::new();
+        let mut rest = &key[open..];
+        while let Some(stripped) = rest.strip_prefix('[') {
+            let Some(close) = stripped.find(']') else { break };
+            path.push(&stripped[..close]);
+            rest = &stripped[close + 1..];
+        }
+        let slot = self.values.entry(base.to_string()).or_insert(Value::Null);
+        insert_path(slot, &path, value);
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
+    pub fn raw(&self, name: &str) -> Option<&Value> {
+        self.values.get(name).filter(|v| !v.is_null())
+    }
+
+    pub fn file(&self, name: &str) -> Option<&UploadedFile> {
+        self.files.get(name)
+    }
+
+    /// A string parameter; numbers and booleans are accepted as their text, as Grape coerces them.
+    pub fn string(&self, name: &str) -> ApiResult<Option<String>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+            Some(_) => Err(ApiError::invalid(name)),
+        }
+    }
+
+    pub fn required_string(&self, name: &str) -> ApiResult<String> {
+        self.string(name)?.ok_or_else(|| ApiError::Missing(name.to_string()))
+    }
+
+    /// A string that may not be blank when given (Grape's `allow_blank: false`).
+    pub fn present_string(&self, name: &str) -> ApiResult<Option<String>> {
+        match self.string(name)? {
+            Some(s) if s.trim().is_empty() => Err(ApiError::InvalidParam(format!("{name} is empty"))),
+            other => Ok(other),
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> ApiResult<Option<bool>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::Number(n)) if n.as_i64() == Some(1) => Ok(Some(true)),
+            Some(Value::Number(n)) if n.as_i64() == Some(0) => Ok(Some(false)),
+            Some(Value::String(s)) => parse_bool(s).map(Some).ok_or_else(|| ApiError::invalid(name)),
+            Some(_) => Err(ApiError::invalid(name)),
+        }
+    }
+
+    pub fn int(&self, name: &str) -> ApiResult<Option<i64>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(value) => value_to_int(value).map(Some).ok_or_else(|| ApiError::invalid(name)),
+        }
+    }
+
+    pub fn float(&self, name: &str) -> ApiResult<Option<f64>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| ApiError::invalid(name)),
+            Some(Value::String(s)) => s.trim().parse().map(Some).map_err(|_| ApiError::invalid(name)),
+            Some(_) => Err(ApiError::invalid(name)),
+        }
+    }
+
+    /// One of a fixed set of values: `{"error":"sort does not have a valid value"}` otherwise.
+    pub fn one_of(&self, name: &str, allowed: &[&str]) -> ApiResult<Option<String>> {
+        match self.string(name)? {
+            Some(value) if !allowed.contains(&value.as_str()) => {
+                Err(ApiError::InvalidParam(format!("{name} does not have a valid value")))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// An array of strings: a JSON array, repeated `name[]`, or a comma-separated string.
+    pub fn string_list(&self, name: &str) -> ApiResult<Option<Vec<String>>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(split_commas(s))),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(s.trim().to_string()),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err(ApiError::invalid(name)),
+                })
+                .collect::<ApiResult<Vec<_>>>()
+                .map(|items| Some(items.into_iter().filter(|s| !s.is_empty()).collect())),
+            Some(_) => Err(ApiError::invalid(name)),
+        }
+    }
+
+    pub fn int_list(&self, name: &str) -> ApiResult<Option<Vec<i64>>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| value_to_int(item).ok_or_else(|| ApiError::invalid(name)))
+                .collect::<ApiResult<Vec<_>>>()
+                .map(Some),
+            Some(value) => match value_to_int(value) {
+                Some(n) => Ok(Some(vec![n])),
+                None => match value {
+                    Value::String(s) => split_commas(s)
+                        .iter()
+                        .map(|part| part.parse::<i64>().map_err(|_| ApiError::invalid(name)))
+                        .collect::<ApiResult<Vec<_>>>()
+                        .map(Some),
+                    _ => Err(ApiError::invalid(name)),
+                },
+            },
+        }
+    }
+
+    pub fn object(&self, name: &str) -> ApiResult<Option<&Map<String, Value>>> {
+        match self.raw(name) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(map)),
+            Some(_) => Err(ApiError::invalid(name)),
+        }
+    }
+
+    /// A date `YYYY-MM-DD`.
+    pub fn date(&self, name: &str) -> ApiResult<Option<NaiveDate>> {
+        match self.string(name)? {
+            None => Ok(None),
+            Some(s) if s.is_empty() => Ok(None),
+            Some(s) => parse_date(&s).map(Some).ok_or_else(|| ApiError::invalid(name)),
+        }
+    }
+
+    /// An ISO 8601 date-time (a bare date means its midnight UTC).
+    pub fn datetime(&self, name: &str) -> ApiResult<Option<DateTime<Utc>>> {
+        match self.string(name)? {
+            None => Ok(None),
+            Some(s) => parse_datetime(&s).map(Some).ok_or_else(|| ApiError::invalid(name)),
+        }
+    }
+}
+
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "t" | "1" | "yes" | "y" | "on" => Some(true),
+        "false" | "f" | "0" | "no" | "n" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+pub fn parse_date(s: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").ok()
+}
+
+pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
+    let s = s.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
+        return Some(dt.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(s, format) {
+            return Some(naive.and_utc());
+        }
+    }
+    if let Ok(dt) = DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S %z") {
+        return Some(dt.with_timezone(&Utc));
+    }
+    parse_date(s).and_then(|d| d.and_hms_opt(0, 0, 0)).map(|n| n.and_utc())
+}
+
+fn split_commas(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn value_to_int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn insert_path(slot: &mut Value, path: &[&str], value: String) {
+    let Some((first, rest)) = path.split_first() else {
+        *slot = Value::String(value);
+        return;
+    };
+    if first.is_empty() {
+        if !slot.is_array() {
+            *slot = Value::Array(Vec::new());
+        }
+        let array = slot.as_array_mut().expect("just made an array");
+        if rest.is_empty() {
+            array.push(Value::String(value));
+        } else {
+            // `a[][b]=1`: a list of hashes; start a new element when the key repeats.
+            let needs_new = match array.last() {
+                Some(Value::Object(map)) => map.contains_key(rest[0]),
+                _ => true,
+            };
+            if needs_new {
+                array.push(Value::Object(Map::new()));
+            }
+            insert_path(array.last_mut().expect("pushed"), rest, value);
+        }
+        return;
+    }
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    let map = slot.as_object_mut().expect("just made an object");
+    let child = map.entry(first.to_string()).or_insert(Value::Null);
+    insert_path(child, rest, value);
+}
+
+async fn read_limited(body: Body, limit: usize) -> ApiResult<Bytes> {
+    axum::body::to_bytes(body, limit).await.map_err(|error| {
+        if is_length_limit(&error) {
+            ApiError::PayloadTooLarge
+        } else {
+            ApiError::BadRequest("the request body could not be read".into())
+        }
+    })
+}
+
+fn is_length_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        if current.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = current.source();
+    }
+    false
+}
+
+fn multipart_error(error: multer::Error) -> ApiError {
+    match error {
+        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => ApiError::PayloadTooLarge,
+        _ => ApiError::BadRequest("invalid multipart body".into()),
+    }
+}
+
+/// Adapts the body's frame stream into the byte stream multer reads.
+fn futures_lite_stream(
+    stream: http_body_util::BodyStream<Body>,
+) -> impl futures_core::Stream<Item = Result<Bytes, axum::Error>> + Send + 'static {
+    futures_util::StreamExt::filter_map(stream, |frame| async move {
+        match frame {
+            Ok(frame) => frame.into_data().ok().map(Ok),
+            Err(error) => Some(Err(error)),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brackets_build_arrays_and_hashes() {
+        let p = Params::from_query(Some("labels[]=a&labels[]=b&attrs[k]=v&iids[]=3&x=1"));
+        assert_eq!(p.string_list("labels").unwrap(), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(p.object("attrs").unwrap().unwrap()["k"], "v");
+        assert_eq!(p.int_list("iids").unwrap(), Some(vec![3]));
+        assert_eq!(p.int("x").unwrap(), Some(1));
+    }
+
+    #[test]
+    fn comma_lists_and_grape_booleans() {
+        let p = Params::from_query(Some("labels=a,%20b,,c&t=True&f=0&bad=maybe"));
+        assert_eq!(
+            p.string_list("labels").unwrap(),
+            Some(vec!["a".into(), "b".into(), "c".into()])
+        );
+        assert_eq!(p.bool("t").unwrap(), Some(true));
+        assert_eq!(p.bool("f").unwrap(), Some(false));
+        assert!(p.bool("bad").is_err());
+        assert_eq!(p.bool("absent").unwrap(), None);
+    }
+
+    #[test]
+    fn wrong_types_are_invalid() {
+        let p = Params::from_query(Some("n=abc&d=2020-13-01"));
+        assert!(matches!(p.int("n"), Err(ApiError::InvalidParam(m)) if m == "n is invalid"));
+        assert!(p.date("d").is_err());
+        assert!(matches!(p.required_string("title"), Err(ApiError::Missing(m)) if m == "title"));
+    }
+
+    #[test]
+    fn datetimes_accept_gitlab_forms() {
+        for s in [
+            "2024-01-02T03:04:05Z",
+            "2024-01-02T03:04:05.123+02:00",
+            "2024-01-02",
+            "2024-01-02T03:04:05",
+        ] {
+            assert!(parse_datetime(s).is_some(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Trellis: a multi-tenant server that speaks the GitLab REST API v4.
+//!
+//! A request flows `http` (router, extractors, errors, pagination) → `api` (one module per
+//! resource) → `store` (SQL, scoped to one tenant) and back out through `views` (the JSON
+//! representations). `auth` finds the caller, `tenants` the instance, `settings` its policy.
+
+pub mod api;
+pub mod auth;
+pub mod config;
+pub mod context;
+pub mod http;
+pub mod settings;
+pub mod store;
+pub mod tenants;
+pub mod views;

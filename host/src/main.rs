@@ -1,0 +1,221 @@
+//! The `trellis` binary: `serve`, `migrate`, `tenant`, `token`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use metrics_exporter_prometheus::PrometheusBuilder;
+use tracing_subscriber::EnvFilter;
+
+use trellis::config::{Cli, Command, ServeConfig, StorageArgs, TenantCommand, TokenCommand};
+use trellis::context::{ApiContext, Inner};
+use trellis::settings::SettingsCache;
+use trellis::store::tenants::DEFAULT_TENANT_HOST;
+use trellis::store::{Db, DbOptions};
+use trellis::tenants::{self, RootCredentials, TenantRegistry};
+use trellis::{api, auth, http};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_env("TRELLIS_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(config) => serve(config).await,
+        Command::Migrate(storage) => {
+            let db = open(&storage, 2).await?;
+            db.close().await;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Tenant { storage, command } => tenant(&storage, command).await,
+        Command::Token { storage, command } => token(&storage, command).await,
+    }
+}
+
+/// Connects, migrates, and makes sure the default tenant exists.
+async fn open(storage: &StorageArgs, max_connections: u32) -> anyhow::Result<Db> {
+    let db = Db::connect(DbOptions {
+        database_url: storage.database_url.as_deref(),
+        data_dir: &storage.data_dir,
+        max_connections,
+    })
+    .await?;
+    db.migrate().await?;
+    ensure_default_tenant(&db, &storage.data_dir).await?;
+    Ok(db)
+}
+
+async fn ensure_default_tenant(db: &Db, data_dir: &Path) -> anyhow::Result<()> {
+    let root = RootCredentials {
+        password: std::env::var("TRELLIS_INITIAL_ROOT_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+        token: std::env::var("TRELLIS_INITIAL_ROOT_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()),
+    };
+    let created = tenants::bootstrap(db, DEFAULT_TENANT_HOST, root).await?;
+    if !created.created_root {
+        return Ok(());
+    }
+    if let Some(password) = created.generated_password {
+        let path = data_dir.join("initial_root_password");
+        write_secret_file(&path, &format!("Password: {password}\n"))?;
+        tracing::info!(path = %path.display(), "created the administrator root; its password is in this file");
+    } else {
+        tracing::info!("created the administrator root with TRELLIS_INITIAL_ROOT_PASSWORD");
+    }
+    Ok(())
+}
+
+fn write_secret_file(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(contents.as_bytes())?;
+    Ok(())
+}
+
+async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    let db = open(&config.storage, config.db_connections).await?;
+    let tenants = TenantRegistry::load(&db).await?;
+    let metrics = PrometheusBuilder::new()
+        .set_buckets(&[
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+        ])?
+        .install_recorder()
+        .context("installing the metrics recorder")?;
+    let ctx = ApiContext::new(Inner {
+        db: db.clone(),
+        tenants,
+        settings: SettingsCache::new(Duration::from_secs(config.settings_cache_seconds)),
+        config: config.clone(),
+        metrics,
+    });
+    tokio::spawn(refresh_tenants(ctx.clone()));
+    let app = http::router(ctx);
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    tracing::info!(address = %listener.local_addr()?, "trellis is serving");
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    db.close().await;
+    Ok(())
+}
+
+async fn refresh_tenants(ctx: ApiContext) {
+    let mut interval = tokio::time::interval(tenants::REFRESH_INTERVAL);
+    loop {
+        interval.tick().await;
+        if let Err(error) = ctx.tenants.refresh(&ctx.db).await {
+            tracing::warn!(error = format!("{error:#}"), "could not refresh the tenant list");
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            signal.recv().await;
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}
+
+async fn tenant(storage: &StorageArgs, command: TenantCommand) -> anyhow::Result<()> {
+    let db = open(storage, 2).await?;
+    match command {
+        TenantCommand::Create { host } => {
+            let host = tenants::normalize_host(&host)?;
+            anyhow::ensure!(
+                db.find_tenant(&host).await?.is_none(),
+                "a tenant for {host} already exists"
+            );
+            let created = tenants::bootstrap(
+                &db,
+                &host,
+                RootCredentials {
+                    password: None,
+                    token: None,
+                },
+            )
+            .await?;
+            println!("tenant {} created for host {}", created.tenant.id, created.tenant.host);
+            if let Some(password) = created.generated_password {
+                println!("root password: {password}");
+            }
+        }
+        TenantCommand::List => {
+            for tenant in db.list_tenants().await? {
+                let host = if tenant.host.is_empty() {
+                    "(default: every other host)"
+                } else {
+                    &tenant.host
+                };
+                println!("{}\t{}", tenant.id, host);
+            }
+        }
+    }
+    db.close().await;
+    Ok(())
+}
+
+async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Result<()> {
+    let db = open(storage, 2).await?;
+    let TokenCommand::Create {
+        user,
+        name,
+        scopes,
+        expires_at,
+        tenant,
+    } = command;
+    let host = match tenant {
+        Some(host) => tenants::normalize_host(&host)?,
+        None => DEFAULT_TENANT_HOST.to_string(),
+    };
+    let tenant = db
+        .find_tenant(&host)
+        .await?
+        .with_context(|| format!("no tenant for host {host}"))?;
+    let tdb = db.tenant(tenant.id);
+    let user = tdb
+        .user_by_username(&user)
+        .await?
+        .with_context(|| format!("no user {user}"))?;
+    for scope in &scopes {
+        anyhow::ensure!(api::TOKEN_SCOPES.contains(&scope.as_str()), "unknown scope {scope}");
+    }
+    let settings = SettingsCache::new(Duration::ZERO).get(&tdb).await?;
+    let secret = auth::secrets::generate(&settings.string("personal_access_token_prefix"), 20);
+    let expires = expires_at.map(|d| d.format("%Y-%m-%d").to_string());
+    tenants::create_token(&tdb, user.id, &name, &secret, &scopes, expires).await?;
+    println!("{secret}");
+    db.close().await;
+    Ok(())
+}

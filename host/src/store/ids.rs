@@ -1,0 +1,21 @@
+//! Per-tenant id allocation. Each tenant numbers its own users, tokens and so on from 1,
+//! so ids are neither shared nor guessable across tenants (and every tenant's root is id 1).
+
+use sqlx::{Any, Executor};
+
+/// Takes the next value of the tenant's sequence `name`. Run it inside the transaction that
+/// inserts the row, so a failed insert does not consume the number on PostgreSQL either.
+pub async fn next_id<'c, E>(executor: E, tenant_id: i64, name: &str) -> sqlx::Result<i64>
+where
+    E: Executor<'c, Database = Any>,
+{
+    sqlx::query_scalar(
+        "INSERT INTO id_sequences (tenant_id, name, last_value) VALUES ($1, $2, 1) \
+         ON CONFLICT (tenant_id, name) DO UPDATE SET last_value = id_sequences.last_value + 1 \
+         RETURNING last_value",
+    )
+    .bind(tenant_id)
+    .bind(name)
+    .fetch_one(executor)
+    .await
+}

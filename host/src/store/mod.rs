@@ -1,0 +1,199 @@
+//! Storage: one SQL code path over sqlx's `Any` driver for SQLite (the embedded default) and
+//! PostgreSQL. Timestamps are stored as milliseconds since the epoch (BIGINT) and dates as
+//! `YYYY-MM-DD` text, booleans as BIGINT 0/1 (read through [`Flag`]), so the same statements and the same row types serve both engines.
+//!
+//! Tenant data is reached only through [`TenantDb`], whose tenant id is fixed when it is made:
+//! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
+
+pub mod ids;
+pub mod settings;
+pub mod sql;
+pub mod tenants;
+pub mod tokens;
+pub mod users;
+pub mod window;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// The database: a read pool and a write pool. On SQLite the write pool has one connection,
+/// so writers queue in-process instead of failing with SQLITE_BUSY; on PostgreSQL both are
+/// the same pool.
+#[derive(Clone)]
+pub struct Db {
+    read: AnyPool,
+    write: AnyPool,
+    engine: Engine,
+}
+
+pub struct DbOptions<'a> {
+    pub database_url: Option<&'a str>,
+    pub data_dir: &'a Path,
+    pub max_connections: u32,
+}
+
+impl Db {
+    pub async fn connect(options: DbOptions<'_>) -> anyhow::Result<Db> {
+        sqlx::any::install_default_drivers();
+        match options.database_url {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(options.max_connections)
+                    .acquire_timeout(Duration::from_secs(10))
+                    .connect(url)
+                    .await
+                    .context("connecting to PostgreSQL")?;
+                Ok(Db {
+                    read: pool.clone(),
+                    write: pool,
+                    engine: Engine::Postgres,
+                })
+            }
+            Some(url) if url.starts_with("sqlite:") => Self::connect_sqlite(url, options.max_connections).await,
+            Some(url) => anyhow::bail!("unsupported database URL {url:?}: use postgres://... or sqlite:..."),
+            None => {
+                std::fs::create_dir_all(options.data_dir)
+                    .with_context(|| format!("creating data directory {}", options.data_dir.display()))?;
+                let path = options.data_dir.join("trellis.db");
+                let url = format!("sqlite://{}?mode=rwc", path.display());
+                Self::connect_sqlite(&url, options.max_connections).await
+            }
+        }
+    }
+
+    async fn connect_sqlite(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        let connect_options = AnyConnectOptions::from_str(url)?;
+        let pool = |max: u32| {
+            AnyPoolOptions::new()
+                .max_connections(max)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        // WAL lets readers run beside the single writer; NORMAL sync is safe with WAL.
+                        conn.execute(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                             PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
+                        )
+                        .await?;
+                        Ok(())
+                    })
+                })
+                .connect_with(connect_options.clone())
+        };
+        let write = pool(1).await.context("opening the SQLite database")?;
+        let read = pool(max_connections.max(2))
+            .await
+            .context("opening the SQLite database")?;
+        Ok(Db {
+            read,
+            write,
+            engine: Engine::Sqlite,
+        })
+    }
+
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        sqlx::migrate!("./migrations")
+            .run(&self.write)
+            .await
+            .context("running migrations")?;
+        Ok(())
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    pub fn tenant(&self, tenant_id: i64) -> TenantDb {
+        TenantDb {
+            db: self.clone(),
+            tenant_id,
+        }
+    }
+
+    pub(crate) fn reader(&self) -> &AnyPool {
+        &self.read
+    }
+
+    pub(crate) fn writer(&self) -> &AnyPool {
+        &self.write
+    }
+
+    pub async fn close(&self) {
+        self.read.close().await;
+        self.write.close().await;
+    }
+}
+
+/// The only way to reach one tenant's rows.
+#[derive(Clone)]
+pub struct TenantDb {
+    db: Db,
+    tenant_id: i64,
+}
+
+impl TenantDb {
+    pub fn tenant_id(&self) -> i64 {
+        self.tenant_id
+    }
+
+    pub(crate) fn reader(&self) -> &AnyPool {
+        self.db.reader()
+    }
+
+    pub(crate) fn writer(&self) -> &AnyPool {
+        self.db.writer()
+    }
+}
+
+/// Milliseconds since the epoch, the stored form of every timestamp.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl Db {
+    pub async fn ping(&self) -> sqlx::Result<()> {
+        sqlx::query("SELECT 1").execute(self.reader()).await.map(|_| ())
+    }
+}
+
+/// A stored boolean (BIGINT 0/1). Row fields read it with `#[sqlx(try_from = "Flag")]` into
+/// a plain `bool`; sqlx's Any driver cannot decode SQLite booleans itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Flag(bool);
+
+impl From<Flag> for bool {
+    fn from(flag: Flag) -> bool {
+        flag.0
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for Flag {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <i64 as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <i64 as sqlx::Type<sqlx::Any>>::compatible(ty)
+            || <i32 as sqlx::Type<sqlx::Any>>::compatible(ty)
+            || <bool as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for Flag {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        Ok(Flag(<i64 as sqlx::Decode<sqlx::Any>>::decode(value)? != 0))
+    }
+}

@@ -1,0 +1,161 @@
+//! A small SQL builder for queries whose shape depends on the request (filters, ordering,
+//! pagination). sqlx's `QueryBuilder<Any>` writes `?` placeholders, which PostgreSQL rejects;
+//! this one writes `$1, $2, ...`, which both engines accept (sqlx binds SQLite's `$N` by number).
+
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::{Query, QueryAs, QueryScalar};
+use sqlx::{Any, AssertSqlSafe, FromRow};
+
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    Float(f64),
+    NullInt,
+    NullText,
+}
+
+impl From<i64> for Arg {
+    fn from(v: i64) -> Self {
+        Arg::Int(v)
+    }
+}
+impl From<bool> for Arg {
+    fn from(v: bool) -> Self {
+        Arg::Bool(v)
+    }
+}
+impl From<f64> for Arg {
+    fn from(v: f64) -> Self {
+        Arg::Float(v)
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Self {
+        Arg::Text(v)
+    }
+}
+impl From<&str> for Arg {
+    fn from(v: &str) -> Self {
+        Arg::Text(v.to_string())
+    }
+}
+impl From<&String> for Arg {
+    fn from(v: &String) -> Self {
+        Arg::Text(v.clone())
+    }
+}
+impl From<Option<i64>> for Arg {
+    fn from(v: Option<i64>) -> Self {
+        v.map_or(Arg::NullInt, Arg::Int)
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Self {
+        v.map_or(Arg::NullText, Arg::Text)
+    }
+}
+impl From<Option<&str>> for Arg {
+    fn from(v: Option<&str>) -> Self {
+        v.map_or(Arg::NullText, |s| Arg::Text(s.to_string()))
+    }
+}
+
+/// Binds every argument to any of sqlx's query kinds (they share `bind` but no trait).
+macro_rules! bind_all {
+    ($query:expr, $args:expr) => {
+        $args.iter().fold($query, |q, arg| match arg {
+            Arg::Int(v) => q.bind(*v),
+            Arg::Text(v) => q.bind(v.clone()),
+            Arg::Bool(v) => q.bind(i64::from(*v)),
+            Arg::Float(v) => q.bind(*v),
+            Arg::NullInt => q.bind(None::<i64>),
+            Arg::NullText => q.bind(None::<String>),
+        })
+    };
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Sql {
+    text: String,
+    args: Vec<Arg>,
+}
+
+impl Sql {
+    pub fn new(text: &str) -> Self {
+        Sql {
+            text: text.to_string(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, text: &str) -> &mut Self {
+        self.text.push_str(text);
+        self
+    }
+
+    /// Appends a placeholder for `value`.
+    pub fn bind(&mut self, value: impl Into<Arg>) -> &mut Self {
+        self.args.push(value.into());
+        self.text.push('$');
+        self.text.push_str(&self.args.len().to_string());
+        self
+    }
+
+    /// Appends `$a, $b, ...` for a list (callers guard against an empty list).
+    pub fn bind_list<T: Into<Arg>>(&mut self, values: impl IntoIterator<Item = T>) -> &mut Self {
+        for (i, value) in values.into_iter().enumerate() {
+            if i > 0 {
+                self.text.push_str(", ");
+            }
+            self.bind(value);
+        }
+        self
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// `SELECT COUNT(*)` over this query, stopping at `cap` rows: lists report exact totals
+    /// only up to GitLab's 10,000, so counting further is wasted work.
+    pub fn count_capped(&self, cap: i64) -> Sql {
+        let mut counted = Sql {
+            text: format!("SELECT COUNT(*) FROM ({}", self.text),
+            args: self.args.clone(),
+        };
+        counted.push(" LIMIT ").bind(cap).push(") capped");
+        counted
+    }
+
+    pub fn query(&self) -> Query<'_, Any, AnyArguments> {
+        bind_all!(sqlx::query(AssertSqlSafe(self.text.as_str())), &self.args)
+    }
+
+    pub fn query_as<T>(&self) -> QueryAs<'_, Any, T, AnyArguments>
+    where
+        T: for<'r> FromRow<'r, AnyRow>,
+    {
+        bind_all!(sqlx::query_as(AssertSqlSafe(self.text.as_str())), &self.args)
+    }
+
+    pub fn query_scalar<T>(&self) -> QueryScalar<'_, Any, T, AnyArguments>
+    where
+        (T,): for<'r> FromRow<'r, AnyRow>,
+    {
+        bind_all!(sqlx::query_scalar(AssertSqlSafe(self.text.as_str())), &self.args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered() {
+        let mut sql = Sql::new("SELECT 1 WHERE a = ");
+        sql.bind(1).push(" AND b IN (").bind_list(["x", "y"]).push(")");
+        assert_eq!(sql.text(), "SELECT 1 WHERE a = $1 AND b IN ($2, $3)");
+    }
+}

@@ -1,0 +1,170 @@
+//! Personal access tokens (impersonation tokens are the same rows with `impersonation`).
+//! Only the SHA-256 digest of a token is stored; lookups go by digest.
+
+use super::sql::Sql;
+use super::users::{UserRow, user_columns};
+use super::window::Window;
+use super::{Flag, TenantDb, ids::next_id, now_ms};
+use sqlx::AssertSqlSafe;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenRow {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    pub scopes: String,
+    #[sqlx(try_from = "Flag")]
+    pub impersonation: bool,
+    #[sqlx(try_from = "Flag")]
+    pub revoked: bool,
+    pub expires_at: Option<String>,
+    pub last_used_at: Option<i64>,
+    pub created_at: i64,
+}
+
+const TOKEN_COLUMNS: &str = "id, user_id, name, scopes, impersonation, revoked, expires_at, last_used_at, created_at";
+
+/// A token and its owner, read in one statement on the authentication path.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenWithUser {
+    pub t_id: i64,
+    pub t_scopes: String,
+    #[sqlx(try_from = "Flag")]
+    pub t_impersonation: bool,
+    #[sqlx(try_from = "Flag")]
+    pub t_revoked: bool,
+    pub t_expires_at: Option<String>,
+    pub t_last_used_at: Option<i64>,
+    #[sqlx(flatten)]
+    pub user: UserRow,
+}
+
+pub struct NewToken<'a> {
+    pub user_id: i64,
+    pub name: &'a str,
+    pub digest: &'a str,
+    pub scopes: &'a [String],
+    pub impersonation: bool,
+    pub expires_at: Option<String>,
+}
+
+/// Which tokens a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenState {
+    All,
+    Active,
+    Inactive,
+}
+
+pub struct TokenFilter {
+    pub user_id: Option<i64>,
+    pub impersonation: bool,
+    pub state: TokenState,
+    pub today: String,
+}
+
+impl TokenFilter {
+    fn apply(&self, sql: &mut Sql, tenant_id: i64) {
+        sql.push(" WHERE tenant_id = ").bind(tenant_id);
+        sql.push(" AND impersonation = ").bind(self.impersonation);
+        if let Some(user_id) = self.user_id {
+            sql.push(" AND user_id = ").bind(user_id);
+        }
+        match self.state {
+            TokenState::All => {}
+            TokenState::Active => {
+                sql.push(" AND revoked = 0 AND (expires_at IS NULL OR expires_at > ")
+                    .bind(self.today.as_str())
+                    .push(")");
+            }
+            TokenState::Inactive => {
+                sql.push(" AND (revoked = 1 OR expires_at <= ")
+                    .bind(self.today.as_str())
+                    .push(")");
+            }
+        }
+    }
+}
+
+impl TenantDb {
+    pub async fn insert_token(&self, token: NewToken<'_>) -> sqlx::Result<TokenRow> {
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, self.tenant_id(), "personal_access_tokens").await?;
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "INSERT INTO personal_access_tokens (tenant_id, id, user_id, name, token_digest, scopes, \
+             impersonation, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             RETURNING {TOKEN_COLUMNS}"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(token.user_id)
+        .bind(token.name)
+        .bind(token.digest)
+        .bind(token.scopes.join(" "))
+        .bind(i64::from(token.impersonation))
+        .bind(token.expires_at)
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn token_with_user(&self, digest: &str) -> sqlx::Result<Option<TokenWithUser>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT t.id AS t_id, t.scopes AS t_scopes, t.impersonation AS t_impersonation, \
+             t.revoked AS t_revoked, t.expires_at AS t_expires_at, t.last_used_at AS t_last_used_at, {} \
+             FROM personal_access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id \
+             WHERE t.tenant_id = $1 AND t.token_digest = $2",
+            user_columns("u")
+        )))
+        .bind(self.tenant_id())
+        .bind(digest)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    pub async fn touch_token(&self, id: i64) -> sqlx::Result<()> {
+        sqlx::query("UPDATE personal_access_tokens SET last_used_at = $1 WHERE tenant_id = $2 AND id = $3")
+            .bind(now_ms())
+            .bind(self.tenant_id())
+            .bind(id)
+            .execute(self.writer())
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn token_by_id(&self, id: i64) -> sqlx::Result<Option<TokenRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {TOKEN_COLUMNS} FROM personal_access_tokens WHERE tenant_id = $1 AND id = $2"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    pub async fn count_tokens(&self, filter: &TokenFilter, cap: i64) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT 1 FROM personal_access_tokens");
+        filter.apply(&mut sql, self.tenant_id());
+        sql.count_capped(cap).query_scalar().fetch_one(self.reader()).await
+    }
+
+    pub async fn list_tokens(&self, filter: &TokenFilter, window: &Window) -> sqlx::Result<Vec<TokenRow>> {
+        let mut sql = Sql::new(&format!("SELECT {TOKEN_COLUMNS} FROM personal_access_tokens"));
+        filter.apply(&mut sql, self.tenant_id());
+        window.apply(&mut sql);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn revoke_token(&self, id: i64) -> sqlx::Result<bool> {
+        let done = sqlx::query(
+            "UPDATE personal_access_tokens SET revoked = 1 WHERE tenant_id = $1 AND id = $2 AND revoked = 0",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}

@@ -1,0 +1,57 @@
+//! The ordering and slice of a list query: offset pages or keyset (`id_after`/`id_before`).
+
+use super::sql::Sql;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
+impl Direction {
+    fn sql(self) -> &'static str {
+        match self {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// A column from the caller's allow-list, never user text.
+    pub order_by: &'static str,
+    pub direction: Direction,
+    /// Rows to fetch: one more than a page, so the caller learns whether a next page exists.
+    pub limit: i64,
+    pub offset: i64,
+    pub id_after: Option<i64>,
+    pub id_before: Option<i64>,
+}
+
+impl Window {
+    /// Appends the keyset bounds (as `AND` terms: the query already has its `WHERE`), the
+    /// ordering with `id` as tie-breaker, and the limit and offset.
+    pub fn apply(&self, sql: &mut Sql) {
+        self.apply_on(sql, "");
+    }
+
+    /// The same, for a query whose table has an alias (`prefix` like `"i."`).
+    pub fn apply_on(&self, sql: &mut Sql, prefix: &str) {
+        if let Some(after) = self.id_after {
+            sql.push(&format!(" AND {prefix}id > ")).bind(after);
+        }
+        if let Some(before) = self.id_before {
+            sql.push(&format!(" AND {prefix}id < ")).bind(before);
+        }
+        let direction = self.direction.sql();
+        sql.push(&format!(" ORDER BY {prefix}{} {direction}", self.order_by));
+        if self.order_by != "id" {
+            sql.push(&format!(", {prefix}id {direction}"));
+        }
+        sql.push(" LIMIT ").bind(self.limit);
+        if self.offset > 0 {
+            sql.push(" OFFSET ").bind(self.offset);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Tenants: which tenant a host name belongs to, and how a tenant comes into being.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::auth::secrets;
+use crate::store::tenants::{DEFAULT_TENANT_HOST, TenantRow};
+use crate::store::tokens::NewToken;
+use crate::store::users::NewUser;
+use crate::store::{Db, TenantDb};
+
+/// How often each process re-reads the tenants table, so a tenant created by
+/// `trellis tenant create` (another process) is served without a restart.
+pub const REFRESH_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Host name → tenant id, with the default tenant for every other host.
+pub struct TenantRegistry {
+    hosts: RwLock<Arc<HashMap<String, i64>>>,
+    default_id: i64,
+}
+
+impl TenantRegistry {
+    pub async fn load(db: &Db) -> anyhow::Result<TenantRegistry> {
+        let tenants = db.list_tenants().await?;
+        let default_id = tenants
+            .iter()
+            .find(|t| t.host == DEFAULT_TENANT_HOST)
+            .map(|t| t.id)
+            .context("no default tenant: run `trellis migrate` or `trellis serve` once")?;
+        Ok(TenantRegistry {
+            hosts: RwLock::new(Arc::new(host_map(&tenants))),
+            default_id,
+        })
+    }
+
+    pub fn resolve(&self, host_name: &str) -> i64 {
+        self.hosts
+            .read()
+            .expect("tenant registry")
+            .get(host_name)
+            .copied()
+            .unwrap_or(self.default_id)
+    }
+
+    pub async fn refresh(&self, db: &Db) -> anyhow::Result<()> {
+        let tenants = db.list_tenants().await?;
+        *self.hosts.write().expect("tenant registry") = Arc::new(host_map(&tenants));
+        Ok(())
+    }
+}
+
+fn host_map(tenants: &[TenantRow]) -> HashMap<String, i64> {
+    tenants
+        .iter()
+        .filter(|t| t.host != DEFAULT_TENANT_HOST)
+        .map(|t| (t.host.clone(), t.id))
+        .collect()
+}
+
+/// Normalises a host given on the command line the way request hosts are matched.
+pub fn normalize_host(host: &str) -> anyhow::Result<String> {
+    let host = host.trim().to_ascii_lowercase();
+    let valid = !host.is_empty()
+        && host.len() <= 253
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    anyhow::ensure!(valid, "{host:?} is not a host name");
+    Ok(host)
+}
+
+/// How the first administrator of a new tenant gets in.
+pub struct RootCredentials {
+    pub password: Option<String>,
+    pub token: Option<String>,
+}
+
+pub struct Bootstrapped {
+    pub tenant: TenantRow,
+    /// False when the tenant and its root already existed (made by an earlier or another process).
+    pub created_root: bool,
+    /// The generated password, when none was supplied.
+    pub generated_password: Option<String>,
+}
+
+/// Creates a tenant with its administrator `root` (id 1) and its settings row. Each step
+/// checks what exists, so a bootstrap interrupted half-way, or raced by another process
+/// sharing the database, completes instead of failing.
+pub async fn bootstrap(db: &Db, host: &str, root: RootCredentials) -> anyhow::Result<Bootstrapped> {
+    let tenant = match db.find_tenant(host).await? {
+        Some(tenant) => tenant,
+        None => match db.insert_tenant(host).await {
+            Ok(tenant) => tenant,
+            Err(error) => db
+                .find_tenant(host)
+                .await?
+                .ok_or(error)
+                .context("creating the tenant")?,
+        },
+    };
+    let tdb = db.tenant(tenant.id);
+    tdb.ensure_settings().await?;
+    if tdb.user_by_username("root").await?.is_some() {
+        return Ok(Bootstrapped {
+            tenant,
+            created_root: false,
+            generated_password: None,
+        });
+    }
+    let generated_password = root.password.is_none().then(|| secrets::generate("", 24));
+    let password = root
+        .password
+        .as_deref()
+        .or(generated_password.as_deref())
+        .expect("one is set");
+    let user = tdb
+        .insert_user(NewUser {
+            username: "root",
+            email: "admin@example.com",
+            name: "Administrator",
+            is_admin: true,
+            password_digest: Some(secrets::hash_password(password)?),
+            projects_limit: 100_000,
+        })
+        .await
+        .context("creating root")?;
+    if let Some(token) = root.token {
+        create_token(
+            &tdb,
+            user.id,
+            "initial root token",
+            &token,
+            &ROOT_TOKEN_SCOPES.map(String::from),
+            None,
+        )
+        .await?;
+    }
+    Ok(Bootstrapped {
+        tenant,
+        created_root: true,
+        generated_password,
+    })
+}
+
+pub const ROOT_TOKEN_SCOPES: [&str; 5] = ["api", "read_api", "read_user", "sudo", "admin_mode"];
+
+pub async fn create_token(
+    tdb: &TenantDb,
+    user_id: i64,
+    name: &str,
+    secret: &str,
+    scopes: &[String],
+    expires_at: Option<String>,
+) -> anyhow::Result<crate::store::tokens::TokenRow> {
+    let digest = secrets::digest(secret);
+    let token = NewToken {
+        user_id,
+        name,
+        digest: &digest,
+        scopes,
+        impersonation: false,
+        expires_at,
+    };
+    Ok(tdb.insert_token(token).await?)
+}

@@ -1,0 +1,17 @@
+//! The JSON representations of resources: the spec's field tables, built in one place.
+
+pub mod token;
+pub mod user;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+/// GitLab's timestamp format: `2026-11-22T10:04:05.123Z`.
+pub fn timestamp(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+pub fn timestamp_opt(ms: Option<i64>) -> Option<String> {
+    ms.map(timestamp)
+}

@@ -1,0 +1,164 @@
+//! The user representations, each a superset of the one before: summary (embedded
+//! everywhere), public (a single user), current user (`GET /user`), and the admin view.
+
+use serde::Serialize;
+
+use super::{timestamp, timestamp_opt};
+use crate::store::users::UserRow;
+
+#[derive(Serialize)]
+pub struct UserSummary {
+    pub id: i64,
+    pub username: String,
+    pub name: String,
+    pub state: String,
+    pub locked: bool,
+    pub avatar_url: Option<String>,
+    pub web_url: String,
+}
+
+#[derive(Serialize)]
+pub struct UserPublic {
+    #[serde(flatten)]
+    pub summary: UserSummary,
+    pub created_at: String,
+    pub bio: String,
+    pub location: String,
+    pub public_email: Option<String>,
+    pub skype: String,
+    pub linkedin: String,
+    pub twitter: String,
+    pub discord: String,
+    pub website_url: String,
+    pub organization: String,
+    pub job_title: String,
+    pub pronouns: Option<String>,
+    pub bot: bool,
+    pub work_information: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct Identity {
+    pub provider: String,
+    pub extern_uid: String,
+    pub saml_provider_id: Option<i64>,
+}
+
+/// What a user sees of themselves, and the base of the admin view.
+#[derive(Serialize)]
+pub struct UserSelf {
+    #[serde(flatten)]
+    pub public: UserPublic,
+    pub last_sign_in_at: Option<String>,
+    pub confirmed_at: Option<String>,
+    pub last_activity_on: Option<String>,
+    pub email: String,
+    pub theme_id: i64,
+    pub color_scheme_id: i64,
+    pub projects_limit: i64,
+    pub current_sign_in_at: Option<String>,
+    pub identities: Vec<Identity>,
+    pub can_create_group: bool,
+    pub can_create_project: bool,
+    pub two_factor_enabled: bool,
+    pub external: bool,
+    pub private_profile: bool,
+    pub commit_email: String,
+    pub shared_runners_minutes_limit: Option<i64>,
+    pub extra_shared_runners_minutes_limit: Option<i64>,
+}
+
+#[derive(Serialize)]
+pub struct UserAdmin {
+    #[serde(flatten)]
+    pub user: UserSelf,
+    pub is_admin: bool,
+    pub note: Option<String>,
+    pub current_sign_in_ip: Option<String>,
+    pub last_sign_in_ip: Option<String>,
+}
+
+/// Builds the views of one user for one tenant's base URL.
+pub struct UserViews<'a> {
+    pub base_url: &'a str,
+}
+
+impl UserViews<'_> {
+    pub fn summary(&self, user: &UserRow) -> UserSummary {
+        UserSummary {
+            id: user.id,
+            username: user.username.clone(),
+            name: user.name.clone(),
+            state: user.state.clone(),
+            locked: false,
+            avatar_url: user
+                .avatar_path
+                .as_ref()
+                .map(|path| format!("{}/uploads/-/system/user/avatar/{}/{path}", self.base_url, user.id)),
+            web_url: format!("{}/{}", self.base_url, user.username),
+        }
+    }
+
+    pub fn public(&self, user: &UserRow) -> UserPublic {
+        UserPublic {
+            summary: self.summary(user),
+            created_at: timestamp(user.created_at),
+            bio: user.bio.clone(),
+            location: user.location.clone(),
+            public_email: user.public_email.clone(),
+            skype: user.skype.clone(),
+            linkedin: user.linkedin.clone(),
+            twitter: user.twitter.clone(),
+            discord: user.discord.clone(),
+            website_url: user.website_url.clone(),
+            organization: user.organization.clone(),
+            job_title: user.job_title.clone(),
+            pronouns: user.pronouns.clone(),
+            bot: user.user_type != "human",
+            work_information: work_information(user),
+        }
+    }
+
+    pub fn own(&self, user: &UserRow) -> UserSelf {
+        UserSelf {
+            public: self.public(user),
+            last_sign_in_at: timestamp_opt(user.last_sign_in_at),
+            confirmed_at: timestamp_opt(user.confirmed_at),
+            last_activity_on: user.last_activity_on.clone(),
+            email: user.email.clone(),
+            theme_id: user.theme_id,
+            color_scheme_id: user.color_scheme_id,
+            projects_limit: user.projects_limit,
+            current_sign_in_at: timestamp_opt(user.current_sign_in_at),
+            identities: Vec::new(),
+            can_create_group: user.can_create_group,
+            can_create_project: user.projects_limit > 0 && !user.external,
+            two_factor_enabled: user.two_factor_enabled,
+            external: user.external,
+            private_profile: user.private_profile,
+            commit_email: user.email.clone(),
+            shared_runners_minutes_limit: user.shared_runners_minutes_limit,
+            extra_shared_runners_minutes_limit: user.extra_shared_runners_minutes_limit,
+        }
+    }
+
+    pub fn admin(&self, user: &UserRow) -> UserAdmin {
+        UserAdmin {
+            user: self.own(user),
+            is_admin: user.is_admin,
+            note: user.note.clone(),
+            current_sign_in_ip: user.current_sign_in_ip.clone(),
+            last_sign_in_ip: user.last_sign_in_ip.clone(),
+        }
+    }
+}
+
+/// GitLab joins job title and organization: "Engineer at Acme".
+fn work_information(user: &UserRow) -> Option<String> {
+    match (user.job_title.is_empty(), user.organization.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(user.job_title.clone()),
+        (true, false) => Some(user.organization.clone()),
+        (false, false) => Some(format!("{} at {}", user.job_title, user.organization)),
+    }
+}
