@@ -37,6 +37,7 @@ pub const TOKEN_SCOPES: &[&str] = &[
     "sudo",
     "admin_mode",
 ];
+const TOKEN_ORDERS: &[&str] = &["id", "created_at", "name", "last_used_at", "expires_at"];
 const ADMIN_ONLY_SCOPES: &[&str] = &["sudo", "admin_mode"];
 
 pub fn router() -> Router<ApiContext> {
@@ -70,7 +71,14 @@ pub async fn list_tokens(api: &Api, filter: TokenFilter) -> ApiResult<Response> 
     } else {
         Direction::Desc
     };
-    let window = request.window(&api.params, "id", direction)?;
+    let order_by = match api.params.one_of("order_by", TOKEN_ORDERS)?.as_deref() {
+        Some("created_at") => "created_at",
+        Some("name") => "name",
+        Some("last_used_at") => "last_used_at",
+        Some("expires_at") => "expires_at",
+        _ => "id",
+    };
+    let window = request.window(&api.params, order_by, direction)?;
     let rows = api.db().list_tokens(&filter, &window).await?;
     let total = if request.keyset {
         None

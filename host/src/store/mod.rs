@@ -123,11 +123,11 @@ impl Db {
         }
     }
 
-    pub(crate) fn reader(&self) -> &AnyPool {
+    pub(in crate::store) fn reader(&self) -> &AnyPool {
         &self.read
     }
 
-    pub(crate) fn writer(&self) -> &AnyPool {
+    pub(in crate::store) fn writer(&self) -> &AnyPool {
         &self.write
     }
 
@@ -149,11 +149,11 @@ impl TenantDb {
         self.tenant_id
     }
 
-    pub(crate) fn reader(&self) -> &AnyPool {
+    pub(in crate::store) fn reader(&self) -> &AnyPool {
         self.db.reader()
     }
 
-    pub(crate) fn writer(&self) -> &AnyPool {
+    pub(in crate::store) fn writer(&self) -> &AnyPool {
         self.db.writer()
     }
 }
