@@ -71,6 +71,10 @@ pub struct ServeConfig {
     /// How long a process may serve application settings before re-reading them.
     #[arg(long, env = "TRELLIS_SETTINGS_CACHE_SECONDS", default_value_t = 60)]
     pub settings_cache_seconds: u64,
+    /// How long a token lookup may be reused (0 turns the cache off). This process's own
+    /// writes invalidate it at once; other processes' writes are seen within this time.
+    #[arg(long, env = "TRELLIS_AUTH_CACHE_MS", default_value_t = 1000)]
+    pub auth_cache_ms: u64,
     /// Client networks allowed to read /-/health, /-/readiness, /-/liveness and /-/metrics
     /// (GitLab's monitoring allowlist); others get 404.
     #[arg(

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 
+use crate::auth::cache::TokenCache;
 use crate::config::ServeConfig;
 use crate::http::request::{Origin, Tenant};
 use crate::settings::SettingsCache;
@@ -18,6 +19,7 @@ pub struct Inner {
     pub db: Db,
     pub tenants: TenantRegistry,
     pub settings: SettingsCache,
+    pub tokens: TokenCache,
     pub config: ServeConfig,
     pub metrics: PrometheusHandle,
 }

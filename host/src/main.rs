@@ -9,6 +9,7 @@ use clap::Parser;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tracing_subscriber::EnvFilter;
 
+use trellis::auth::cache::TokenCache;
 use trellis::config::{Cli, Command, ServeConfig, StorageArgs, TenantCommand, TokenCommand};
 use trellis::context::{ApiContext, Inner};
 use trellis::settings::SettingsCache;
@@ -107,6 +108,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         db: db.clone(),
         tenants,
         settings: SettingsCache::new(Duration::from_secs(config.settings_cache_seconds)),
+        tokens: TokenCache::new(Duration::from_millis(config.auth_cache_ms)),
         config: config.clone(),
         metrics,
     });

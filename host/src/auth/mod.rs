@@ -2,6 +2,7 @@
 //! and `sudo`. Errors follow GitLab's API guard: unknown token 401, expired or revoked 401 in
 //! the OAuth bearer shape, missing scope 403 `insufficient_scope`.
 
+pub mod cache;
 pub mod secrets;
 
 use axum::http::{HeaderMap, Method};
@@ -90,7 +91,12 @@ fn allowed_scopes(method: &Method, route: &str) -> &'static [&'static str] {
     }
 }
 
-pub async fn authenticate(db: &TenantDb, settings: &Settings, request: RequestAuth<'_>) -> ApiResult<Option<Caller>> {
+pub async fn authenticate(
+    db: &TenantDb,
+    tokens: &cache::TokenCache,
+    settings: &Settings,
+    request: RequestAuth<'_>,
+) -> ApiResult<Option<Caller>> {
     let sudo = match header(request.headers, "sudo") {
         Some(value) => Some(value.to_string()),
         None => request.params.string("sudo")?.filter(|s| !s.is_empty()),
@@ -102,7 +108,7 @@ pub async fn authenticate(db: &TenantDb, settings: &Settings, request: RequestAu
             Ok(None)
         };
     };
-    let Some(found) = db.token_with_user(&secrets::digest(&secret)).await? else {
+    let Some(found) = tokens.lookup(db, &secrets::digest(&secret)).await? else {
         return Err(ApiError::Unauthorized);
     };
     if found.t_revoked {
@@ -132,7 +138,7 @@ pub async fn authenticate(db: &TenantDb, settings: &Settings, request: RequestAu
         db.touch_token(found.t_id).await?;
     }
     let mut caller = Caller {
-        user: found.user,
+        user: found.user.clone(),
         token_id: found.t_id,
         scopes,
         impersonation: found.t_impersonation,

@@ -146,7 +146,7 @@ impl FromRequest<ApiContext> for Api {
             route,
             params: &params,
         };
-        let caller = auth::authenticate(&tenant.db, &settings, request).await?;
+        let caller = auth::authenticate(&tenant.db, &ctx.tokens, &settings, request).await?;
         Ok(Api {
             ctx: ctx.clone(),
             tenant,

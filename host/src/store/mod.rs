@@ -15,6 +15,8 @@ pub mod window;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -35,6 +37,7 @@ pub struct Db {
     read: AnyPool,
     write: AnyPool,
     engine: Engine,
+    writes: Arc<AtomicU64>,
 }
 
 pub struct DbOptions<'a> {
@@ -58,6 +61,7 @@ impl Db {
                     read: pool.clone(),
                     write: pool,
                     engine: Engine::Postgres,
+                    writes: Arc::default(),
                 })
             }
             Some(url) if url.starts_with("sqlite:") => Self::connect_sqlite(url, options.max_connections).await,
@@ -101,6 +105,7 @@ impl Db {
             read,
             write,
             engine: Engine::Sqlite,
+            writes: Arc::default(),
         })
     }
 
@@ -127,8 +132,16 @@ impl Db {
         &self.read
     }
 
+    /// The write pool. Every write goes through here, so taking it also advances the
+    /// process's write generation, which in-process caches of stored data compare against.
     pub(in crate::store) fn writer(&self) -> &AnyPool {
+        self.writes.fetch_add(1, Ordering::Release);
         &self.write
+    }
+
+    /// Advances whenever this process writes to the database.
+    pub fn write_generation(&self) -> u64 {
+        self.writes.load(Ordering::Acquire)
     }
 
     pub async fn close(&self) {
@@ -155,6 +168,10 @@ impl TenantDb {
 
     pub(in crate::store) fn writer(&self) -> &AnyPool {
         self.db.writer()
+    }
+
+    pub fn write_generation(&self) -> u64 {
+        self.db.write_generation()
     }
 }
 
