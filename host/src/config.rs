@@ -71,6 +71,11 @@ pub struct ServeConfig {
     /// How long a process may serve application settings before re-reading them.
     #[arg(long, env = "TRELLIS_SETTINGS_CACHE_SECONDS", default_value_t = 60)]
     pub settings_cache_seconds: u64,
+    /// Key (64 hex digits or base64 of 32 bytes) encrypting write-only settings at rest;
+    /// without it, DATA_DIR/secret_key (created on first start). Processes sharing one
+    /// database must use the same key.
+    #[arg(long, env = "TRELLIS_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
     /// Client networks allowed to read /-/health, /-/readiness, /-/liveness and /-/metrics
     /// (GitLab's monitoring allowlist); others get 404.
     #[arg(

@@ -7,7 +7,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::config::ServeConfig;
 use crate::http::request::{Origin, Tenant};
-use crate::settings::SettingsCache;
+use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
 use crate::tenants::TenantRegistry;
 
@@ -18,6 +18,8 @@ pub struct Inner {
     pub db: Db,
     pub tenants: TenantRegistry,
     pub settings: SettingsCache,
+    /// Encrypts write-only settings at rest.
+    pub secret_key: SecretKey,
     pub config: ServeConfig,
     pub metrics: PrometheusHandle,
 }
