@@ -298,12 +298,14 @@ pub fn parse_duration(text: &str) -> Option<f64> {
 fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()> {
     let mut errors = Map::new();
     let mut fail = |field: &str, message: String| {
-        errors
+        let messages = errors
             .entry(field.to_string())
             .or_insert_with(|| json!([]))
             .as_array_mut()
-            .expect("array")
-            .push(json!(message));
+            .expect("array");
+        if !messages.contains(&json!(message)) {
+            messages.push(json!(message));
+        }
     };
 
     // deletion_adjourned_period: 0 turns both delayed deletion flags off (the period is kept).
