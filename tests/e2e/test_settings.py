@@ -330,3 +330,40 @@ def test_secret_key_file_is_private(server):
     key_file = server.data_dir / "secret_key"
     assert key_file.exists()
     assert key_file.stat().st_mode & 0o777 == 0o600
+
+
+# ---- caching -----------------------------------------------------------------
+
+
+def new_token(server, token) -> str:
+    return server.create_token_api(token=token)["token"]
+
+
+def test_writer_sees_its_change_at_once(server):
+    assert_json(put(server, json={"personal_access_token_prefix": "now-"}), 200)
+    assert new_token(server, server.root_token).startswith("now-")
+    assert_json(put(server, json={"personal_access_token_prefix": "glpat-"}), 200)
+    assert new_token(server, server.root_token).startswith("glpat-")
+
+
+def test_other_process_sees_change_within_cache_window(server, make_server):
+    if server.engine != "postgres":
+        pytest.skip("two processes share one database only on PostgreSQL")
+    import time
+
+    key = (server.data_dir / "secret_key").read_text().strip()
+    other = make_server({
+        "TRELLIS_DATABASE_URL": server.database_url,
+        "TRELLIS_SETTINGS_CACHE_SECONDS": "2",
+        "TRELLIS_SECRET_KEY": key,
+    })
+    assert new_token(other, server.root_token).startswith("glpat-")  # warms its cache
+    assert_json(put(server, json={"personal_access_token_prefix": "win-"}), 200)
+    changed = time.monotonic()
+    seen = other.wait_for(lambda: new_token(other, server.root_token).startswith("win-"),
+                          timeout=10, interval=0.2)
+    assert seen
+    assert time.monotonic() - changed <= 2 + 1.5, "stale longer than the cache window"
+    # Both processes read the secret-bearing row the same way.
+    assert_json(put(other, token=server.root_token, json={"personal_access_token_prefix": "glpat-"}), 200)
+    assert get(server)["personal_access_token_prefix"] == "glpat-"
