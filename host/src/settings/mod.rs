@@ -137,3 +137,32 @@ impl SettingsCache {
             .insert(tenant, (Instant::now(), settings));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn apply_encrypts_secrets_and_values_resolve_aliases() {
+        let key = SecretKey::from_bytes(&[3u8; 32]).unwrap();
+        let mut update = validate::Update::new();
+        update.insert("spam_filter_api_key".into(), json!("k-123"));
+        update.insert("password_authentication_enabled_for_web".into(), json!(false));
+        let data = apply(&Map::new(), update, &key);
+        let text = serde_json::to_string(&data).unwrap();
+        assert!(!text.contains("k-123"));
+        let settings = Settings::from_stored(1, 0, 0, &text);
+        assert_eq!(settings.value("spam_filter_api_key"), Value::Null);
+        assert!(settings.has_secret("spam_filter_api_key"));
+        assert_eq!(settings.secret("spam_filter_api_key", &key).as_deref(), Some("k-123"));
+        assert_eq!(settings.value("signin_enabled"), json!(false));
+        assert_eq!(settings.value("default_projects_limit"), json!(100000));
+
+        let mut clear = validate::Update::new();
+        clear.insert("spam_filter_api_key".into(), Value::Null);
+        let data = apply(&data, clear, &key);
+        assert!(!data.contains_key("spam_filter_api_key"));
+    }
+}
