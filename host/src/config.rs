@@ -75,6 +75,11 @@ pub struct ServeConfig {
     /// writes invalidate it at once; other processes' writes are seen within this time.
     #[arg(long, env = "TRELLIS_AUTH_CACHE_MS", default_value_t = 1000)]
     pub auth_cache_ms: u64,
+    /// Key (64 hex digits or base64 of 32 bytes) encrypting write-only settings at rest;
+    /// without it, DATA_DIR/secret_key (created on first start). Processes sharing one
+    /// database must use the same key.
+    #[arg(long, env = "TRELLIS_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
     /// Client networks allowed to read /-/health, /-/readiness, /-/liveness and /-/metrics
     /// (GitLab's monitoring allowlist); others get 404.
     #[arg(

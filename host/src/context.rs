@@ -8,7 +8,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use crate::auth::cache::TokenCache;
 use crate::config::ServeConfig;
 use crate::http::request::{Origin, Tenant};
-use crate::settings::SettingsCache;
+use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
 use crate::tenants::TenantRegistry;
 
@@ -20,6 +20,8 @@ pub struct Inner {
     pub tenants: TenantRegistry,
     pub settings: SettingsCache,
     pub tokens: TokenCache,
+    /// Encrypts write-only settings at rest.
+    pub secret_key: SecretKey,
     pub config: ServeConfig,
     pub metrics: PrometheusHandle,
 }

@@ -12,7 +12,7 @@ use tracing_subscriber::EnvFilter;
 use trellis::auth::cache::TokenCache;
 use trellis::config::{Cli, Command, ServeConfig, StorageArgs, TenantCommand, TokenCommand};
 use trellis::context::{ApiContext, Inner};
-use trellis::settings::SettingsCache;
+use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
 use trellis::store::{Db, DbOptions};
 use trellis::tenants::{self, RootCredentials, TenantRegistry};
@@ -104,11 +104,13 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         ])?
         .install_recorder()
         .context("installing the metrics recorder")?;
+    let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
     let ctx = ApiContext::new(Inner {
         db: db.clone(),
         tenants,
         settings: SettingsCache::new(Duration::from_secs(config.settings_cache_seconds)),
         tokens: TokenCache::new(Duration::from_millis(config.auth_cache_ms)),
+        secret_key,
         config: config.clone(),
         metrics,
     });

@@ -2,6 +2,7 @@
 
 pub mod meta;
 pub use tokens::TOKEN_SCOPES;
+mod settings;
 mod tokens;
 mod user;
 
@@ -14,4 +15,5 @@ pub fn router() -> Router<ApiContext> {
         .merge(meta::router())
         .merge(user::router())
         .merge(tokens::router())
+        .merge(settings::router())
 }

@@ -135,6 +135,14 @@ impl Params {
         insert_path(slot, &path, value);
     }
 
+    /// Parameters from an already-parsed JSON object (for internal callers and tests).
+    pub fn from_json_object(values: Map<String, Value>) -> Self {
+        Params {
+            values,
+            files: HashMap::new(),
+        }
+    }
+
     pub fn has(&self, name: &str) -> bool {
         self.values.contains_key(name)
     }

@@ -5,7 +5,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+pub mod catalog;
+pub mod crypto;
+pub mod validate;
+
+use serde_json::{Map, Value};
+
+pub use crypto::SecretKey;
 
 use crate::store::TenantDb;
 
@@ -15,15 +21,6 @@ pub struct Settings {
     pub created_at: i64,
     pub updated_at: i64,
     values: Map<String, Value>,
-}
-
-/// GitLab's default for the settings the server reads.
-fn default_value(key: &str) -> Value {
-    match key {
-        "admin_mode" => json!(false),
-        "personal_access_token_prefix" => json!("glpat-"),
-        _ => Value::Null,
-    }
 }
 
 impl Settings {
@@ -37,8 +34,35 @@ impl Settings {
         }
     }
 
+    /// The value of a setting (deprecated aliases read their replacement), else GitLab's
+    /// default. Write-only secrets read as `null` here: use [`Settings::secret`].
     pub fn value(&self, key: &str) -> Value {
-        self.values.get(key).cloned().unwrap_or_else(|| default_value(key))
+        let key = catalog::canonical(key);
+        if catalog::entry(key).is_some_and(|e| e.secret) {
+            return Value::Null;
+        }
+        self.values
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| catalog::default_of(key))
+    }
+
+    /// The plaintext of a write-only secret, if one is set and `key` decrypts it.
+    pub fn secret(&self, name: &str, key: &SecretKey) -> Option<String> {
+        match self.values.get(catalog::canonical(name)) {
+            Some(Value::String(stored)) => key.decrypt(stored),
+            _ => None,
+        }
+    }
+
+    /// Whether a write-only secret is set.
+    pub fn has_secret(&self, name: &str) -> bool {
+        matches!(self.values.get(catalog::canonical(name)), Some(Value::String(s)) if !s.is_empty())
+    }
+
+    /// The stored overrides (secrets encrypted).
+    pub fn stored(&self) -> &Map<String, Value> {
+        &self.values
     }
 
     pub fn bool(&self, key: &str) -> bool {
@@ -51,6 +75,26 @@ impl Settings {
             _ => String::new(),
         }
     }
+}
+
+/// The stored overrides after `update`: secrets encrypted with `key`, `null` secrets removed.
+pub fn apply(stored: &Map<String, Value>, update: validate::Update, key: &SecretKey) -> Map<String, Value> {
+    let mut data = stored.clone();
+    for (name, value) in update {
+        let secret = catalog::entry(&name).is_some_and(|e| e.secret);
+        match value {
+            Value::Null if secret => {
+                data.remove(&name);
+            }
+            Value::String(plain) if secret => {
+                data.insert(name, Value::String(key.encrypt(&plain)));
+            }
+            value => {
+                data.insert(name, value);
+            }
+        }
+    }
+    data
 }
 
 pub struct SettingsCache {
@@ -82,5 +126,43 @@ impl SettingsCache {
             .expect("settings cache")
             .insert(tenant, (Instant::now(), settings.clone()));
         Ok(settings)
+    }
+
+    /// Replaces the tenant's entry after this process changed the settings, so that it sees
+    /// the change at once (other processes see it when their entry expires).
+    pub fn put(&self, tenant: i64, settings: Arc<Settings>) {
+        self.entries
+            .lock()
+            .expect("settings cache")
+            .insert(tenant, (Instant::now(), settings));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn apply_encrypts_secrets_and_values_resolve_aliases() {
+        let key = SecretKey::from_bytes(&[3u8; 32]).unwrap();
+        let mut update = validate::Update::new();
+        update.insert("spam_filter_api_key".into(), json!("k-123"));
+        update.insert("password_authentication_enabled_for_web".into(), json!(false));
+        let data = apply(&Map::new(), update, &key);
+        let text = serde_json::to_string(&data).unwrap();
+        assert!(!text.contains("k-123"));
+        let settings = Settings::from_stored(1, 0, 0, &text);
+        assert_eq!(settings.value("spam_filter_api_key"), Value::Null);
+        assert!(settings.has_secret("spam_filter_api_key"));
+        assert_eq!(settings.secret("spam_filter_api_key", &key).as_deref(), Some("k-123"));
+        assert_eq!(settings.value("signin_enabled"), json!(false));
+        assert_eq!(settings.value("default_projects_limit"), json!(100000));
+
+        let mut clear = validate::Update::new();
+        clear.insert("spam_filter_api_key".into(), Value::Null);
+        let data = apply(&data, clear, &key);
+        assert!(!data.contains_key("spam_filter_api_key"));
     }
 }

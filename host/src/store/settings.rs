@@ -31,4 +31,27 @@ impl TenantDb {
         .await
         .map(|_| ())
     }
+
+    /// The row as the primary sees it (for read-modify-write).
+    pub async fn load_settings_for_update(&self) -> sqlx::Result<Option<SettingsRow>> {
+        sqlx::query_as("SELECT id, data, created_at, updated_at FROM application_settings WHERE tenant_id = $1")
+            .bind(self.tenant_id())
+            .fetch_optional(self.writer())
+            .await
+    }
+
+    /// Replaces the data if it is still `old_data` (optimistic concurrency: a concurrent PUT
+    /// from another process makes this return `false`, and the caller retries on fresh data).
+    pub async fn replace_settings(&self, old_data: &str, new_data: &str, updated_at: i64) -> sqlx::Result<bool> {
+        let result = sqlx::query(
+            "UPDATE application_settings SET data = $1, updated_at = $2 WHERE tenant_id = $3 AND data = $4",
+        )
+        .bind(new_data)
+        .bind(updated_at)
+        .bind(self.tenant_id())
+        .bind(old_data)
+        .execute(self.writer())
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
 }
