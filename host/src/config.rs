@@ -42,7 +42,12 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct StorageArgs {
     /// Directory for the SQLite database and uploaded files.
-    #[arg(long, env = "TRELLIS_DATA_DIR", default_value = "./trellis-data", global = true)]
+    #[arg(
+        long,
+        env = "TRELLIS_DATA_DIR",
+        default_value = "./trellis-data",
+        global = true
+    )]
     pub data_dir: PathBuf,
     /// `postgres://...` to use PostgreSQL; without it, SQLite at DATA_DIR/trellis.db.
     #[arg(long, env = "TRELLIS_DATABASE_URL", global = true)]

@@ -21,10 +21,14 @@ use trellis::{api, auth, http};
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("TRELLIS_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_env("TRELLIS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(run(cli))
 }
 
@@ -120,9 +124,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
     tracing::info!(address = %listener.local_addr()?, "trellis is serving");
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
     db.close().await;
     Ok(())
 }
@@ -132,7 +139,10 @@ async fn refresh_tenants(ctx: ApiContext) {
     loop {
         interval.tick().await;
         if let Err(error) = ctx.tenants.refresh(&ctx.db).await {
-            tracing::warn!(error = format!("{error:#}"), "could not refresh the tenant list");
+            tracing::warn!(
+                error = format!("{error:#}"),
+                "could not refresh the tenant list"
+            );
         }
     }
 }
@@ -142,7 +152,9 @@ async fn shutdown_signal() {
         let _ = tokio::signal::ctrl_c().await;
     };
     let terminate = async {
-        if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut signal) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             signal.recv().await;
         }
     };
@@ -170,7 +182,10 @@ async fn tenant(storage: &StorageArgs, command: TenantCommand) -> anyhow::Result
                 },
             )
             .await?;
-            println!("tenant {} created for host {}", created.tenant.id, created.tenant.host);
+            println!(
+                "tenant {} created for host {}",
+                created.tenant.id, created.tenant.host
+            );
             if let Some(password) = created.generated_password {
                 println!("root password: {password}");
             }
@@ -213,7 +228,10 @@ async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Result<(
         .await?
         .with_context(|| format!("no user {user}"))?;
     for scope in &scopes {
-        anyhow::ensure!(api::TOKEN_SCOPES.contains(&scope.as_str()), "unknown scope {scope}");
+        anyhow::ensure!(
+            api::TOKEN_SCOPES.contains(&scope.as_str()),
+            "unknown scope {scope}"
+        );
     }
     let settings = SettingsCache::new(Duration::ZERO).get(&tdb).await?;
     let secret = auth::secrets::generate(&settings.string("personal_access_token_prefix"), 20);

@@ -7,7 +7,9 @@ use std::process::Command;
 
 #[test]
 fn python_end_to_end_suite() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
     let python = root.join("tests/.venv/bin/python");
     if !python.exists() {
         eprintln!(
@@ -18,7 +20,9 @@ fn python_end_to_end_suite() {
         return;
     }
     if std::env::var_os("TRELLIS_TEST_DATABASE_URL").is_none() {
-        eprintln!("NOTICE: TRELLIS_TEST_DATABASE_URL is unset: the end-to-end suite runs on SQLite only.");
+        eprintln!(
+            "NOTICE: TRELLIS_TEST_DATABASE_URL is unset: the end-to-end suite runs on SQLite only."
+        );
     }
     let status = Command::new(python)
         .args(["-m", "pytest", "tests/e2e", "-q", "-p", "no:cacheprovider"])
@@ -26,5 +30,8 @@ fn python_end_to_end_suite() {
         .env("TRELLIS_BIN", env!("CARGO_BIN_EXE_trellis"))
         .status()
         .expect("running pytest");
-    assert!(status.success(), "the end-to-end suite failed (its output is above)");
+    assert!(
+        status.success(),
+        "the end-to-end suite failed (its output is above)"
+    );
 }

@@ -26,9 +26,9 @@ async fn current(api: &Api) -> ApiResult<(Settings, String)> {
         Some(row) => row,
         None => {
             db.ensure_settings().await?;
-            db.load_settings_for_update()
-                .await?
-                .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("settings row missing after insert")))?
+            db.load_settings_for_update().await?.ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!("settings row missing after insert"))
+            })?
         }
     };
     let settings = Settings::from_stored(row.id, row.created_at, row.updated_at, &row.data);
@@ -53,7 +53,10 @@ async fn update(api: Api) -> ApiResult<Json<Value>> {
         let data = settings::apply(&stored, change, &api.ctx.secret_key);
         let new_data = serde_json::to_string(&data).map_err(|e| ApiError::Internal(e.into()))?;
         let updated_at = now_ms().max(settings.updated_at + 1);
-        if db.replace_settings(&old_data, &new_data, updated_at).await? {
+        if db
+            .replace_settings(&old_data, &new_data, updated_at)
+            .await?
+        {
             let fresh = Arc::new(Settings::from_stored(
                 settings.id,
                 settings.created_at,

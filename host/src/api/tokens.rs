@@ -47,8 +47,14 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/personal_access_tokens/self",
             get(show_self).delete(revoke_self),
         )
-        .route("/api/v4/personal_access_tokens/{id}", get(show).delete(revoke))
-        .route("/api/v4/users/{user_id}/personal_access_tokens", post(create_for_user))
+        .route(
+            "/api/v4/personal_access_tokens/{id}",
+            get(show).delete(revoke),
+        )
+        .route(
+            "/api/v4/users/{user_id}/personal_access_tokens",
+            post(create_for_user),
+        )
 }
 
 fn today() -> String {
@@ -56,11 +62,17 @@ fn today() -> String {
 }
 
 fn token_state(api: &Api) -> ApiResult<TokenState> {
-    Ok(match api.params.one_of("state", &["active", "inactive"])?.as_deref() {
-        Some("active") => TokenState::Active,
-        Some("inactive") => TokenState::Inactive,
-        _ => TokenState::All,
-    })
+    Ok(
+        match api
+            .params
+            .one_of("state", &["active", "inactive"])?
+            .as_deref()
+        {
+            Some("active") => TokenState::Active,
+            Some("inactive") => TokenState::Inactive,
+            _ => TokenState::All,
+        },
+    )
 }
 
 /// One list of tokens (personal or impersonation) with GitLab's pagination.
@@ -97,7 +109,9 @@ pub async fn list_tokens(api: &Api, filter: TokenFilter) -> ApiResult<Response> 
 async fn list(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let user_id = match api.params.int("user_id")? {
-        Some(id) if id != caller.user.id && !caller.is_admin() => return Err(ApiError::Unauthorized),
+        Some(id) if id != caller.user.id && !caller.is_admin() => {
+            return Err(ApiError::Unauthorized);
+        }
         Some(id) => Some(id),
         None if caller.is_admin() => None,
         None => Some(caller.user.id),
@@ -116,7 +130,11 @@ async fn visible_token(api: &Api, id: &str) -> ApiResult<TokenRow> {
     let caller = api.user()?;
     let id: i64 = id.parse().map_err(|_| ApiError::invalid("id"))?;
     match api.db().token_by_id(id).await? {
-        Some(token) if !token.impersonation && (token.user_id == caller.user.id || caller.is_admin()) => Ok(token),
+        Some(token)
+            if !token.impersonation && (token.user_id == caller.user.id || caller.is_admin()) =>
+        {
+            Ok(token)
+        }
         _ => Err(ApiError::NotFound("Personal Access Token")),
     }
 }
@@ -162,10 +180,19 @@ pub fn token_request(api: &Api, owner_is_admin: bool, allowed: &[&str]) -> ApiRe
         .string_list("scopes")?
         .ok_or_else(|| ApiError::Missing("scopes".into()))?;
     if scopes.is_empty() || scopes.iter().any(|s| !allowed.contains(&s.as_str())) {
-        return Err(ApiError::InvalidParam("scopes does not have a valid value".into()));
+        return Err(ApiError::InvalidParam(
+            "scopes does not have a valid value".into(),
+        ));
     }
-    if !owner_is_admin && scopes.iter().any(|s| ADMIN_ONLY_SCOPES.contains(&s.as_str())) {
-        return Err(ApiError::field("scopes", "can only contain available scopes"));
+    if !owner_is_admin
+        && scopes
+            .iter()
+            .any(|s| ADMIN_ONLY_SCOPES.contains(&s.as_str()))
+    {
+        return Err(ApiError::field(
+            "scopes",
+            "can only contain available scopes",
+        ));
     }
     if name.trim().is_empty() {
         return Err(ApiError::field("name", "can't be blank"));
@@ -182,7 +209,12 @@ pub fn token_request(api: &Api, owner_is_admin: bool, allowed: &[&str]) -> ApiRe
 }
 
 /// Creates a token and answers 201 with its one-time secret.
-pub async fn issue_token(api: &Api, user_id: i64, request: TokenRequest, impersonation: bool) -> ApiResult<Response> {
+pub async fn issue_token(
+    api: &Api,
+    user_id: i64,
+    request: TokenRequest,
+    impersonation: bool,
+) -> ApiResult<Response> {
     let secret = secrets::generate(&api.settings.string("personal_access_token_prefix"), 20);
     let digest = secrets::digest(&secret);
     let row = api

@@ -34,7 +34,11 @@ impl TokenCache {
         }
     }
 
-    pub async fn lookup(&self, db: &TenantDb, digest: &str) -> sqlx::Result<Option<Arc<TokenWithUser>>> {
+    pub async fn lookup(
+        &self,
+        db: &TenantDb,
+        digest: &str,
+    ) -> sqlx::Result<Option<Arc<TokenWithUser>>> {
         if self.ttl.is_zero() {
             return Ok(db.token_with_user(digest).await?.map(Arc::new));
         }

@@ -126,7 +126,11 @@ pub async fn authenticate(
     if !found.user.can_use_api() {
         return Err(ApiError::Unauthorized);
     }
-    let scopes: Vec<String> = found.t_scopes.split_whitespace().map(str::to_string).collect();
+    let scopes: Vec<String> = found
+        .t_scopes
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
     let allowed = allowed_scopes(request.method, request.route);
     if !scopes.iter().any(|s| allowed.contains(&s.as_str())) {
         return Err(ApiError::InsufficientScope(allowed[0]));

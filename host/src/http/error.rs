@@ -74,9 +74,10 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::Missing(_) | Self::InvalidParam(_) | Self::Validation(_) | Self::BadRequest(_) => {
-                StatusCode::BAD_REQUEST
-            }
+            Self::Missing(_)
+            | Self::InvalidParam(_)
+            | Self::Validation(_)
+            | Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized | Self::InvalidToken(_) => StatusCode::UNAUTHORIZED,
             Self::InsufficientScope(_) | Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) | Self::NotFoundMessage(_) => StatusCode::NOT_FOUND,
@@ -105,7 +106,9 @@ impl ApiError {
                 "scope": scope,
             }),
             Self::Forbidden(None) => json!({ "message": "403 Forbidden" }),
-            Self::Forbidden(Some(reason)) => json!({ "message": format!("403 Forbidden - {reason}") }),
+            Self::Forbidden(Some(reason)) => {
+                json!({ "message": format!("403 Forbidden - {reason}") })
+            }
             Self::NotFound(what) => json!({ "message": format!("404 {what} Not Found") }),
             Self::NotFoundMessage(message) => json!({ "message": message }),
             Self::MethodNotAllowed => json!({ "message": "405 Method Not Allowed" }),
@@ -134,7 +137,9 @@ impl IntoResponse for ApiError {
                 "Bearer realm=\"Protected by OAuth 2.0\", error=\"invalid_token\", error_description=\"{description}\""
             );
             if let Ok(value) = HeaderValue::from_str(&value) {
-                response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
             }
         }
         response

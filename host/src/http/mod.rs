@@ -62,6 +62,7 @@ async fn record_metrics(request: Request, next: Next) -> Response {
     let status = response.status().as_u16().to_string();
     metrics::counter!("http_requests_total", "route" => route.clone(), "method" => method, "status" => status)
         .increment(1);
-    metrics::histogram!("http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
+    metrics::histogram!("http_request_duration_seconds", "route" => route)
+        .record(started.elapsed().as_secs_f64());
     response
 }

@@ -23,7 +23,12 @@ pub fn router() -> Router<ApiContext> {
 
 fn allowed(ctx: &ApiContext, peer: SocketAddr) -> Result<(), ApiError> {
     let ip = peer.ip().to_canonical();
-    if ctx.config.monitoring_allowlist.iter().any(|net| net.contains(&ip)) {
+    if ctx
+        .config
+        .monitoring_allowlist
+        .iter()
+        .any(|net| net.contains(&ip))
+    {
         Ok(())
     } else {
         Err(ApiError::NotFoundMessage("404 Not Found".into()))

@@ -35,13 +35,26 @@ impl PageRequest {
         let keyset = match params.string("pagination")?.as_deref() {
             None | Some("") | Some("offset") => false,
             Some("keyset") => true,
-            Some(_) => return Err(ApiError::InvalidParam("pagination does not have a valid value".into())),
+            Some(_) => {
+                return Err(ApiError::InvalidParam(
+                    "pagination does not have a valid value".into(),
+                ));
+            }
         };
-        Ok(PageRequest { page, per_page, keyset })
+        Ok(PageRequest {
+            page,
+            per_page,
+            keyset,
+        })
     }
 
     /// The query window for this page. Keyset pages need `order_by=id`, as on GitLab.
-    pub fn window(&self, params: &Params, order_by: &'static str, direction: Direction) -> ApiResult<Window> {
+    pub fn window(
+        &self,
+        params: &Params,
+        order_by: &'static str,
+        direction: Direction,
+    ) -> ApiResult<Window> {
         if self.keyset && order_by != "id" {
             return Err(ApiError::Custom(
                 axum::http::StatusCode::METHOD_NOT_ALLOWED,
@@ -102,7 +115,10 @@ impl<T> Page<T> {
                 } else {
                     "id_before"
                 };
-                let next = origin.link(&[(key, id_of(last).to_string())], &["page", "id_after", "id_before"]);
+                let next = origin.link(
+                    &[(key, id_of(last).to_string())],
+                    &["page", "id_after", "id_before"],
+                );
                 set(&mut headers, "link", format!("<{next}>; rel=\"next\""));
             }
             set(&mut headers, "x-per-page", request.per_page.to_string());
@@ -112,7 +128,13 @@ impl<T> Page<T> {
         (headers, Json(body)).into_response()
     }
 
-    fn offset_headers(&self, headers: &mut HeaderMap, request: &PageRequest, origin: &Origin, has_next: bool) {
+    fn offset_headers(
+        &self,
+        headers: &mut HeaderMap,
+        request: &PageRequest,
+        origin: &Origin,
+        has_next: bool,
+    ) {
         let page = request.page;
         let per_page = request.per_page;
         let total = self.total.filter(|t| *t <= COUNT_CAP);
@@ -124,8 +146,16 @@ impl<T> Page<T> {
         let prev = (page > 1).then_some(page - 1);
         set(headers, "x-page", page.to_string());
         set(headers, "x-per-page", per_page.to_string());
-        set(headers, "x-next-page", next.map(|p| p.to_string()).unwrap_or_default());
-        set(headers, "x-prev-page", prev.map(|p| p.to_string()).unwrap_or_default());
+        set(
+            headers,
+            "x-next-page",
+            next.map(|p| p.to_string()).unwrap_or_default(),
+        );
+        set(
+            headers,
+            "x-prev-page",
+            prev.map(|p| p.to_string()).unwrap_or_default(),
+        );
         if let (Some(total), Some(pages)) = (total, total_pages) {
             set(headers, "x-total", total.to_string());
             set(headers, "x-total-pages", pages.to_string());

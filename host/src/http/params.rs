@@ -42,7 +42,12 @@ impl Params {
     }
 
     /// Reads the body according to its content type and merges it over the query parameters.
-    pub async fn merge_body(&mut self, headers: &HeaderMap, body: Body, limits: BodyLimits) -> ApiResult<()> {
+    pub async fn merge_body(
+        &mut self,
+        headers: &HeaderMap,
+        body: Body,
+        limits: BodyLimits,
+    ) -> ApiResult<()> {
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -58,11 +63,15 @@ impl Params {
             return Ok(());
         }
         if content_type.starts_with("application/json") || content_type.contains("+json") {
-            let value: Value =
-                serde_json::from_slice(&bytes).map_err(|_| ApiError::BadRequest("invalid JSON body".into()))?;
+            let value: Value = serde_json::from_slice(&bytes)
+                .map_err(|_| ApiError::BadRequest("invalid JSON body".into()))?;
             match value {
                 Value::Object(map) => self.values.extend(map),
-                _ => return Err(ApiError::BadRequest("the JSON body must be an object".into())),
+                _ => {
+                    return Err(ApiError::BadRequest(
+                        "the JSON body must be an object".into(),
+                    ));
+                }
             }
         } else {
             // Grape treats a body without a JSON content type as a form.
@@ -71,10 +80,16 @@ impl Params {
         Ok(())
     }
 
-    async fn merge_multipart(&mut self, body: Body, boundary: String, limit: usize) -> ApiResult<()> {
+    async fn merge_multipart(
+        &mut self,
+        body: Body,
+        boundary: String,
+        limit: usize,
+    ) -> ApiResult<()> {
         let stream = http_body_util::BodyStream::new(body);
         let stream = futures_lite_stream(stream);
-        let constraints = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(limit as u64));
+        let constraints = multer::Constraints::new()
+            .size_limit(multer::SizeLimit::new().whole_stream(limit as u64));
         let mut multipart = multer::Multipart::with_constraints(stream, boundary, constraints);
         loop {
             let field = match multipart.next_field().await {
@@ -102,7 +117,8 @@ impl Params {
                     self.values.insert(name, Value::String(String::new()));
                 }
                 None => {
-                    let text = String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::invalid(&name))?;
+                    let text =
+                        String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::invalid(&name))?;
                     self.insert_bracketed(&name, text);
                 }
             }
@@ -110,7 +126,10 @@ impl Params {
         Ok(())
     }
 
-    fn merge_pairs<'a>(&mut self, pairs: impl Iterator<Item = (std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>) {
+    fn merge_pairs<'a>(
+        &mut self,
+        pairs: impl Iterator<Item = (std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>,
+    ) {
         for (key, value) in pairs {
             self.insert_bracketed(&key, value.into_owned());
         }
@@ -127,7 +146,9 @@ impl Params {
         let mut path: Vec<&str> = Vec::new();
         let mut rest = &key[open..];
         while let Some(stripped) = rest.strip_prefix('[') {
-            let Some(close) = stripped.find(']') else { break };
+            let Some(close) = stripped.find(']') else {
+                break;
+            };
             path.push(&stripped[..close]);
             rest = &stripped[close + 1..];
         }
@@ -167,13 +188,16 @@ impl Params {
     }
 
     pub fn required_string(&self, name: &str) -> ApiResult<String> {
-        self.string(name)?.ok_or_else(|| ApiError::Missing(name.to_string()))
+        self.string(name)?
+            .ok_or_else(|| ApiError::Missing(name.to_string()))
     }
 
     /// A string that may not be blank when given (Grape's `allow_blank: false`).
     pub fn present_string(&self, name: &str) -> ApiResult<Option<String>> {
         match self.string(name)? {
-            Some(s) if s.trim().is_empty() => Err(ApiError::InvalidParam(format!("{name} is empty"))),
+            Some(s) if s.trim().is_empty() => {
+                Err(ApiError::InvalidParam(format!("{name} is empty")))
+            }
             other => Ok(other),
         }
     }
@@ -184,7 +208,9 @@ impl Params {
             Some(Value::Bool(b)) => Ok(Some(*b)),
             Some(Value::Number(n)) if n.as_i64() == Some(1) => Ok(Some(true)),
             Some(Value::Number(n)) if n.as_i64() == Some(0) => Ok(Some(false)),
-            Some(Value::String(s)) => parse_bool(s).map(Some).ok_or_else(|| ApiError::invalid(name)),
+            Some(Value::String(s)) => parse_bool(s)
+                .map(Some)
+                .ok_or_else(|| ApiError::invalid(name)),
             Some(_) => Err(ApiError::invalid(name)),
         }
     }
@@ -192,7 +218,9 @@ impl Params {
     pub fn int(&self, name: &str) -> ApiResult<Option<i64>> {
         match self.raw(name) {
             None => Ok(None),
-            Some(value) => value_to_int(value).map(Some).ok_or_else(|| ApiError::invalid(name)),
+            Some(value) => value_to_int(value)
+                .map(Some)
+                .ok_or_else(|| ApiError::invalid(name)),
         }
     }
 
@@ -200,7 +228,11 @@ impl Params {
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| ApiError::invalid(name)),
-            Some(Value::String(s)) => s.trim().parse().map(Some).map_err(|_| ApiError::invalid(name)),
+            Some(Value::String(s)) => s
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| ApiError::invalid(name)),
             Some(_) => Err(ApiError::invalid(name)),
         }
     }
@@ -208,9 +240,9 @@ impl Params {
     /// One of a fixed set of values: `{"error":"sort does not have a valid value"}` otherwise.
     pub fn one_of(&self, name: &str, allowed: &[&str]) -> ApiResult<Option<String>> {
         match self.string(name)? {
-            Some(value) if !allowed.contains(&value.as_str()) => {
-                Err(ApiError::InvalidParam(format!("{name} does not have a valid value")))
-            }
+            Some(value) if !allowed.contains(&value.as_str()) => Err(ApiError::InvalidParam(
+                format!("{name} does not have a valid value"),
+            )),
             other => Ok(other),
         }
     }
@@ -268,7 +300,9 @@ impl Params {
         match self.string(name)? {
             None => Ok(None),
             Some(s) if s.is_empty() => Ok(None),
-            Some(s) => parse_date(&s).map(Some).ok_or_else(|| ApiError::invalid(name)),
+            Some(s) => parse_date(&s)
+                .map(Some)
+                .ok_or_else(|| ApiError::invalid(name)),
         }
     }
 
@@ -276,7 +310,9 @@ impl Params {
     pub fn datetime(&self, name: &str) -> ApiResult<Option<DateTime<Utc>>> {
         match self.string(name)? {
             None => Ok(None),
-            Some(s) => parse_datetime(&s).map(Some).ok_or_else(|| ApiError::invalid(name)),
+            Some(s) => parse_datetime(&s)
+                .map(Some)
+                .ok_or_else(|| ApiError::invalid(name)),
         }
     }
 }
@@ -298,7 +334,11 @@ pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
         return Some(dt.with_timezone(&Utc));
     }
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+    ] {
         if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(s, format) {
             return Some(naive.and_utc());
         }
@@ -306,7 +346,9 @@ pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(dt) = DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S %z") {
         return Some(dt.with_timezone(&Utc));
     }
-    parse_date(s).and_then(|d| d.and_hms_opt(0, 0, 0)).map(|n| n.and_utc())
+    parse_date(s)
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|n| n.and_utc())
 }
 
 fn split_commas(s: &str) -> Vec<String> {
@@ -381,7 +423,9 @@ fn is_length_limit(error: &axum::Error) -> bool {
 
 fn multipart_error(error: multer::Error) -> ApiError {
     match error {
-        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => ApiError::PayloadTooLarge,
+        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => {
+            ApiError::PayloadTooLarge
+        }
         _ => ApiError::BadRequest("invalid multipart body".into()),
     }
 }
@@ -405,7 +449,10 @@ mod tests {
     #[test]
     fn brackets_build_arrays_and_hashes() {
         let p = Params::from_query(Some("labels[]=a&labels[]=b&attrs[k]=v&iids[]=3&x=1"));
-        assert_eq!(p.string_list("labels").unwrap(), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            p.string_list("labels").unwrap(),
+            Some(vec!["a".into(), "b".into()])
+        );
         assert_eq!(p.object("attrs").unwrap().unwrap()["k"], "v");
         assert_eq!(p.int_list("iids").unwrap(), Some(vec![3]));
         assert_eq!(p.int("x").unwrap(), Some(1));

@@ -74,7 +74,10 @@ impl Origin {
     }
 
     pub fn param(&self, name: &str) -> Option<String> {
-        self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
     }
 
     /// This request's URL with `remove` dropped from the query and `set` appended.
@@ -139,7 +142,11 @@ impl FromRequest<ApiContext> for Api {
             params.merge_body(&parts.headers, body, limits).await?;
         }
         let settings = ctx.settings.get(&tenant.db).await?;
-        let route = parts.extensions.get::<MatchedPath>().map(|m| m.as_str()).unwrap_or("");
+        let route = parts
+            .extensions
+            .get::<MatchedPath>()
+            .map(|m| m.as_str())
+            .unwrap_or("");
         let request = auth::RequestAuth {
             headers: &parts.headers,
             method: &parts.method,

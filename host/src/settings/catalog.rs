@@ -105,11 +105,20 @@ pub static CATALOG: &[Entry] = &[
     b("automatic_purchased_storage_allocation", "false"),
     b("check_namespace_plan", "false").tier(),
     s("commit_email_hostname", "null"),
-    b("container_expiration_policies_enable_historic_entries", "false"),
-    i("container_registry_cleanup_tags_service_max_list_size", "200"),
+    b(
+        "container_expiration_policies_enable_historic_entries",
+        "false",
+    ),
+    i(
+        "container_registry_cleanup_tags_service_max_list_size",
+        "200",
+    ),
     i("container_registry_delete_tags_service_timeout", "250"),
     b("container_registry_expiration_policies_caching", "true"),
-    i("container_registry_expiration_policies_worker_capacity", "4"),
+    i(
+        "container_registry_expiration_policies_worker_capacity",
+        "4",
+    ),
     i("container_registry_token_expire_delay", "5"),
     b("deactivate_dormant_users", "false"),
     s("default_artifacts_expire_in", "\"30 days\""),
@@ -146,7 +155,9 @@ pub static CATALOG: &[Entry] = &[
     b("cluster_integration_enabled", "false"),
     s("search_engine_aws_access_key", "null").tier(),
     s("search_engine_aws_region", "\"us-east-1\"").tier(),
-    s("search_engine_aws_secret_access_key", "null").tier().secret(),
+    s("search_engine_aws_secret_access_key", "null")
+        .tier()
+        .secret(),
     b("search_engine_aws", "false").tier(),
     i("search_engine_indexed_field_length_limit", "0").tier(),
     i("search_engine_indexed_file_size_limit_kb", "1024").tier(),
@@ -270,7 +281,10 @@ pub static CATALOG: &[Entry] = &[
     i("shared_runners_minutes", "0").tier(),
     s("shared_runners_text", "null"),
     s("background_job_limiter_mode", "\"compress\""),
-    i("background_job_limiter_compression_threshold_bytes", "100000"),
+    i(
+        "background_job_limiter_compression_threshold_bytes",
+        "100000",
+    ),
     i("background_job_limiter_limit_bytes", "0"),
     s("sign_in_text", "null"),
     b("signin_enabled", "true").alias("password_authentication_enabled_for_web"),
@@ -300,8 +314,14 @@ pub static CATALOG: &[Entry] = &[
     i("throttle_authenticated_web_period_in_seconds", "3600"),
     i("throttle_authenticated_web_requests_per_period", "7200"),
     b("throttle_authenticated_packages_api_enabled", "false"),
-    i("throttle_authenticated_packages_api_period_in_seconds", "15"),
-    i("throttle_authenticated_packages_api_requests_per_period", "1000"),
+    i(
+        "throttle_authenticated_packages_api_period_in_seconds",
+        "15",
+    ),
+    i(
+        "throttle_authenticated_packages_api_requests_per_period",
+        "1000",
+    ),
     b("throttle_unauthenticated_api_enabled", "false"),
     i("throttle_unauthenticated_api_period_in_seconds", "3600"),
     i("throttle_unauthenticated_api_requests_per_period", "3600"),
@@ -309,11 +329,19 @@ pub static CATALOG: &[Entry] = &[
     i("throttle_unauthenticated_web_period_in_seconds", "3600"),
     i("throttle_unauthenticated_web_requests_per_period", "3600"),
     b("throttle_unauthenticated_packages_api_enabled", "false"),
-    i("throttle_unauthenticated_packages_api_period_in_seconds", "15"),
-    i("throttle_unauthenticated_packages_api_requests_per_period", "800"),
+    i(
+        "throttle_unauthenticated_packages_api_period_in_seconds",
+        "15",
+    ),
+    i(
+        "throttle_unauthenticated_packages_api_requests_per_period",
+        "800",
+    ),
     b("throttle_unauthenticated_enabled", "false").alias("throttle_unauthenticated_web_enabled"),
-    i("throttle_unauthenticated_period_in_seconds", "3600").alias("throttle_unauthenticated_web_period_in_seconds"),
-    i("throttle_unauthenticated_requests_per_period", "3600").alias("throttle_unauthenticated_web_requests_per_period"),
+    i("throttle_unauthenticated_period_in_seconds", "3600")
+        .alias("throttle_unauthenticated_web_period_in_seconds"),
+    i("throttle_unauthenticated_requests_per_period", "3600")
+        .alias("throttle_unauthenticated_web_requests_per_period"),
     b("time_tracking_limit_to_hours", "false"),
     i("two_factor_grace_period", "48"),
     b("unique_ips_limit_enabled", "false"),
@@ -354,7 +382,10 @@ pub fn canonical(name: &str) -> &str {
 }
 
 pub fn default_of(name: &str) -> Value {
-    DEFAULTS.get(canonical(name)).cloned().unwrap_or(Value::Null)
+    DEFAULTS
+        .get(canonical(name))
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -374,7 +405,11 @@ mod tests {
                 Kind::StrList | Kind::IntList => value.is_array() || value.is_null(),
                 Kind::IntMap => value.is_object(),
             };
-            assert!(fits, "{}: default {value} does not fit {:?}", entry.name, entry.kind);
+            assert!(
+                fits,
+                "{}: default {value} does not fit {:?}",
+                entry.name, entry.kind
+            );
         }
     }
 
@@ -385,10 +420,16 @@ mod tests {
             assert!(target.alias_of.is_none());
             assert_eq!(target.kind, entry.kind, "{}", entry.name);
         }
-        assert_eq!(canonical("signin_enabled"), "password_authentication_enabled_for_web");
+        assert_eq!(
+            canonical("signin_enabled"),
+            "password_authentication_enabled_for_web"
+        );
         assert_eq!(canonical("user_email_lookup_limit"), "search_rate_limit");
         assert_eq!(default_of("admin_notification_email"), Value::Null);
-        assert_eq!(default_of("default_projects_limit"), serde_json::json!(100000));
+        assert_eq!(
+            default_of("default_projects_limit"),
+            serde_json::json!(100000)
+        );
     }
 
     #[test]

@@ -55,7 +55,8 @@ impl SecretKey {
             return SecretKey::parse(text).context("TRELLIS_SECRET_KEY");
         }
         let path = data_dir.join("secret_key");
-        std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("creating {}", data_dir.display()))?;
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -73,7 +74,8 @@ impl SecretKey {
                 for _ in 0..50 {
                     let text = std::fs::read_to_string(&path)?;
                     if text.trim().len() >= 64 {
-                        return SecretKey::parse(&text).with_context(|| format!("reading {}", path.display()));
+                        return SecretKey::parse(&text)
+                            .with_context(|| format!("reading {}", path.display()));
                     }
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }

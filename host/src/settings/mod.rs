@@ -78,7 +78,11 @@ impl Settings {
 }
 
 /// The stored overrides after `update`: secrets encrypted with `key`, `null` secrets removed.
-pub fn apply(stored: &Map<String, Value>, update: validate::Update, key: &SecretKey) -> Map<String, Value> {
+pub fn apply(
+    stored: &Map<String, Value>,
+    update: validate::Update,
+    key: &SecretKey,
+) -> Map<String, Value> {
     let mut data = stored.clone();
     for (name, value) in update {
         let secret = catalog::entry(&name).is_some_and(|e| e.secret);
@@ -149,14 +153,20 @@ mod tests {
         let key = SecretKey::from_bytes(&[3u8; 32]).unwrap();
         let mut update = validate::Update::new();
         update.insert("spam_filter_api_key".into(), json!("k-123"));
-        update.insert("password_authentication_enabled_for_web".into(), json!(false));
+        update.insert(
+            "password_authentication_enabled_for_web".into(),
+            json!(false),
+        );
         let data = apply(&Map::new(), update, &key);
         let text = serde_json::to_string(&data).unwrap();
         assert!(!text.contains("k-123"));
         let settings = Settings::from_stored(1, 0, 0, &text);
         assert_eq!(settings.value("spam_filter_api_key"), Value::Null);
         assert!(settings.has_secret("spam_filter_api_key"));
-        assert_eq!(settings.secret("spam_filter_api_key", &key).as_deref(), Some("k-123"));
+        assert_eq!(
+            settings.secret("spam_filter_api_key", &key).as_deref(),
+            Some("k-123")
+        );
         assert_eq!(settings.value("signin_enabled"), json!(false));
         assert_eq!(settings.value("default_projects_limit"), json!(100000));
 

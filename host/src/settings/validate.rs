@@ -66,7 +66,10 @@ pub const REQUIRES: &[(&str, &[&str])] = &[
             "throttle_unauthenticated_packages_api_requests_per_period",
         ],
     ),
-    ("require_two_factor_authentication", &["two_factor_grace_period"]),
+    (
+        "require_two_factor_authentication",
+        &["two_factor_grace_period"],
+    ),
     (
         "external_authorization_service_enabled",
         &[
@@ -75,16 +78,26 @@ pub const REQUIRES: &[(&str, &[&str])] = &[
             "external_authorization_service_timeout",
         ],
     ),
-    ("captcha_enabled", &["captcha_private_key", "captcha_site_key"]),
+    (
+        "captcha_enabled",
+        &["captcha_private_key", "captcha_site_key"],
+    ),
     ("asset_proxy_enabled", &["asset_proxy_url"]),
     ("domain_denylist_enabled", &["domain_denylist"]),
     ("enforce_terms", &["terms"]),
     ("diagram_renderer_enabled", &["diagram_renderer_url"]),
     ("code_intel_enabled", &["code_intel_url"]),
-    ("analytics_tracking_enabled", &["analytics_tracking_collector_hostname"]),
+    (
+        "analytics_tracking_enabled",
+        &["analytics_tracking_collector_hostname"],
+    ),
     (
         "chat_app_enabled",
-        &["chat_app_id", "chat_app_secret", "chat_app_verification_token"],
+        &[
+            "chat_app_id",
+            "chat_app_secret",
+            "chat_app_verification_token",
+        ],
     ),
     (
         "unique_ips_limit_enabled",
@@ -158,7 +171,9 @@ fn coerce_one(params: &Params, entry: &Entry, target: &Entry) -> Result<Option<V
         return Ok(match raw {
             None => None,
             Some(Value::String(s)) if s.is_empty() => Some(Value::Null),
-            Some(_) => Some(Value::String(params.string(name).map_err(|_| ())?.unwrap_or_default())),
+            Some(_) => Some(Value::String(
+                params.string(name).map_err(|_| ())?.unwrap_or_default(),
+            )),
         });
     }
     if blank {
@@ -174,7 +189,9 @@ fn coerce_one(params: &Params, entry: &Entry, target: &Entry) -> Result<Option<V
         Kind::Int => json!(params.int(name).map_err(|_| ())?),
         Kind::Float => json!(params.float(name).map_err(|_| ())?),
         Kind::Str => match raw {
-            Some(Value::String(_) | Value::Number(_) | Value::Bool(_)) => json!(params.string(name).map_err(|_| ())?),
+            Some(Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
+                json!(params.string(name).map_err(|_| ())?)
+            }
             _ => return Err(()),
         },
         Kind::StrList => json!(params.string_list(name).map_err(|_| ())?),
@@ -207,7 +224,10 @@ fn check_enums(update: &mut Update) -> ApiResult<()> {
         ("default_project_visibility", VISIBILITIES),
         ("default_group_visibility", VISIBILITIES),
         ("default_snippet_visibility", VISIBILITIES),
-        ("whats_new_variant", &["all_tiers", "current_tier", "disabled"]),
+        (
+            "whats_new_variant",
+            &["all_tiers", "current_tier", "disabled"],
+        ),
         ("background_job_limiter_mode", &["track", "compress"]),
     ];
     for (name, allowed) in string_enums {
@@ -262,7 +282,11 @@ fn merged(update: &Update, stored: &Map<String, Value>, name: &str) -> Value {
 
 /// Parses a job expiry such as `15 days`, `1 month`, `2 years`, `3h 5m` into seconds.
 pub fn parse_duration(text: &str) -> Option<f64> {
-    let lower = text.trim().to_ascii_lowercase().replace(',', " ").replace(" and ", " ");
+    let lower = text
+        .trim()
+        .to_ascii_lowercase()
+        .replace(',', " ")
+        .replace(" and ", " ");
     let mut total = 0.0;
     let mut rest = lower.trim();
     let mut any = false;
@@ -275,7 +299,9 @@ pub fn parse_duration(text: &str) -> Option<f64> {
         }
         let number: f64 = rest[..number_len].parse().ok()?;
         rest = rest[number_len..].trim_start();
-        let unit_len = rest.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
         let unit = &rest[..unit_len];
         rest = rest[unit_len..].trim_start();
         let seconds = match unit {
@@ -309,7 +335,11 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
     };
 
     // deletion_adjourned_period: 0 turns both delayed deletion flags off (the period is kept).
-    if update.get("deletion_adjourned_period").and_then(Value::as_i64) == Some(0) {
+    if update
+        .get("deletion_adjourned_period")
+        .and_then(Value::as_i64)
+        == Some(0)
+    {
         update.remove("deletion_adjourned_period");
         update.insert("delayed_project_deletion".into(), json!(false));
         update.insert("delayed_group_deletion".into(), json!(false));
@@ -317,11 +347,16 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
 
     // Non-null integers and numbers: GitLab's columns are NOT NULL where a default exists.
     for (name, value) in update.iter() {
-        let Some(entry) = entry_of(name) else { continue };
+        let Some(entry) = entry_of(name) else {
+            continue;
+        };
         if entry.secret {
             continue;
         }
-        if matches!(entry.kind, Kind::Int | Kind::Float) && value.is_null() && !default_of(name).is_null() {
+        if matches!(entry.kind, Kind::Int | Kind::Float)
+            && value.is_null()
+            && !default_of(name).is_null()
+        {
             fail(name, "can't be blank".into());
         }
         let is_key_restriction = KEY_SIZES.iter().any(|(key, _)| key == name);
@@ -333,7 +368,9 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
         }
     }
 
-    if let Some(period) = update.get("deletion_adjourned_period").and_then(Value::as_i64)
+    if let Some(period) = update
+        .get("deletion_adjourned_period")
+        .and_then(Value::as_i64)
         && !(1..=90).contains(&period)
     {
         fail(
@@ -359,7 +396,9 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
             "must be between 0.001 and 10".into(),
         );
     }
-    if let Some(bytes) = update.get("wiki_page_max_content_bytes").and_then(Value::as_i64)
+    if let Some(bytes) = update
+        .get("wiki_page_max_content_bytes")
+        .and_then(Value::as_i64)
         && bytes < 1024
     {
         fail(
@@ -375,9 +414,10 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
                 "archive_builds_in_human_readable",
                 "is not a correctly formatted duration".into(),
             ),
-            Some(seconds) if seconds < 86400.0 => {
-                fail("archive_builds_in_human_readable", "must be at least 1 day".into())
-            }
+            Some(seconds) if seconds < 86400.0 => fail(
+                "archive_builds_in_human_readable",
+                "must be at least 1 day".into(),
+            ),
             Some(_) => {}
         }
     }
@@ -406,7 +446,10 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
                 _ => {
                     fail(
                         "restricted_visibility_levels",
-                        format!("'{}' is not a valid visibility level", level.as_str().unwrap_or("?")),
+                        format!(
+                            "'{}' is not a valid visibility level",
+                            level.as_str().unwrap_or("?")
+                        ),
                     );
                     continue;
                 }
@@ -429,7 +472,8 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
 
     // "If enabled requires X", when the flag or one of its requirements is being changed.
     for (flag, required) in REQUIRES {
-        let touched = update.contains_key(*flag) || required.iter().any(|r| update.contains_key(*r));
+        let touched =
+            update.contains_key(*flag) || required.iter().any(|r| update.contains_key(*r));
         if !touched {
             continue;
         }
@@ -603,10 +647,15 @@ mod tests {
     #[test]
     fn aliases_write_their_replacement_and_the_replacement_wins() {
         let update = run(json!({"signin_enabled": false, "user_email_lookup_limit": 5})).unwrap();
-        assert_eq!(update["password_authentication_enabled_for_web"], json!(false));
+        assert_eq!(
+            update["password_authentication_enabled_for_web"],
+            json!(false)
+        );
         assert_eq!(update["search_rate_limit"], json!(5));
         assert!(!update.contains_key("signin_enabled"));
-        let both = run(json!({"admin_notification_email": "a@x", "abuse_notification_email": "b@x"})).unwrap();
+        let both =
+            run(json!({"admin_notification_email": "a@x", "abuse_notification_email": "b@x"}))
+                .unwrap();
         assert_eq!(both["abuse_notification_email"], json!("b@x"));
         let list = run(json!({"asset_proxy_whitelist": "a.com,*.b.com"})).unwrap();
         assert_eq!(list["asset_proxy_allowlist"], json!(["a.com", "*.b.com"]));

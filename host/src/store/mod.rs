@@ -64,11 +64,16 @@ impl Db {
                     writes: Arc::default(),
                 })
             }
-            Some(url) if url.starts_with("sqlite:") => Self::connect_sqlite(url, options.max_connections).await,
-            Some(url) => anyhow::bail!("unsupported database URL {url:?}: use postgres://... or sqlite:..."),
+            Some(url) if url.starts_with("sqlite:") => {
+                Self::connect_sqlite(url, options.max_connections).await
+            }
+            Some(url) => {
+                anyhow::bail!("unsupported database URL {url:?}: use postgres://... or sqlite:...")
+            }
             None => {
-                std::fs::create_dir_all(options.data_dir)
-                    .with_context(|| format!("creating data directory {}", options.data_dir.display()))?;
+                std::fs::create_dir_all(options.data_dir).with_context(|| {
+                    format!("creating data directory {}", options.data_dir.display())
+                })?;
                 let path = options.data_dir.join("trellis.db");
                 let url = format!("sqlite://{}?mode=rwc", path.display());
                 Self::connect_sqlite(&url, options.max_connections).await
@@ -182,7 +187,10 @@ pub fn now_ms() -> i64 {
 
 impl Db {
     pub async fn ping(&self) -> sqlx::Result<()> {
-        sqlx::query("SELECT 1").execute(self.reader()).await.map(|_| ())
+        sqlx::query("SELECT 1")
+            .execute(self.reader())
+            .await
+            .map(|_| ())
     }
 }
 

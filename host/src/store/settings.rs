@@ -42,7 +42,12 @@ impl TenantDb {
 
     /// Replaces the data if it is still `old_data` (optimistic concurrency: a concurrent PUT
     /// from another process makes this return `false`, and the caller retries on fresh data).
-    pub async fn replace_settings(&self, old_data: &str, new_data: &str, updated_at: i64) -> sqlx::Result<bool> {
+    pub async fn replace_settings(
+        &self,
+        old_data: &str,
+        new_data: &str,
+        updated_at: i64,
+    ) -> sqlx::Result<bool> {
         let result = sqlx::query(
             "UPDATE application_settings SET data = $1, updated_at = $2 WHERE tenant_id = $3 AND data = $4",
         )

@@ -137,14 +137,20 @@ impl Sql {
     where
         T: for<'r> FromRow<'r, AnyRow>,
     {
-        bind_all!(sqlx::query_as(AssertSqlSafe(self.text.as_str())), &self.args)
+        bind_all!(
+            sqlx::query_as(AssertSqlSafe(self.text.as_str())),
+            &self.args
+        )
     }
 
     pub fn query_scalar<T>(&self) -> QueryScalar<'_, Any, T, AnyArguments>
     where
         (T,): for<'r> FromRow<'r, AnyRow>,
     {
-        bind_all!(sqlx::query_scalar(AssertSqlSafe(self.text.as_str())), &self.args)
+        bind_all!(
+            sqlx::query_scalar(AssertSqlSafe(self.text.as_str())),
+            &self.args
+        )
     }
 }
 
@@ -155,7 +161,10 @@ mod tests {
     #[test]
     fn placeholders_are_numbered() {
         let mut sql = Sql::new("SELECT 1 WHERE a = ");
-        sql.bind(1).push(" AND b IN (").bind_list(["x", "y"]).push(")");
+        sql.bind(1)
+            .push(" AND b IN (")
+            .bind_list(["x", "y"])
+            .push(")");
         assert_eq!(sql.text(), "SELECT 1 WHERE a = $1 AND b IN ($2, $3)");
     }
 }

@@ -22,7 +22,8 @@ pub struct TokenRow {
     pub created_at: i64,
 }
 
-const TOKEN_COLUMNS: &str = "id, user_id, name, scopes, impersonation, revoked, expires_at, last_used_at, created_at";
+const TOKEN_COLUMNS: &str =
+    "id, user_id, name, scopes, impersonation, revoked, expires_at, last_used_at, created_at";
 
 /// A token and its owner, read in one statement on the authentication path.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -125,13 +126,15 @@ impl TenantDb {
     }
 
     pub async fn touch_token(&self, id: i64) -> sqlx::Result<()> {
-        sqlx::query("UPDATE personal_access_tokens SET last_used_at = $1 WHERE tenant_id = $2 AND id = $3")
-            .bind(now_ms())
-            .bind(self.tenant_id())
-            .bind(id)
-            .execute(self.writer())
-            .await
-            .map(|_| ())
+        sqlx::query(
+            "UPDATE personal_access_tokens SET last_used_at = $1 WHERE tenant_id = $2 AND id = $3",
+        )
+        .bind(now_ms())
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(self.writer())
+        .await
+        .map(|_| ())
     }
 
     pub async fn token_by_id(&self, id: i64) -> sqlx::Result<Option<TokenRow>> {
@@ -147,11 +150,20 @@ impl TenantDb {
     pub async fn count_tokens(&self, filter: &TokenFilter, cap: i64) -> sqlx::Result<i64> {
         let mut sql = Sql::new("SELECT 1 FROM personal_access_tokens");
         filter.apply(&mut sql, self.tenant_id());
-        sql.count_capped(cap).query_scalar().fetch_one(self.reader()).await
+        sql.count_capped(cap)
+            .query_scalar()
+            .fetch_one(self.reader())
+            .await
     }
 
-    pub async fn list_tokens(&self, filter: &TokenFilter, window: &Window) -> sqlx::Result<Vec<TokenRow>> {
-        let mut sql = Sql::new(&format!("SELECT {TOKEN_COLUMNS} FROM personal_access_tokens"));
+    pub async fn list_tokens(
+        &self,
+        filter: &TokenFilter,
+        window: &Window,
+    ) -> sqlx::Result<Vec<TokenRow>> {
+        let mut sql = Sql::new(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM personal_access_tokens"
+        ));
         filter.apply(&mut sql, self.tenant_id());
         window.apply(&mut sql);
         sql.query_as().fetch_all(self.reader()).await

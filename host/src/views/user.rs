@@ -91,10 +91,12 @@ impl UserViews<'_> {
             name: user.name.clone(),
             state: user.state.clone(),
             locked: false,
-            avatar_url: user
-                .avatar_path
-                .as_ref()
-                .map(|path| format!("{}/uploads/-/system/user/avatar/{}/{path}", self.base_url, user.id)),
+            avatar_url: user.avatar_path.as_ref().map(|path| {
+                format!(
+                    "{}/uploads/-/system/user/avatar/{}/{path}",
+                    self.base_url, user.id
+                )
+            }),
             web_url: format!("{}/{}", self.base_url, user.username),
         }
     }
