@@ -41,7 +41,7 @@ impl ApiContext {
     pub fn tenant_for(&self, origin: &Origin) -> Tenant {
         let id = self.tenants.resolve(&origin.host_name());
         let base_url = match &self.config.external_url {
-            Some(url) if id == self.tenants.resolve("") => url.trim_end_matches('/').to_string(),
+            Some(url) if id == self.tenants.default_id() => url.trim_end_matches('/').to_string(),
             _ => origin.base_url(),
         };
         Tenant {

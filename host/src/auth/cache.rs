@@ -10,6 +10,33 @@ use std::time::{Duration, Instant};
 
 use crate::store::TenantDb;
 use crate::store::tokens::TokenWithUser;
+use crate::store::users::UserRow;
+
+/// A token as authentication needs it; the owner is shared so a cache hit copies nothing.
+#[derive(Debug)]
+pub struct KnownToken {
+    pub id: i64,
+    pub scopes: String,
+    pub impersonation: bool,
+    pub revoked: bool,
+    pub expires_at: Option<String>,
+    pub last_used_at: Option<i64>,
+    pub user: Arc<UserRow>,
+}
+
+impl From<TokenWithUser> for KnownToken {
+    fn from(row: TokenWithUser) -> Self {
+        KnownToken {
+            id: row.t_id,
+            scopes: row.t_scopes,
+            impersonation: row.t_impersonation,
+            revoked: row.t_revoked,
+            expires_at: row.t_expires_at,
+            last_used_at: row.t_last_used_at,
+            user: Arc::new(row.user),
+        }
+    }
+}
 
 /// Above this many entries the cache is cleared rather than grown.
 const MAX_ENTRIES: usize = 100_000;
@@ -17,7 +44,7 @@ const MAX_ENTRIES: usize = 100_000;
 struct Entry {
     loaded: Instant,
     generation: u64,
-    found: Option<Arc<TokenWithUser>>,
+    found: Option<Arc<KnownToken>>,
 }
 
 pub struct TokenCache {
@@ -38,9 +65,12 @@ impl TokenCache {
         &self,
         db: &TenantDb,
         digest: &str,
-    ) -> sqlx::Result<Option<Arc<TokenWithUser>>> {
+    ) -> sqlx::Result<Option<Arc<KnownToken>>> {
         if self.ttl.is_zero() {
-            return Ok(db.token_with_user(digest).await?.map(Arc::new));
+            return Ok(db
+                .token_with_user(digest)
+                .await?
+                .map(|row| Arc::new(row.into())));
         }
         let key = (db.tenant_id(), digest.to_string());
         let generation = db.write_generation();
@@ -50,7 +80,10 @@ impl TokenCache {
         {
             return Ok(entry.found.clone());
         }
-        let found = db.token_with_user(digest).await?.map(Arc::new);
+        let found = db
+            .token_with_user(digest)
+            .await?
+            .map(|row| Arc::new(row.into()));
         let mut entries = self.entries.lock().expect("token cache");
         if entries.len() >= MAX_ENTRIES {
             entries.clear();

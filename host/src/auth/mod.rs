@@ -5,6 +5,8 @@
 pub mod cache;
 pub mod secrets;
 
+use std::sync::Arc;
+
 use axum::http::{HeaderMap, Method};
 use chrono::Utc;
 
@@ -20,7 +22,7 @@ const LAST_USED_INTERVAL_MS: i64 = 10 * 60 * 1000;
 #[derive(Debug, Clone)]
 pub struct Caller {
     /// The user the request acts as (the sudo target when sudo is used).
-    pub user: UserRow,
+    pub user: Arc<UserRow>,
     pub token_id: i64,
     pub scopes: Vec<String>,
     pub impersonation: bool,
@@ -111,12 +113,12 @@ pub async fn authenticate(
     let Some(found) = tokens.lookup(db, &secrets::digest(&secret)).await? else {
         return Err(ApiError::Unauthorized);
     };
-    if found.t_revoked {
+    if found.revoked {
         return Err(ApiError::InvalidToken("Token has been revoked."));
     }
     let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
     if found
-        .t_expires_at
+        .expires_at
         .as_deref()
         .is_some_and(|expires| expires <= today.as_str())
     {
@@ -127,7 +129,7 @@ pub async fn authenticate(
         return Err(ApiError::Unauthorized);
     }
     let scopes: Vec<String> = found
-        .t_scopes
+        .scopes
         .split_whitespace()
         .map(str::to_string)
         .collect();
@@ -136,16 +138,16 @@ pub async fn authenticate(
         return Err(ApiError::InsufficientScope(allowed[0]));
     }
     if found
-        .t_last_used_at
+        .last_used_at
         .is_none_or(|at| crate::store::now_ms() - at > LAST_USED_INTERVAL_MS)
     {
-        db.touch_token(found.t_id).await?;
+        db.touch_token(found.id).await?;
     }
     let mut caller = Caller {
         user: found.user.clone(),
-        token_id: found.t_id,
+        token_id: found.id,
         scopes,
-        impersonation: found.t_impersonation,
+        impersonation: found.impersonation,
         sudo_by: None,
         admin_mode: settings.bool("admin_mode"),
     };
@@ -162,7 +164,7 @@ pub async fn authenticate(
             )));
         };
         caller.sudo_by = Some(caller.user.id);
-        caller.user = user;
+        caller.user = Arc::new(user);
     }
     Ok(Some(caller))
 }

@@ -74,19 +74,6 @@ impl PageRequest {
             id_before: params.int("id_before")?,
         })
     }
-
-    /// Refuses offset pages that start beyond `max_offset` (GitLab's cap for projects).
-    pub fn check_offset_cap(&self, max_offset: i64, resource: &str) -> ApiResult<()> {
-        if !self.keyset && (self.page - 1) * self.per_page >= max_offset {
-            return Err(ApiError::Custom(
-                axum::http::StatusCode::METHOD_NOT_ALLOWED,
-                serde_json::json!({ "error": format!(
-                    "Offset pagination has a maximum allowed offset of {max_offset} for requests that return objects of type {resource}. Remaining records can be retrieved using keyset pagination."
-                ) }),
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// One page of a list: `rows` as fetched with [`Window::limit`] (one more than a page),

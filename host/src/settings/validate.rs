@@ -272,6 +272,28 @@ fn is_blank(value: &Value) -> bool {
 }
 
 /// The merged value of a setting (canonical name): the update, else the stored value, else the default.
+/// Numeric settings with a range: name, minimum, maximum, GitLab's message.
+const RANGES: &[(&str, f64, f64, &str)] = &[
+    (
+        "deletion_adjourned_period",
+        1.0,
+        90.0,
+        "must be between 1 and 90 (0 turns delayed deletion off)",
+    ),
+    (
+        "external_authorization_service_timeout",
+        0.001,
+        10.0,
+        "must be between 0.001 and 10",
+    ),
+    (
+        "wiki_page_max_content_bytes",
+        1024.0,
+        f64::MAX,
+        "must be greater than or equal to 1024",
+    ),
+];
+
 fn merged(update: &Update, stored: &Map<String, Value>, name: &str) -> Value {
     update
         .get(name)
@@ -368,15 +390,12 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
         }
     }
 
-    if let Some(period) = update
-        .get("deletion_adjourned_period")
-        .and_then(Value::as_i64)
-        && !(1..=90).contains(&period)
-    {
-        fail(
-            "deletion_adjourned_period",
-            "must be between 1 and 90 (0 turns delayed deletion off)".into(),
-        );
+    for (name, min, max, message) in RANGES {
+        if let Some(value) = update.get(*name).and_then(Value::as_f64)
+            && !(*min..=*max).contains(&value)
+        {
+            fail(name, (*message).into());
+        }
     }
     if merged(update, stored, "delayed_project_deletion") == json!(true)
         && merged(update, stored, "delayed_group_deletion") != json!(true)
@@ -384,26 +403,6 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
         fail(
             "delayed_project_deletion",
             "can only be enabled when delayed_group_deletion is true".into(),
-        );
-    }
-    if let Some(timeout) = update
-        .get("external_authorization_service_timeout")
-        .and_then(Value::as_f64)
-        && !(0.001..=10.0).contains(&timeout)
-    {
-        fail(
-            "external_authorization_service_timeout",
-            "must be between 0.001 and 10".into(),
-        );
-    }
-    if let Some(bytes) = update
-        .get("wiki_page_max_content_bytes")
-        .and_then(Value::as_i64)
-        && bytes < 1024
-    {
-        fail(
-            "wiki_page_max_content_bytes",
-            "must be greater than or equal to 1024".into(),
         );
     }
     if let Some(Value::String(text)) = update.get("archive_builds_in_human_readable")

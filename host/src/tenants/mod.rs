@@ -36,6 +36,10 @@ impl TenantRegistry {
         })
     }
 
+    pub fn default_id(&self) -> i64 {
+        self.default_id
+    }
+
     pub fn resolve(&self, host_name: &str) -> i64 {
         self.hosts
             .read()
