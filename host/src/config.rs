@@ -76,6 +76,13 @@ pub struct ServeConfig {
     /// How long a process may serve application settings before re-reading them.
     #[arg(long, env = "TRELLIS_SETTINGS_CACHE_SECONDS", default_value_t = 60)]
     pub settings_cache_seconds: u64,
+    /// `smtp://host[:port]` of a relay for outgoing mail; without it mails are written to
+    /// DATA_DIR/mail/ as .eml files.
+    #[arg(long, env = "TRELLIS_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// Sender address of outgoing mail.
+    #[arg(long, env = "TRELLIS_MAIL_FROM", default_value = "trellis@localhost")]
+    pub mail_from: String,
     /// How long a token lookup may be reused (0 turns the cache off). This process's own
     /// writes invalidate it at once; other processes' writes are seen within this time.
     #[arg(long, env = "TRELLIS_AUTH_CACHE_MS", default_value_t = 1000)]

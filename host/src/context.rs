@@ -8,6 +8,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use crate::auth::cache::TokenCache;
 use crate::config::ServeConfig;
 use crate::http::request::{Origin, Tenant};
+use crate::mail::Mailer;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
 use crate::tenants::TenantRegistry;
@@ -22,6 +23,7 @@ pub struct Inner {
     pub tokens: TokenCache,
     /// Encrypts write-only settings at rest.
     pub secret_key: SecretKey,
+    pub mailer: Mailer,
     pub config: ServeConfig,
     pub metrics: PrometheusHandle,
 }

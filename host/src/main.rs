@@ -12,6 +12,7 @@ use tracing_subscriber::EnvFilter;
 use trellis::auth::cache::TokenCache;
 use trellis::config::{Cli, Command, ServeConfig, StorageArgs, TenantCommand, TokenCommand};
 use trellis::context::{ApiContext, Inner};
+use trellis::mail::Mailer;
 use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
 use trellis::store::{Db, DbOptions};
@@ -115,6 +116,11 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         settings: SettingsCache::new(Duration::from_secs(config.settings_cache_seconds)),
         tokens: TokenCache::new(Duration::from_millis(config.auth_cache_ms)),
         secret_key,
+        mailer: Mailer::new(
+            config.smtp_url.as_deref(),
+            &config.storage.data_dir,
+            &config.mail_from,
+        )?,
         config: config.clone(),
         metrics,
     });

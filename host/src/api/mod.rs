@@ -5,6 +5,7 @@ pub use tokens::TOKEN_SCOPES;
 mod settings;
 mod tokens;
 mod user;
+mod users;
 
 use axum::Router;
 
@@ -15,5 +16,6 @@ pub fn router() -> Router<ApiContext> {
         .merge(meta::router())
         .merge(user::router())
         .merge(tokens::router())
+        .merge(users::router())
         .merge(settings::router())
 }

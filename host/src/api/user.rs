@@ -8,7 +8,6 @@ use axum::{Json, Router};
 use crate::context::ApiContext;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
-use crate::views::user::UserViews;
 
 pub fn router() -> Router<ApiContext> {
     Router::new().route("/api/v4/user", get(current_user))
@@ -16,12 +15,11 @@ pub fn router() -> Router<ApiContext> {
 
 async fn current_user(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
-    let views = UserViews {
-        base_url: &api.tenant.base_url,
-    };
+    let views = api.user_views();
+    let identities = api.db().identities_of(&[caller.user.id]).await?;
     Ok(if caller.is_admin() {
-        Json(views.admin(&caller.user)).into_response()
+        Json(views.admin(&caller.user, &identities)).into_response()
     } else {
-        Json(views.own(&caller.user)).into_response()
+        Json(views.own(&caller.user, &identities)).into_response()
     })
 }

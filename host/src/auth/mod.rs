@@ -143,6 +143,11 @@ pub async fn authenticate(
     {
         db.touch_token(found.id).await?;
     }
+    // `last_activity_on`: at most one write per user and day.
+    let today_str = today.as_str();
+    if found.user.last_activity_on.as_deref() != Some(today_str) {
+        db.record_activity(found.user.id, today_str).await?;
+    }
     let mut caller = Caller {
         user: found.user.clone(),
         token_id: found.id,

@@ -157,15 +157,25 @@ impl From<sqlx::Error> for ApiError {
 /// `<table>_<column>_unique` so that both engines' errors can be recognised.
 pub trait OnConstraint<T> {
     fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T>;
+    /// The same for several indexes: `(table, column, field)` each.
+    fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T>;
 }
 
 impl<T> OnConstraint<T> for Result<T, sqlx::Error> {
     fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T> {
-        self.map_err(|error| match &error {
-            sqlx::Error::Database(db) if is_unique_violation(db.as_ref(), table, column) => {
-                ApiError::field(field, "has already been taken")
+        self.on_constraints(&[(table, column, field)])
+    }
+
+    fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T> {
+        self.map_err(|error| {
+            if let sqlx::Error::Database(db) = &error
+                && let Some((_, _, field)) = indexes
+                    .iter()
+                    .find(|(table, column, _)| is_unique_violation(db.as_ref(), table, column))
+            {
+                return ApiError::field(field, "has already been taken");
             }
-            _ => ApiError::from(error),
+            ApiError::from(error)
         })
     }
 }

@@ -11,6 +11,7 @@ use crate::auth::{self, Caller};
 use crate::context::ApiContext;
 use crate::settings::Settings;
 use crate::store::TenantDb;
+use crate::views::user::UserViews;
 use std::sync::Arc;
 
 /// The tenant a request belongs to.
@@ -108,6 +109,14 @@ pub struct Api {
 impl Api {
     pub fn db(&self) -> &TenantDb {
         &self.tenant.db
+    }
+
+    /// The user representations for this tenant and its avatar setting.
+    pub fn user_views(&self) -> UserViews<'_> {
+        UserViews {
+            base_url: &self.tenant.base_url,
+            avatar_service: self.settings.bool("avatar_service_enabled"),
+        }
     }
 
     /// The authenticated caller, or 401.

@@ -10,6 +10,7 @@ pub mod settings;
 pub mod sql;
 pub mod tenants;
 pub mod tokens;
+pub mod user_admin;
 pub mod users;
 pub mod window;
 

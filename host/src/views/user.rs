@@ -4,6 +4,9 @@
 use serde::Serialize;
 
 use super::{timestamp, timestamp_opt};
+use sha2::{Digest, Sha256};
+
+use crate::store::user_admin::IdentityRow;
 use crate::store::users::UserRow;
 
 #[derive(Serialize)]
@@ -78,9 +81,11 @@ pub struct UserAdmin {
     pub last_sign_in_ip: Option<String>,
 }
 
-/// Builds the views of one user for one tenant's base URL.
+/// Builds the views of users for one tenant: its base URL, and whether users without an
+/// uploaded avatar get an avatar-service (Gravatar) URL (`avatar_service_enabled`).
 pub struct UserViews<'a> {
     pub base_url: &'a str,
+    pub avatar_service: bool,
 }
 
 impl UserViews<'_> {
@@ -91,13 +96,25 @@ impl UserViews<'_> {
             name: user.name.clone(),
             state: user.state.clone(),
             locked: false,
-            avatar_url: user.avatar_path.as_ref().map(|path| {
-                format!(
-                    "{}/uploads/-/system/user/avatar/{}/{path}",
-                    self.base_url, user.id
-                )
-            }),
+            avatar_url: self.avatar_url(user),
             web_url: format!("{}/{}", self.base_url, user.username),
+        }
+    }
+
+    fn avatar_url(&self, user: &UserRow) -> Option<String> {
+        match &user.avatar_path {
+            Some(file) => Some(format!(
+                "{}/uploads/-/system/user/avatar/{}/{file}",
+                self.base_url, user.id
+            )),
+            None if self.avatar_service => {
+                let digest =
+                    hex::encode(Sha256::digest(user.email.trim().to_lowercase().as_bytes()));
+                Some(format!(
+                    "https://www.gravatar.com/avatar/{digest}?s=80&d=identicon"
+                ))
+            }
+            None => None,
         }
     }
 
@@ -121,7 +138,7 @@ impl UserViews<'_> {
         }
     }
 
-    pub fn own(&self, user: &UserRow) -> UserSelf {
+    pub fn own(&self, user: &UserRow, identities: &[IdentityRow]) -> UserSelf {
         UserSelf {
             public: self.public(user),
             last_sign_in_at: timestamp_opt(user.last_sign_in_at),
@@ -132,7 +149,15 @@ impl UserViews<'_> {
             color_scheme_id: user.color_scheme_id,
             projects_limit: user.projects_limit,
             current_sign_in_at: timestamp_opt(user.current_sign_in_at),
-            identities: Vec::new(),
+            identities: identities
+                .iter()
+                .filter(|i| i.user_id == user.id)
+                .map(|i| Identity {
+                    provider: i.provider.clone(),
+                    extern_uid: i.extern_uid.clone(),
+                    saml_provider_id: i.saml_provider_id,
+                })
+                .collect(),
             can_create_group: user.can_create_group,
             can_create_project: user.projects_limit > 0 && !user.external,
             two_factor_enabled: user.two_factor_enabled,
@@ -144,9 +169,9 @@ impl UserViews<'_> {
         }
     }
 
-    pub fn admin(&self, user: &UserRow) -> UserAdmin {
+    pub fn admin(&self, user: &UserRow, identities: &[IdentityRow]) -> UserAdmin {
         UserAdmin {
-            user: self.own(user),
+            user: self.own(user, identities),
             is_admin: user.is_admin,
             note: user.note.clone(),
             current_sign_in_ip: user.current_sign_in_ip.clone(),

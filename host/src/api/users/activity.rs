@@ -1,0 +1,53 @@
+//! `GET /user/activities` and `GET /users/:id/memberships`, administrators only.
+
+use axum::extract::Path;
+use axum::response::Response;
+use chrono::{Months, Utc};
+use serde_json::json;
+
+use super::user_by_id;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::user_admin::ActivityRow;
+use crate::store::window::Direction;
+
+pub async fn activities(api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    let from = match api.params.date("from")? {
+        Some(date) => date,
+        None => Utc::now().date_naive() - Months::new(6),
+    };
+    let from = from.format("%Y-%m-%d").to_string();
+    let request = PageRequest::from_params(&api.params)?;
+    let window = request.window(&api.params, "last_activity_on", Direction::Asc)?;
+    let rows = api.db().activities(&from, &window).await?;
+    let total = Some(api.db().count_activities(&from, COUNT_CAP + 1).await?);
+    Ok(Page { rows, total }.respond(
+        &request,
+        &api.origin,
+        |a: &ActivityRow| a.id,
+        |a| {
+            json!({
+                "username": a.username,
+                "last_activity_on": a.last_activity_on,
+                "last_activity_at": a.last_activity_on,
+            })
+        },
+    ))
+}
+
+/// Direct memberships of projects and groups; until those exist every list is empty.
+pub async fn memberships(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    api.params.one_of("type", &["Project", "Namespace"])?;
+    user_by_id(&api, &id)
+        .await
+        .map_err(|_| ApiError::NotFound("User"))?;
+    let request = PageRequest::from_params(&api.params)?;
+    let page: Page<i64> = Page {
+        rows: Vec::new(),
+        total: Some(0),
+    };
+    Ok(page.respond(&request, &api.origin, |id| *id, |id| *id))
+}

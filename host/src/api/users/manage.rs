@@ -1,0 +1,221 @@
+//! Administration of users: `POST /users`, `PUT /users/:id`, `DELETE /users/:id` and
+//! `DELETE /users/:id/identities/:provider`. Everything is validated before anything is
+//! written, so a refused request leaves no row and no file behind.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use super::avatar::{self, AvatarChange};
+use super::profile::{self, hash_new_password};
+use super::{admin_view, user_by_id};
+use crate::auth::secrets;
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::request::Api;
+use crate::mail::Mail;
+use crate::store::now_ms;
+use crate::store::users::{NewUser, UserRow};
+
+/// The unique indexes a user write can run into, and the field each reports.
+const USER_UNIQUES: &[(&str, &str, &str)] = &[
+    ("users", "username_lower", "username"),
+    ("users", "email_lower", "email"),
+    ("identities", "extern_uid", "extern_uid"),
+];
+
+pub async fn create(api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    let p = &api.params;
+    let email = p.required_string("email")?;
+    let name = p.required_string("name")?;
+    let username = p.required_string("username")?;
+    let password = p.string("password")?;
+    let reset_password = p.bool("reset_password")?.unwrap_or(false);
+    let force_random = p.bool("force_random_password")?.unwrap_or(false);
+    if password.is_none() && !reset_password && !force_random {
+        return Err(ApiError::InvalidParam(
+            "password, reset_password, force_random_password are missing, at least one parameter must be provided".into(),
+        ));
+    }
+    let mut profile = profile::profile(&api, Some(&email))?;
+    let digest = match password.as_deref() {
+        Some(password) if !reset_password && !force_random => hash_new_password(&api, password)?,
+        _ => secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?,
+    };
+    let avatar = avatar::requested(&api)?;
+    if let AvatarChange::Set(_, name) = &avatar {
+        profile.changes.set("avatar_path", name.clone());
+    }
+    if !api.params.has("external") && api.settings.bool("user_default_external") {
+        profile.changes.set("external", true);
+    }
+    let confirmation = if p.bool("skip_confirmation")?.unwrap_or(false) {
+        profile.changes.set("confirmed_at", now_ms());
+        None
+    } else {
+        let token = secrets::generate("", 20);
+        profile
+            .changes
+            .set("confirmation_token_digest", secrets::digest(&token));
+        Some(token)
+    };
+    let reset_token = reset_password.then(|| secrets::generate("", 20));
+    if let Some(token) = &reset_token {
+        profile
+            .changes
+            .set("reset_password_token_digest", secrets::digest(token));
+        profile.changes.set("reset_password_sent_at", now_ms());
+    }
+    let projects_limit = match p.int("projects_limit")? {
+        Some(limit) => limit,
+        None => api
+            .settings
+            .value("default_projects_limit")
+            .as_i64()
+            .unwrap_or(100_000),
+    };
+    let new_user = NewUser {
+        username: &username,
+        email: &email,
+        name: &name,
+        is_admin: p.bool("admin")?.unwrap_or(false),
+        password_digest: Some(digest),
+        projects_limit,
+    };
+    let identity = profile
+        .identity
+        .as_ref()
+        .map(|(provider, uid)| (provider.as_str(), uid.as_str()));
+    let user = api
+        .db()
+        .create_user(new_user, &profile.changes, identity)
+        .await
+        .on_constraints(USER_UNIQUES)?;
+    if let AvatarChange::Set(file, name) = &avatar
+        && let Err(error) = avatar::store(&api, user.id, file, name).await
+    {
+        api.db().delete_user(user.id).await?;
+        return Err(error);
+    }
+    if let Some(token) = confirmation {
+        send_confirmation(&api, &user, &token).await?;
+    }
+    if let Some(token) = reset_token {
+        let link = format!(
+            "{}/users/password/edit?reset_password_token={token}",
+            api.tenant.base_url
+        );
+        send(&api, &user, "Account was created for you", format!(
+            "Hello {},\n\nAn administrator created an account for you on {}.\nYour username is {}.\n\nSet your password here: {link}\n",
+            user.name, api.tenant.base_url, user.username
+        ))
+        .await?;
+    }
+    Ok((StatusCode::CREATED, Json(admin_view(&api, &user).await?)).into_response())
+}
+
+pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    let user = user_by_id(&api, &id).await?;
+    let new_email = api.params.string("email")?;
+    let owner_email = new_email.clone().unwrap_or_else(|| user.email.clone());
+    let mut profile = profile::profile(&api, Some(&owner_email))?;
+    if let Some(password) = api.params.string("password")? {
+        profile
+            .changes
+            .set("password_digest", hash_new_password(&api, &password)?);
+        // An administrator's new password must be replaced by the user at the next sign-in.
+        profile.changes.set("password_expires_at", now_ms());
+    }
+    let reconfirm = new_email
+        .as_deref()
+        .is_some_and(|e| !e.eq_ignore_ascii_case(&user.email))
+        && !api.params.bool("skip_reconfirmation")?.unwrap_or(false);
+    let confirmation = reconfirm.then(|| secrets::generate("", 20));
+    if let Some(token) = &confirmation {
+        profile
+            .changes
+            .set("confirmation_token_digest", secrets::digest(token));
+        profile.changes.set("confirmed_at", None::<i64>);
+    }
+    let avatar = avatar::requested(&api)?;
+    match &avatar {
+        AvatarChange::Set(_, name) => profile.changes.set("avatar_path", name.clone()),
+        AvatarChange::Remove => profile.changes.set("avatar_path", None::<String>),
+        AvatarChange::Keep => {}
+    }
+    let identity = profile
+        .identity
+        .as_ref()
+        .map(|(provider, uid)| (provider.as_str(), uid.as_str()));
+    let updated = api
+        .db()
+        .update_user(user.id, &profile.changes, identity)
+        .await
+        .on_constraints(USER_UNIQUES)?
+        .ok_or(ApiError::NotFound("User"))?;
+    match &avatar {
+        AvatarChange::Set(file, name) => avatar::store(&api, user.id, file, name).await?,
+        AvatarChange::Remove => avatar::remove(&api, user.id).await?,
+        AvatarChange::Keep => {}
+    }
+    if let Some(token) = confirmation {
+        send_confirmation(&api, &updated, &token).await?;
+    }
+    Ok(Json(admin_view(&api, &updated).await?).into_response())
+}
+
+pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
+    api.admin()?;
+    let user = user_by_id(&api, &id).await?;
+    if !api.params.bool("hard_delete")?.unwrap_or(false) {
+        // Contributions are reassigned to GitLab's ghost user; it must exist first.
+        api.db().ghost_user().await?;
+    }
+    api.db().delete_user(user.id).await?;
+    avatar::remove(&api, user.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn remove_identity(
+    Path((id, provider)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    api.admin()?;
+    let user = user_by_id(&api, &id).await?;
+    if api.db().delete_identity(user.id, &provider).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound("Identity"))
+    }
+}
+
+async fn send_confirmation(api: &Api, user: &UserRow, token: &str) -> ApiResult<()> {
+    let link = format!(
+        "{}/users/confirmation?confirmation_token={token}",
+        api.tenant.base_url
+    );
+    send(
+        api,
+        user,
+        "Confirmation instructions",
+        format!(
+            "Welcome, {}!\n\nYou can confirm your email ({}) through the link below:\n\n{link}\n",
+            user.name, user.email
+        ),
+    )
+    .await
+}
+
+async fn send(api: &Api, user: &UserRow, subject: &str, body: String) -> ApiResult<()> {
+    api.ctx
+        .mailer
+        .send(Mail {
+            to: &user.email,
+            subject,
+            body,
+        })
+        .await
+        .map_err(ApiError::Internal)
+}

@@ -1,0 +1,83 @@
+//! The Users API: lists and profiles, administration (create, update, delete, states,
+//! identities), statuses, activities and memberships, and avatars.
+
+mod activity;
+mod avatar;
+mod manage;
+mod profile;
+mod read;
+mod states;
+mod status;
+
+use axum::Router;
+use axum::routing::{delete, get, post};
+use serde_json::{Value, json};
+
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::users::UserRow;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/api/v4/users", get(read::list).post(manage::create))
+        .route(
+            "/api/v4/users/{id}",
+            get(read::show).put(manage::update).delete(manage::remove),
+        )
+        .route(
+            "/api/v4/users/{id}/identities/{provider}",
+            delete(manage::remove_identity),
+        )
+        .route("/api/v4/users/{id}/block", post(states::block))
+        .route("/api/v4/users/{id}/unblock", post(states::unblock))
+        .route("/api/v4/users/{id}/deactivate", post(states::deactivate))
+        .route("/api/v4/users/{id}/activate", post(states::activate))
+        .route("/api/v4/users/{id}/status", get(status::show_for))
+        .route(
+            "/api/v4/user/status",
+            get(status::show_own).put(status::update),
+        )
+        .route("/api/v4/user_counts", get(read::counts))
+        .route("/api/v4/user/activities", get(activity::activities))
+        .route("/api/v4/users/{id}/memberships", get(activity::memberships))
+        .route("/api/v4/users/{id}/projects", get(read::projects))
+        .route("/api/v4/users/{id}/starred_projects", get(read::projects))
+        .route(
+            "/uploads/-/system/user/avatar/{id}/{filename}",
+            get(avatar::serve),
+        )
+}
+
+/// A user named by numeric id in the path, or 404.
+async fn user_by_id(api: &Api, id: &str) -> ApiResult<UserRow> {
+    let id: i64 = id.parse().map_err(|_| ApiError::NotFound("User"))?;
+    api.db()
+        .user_by_id(id)
+        .await?
+        .filter(|u| u.user_type == "human")
+        .ok_or(ApiError::NotFound("User"))
+}
+
+/// A user named by id or username, or 404.
+async fn user_by_key(api: &Api, key: &str) -> ApiResult<UserRow> {
+    api.db()
+        .user_by_id_or_username(key)
+        .await?
+        .filter(|u| u.user_type == "human")
+        .ok_or(ApiError::NotFound("User"))
+}
+
+/// The administrator's view of one user, with identities and (when asked) custom attributes.
+async fn admin_view(api: &Api, user: &UserRow) -> ApiResult<Value> {
+    let identities = api.db().identities_of(&[user.id]).await?;
+    let mut view = json!(api.user_views().admin(user, &identities));
+    if api.params.bool("with_custom_attributes")?.unwrap_or(false) {
+        let attributes = api.db().custom_attributes_of(&[user.id]).await?;
+        view["custom_attributes"] = attributes
+            .iter()
+            .map(|(_, key, value)| json!({ "key": key, "value": value }))
+            .collect();
+    }
+    Ok(view)
+}

@@ -1,0 +1,230 @@
+//! The profile parameters shared by `POST /users` and `PUT /users/:id`: each parameter's
+//! column and type, GitLab's validations, and the instance's password rules.
+
+use crate::auth::secrets;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::user_admin::UserChanges;
+
+/// Free-text profile fields stored as '' when cleared.
+const TEXT_FIELDS: &[&str] = &[
+    "bio",
+    "location",
+    "skype",
+    "linkedin",
+    "twitter",
+    "discord",
+    "website_url",
+    "organization",
+    "job_title",
+];
+/// Free-text fields stored as NULL when cleared.
+const NULLABLE_FIELDS: &[&str] = &["pronouns", "note"];
+const INT_FIELDS: &[&str] = &[
+    "theme_id",
+    "color_scheme_id",
+    "projects_limit",
+    "shared_runners_minutes_limit",
+    "extra_shared_runners_minutes_limit",
+];
+/// Boolean parameters and their columns.
+const BOOL_FIELDS: &[(&str, &str)] = &[
+    ("admin", "is_admin"),
+    ("can_create_group", "can_create_group"),
+    ("external", "external"),
+    ("private_profile", "private_profile"),
+];
+
+/// A `password_*_required` setting, the character test it asks for, and GitLab's message.
+type PasswordRule = (&'static str, fn(char) -> bool, &'static str);
+
+pub const MIN_PASSWORD_LENGTH: usize = 8;
+const MAX_PASSWORD_LENGTH: usize = 128;
+
+/// Parsed profile parameters, ready to store.
+pub struct Profile {
+    pub changes: UserChanges,
+    pub identity: Option<(String, String)>,
+}
+
+/// Reads every optional profile parameter present in the request. `current_email` is the
+/// user's primary email (the only address `public_email` may be set to besides '').
+pub fn profile(api: &Api, current_email: Option<&str>) -> ApiResult<Profile> {
+    let p = &api.params;
+    let mut changes = UserChanges::default();
+    for &name in TEXT_FIELDS {
+        if p.has(name) {
+            let value = p.string(name)?.unwrap_or_default();
+            check_length(name, &value, 255)?;
+            changes.set(static_column(name), value);
+        }
+    }
+    for &name in NULLABLE_FIELDS {
+        if p.has(name) {
+            changes.set(
+                static_column(name),
+                p.string(name)?.filter(|s| !s.is_empty()),
+            );
+        }
+    }
+    for &name in INT_FIELDS {
+        if let Some(value) = p.int(name)? {
+            if value < 0 && name != "extra_shared_runners_minutes_limit" {
+                return Err(ApiError::field(name, "must be greater than or equal to 0"));
+            }
+            changes.set(static_column(name), value);
+        }
+    }
+    for &(name, column) in BOOL_FIELDS {
+        if p.has(name) {
+            // GitLab: private_profile null becomes false.
+            changes.set(column, p.bool(name)?.unwrap_or(false));
+        }
+    }
+    if p.has("public_email") {
+        let value = p.string("public_email")?.filter(|s| !s.is_empty());
+        if let Some(email) = &value
+            && current_email.is_none_or(|own| !own.eq_ignore_ascii_case(email))
+        {
+            return Err(ApiError::field("public_email", "is not an email you own"));
+        }
+        changes.set("public_email", value);
+    }
+    if let Some(name) = p.string("name")? {
+        if name.trim().is_empty() {
+            return Err(ApiError::field("name", "can't be blank"));
+        }
+        check_length("name", &name, 255)?;
+        changes.set("name", name);
+    }
+    if let Some(username) = p.string("username")? {
+        validate_username(&username)?;
+        changes.set("username", username.clone());
+        changes.set("username_lower", username.to_lowercase());
+    }
+    if let Some(email) = p.string("email")? {
+        validate_email("email", &email)?;
+        changes.set("email", email.clone());
+        changes.set("email_lower", email.to_lowercase());
+    }
+    let identity = match (p.string("extern_uid")?, p.string("provider")?) {
+        (Some(uid), Some(provider)) if !uid.is_empty() && !provider.is_empty() => {
+            Some((provider, uid))
+        }
+        (None, None) => None,
+        _ => {
+            return Err(ApiError::InvalidParam(
+                "extern_uid, provider provide all or none of parameters".into(),
+            ));
+        }
+    };
+    Ok(Profile { changes, identity })
+}
+
+fn static_column(name: &str) -> &'static str {
+    TEXT_FIELDS
+        .iter()
+        .chain(NULLABLE_FIELDS)
+        .chain(INT_FIELDS)
+        .find(|f| **f == name)
+        .copied()
+        .expect("a known field")
+}
+
+fn check_length(field: &str, value: &str, max: usize) -> ApiResult<()> {
+    if value.chars().count() > max {
+        return Err(ApiError::field(
+            field,
+            format!("is too long (maximum is {max} characters)"),
+        ));
+    }
+    Ok(())
+}
+
+pub fn validate_username(username: &str) -> ApiResult<()> {
+    let message = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
+    let valid_chars = username
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let lower = username.to_ascii_lowercase();
+    if username.is_empty() {
+        return Err(ApiError::field("username", "can't be blank"));
+    }
+    if !valid_chars
+        || username.starts_with('-')
+        || username.ends_with('.')
+        || lower.ends_with(".git")
+        || lower.ends_with(".atom")
+    {
+        return Err(ApiError::field("username", message));
+    }
+    check_length("username", username, 255)
+}
+
+/// Devise's rule: something, one `@`, something, no spaces.
+pub fn validate_email(field: &str, email: &str) -> ApiResult<()> {
+    let valid = match email.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && !domain.is_empty()
+                && !domain.contains('@')
+                && !email.chars().any(char::is_whitespace)
+        }
+        None => false,
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(ApiError::field(field, "is invalid"))
+    }
+}
+
+/// Checks a new password against the length limits and the `password_*_required` settings,
+/// and returns its bcrypt digest.
+pub fn hash_new_password(api: &Api, password: &str) -> ApiResult<String> {
+    let length = password.chars().count();
+    let mut problems = Vec::new();
+    if length < MIN_PASSWORD_LENGTH {
+        problems.push(format!(
+            "is too short (minimum is {MIN_PASSWORD_LENGTH} characters)"
+        ));
+    }
+    if length > MAX_PASSWORD_LENGTH {
+        problems.push(format!(
+            "is too long (maximum is {MAX_PASSWORD_LENGTH} characters)"
+        ));
+    }
+    let rules: [PasswordRule; 4] = [
+        (
+            "password_number_required",
+            |c| c.is_ascii_digit(),
+            "requires at least one number",
+        ),
+        (
+            "password_symbol_required",
+            |c| !c.is_alphanumeric() && !c.is_whitespace(),
+            "requires at least one symbol character",
+        ),
+        (
+            "password_uppercase_required",
+            char::is_uppercase,
+            "requires at least one uppercase letter",
+        ),
+        (
+            "password_lowercase_required",
+            char::is_lowercase,
+            "requires at least one lowercase letter",
+        ),
+    ];
+    for (setting, test, message) in rules {
+        if api.settings.bool(setting) && !password.chars().any(test) {
+            problems.push(message.to_string());
+        }
+    }
+    if !problems.is_empty() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("password".into(), serde_json::json!(problems));
+        return Err(ApiError::Validation(fields));
+    }
+    secrets::hash_password(password).map_err(ApiError::Internal)
+}

@@ -1,0 +1,182 @@
+//! `GET /users`, `GET /users/:id`, `GET /user_counts`, and a user's project lists.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::{admin_view, user_by_id, user_by_key};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::user_admin::UserFilter;
+use crate::store::users::UserRow;
+use crate::store::window::Direction;
+
+const ADMIN_ORDERS: &[&str] = &["id", "name", "username", "created_at", "updated_at"];
+
+/// Anonymous callers may read users unless the instance restricts public visibility.
+fn check_list_access(api: &Api) -> ApiResult<()> {
+    if api.caller.is_none() && restricts_public(api) {
+        return Err(ApiError::Unauthorized);
+    }
+    Ok(())
+}
+
+fn restricts_public(api: &Api) -> bool {
+    api.settings
+        .value("restricted_visibility_levels")
+        .as_array()
+        .is_some_and(|levels| {
+            levels.iter().any(|l| {
+                l.as_str() == Some("public") || l.as_str() == Some("20") || l.as_i64() == Some(20)
+            })
+        })
+}
+
+fn filter(api: &Api, admin: bool) -> ApiResult<UserFilter> {
+    let p = &api.params;
+    let mut filter = UserFilter {
+        username: p.string("username")?.filter(|s| !s.is_empty()),
+        search: p
+            .string("search")?
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().to_string()),
+        search_emails: admin,
+        active: p.bool("active")?.unwrap_or(false),
+        blocked: p.bool("blocked")?.unwrap_or(false),
+        exclude_external: p.bool("exclude_external")?.unwrap_or(false),
+        ..UserFilter::default()
+    };
+    if !admin {
+        return Ok(filter);
+    }
+    filter.external = p.bool("external")?.unwrap_or(false);
+    filter.two_factor = p
+        .one_of("two_factor", &["enabled", "disabled"])?
+        .map(|v| v == "enabled");
+    filter.created_after = p.datetime("created_after")?.map(|d| d.timestamp_millis());
+    filter.created_before = p.datetime("created_before")?.map(|d| d.timestamp_millis());
+    filter.identity = match (p.string("extern_uid")?, p.string("provider")?) {
+        (Some(uid), Some(provider)) => Some((provider, uid)),
+        (None, None) => None,
+        _ => {
+            return Err(ApiError::InvalidParam(
+                "extern_uid, provider provide all or none of parameters".into(),
+            ));
+        }
+    };
+    if let Some(attributes) = p.object("custom_attributes")? {
+        for (key, value) in attributes {
+            let value = value
+                .as_str()
+                .ok_or_else(|| ApiError::invalid("custom_attributes"))?;
+            filter
+                .custom_attributes
+                .push((key.clone(), value.to_string()));
+        }
+    }
+    // `without_projects`: no user has projects yet, so every user qualifies.
+    p.bool("without_projects")?;
+    Ok(filter)
+}
+
+pub async fn list(api: Api) -> ApiResult<Response> {
+    check_list_access(&api)?;
+    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+    let filter = filter(&api, admin)?;
+    let order_by = match api.params.one_of("order_by", ADMIN_ORDERS)?.as_deref() {
+        Some("name") if admin => "name",
+        Some("username") if admin => "username_lower",
+        Some("created_at") if admin => "created_at",
+        Some("updated_at") if admin => "updated_at",
+        _ => "id",
+    };
+    let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
+        Some("asc") => Direction::Asc,
+        _ => Direction::Desc,
+    };
+    let request = PageRequest::from_params(&api.params)?;
+    let window = request.window(&api.params, order_by, direction)?;
+    let rows = api.db().list_users(&filter, &window).await?;
+    let total = if request.keyset {
+        None
+    } else {
+        Some(api.db().count_users(&filter, COUNT_CAP + 1).await?)
+    };
+    let page = Page { rows, total };
+    if !admin {
+        let views = api.user_views();
+        return Ok(page.respond(
+            &request,
+            &api.origin,
+            |u: &UserRow| u.id,
+            |u| views.summary(u),
+        ));
+    }
+    let ids: Vec<i64> = page.rows.iter().map(|u| u.id).collect();
+    let identities = api.db().identities_of(&ids).await?;
+    let attributes = if api.params.bool("with_custom_attributes")?.unwrap_or(false) {
+        Some(api.db().custom_attributes_of(&ids).await?)
+    } else {
+        None
+    };
+    let views = api.user_views();
+    Ok(page.respond(
+        &request,
+        &api.origin,
+        |u: &UserRow| u.id,
+        |u| {
+            let mut view = json!(views.admin(u, &identities));
+            if let Some(attributes) = &attributes {
+                view["custom_attributes"] = attributes
+                    .iter()
+                    .filter(|(user_id, _, _)| *user_id == u.id)
+                    .map(|(_, key, value)| json!({ "key": key, "value": value }))
+                    .collect();
+            }
+            view
+        },
+    ))
+}
+
+pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    check_list_access(&api)?;
+    let user = user_by_id(&api, &id).await?;
+    let caller = api.caller.as_ref();
+    if caller.is_some_and(|c| c.is_admin()) {
+        return Ok(Json(admin_view(&api, &user).await?));
+    }
+    let views = api.user_views();
+    let own = caller.is_some_and(|c| c.user.id == user.id);
+    if user.private_profile && !own {
+        return Ok(Json(json!(views.summary(&user))));
+    }
+    Ok(Json(json!(views.public(&user))))
+}
+
+/// `GET /user_counts`: Trellis has no merge requests; issue and todo counts come with issues.
+pub async fn counts(api: Api) -> ApiResult<Json<Value>> {
+    api.user()?;
+    Ok(Json(json!({
+        "merge_requests": 0,
+        "assigned_issues": 0,
+        "assigned_merge_requests": 0,
+        "review_requested_merge_requests": 0,
+        "todos": 0,
+    })))
+}
+
+/// `GET /users/:id/projects` and `/starred_projects`: the user must exist; projects come
+/// with the Projects API, until then the lists are empty.
+pub async fn projects(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    user_by_key(&api, &id).await?;
+    let request = PageRequest::from_params(&api.params)?;
+    let page: Page<i64> = Page {
+        rows: Vec::new(),
+        total: Some(0),
+    };
+    Ok(page
+        .respond(&request, &api.origin, |id| *id, |id| *id)
+        .into_response())
+}

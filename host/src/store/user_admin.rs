@@ -1,0 +1,444 @@
+//! User queries beyond single lookups: filtered lists, profile changes, states, deletion,
+//! identities, custom attributes and activity.
+
+use sqlx::AssertSqlSafe;
+
+use super::sql::{Arg, Sql};
+use super::users::{USER_COLUMNS, UserRow};
+use super::window::Window;
+use super::{TenantDb, ids::next_id, now_ms};
+
+/// The filters of `GET /users` (admin-only ones are left `None` by the handler for others).
+#[derive(Debug, Default)]
+pub struct UserFilter {
+    pub username: Option<String>,
+    /// Matches name and username anywhere, email exactly unless `search_emails`.
+    pub search: Option<String>,
+    pub search_emails: bool,
+    pub active: bool,
+    pub blocked: bool,
+    pub external: bool,
+    pub exclude_external: bool,
+    pub two_factor: Option<bool>,
+    pub created_after: Option<i64>,
+    pub created_before: Option<i64>,
+    pub identity: Option<(String, String)>,
+    pub custom_attributes: Vec<(String, String)>,
+}
+
+impl UserFilter {
+    fn apply(&self, sql: &mut Sql, tenant_id: i64) {
+        sql.push(" WHERE tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND user_type = 'human'");
+        if let Some(username) = &self.username {
+            sql.push(" AND username_lower = ")
+                .bind(username.to_lowercase());
+        }
+        if let Some(search) = &self.search {
+            let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
+            sql.push(" AND (LOWER(name) LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\'");
+            sql.push(" OR username_lower LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\'");
+            if self.search_emails {
+                sql.push(" OR email_lower LIKE ")
+                    .bind(pattern)
+                    .push(" ESCAPE '\\'");
+            } else {
+                sql.push(" OR email_lower = ").bind(search.to_lowercase());
+            }
+            sql.push(")");
+        }
+        if self.active {
+            sql.push(" AND state = 'active'");
+        }
+        if self.blocked {
+            sql.push(" AND state IN ('blocked', 'ldap_blocked')");
+        }
+        if self.external {
+            sql.push(" AND external = 1");
+        }
+        if self.exclude_external {
+            sql.push(" AND external = 0");
+        }
+        if let Some(enabled) = self.two_factor {
+            sql.push(" AND two_factor_enabled = ").bind(enabled);
+        }
+        if let Some(after) = self.created_after {
+            sql.push(" AND created_at >= ").bind(after);
+        }
+        if let Some(before) = self.created_before {
+            sql.push(" AND created_at <= ").bind(before);
+        }
+        if let Some((provider, extern_uid)) = &self.identity {
+            sql.push(" AND id IN (SELECT user_id FROM identities WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND provider = ")
+                .bind(provider.as_str())
+                .push(" AND extern_uid = ")
+                .bind(extern_uid.as_str())
+                .push(")");
+        }
+        for (key, value) in &self.custom_attributes {
+            sql.push(" AND id IN (SELECT user_id FROM user_custom_attributes WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND key = ")
+                .bind(key.as_str())
+                .push(" AND value = ")
+                .bind(value.as_str())
+                .push(")");
+        }
+    }
+}
+
+fn escape_like(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+/// Column changes for an insert or update, from a fixed set of column names.
+#[derive(Debug, Default)]
+pub struct UserChanges {
+    columns: Vec<(&'static str, Arg)>,
+}
+
+impl UserChanges {
+    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
+        self.columns.retain(|(c, _)| *c != column);
+        self.columns.push((column, value.into()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    fn push_assignments(&self, sql: &mut Sql) {
+        for (column, value) in &self.columns {
+            sql.push(&format!(", {column} = ")).bind(value.clone());
+        }
+    }
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct IdentityRow {
+    pub user_id: i64,
+    pub provider: String,
+    pub extern_uid: String,
+    pub saml_provider_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StatusRow {
+    pub emoji: String,
+    pub message: String,
+    pub availability: String,
+    pub clear_status_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ActivityRow {
+    pub id: i64,
+    pub username: String,
+    pub last_activity_on: String,
+}
+
+impl TenantDb {
+    pub async fn list_users(
+        &self,
+        filter: &UserFilter,
+        window: &Window,
+    ) -> sqlx::Result<Vec<UserRow>> {
+        let mut sql = Sql::new(&format!("SELECT {USER_COLUMNS} FROM users"));
+        filter.apply(&mut sql, self.tenant_id());
+        window.apply(&mut sql);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_users(&self, filter: &UserFilter, cap: i64) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT 1 FROM users");
+        filter.apply(&mut sql, self.tenant_id());
+        sql.count_capped(cap)
+            .query_scalar()
+            .fetch_one(self.reader())
+            .await
+    }
+
+    /// Inserts a user with `changes` and an optional identity, all or nothing.
+    pub async fn create_user(
+        &self,
+        user: super::users::NewUser<'_>,
+        changes: &UserChanges,
+        identity: Option<(&str, &str)>,
+    ) -> sqlx::Result<UserRow> {
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
+             is_admin, password_digest, projects_limit, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9, $10, $11, $11)",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(user.username)
+        .bind(user.username.to_lowercase())
+        .bind(user.email)
+        .bind(user.email.to_lowercase())
+        .bind(user.name)
+        .bind(i64::from(user.is_admin))
+        .bind(user.password_digest)
+        .bind(user.projects_limit)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let mut sql = Sql::new("UPDATE users SET updated_at = ");
+        sql.bind(now);
+        changes.push_assignments(&mut sql);
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND id = ")
+            .bind(id);
+        sql.query().execute(&mut *tx).await?;
+        if let Some((provider, extern_uid)) = identity {
+            insert_identity(&mut tx, self.tenant_id(), id, provider, extern_uid).await?;
+        }
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Applies `changes` (and an identity, when given) to a user; `None` when it does not exist.
+    pub async fn update_user(
+        &self,
+        id: i64,
+        changes: &UserChanges,
+        identity: Option<(&str, &str)>,
+    ) -> sqlx::Result<Option<UserRow>> {
+        let mut tx = self.writer().begin().await?;
+        let mut sql = Sql::new("UPDATE users SET updated_at = ");
+        sql.bind(now_ms());
+        changes.push_assignments(&mut sql);
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND id = ")
+            .bind(id);
+        sql.push(&format!(" RETURNING {USER_COLUMNS}"));
+        let Some(row) = sql.query_as::<UserRow>().fetch_optional(&mut *tx).await? else {
+            return Ok(None);
+        };
+        if let Some((provider, extern_uid)) = identity {
+            sqlx::query(
+                "DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",
+            )
+            .bind(self.tenant_id())
+            .bind(id)
+            .bind(provider)
+            .execute(&mut *tx)
+            .await?;
+            insert_identity(&mut tx, self.tenant_id(), id, provider, extern_uid).await?;
+        }
+        tx.commit().await?;
+        Ok(Some(row))
+    }
+
+    /// Sets a user's state; `false` when the user does not exist.
+    pub async fn set_user_state(&self, id: i64, state: &str) -> sqlx::Result<bool> {
+        let done = sqlx::query(
+            "UPDATE users SET state = $1, updated_at = $2 WHERE tenant_id = $3 AND id = $4",
+        )
+        .bind(state)
+        .bind(now_ms())
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Removes a user and what hangs off it (tokens, identities, statuses cascade).
+    pub async fn delete_user(&self, id: i64) -> sqlx::Result<bool> {
+        let done = sqlx::query("DELETE FROM users WHERE tenant_id = $1 AND id = $2")
+            .bind(self.tenant_id())
+            .bind(id)
+            .execute(self.writer())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// GitLab's placeholder that inherits the contributions of deleted users.
+    pub async fn ghost_user(&self) -> sqlx::Result<UserRow> {
+        let existing: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND user_type = 'ghost'"
+        )))
+        .bind(self.tenant_id())
+        .fetch_optional(self.reader())
+        .await?;
+        if let Some(ghost) = existing {
+            return Ok(ghost);
+        }
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
+        let now = now_ms();
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
+             user_type, bio, created_at, updated_at) VALUES ($1, $2, 'ghost', 'ghost', $3, $3, 'Ghost User', \
+             'blocked', 'ghost', $4, $5, $5) RETURNING {USER_COLUMNS}"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(format!("ghost-{id}@noreply.trellis"))
+        .bind("This is a \"Ghost User\", created to hold all issues authored by users that have since been deleted. This user cannot be removed.")
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn identities_of(&self, user_ids: &[i64]) -> sqlx::Result<Vec<IdentityRow>> {
+        if user_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "SELECT user_id, provider, extern_uid, saml_provider_id FROM identities WHERE tenant_id = ",
+        );
+        sql.bind(self.tenant_id())
+            .push(" AND user_id IN (")
+            .bind_list(user_ids.iter().copied())
+            .push(") ORDER BY provider");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn delete_identity(&self, user_id: i64, provider: &str) -> sqlx::Result<bool> {
+        let done = sqlx::query(
+            "DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",
+        )
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .bind(provider)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn custom_attributes_of(
+        &self,
+        user_ids: &[i64],
+    ) -> sqlx::Result<Vec<(i64, String, String)>> {
+        if user_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql =
+            Sql::new("SELECT user_id, key, value FROM user_custom_attributes WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND user_id IN (")
+            .bind_list(user_ids.iter().copied())
+            .push(") ORDER BY key");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn user_status(&self, user_id: i64) -> sqlx::Result<Option<StatusRow>> {
+        sqlx::query_as(
+            "SELECT emoji, message, availability, clear_status_at FROM user_statuses WHERE tenant_id = $1 AND user_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// Replaces a user's status; `None` clears it.
+    pub async fn set_user_status(
+        &self,
+        user_id: i64,
+        status: Option<&StatusRow>,
+    ) -> sqlx::Result<()> {
+        let mut tx = self.writer().begin().await?;
+        sqlx::query("DELETE FROM user_statuses WHERE tenant_id = $1 AND user_id = $2")
+            .bind(self.tenant_id())
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(status) = status {
+            sqlx::query(
+                "INSERT INTO user_statuses (tenant_id, user_id, emoji, message, availability, clear_status_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(self.tenant_id())
+            .bind(user_id)
+            .bind(&status.emoji)
+            .bind(&status.message)
+            .bind(&status.availability)
+            .bind(status.clear_status_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await
+    }
+
+    /// Records API activity for today (callers write at most once per user per day).
+    pub async fn record_activity(&self, user_id: i64, today: &str) -> sqlx::Result<()> {
+        sqlx::query(
+            "UPDATE users SET last_activity_on = $1 WHERE tenant_id = $2 AND id = $3 \
+             AND (last_activity_on IS NULL OR last_activity_on < $1)",
+        )
+        .bind(today)
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .execute(self.writer())
+        .await
+        .map(|_| ())
+    }
+
+    /// Users active on or after `from` (`YYYY-MM-DD`), oldest activity first.
+    pub async fn activities(&self, from: &str, window: &Window) -> sqlx::Result<Vec<ActivityRow>> {
+        let mut sql =
+            Sql::new("SELECT id, username, last_activity_on FROM users WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND user_type = 'human' AND last_activity_on >= ")
+            .bind(from);
+        window.apply(&mut sql);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_activities(&self, from: &str, cap: i64) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT 1 FROM users WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND user_type = 'human' AND last_activity_on >= ")
+            .bind(from);
+        sql.count_capped(cap)
+            .query_scalar()
+            .fetch_one(self.reader())
+            .await
+    }
+}
+
+async fn insert_identity(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tenant_id: i64,
+    user_id: i64,
+    provider: &str,
+    extern_uid: &str,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO identities (tenant_id, user_id, provider, extern_uid, created_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .bind(provider)
+    .bind(extern_uid)
+    .bind(now_ms())
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
