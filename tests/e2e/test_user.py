@@ -1,3 +1,4 @@
+import hashlib
 """GET /user, /version and /metadata."""
 
 import re
@@ -31,7 +32,9 @@ def test_user_identity(me):
     assert me["state"] == "active"
     assert me["email"] == "admin@example.com"
     assert me["is_admin"] is True
-    assert me["avatar_url"] is None
+    # No uploaded avatar and avatar_service_enabled (GitLab's default): a Gravatar URL.
+    digest = hashlib.sha256(b"admin@example.com").hexdigest()
+    assert me["avatar_url"] == f"https://www.gravatar.com/avatar/{digest}?s=80&d=identicon"
 
 
 @pytest.mark.parametrize("field", ADMIN_FIELDS)
