@@ -10,11 +10,11 @@ use axum::{Json, Router};
 use chrono::Utc;
 
 use super::keys::{admin_target, path_id};
-use super::tokens::{issue_token, list_tokens, token_request, token_state};
+use super::tokens::{issue_token, list_tokens, token_request};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::store::tokens::{TokenFilter, TokenRow};
+use crate::store::tokens::{TokenFilter, TokenRow, TokenState};
 use crate::store::users::UserRow;
 use crate::views::token::TokenView;
 
@@ -44,12 +44,27 @@ fn today() -> String {
     Utc::now().date_naive().format("%Y-%m-%d").to_string()
 }
 
+/// `state`: `all` (the default), `active` or `inactive`.
+fn state(api: &Api) -> ApiResult<TokenState> {
+    Ok(
+        match api
+            .params
+            .one_of("state", &["all", "active", "inactive"])?
+            .as_deref()
+        {
+            Some("active") => TokenState::Active,
+            Some("inactive") => TokenState::Inactive,
+            _ => TokenState::All,
+        },
+    )
+}
+
 async fn list(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
     let user = admin_target(&api, &user_id).await?;
     let filter = TokenFilter {
         user_id: Some(user.id),
         impersonation: true,
-        state: token_state(&api)?,
+        state: state(&api)?,
         today: today(),
     };
     list_tokens(&api, filter).await

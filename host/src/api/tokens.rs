@@ -61,7 +61,7 @@ fn today() -> String {
     Utc::now().date_naive().format("%Y-%m-%d").to_string()
 }
 
-pub fn token_state(api: &Api) -> ApiResult<TokenState> {
+fn token_state(api: &Api) -> ApiResult<TokenState> {
     Ok(
         match api
             .params
