@@ -303,7 +303,11 @@ mod tests {
         );
         let ed = parse_ssh_key(ED25519).unwrap();
         assert_eq!(
-            ed.check_restrictions(|s| if s == "ed25519_key_restriction" { -1 } else { 0 }),
+            ed.check_restrictions(|s| if s == "ed25519_key_restriction" {
+                -1
+            } else {
+                0
+            }),
             Err("type is forbidden. Must be RSA, DSA, ECDSA, ECDSA_SK, or ED25519_SK".into())
         );
         assert_eq!(exact_sentence(&["RSA", "DSA"]), "RSA or DSA");
@@ -351,7 +355,14 @@ mod tests {
     fn email_format() {
         assert!(is_valid_email("a@b"));
         assert!(is_valid_email("first.last+tag@example.com"));
-        for bad in ["", "plain", "@example.com", "a@", "a b@example.com", "a@b@c"] {
+        for bad in [
+            "",
+            "plain",
+            "@example.com",
+            "a@",
+            "a b@example.com",
+            "a@b@c",
+        ] {
             assert!(!is_valid_email(bad), "{bad}");
         }
         assert_eq!(

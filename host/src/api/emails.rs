@@ -18,7 +18,10 @@ use crate::views::keys::EmailView;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
-        .route("/api/v4/user/emails", get(own_emails).post(create_own_email))
+        .route(
+            "/api/v4/user/emails",
+            get(own_emails).post(create_own_email),
+        )
         .route(
             "/api/v4/user/emails/{email_id}",
             get(own_email).delete(delete_own_email),

@@ -23,7 +23,10 @@ const USAGE_TYPES: &[&str] = &["auth", "signing", "auth_and_signing"];
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
-        .route("/api/v4/user/keys", get(own_ssh_keys).post(create_own_ssh_key))
+        .route(
+            "/api/v4/user/keys",
+            get(own_ssh_keys).post(create_own_ssh_key),
+        )
         .route(
             "/api/v4/user/keys/{key_id}",
             get(own_ssh_key).delete(delete_own_ssh_key),

@@ -213,13 +213,12 @@ impl TenantDb {
     ) -> sqlx::Result<Option<EmailRow>> {
         let mut tx = self.writer().begin().await?;
         let lower = email.to_lowercase();
-        let primary: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM users WHERE tenant_id = $1 AND email_lower = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(&lower)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let primary: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM users WHERE tenant_id = $1 AND email_lower = $2")
+                .bind(self.tenant_id())
+                .bind(&lower)
+                .fetch_optional(&mut *tx)
+                .await?;
         if primary.is_some() {
             return Ok(None);
         }
