@@ -9,6 +9,7 @@ pub mod auth;
 pub mod config;
 pub mod context;
 pub mod http;
+pub mod keys;
 pub mod mail;
 pub mod settings;
 pub mod store;

@@ -2,6 +2,9 @@
 
 pub mod meta;
 pub use tokens::TOKEN_SCOPES;
+mod emails;
+mod impersonation;
+mod keys;
 mod settings;
 mod tokens;
 mod user;
@@ -18,4 +21,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(tokens::router())
         .merge(users::router())
         .merge(settings::router())
+        .merge(keys::router())
+        .merge(emails::router())
+        .merge(impersonation::router())
 }

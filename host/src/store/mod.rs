@@ -6,6 +6,7 @@
 //! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
 
 pub mod ids;
+pub mod keys;
 pub mod settings;
 pub mod sql;
 pub mod tenants;

@@ -331,6 +331,26 @@ impl TenantDb {
         Ok(done.rows_affected() == 1)
     }
 
+    /// The user whose secondary email `email` is (case-insensitive), if any.
+    pub async fn secondary_email_owner(&self, email: &str) -> sqlx::Result<Option<i64>> {
+        sqlx::query_scalar("SELECT user_id FROM emails WHERE tenant_id = $1 AND email_lower = $2")
+            .bind(self.tenant_id())
+            .bind(email.to_lowercase())
+            .fetch_optional(self.reader())
+            .await
+    }
+
+    /// A user's confirmed secondary emails (what `public_email` may be set to besides the primary).
+    pub async fn confirmed_secondary_emails(&self, user_id: i64) -> sqlx::Result<Vec<String>> {
+        sqlx::query_scalar(
+            "SELECT email FROM emails WHERE tenant_id = $1 AND user_id = $2 AND confirmed_at IS NOT NULL ORDER BY id",
+        )
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
     pub async fn custom_attributes_of(
         &self,
         user_ids: &[i64],

@@ -38,7 +38,8 @@ pub async fn create(api: Api) -> ApiResult<Response> {
             "password, reset_password, force_random_password are missing, at least one parameter must be provided".into(),
         ));
     }
-    let mut profile = profile::profile(&api, Some(&email))?;
+    let mut profile = profile::profile(&api, std::slice::from_ref(&email))?;
+    check_not_secondary(&api, &email, None).await?;
     let digest = match password.as_deref() {
         Some(password) if !reset_password && !force_random => hash_new_password(&api, password)?,
         _ => secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?,
@@ -119,8 +120,12 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
     let user = user_by_id(&api, &id).await?;
     let new_email = api.params.string("email")?;
-    let owner_email = new_email.clone().unwrap_or_else(|| user.email.clone());
-    let mut profile = profile::profile(&api, Some(&owner_email))?;
+    let mut owned = api.db().confirmed_secondary_emails(user.id).await?;
+    owned.push(new_email.clone().unwrap_or_else(|| user.email.clone()));
+    let mut profile = profile::profile(&api, &owned)?;
+    if let Some(email) = &new_email {
+        check_not_secondary(&api, email, Some(user.id)).await?;
+    }
     if let Some(password) = api.params.string("password")? {
         profile
             .changes
@@ -188,6 +193,16 @@ pub async fn remove_identity(
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound("Identity"))
+    }
+}
+
+/// Primary emails are unique through an index; another user's secondary emails are checked here.
+async fn check_not_secondary(api: &Api, email: &str, owner: Option<i64>) -> ApiResult<()> {
+    match api.db().secondary_email_owner(email).await? {
+        Some(user_id) if Some(user_id) != owner => {
+            Err(ApiError::field("email", "has already been taken"))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -47,9 +47,9 @@ pub struct Profile {
     pub identity: Option<(String, String)>,
 }
 
-/// Reads every optional profile parameter present in the request. `current_email` is the
-/// user's primary email (the only address `public_email` may be set to besides '').
-pub fn profile(api: &Api, current_email: Option<&str>) -> ApiResult<Profile> {
+/// Reads every optional profile parameter present in the request. `owned_emails` are the
+/// addresses `public_email` may be set to (the primary and confirmed secondary emails).
+pub fn profile(api: &Api, owned_emails: &[String]) -> ApiResult<Profile> {
     let p = &api.params;
     let mut changes = UserChanges::default();
     for &name in TEXT_FIELDS {
@@ -84,7 +84,9 @@ pub fn profile(api: &Api, current_email: Option<&str>) -> ApiResult<Profile> {
     if p.has("public_email") {
         let value = p.string("public_email")?.filter(|s| !s.is_empty());
         if let Some(email) = &value
-            && current_email.is_none_or(|own| !own.eq_ignore_ascii_case(email))
+            && !owned_emails
+                .iter()
+                .any(|own| own.eq_ignore_ascii_case(email))
         {
             return Err(ApiError::field("public_email", "is not an email you own"));
         }

@@ -1,0 +1,109 @@
+//! Secondary emails: `/user/emails` and the administrator's `/users/:user_id/emails`. An
+//! address is unique in the tenant, among secondary emails and users' primary emails alike.
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+
+use super::keys::{admin_target, list_owned, path_id};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::request::Api;
+use crate::keys::is_valid_email;
+use crate::store::keys::EmailRow;
+use crate::store::users::UserRow;
+use crate::views::keys::EmailView;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route(
+            "/api/v4/user/emails",
+            get(own_emails).post(create_own_email),
+        )
+        .route(
+            "/api/v4/user/emails/{email_id}",
+            get(own_email).delete(delete_own_email),
+        )
+        .route(
+            "/api/v4/users/{user_id}/emails",
+            get(user_emails).post(create_user_email),
+        )
+        .route(
+            "/api/v4/users/{user_id}/emails/{email_id}",
+            delete(delete_user_email),
+        )
+}
+
+async fn create_email(api: &Api, owner: &UserRow, confirmed: bool) -> ApiResult<Response> {
+    let email = api.params.required_string("email")?;
+    let email = email.trim();
+    if email.is_empty() {
+        return Err(ApiError::field("email", "can't be blank"));
+    }
+    if !is_valid_email(email) {
+        return Err(ApiError::field("email", "is invalid"));
+    }
+    let row = api
+        .db()
+        .insert_email(owner.id, email, confirmed)
+        .await
+        .on_constraint("emails", "email_lower", "email")?
+        .ok_or_else(|| ApiError::field("email", "has already been taken"))?;
+    Ok((StatusCode::CREATED, Json(EmailView::new(&row))).into_response())
+}
+
+async fn delete_email(api: &Api, owner: &UserRow, email_id: &str) -> ApiResult<StatusCode> {
+    let id = path_id(email_id, "email_id")?;
+    if api.db().delete_owned::<EmailRow>(owner.id, id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound("Email"))
+    }
+}
+
+async fn own_emails(api: Api) -> ApiResult<Response> {
+    let owner = api.user()?.user.clone();
+    list_owned(&api, owner.id, EmailView::new).await
+}
+
+async fn create_own_email(api: Api) -> ApiResult<Response> {
+    let owner = api.user()?.user.clone();
+    create_email(&api, &owner, false).await
+}
+
+async fn own_email(Path(email_id): Path<String>, api: Api) -> ApiResult<Json<EmailView>> {
+    let owner = api.user()?.user.clone();
+    let id = path_id(&email_id, "email_id")?;
+    let row = api
+        .db()
+        .owned::<EmailRow>(owner.id, id)
+        .await?
+        .ok_or(ApiError::NotFound("Email"))?;
+    Ok(Json(EmailView::new(&row)))
+}
+
+async fn delete_own_email(Path(email_id): Path<String>, api: Api) -> ApiResult<StatusCode> {
+    let owner = api.user()?.user.clone();
+    delete_email(&api, &owner, &email_id).await
+}
+
+async fn user_emails(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    let owner = admin_target(&api, &user_id).await?;
+    list_owned(&api, owner.id, EmailView::new).await
+}
+
+async fn create_user_email(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    let owner = admin_target(&api, &user_id).await?;
+    let skip_confirmation = api.params.bool("skip_confirmation")?.unwrap_or(false);
+    create_email(&api, &owner, skip_confirmation).await
+}
+
+async fn delete_user_email(
+    Path((user_id, email_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    let owner = admin_target(&api, &user_id).await?;
+    delete_email(&api, &owner, &email_id).await
+}

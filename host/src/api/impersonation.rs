@@ -1,0 +1,104 @@
+//! Impersonation tokens (administrators only): `/users/:user_id/impersonation_tokens`. They
+//! are personal access token rows with `impersonation` set, so they authenticate as their
+//! user, and the personal access token lists leave them out.
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::Utc;
+
+use super::keys::{admin_target, path_id};
+use super::tokens::{issue_token, list_tokens, token_request};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::tokens::{TokenFilter, TokenRow, TokenState};
+use crate::store::users::UserRow;
+use crate::views::token::TokenView;
+
+/// The scopes an impersonation token may carry: the spec's `api` and `read_user`, and the
+/// read/repository scopes GitLab also offers for acting as a user.
+pub const IMPERSONATION_SCOPES: &[&str] = &[
+    "api",
+    "read_user",
+    "read_api",
+    "read_repository",
+    "write_repository",
+];
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route(
+            "/api/v4/users/{user_id}/impersonation_tokens",
+            get(list).post(create),
+        )
+        .route(
+            "/api/v4/users/{user_id}/impersonation_tokens/{impersonation_token_id}",
+            get(show).delete(revoke),
+        )
+}
+
+fn today() -> String {
+    Utc::now().date_naive().format("%Y-%m-%d").to_string()
+}
+
+/// `state`: `all` (the default), `active` or `inactive`.
+fn state(api: &Api) -> ApiResult<TokenState> {
+    Ok(
+        match api
+            .params
+            .one_of("state", &["all", "active", "inactive"])?
+            .as_deref()
+        {
+            Some("active") => TokenState::Active,
+            Some("inactive") => TokenState::Inactive,
+            _ => TokenState::All,
+        },
+    )
+}
+
+async fn list(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    let user = admin_target(&api, &user_id).await?;
+    let filter = TokenFilter {
+        user_id: Some(user.id),
+        impersonation: true,
+        state: state(&api)?,
+        today: today(),
+    };
+    list_tokens(&api, filter).await
+}
+
+async fn create(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    let user = admin_target(&api, &user_id).await?;
+    let request = token_request(&api, user.is_admin, IMPERSONATION_SCOPES)?;
+    issue_token(&api, user.id, request, true).await
+}
+
+async fn find(api: &Api, user: &UserRow, token_id: &str) -> ApiResult<TokenRow> {
+    let id = path_id(token_id, "impersonation_token_id")?;
+    match api.db().token_by_id(id).await? {
+        Some(token) if token.impersonation && token.user_id == user.id => Ok(token),
+        _ => Err(ApiError::NotFound("Impersonation Token")),
+    }
+}
+
+async fn show(
+    Path((user_id, token_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<TokenView>> {
+    let user = admin_target(&api, &user_id).await?;
+    let token = find(&api, &user, &token_id).await?;
+    Ok(Json(TokenView::new(&token, &today())))
+}
+
+async fn revoke(
+    Path((user_id, token_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    let user = admin_target(&api, &user_id).await?;
+    let token = find(&api, &user, &token_id).await?;
+    api.db().revoke_token(token.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

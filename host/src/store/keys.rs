@@ -1,0 +1,244 @@
+//! Rows users own beside their profile: SSH keys, GPG keys and secondary emails. The three
+//! tables share one shape (`tenant_id, id, user_id, ...`), so listing, reading and deleting
+//! one of a user's rows is written once over [`Owned`].
+
+use sqlx::AssertSqlSafe;
+use sqlx::any::AnyRow;
+
+use super::sql::Sql;
+use super::window::Window;
+use super::{TenantDb, ids::next_id, now_ms};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SshKeyRow {
+    pub id: i64,
+    pub user_id: i64,
+    pub title: String,
+    pub public_key: String,
+    pub key_type: String,
+    pub bits: i64,
+    pub fingerprint: String,
+    pub fingerprint_sha256: String,
+    pub usage_type: String,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct GpgKeyRow {
+    pub id: i64,
+    pub user_id: i64,
+    pub public_key: String,
+    pub fingerprint: String,
+    pub primary_keyid: String,
+    pub emails: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EmailRow {
+    pub id: i64,
+    pub user_id: i64,
+    pub email: String,
+    pub confirmed_at: Option<i64>,
+    pub created_at: i64,
+}
+
+/// A table of rows owned by a user.
+pub trait Owned: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin {
+    const TABLE: &'static str;
+    const COLUMNS: &'static str;
+    fn id(&self) -> i64;
+}
+
+impl Owned for SshKeyRow {
+    const TABLE: &'static str = "ssh_keys";
+    const COLUMNS: &'static str = "id, user_id, title, public_key, key_type, bits, fingerprint, \
+        fingerprint_sha256, usage_type, expires_at, last_used_at, created_at";
+    fn id(&self) -> i64 {
+        self.id
+    }
+}
+
+impl Owned for GpgKeyRow {
+    const TABLE: &'static str = "gpg_keys";
+    const COLUMNS: &'static str =
+        "id, user_id, public_key, fingerprint, primary_keyid, emails, created_at";
+    fn id(&self) -> i64 {
+        self.id
+    }
+}
+
+impl Owned for EmailRow {
+    const TABLE: &'static str = "emails";
+    const COLUMNS: &'static str = "id, user_id, email, confirmed_at, created_at";
+    fn id(&self) -> i64 {
+        self.id
+    }
+}
+
+pub struct NewSshKey<'a> {
+    pub user_id: i64,
+    pub title: &'a str,
+    pub public_key: &'a str,
+    pub key_type: &'a str,
+    pub bits: i64,
+    pub fingerprint: &'a str,
+    pub fingerprint_sha256: &'a str,
+    pub usage_type: &'a str,
+    pub expires_at: Option<i64>,
+}
+
+pub struct NewGpgKey<'a> {
+    pub user_id: i64,
+    pub public_key: &'a str,
+    pub fingerprint: &'a str,
+    pub primary_keyid: &'a str,
+    pub emails: &'a [String],
+}
+
+impl TenantDb {
+    /// One page of `user_id`'s rows of `T`, oldest first.
+    pub async fn list_owned<T: Owned>(
+        &self,
+        user_id: i64,
+        window: &Window,
+    ) -> sqlx::Result<Vec<T>> {
+        let mut sql = Sql::new(&format!("SELECT {} FROM {}", T::COLUMNS, T::TABLE));
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND user_id = ")
+            .bind(user_id);
+        window.apply(&mut sql);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_owned<T: Owned>(&self, user_id: i64, cap: i64) -> sqlx::Result<i64> {
+        let mut sql = Sql::new(&format!("SELECT 1 FROM {}", T::TABLE));
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND user_id = ")
+            .bind(user_id);
+        sql.count_capped(cap)
+            .query_scalar()
+            .fetch_one(self.reader())
+            .await
+    }
+
+    /// Row `id` of `T` if it belongs to `user_id`.
+    pub async fn owned<T: Owned>(&self, user_id: i64, id: i64) -> sqlx::Result<Option<T>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {} FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+            T::COLUMNS,
+            T::TABLE
+        )))
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// Deletes row `id` of `T` if it belongs to `user_id`; whether a row went.
+    pub async fn delete_owned<T: Owned>(&self, user_id: i64, id: i64) -> sqlx::Result<bool> {
+        let done = sqlx::query(AssertSqlSafe(format!(
+            "DELETE FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+            T::TABLE
+        )))
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn insert_ssh_key(&self, key: NewSshKey<'_>) -> sqlx::Result<SshKeyRow> {
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, self.tenant_id(), "ssh_keys").await?;
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "INSERT INTO ssh_keys (tenant_id, id, user_id, title, public_key, key_type, bits, \
+             fingerprint, fingerprint_sha256, usage_type, expires_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING {}",
+            SshKeyRow::COLUMNS
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(key.user_id)
+        .bind(key.title)
+        .bind(key.public_key)
+        .bind(key.key_type)
+        .bind(key.bits)
+        .bind(key.fingerprint)
+        .bind(key.fingerprint_sha256)
+        .bind(key.usage_type)
+        .bind(key.expires_at)
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn insert_gpg_key(&self, key: NewGpgKey<'_>) -> sqlx::Result<GpgKeyRow> {
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, self.tenant_id(), "gpg_keys").await?;
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "INSERT INTO gpg_keys (tenant_id, id, user_id, public_key, fingerprint, primary_keyid, \
+             emails, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING {}",
+            GpgKeyRow::COLUMNS
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(key.user_id)
+        .bind(key.public_key)
+        .bind(key.fingerprint)
+        .bind(key.primary_keyid)
+        .bind(key.emails.join("\n"))
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Adds a secondary email. `Ok(None)` when the address is already some user's primary
+    /// email; a duplicate secondary email fails on `emails_email_lower_unique`.
+    pub async fn insert_email(
+        &self,
+        user_id: i64,
+        email: &str,
+        confirmed: bool,
+    ) -> sqlx::Result<Option<EmailRow>> {
+        let mut tx = self.writer().begin().await?;
+        let lower = email.to_lowercase();
+        let primary: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM users WHERE tenant_id = $1 AND email_lower = $2")
+                .bind(self.tenant_id())
+                .bind(&lower)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if primary.is_some() {
+            return Ok(None);
+        }
+        let id = next_id(&mut *tx, self.tenant_id(), "emails").await?;
+        let now = now_ms();
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "INSERT INTO emails (tenant_id, id, user_id, email, email_lower, confirmed_at, created_at, \
+             updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING {}",
+            EmailRow::COLUMNS
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(user_id)
+        .bind(email)
+        .bind(&lower)
+        .bind(confirmed.then_some(now))
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(row))
+    }
+}
