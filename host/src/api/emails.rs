@@ -8,10 +8,11 @@ use axum::routing::{delete, get};
 use axum::{Json, Router};
 
 use super::keys::{admin_target, list_owned, path_id};
+use crate::api::notify;
+use crate::api::users::validate_email;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
-use crate::keys::is_valid_email;
 use crate::store::keys::EmailRow;
 use crate::store::users::UserRow;
 use crate::views::keys::EmailView;
@@ -42,15 +43,21 @@ async fn create_email(api: &Api, owner: &UserRow, confirmed: bool) -> ApiResult<
     if email.is_empty() {
         return Err(ApiError::field("email", "can't be blank"));
     }
-    if !is_valid_email(email) {
-        return Err(ApiError::field("email", "is invalid"));
-    }
+    validate_email("email", email)?;
+    let token = (!confirmed).then(notify::confirmation_token);
     let row = api
         .db()
-        .insert_email(owner.id, email, confirmed)
+        .insert_email(
+            owner.id,
+            email,
+            token.as_ref().map(|(_, digest)| digest.as_str()),
+        )
         .await
         .on_constraint("emails", "email_lower", "email")?
         .ok_or_else(|| ApiError::field("email", "has already been taken"))?;
+    if let Some((token, _)) = token {
+        notify::send_confirmation(api, &owner.name, &row.email, &token).await?;
+    }
     Ok((StatusCode::CREATED, Json(EmailView::new(&row))).into_response())
 }
 

@@ -1,6 +1,7 @@
 //! The REST API v4: one module per resource, each with its own `router()`.
 
 pub mod meta;
+mod notify;
 pub use tokens::TOKEN_SCOPES;
 mod emails;
 mod impersonation;

@@ -203,13 +203,14 @@ impl TenantDb {
         Ok(row)
     }
 
-    /// Adds a secondary email. `Ok(None)` when the address is already some user's primary
-    /// email; a duplicate secondary email fails on `emails_email_lower_unique`.
+    /// Adds a secondary email, confirmed at once when `confirmation_digest` is `None` (else
+    /// unconfirmed, awaiting the mailed token). `Ok(None)` when the address is already some
+    /// user's primary email; a duplicate secondary email fails on `emails_email_lower_unique`.
     pub async fn insert_email(
         &self,
         user_id: i64,
         email: &str,
-        confirmed: bool,
+        confirmation_digest: Option<&str>,
     ) -> sqlx::Result<Option<EmailRow>> {
         let mut tx = self.writer().begin().await?;
         let lower = email.to_lowercase();
@@ -226,7 +227,7 @@ impl TenantDb {
         let now = now_ms();
         let row = sqlx::query_as(AssertSqlSafe(format!(
             "INSERT INTO emails (tenant_id, id, user_id, email, email_lower, confirmed_at, created_at, \
-             updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING {}",
+             updated_at, confirmation_token_digest) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING {}",
             EmailRow::COLUMNS
         )))
         .bind(self.tenant_id())
@@ -234,8 +235,9 @@ impl TenantDb {
         .bind(user_id)
         .bind(email)
         .bind(&lower)
-        .bind(confirmed.then_some(now))
+        .bind(confirmation_digest.is_none().then_some(now))
         .bind(now)
+        .bind(confirmation_digest)
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;

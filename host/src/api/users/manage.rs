@@ -10,12 +10,12 @@ use axum::response::{IntoResponse, Response};
 use super::avatar::{self, AvatarChange};
 use super::profile::{self, hash_new_password};
 use super::{admin_view, user_by_id};
+use crate::api::notify;
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
-use crate::mail::Mail;
 use crate::store::now_ms;
-use crate::store::users::{NewUser, UserRow};
+use crate::store::users::NewUser;
 
 /// The unique indexes a user write can run into, and the field each reports.
 const USER_UNIQUES: &[(&str, &str, &str)] = &[
@@ -55,10 +55,8 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         profile.changes.set("confirmed_at", now_ms());
         None
     } else {
-        let token = secrets::generate("", 20);
-        profile
-            .changes
-            .set("confirmation_token_digest", secrets::digest(&token));
+        let (token, digest) = notify::confirmation_token();
+        profile.changes.set("confirmation_token_digest", digest);
         Some(token)
     };
     let reset_token = reset_password.then(|| secrets::generate("", 20));
@@ -100,14 +98,14 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         return Err(error);
     }
     if let Some(token) = confirmation {
-        send_confirmation(&api, &user, &token).await?;
+        notify::send_confirmation(&api, &user.name, &user.email, &token).await?;
     }
     if let Some(token) = reset_token {
         let link = format!(
             "{}/users/password/edit?reset_password_token={token}",
             api.tenant.base_url
         );
-        send(&api, &user, "Account was created for you", format!(
+        notify::send(&api, &user.email, "Account was created for you", format!(
             "Hello {},\n\nAn administrator created an account for you on {}.\nYour username is {}.\n\nSet your password here: {link}\n",
             user.name, api.tenant.base_url, user.username
         ))
@@ -137,13 +135,13 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .as_deref()
         .is_some_and(|e| !e.eq_ignore_ascii_case(&user.email))
         && !api.params.bool("skip_reconfirmation")?.unwrap_or(false);
-    let confirmation = reconfirm.then(|| secrets::generate("", 20));
-    if let Some(token) = &confirmation {
-        profile
-            .changes
-            .set("confirmation_token_digest", secrets::digest(token));
-        profile.changes.set("confirmed_at", None::<i64>);
-    }
+    let confirmation = reconfirm
+        .then(notify::confirmation_token)
+        .map(|(token, digest)| {
+            profile.changes.set("confirmation_token_digest", digest);
+            profile.changes.set("confirmed_at", None::<i64>);
+            token
+        });
     let avatar = avatar::requested(&api)?;
     match &avatar {
         AvatarChange::Set(_, name) => profile.changes.set("avatar_path", name.clone()),
@@ -166,7 +164,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         AvatarChange::Keep => {}
     }
     if let Some(token) = confirmation {
-        send_confirmation(&api, &updated, &token).await?;
+        notify::send_confirmation(&api, &updated.name, &updated.email, &token).await?;
     }
     Ok(Json(admin_view(&api, &updated).await?).into_response())
 }
@@ -204,33 +202,4 @@ async fn check_not_secondary(api: &Api, email: &str, owner: Option<i64>) -> ApiR
         }
         _ => Ok(()),
     }
-}
-
-async fn send_confirmation(api: &Api, user: &UserRow, token: &str) -> ApiResult<()> {
-    let link = format!(
-        "{}/users/confirmation?confirmation_token={token}",
-        api.tenant.base_url
-    );
-    send(
-        api,
-        user,
-        "Confirmation instructions",
-        format!(
-            "Welcome, {}!\n\nYou can confirm your email ({}) through the link below:\n\n{link}\n",
-            user.name, user.email
-        ),
-    )
-    .await
-}
-
-async fn send(api: &Api, user: &UserRow, subject: &str, body: String) -> ApiResult<()> {
-    api.ctx
-        .mailer
-        .send(Mail {
-            to: &user.email,
-            subject,
-            body,
-        })
-        .await
-        .map_err(ApiError::Internal)
 }

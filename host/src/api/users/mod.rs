@@ -9,6 +9,8 @@ mod read;
 mod states;
 mod status;
 
+pub use profile::validate_email;
+
 use axum::Router;
 use axum::routing::{delete, get, post};
 use serde_json::{Value, json};

@@ -163,18 +163,9 @@ pub fn validate_username(username: &str) -> ApiResult<()> {
     check_length("username", username, 255)
 }
 
-/// Devise's rule: something, one `@`, something, no spaces.
+/// Devise's rule (shared with secondary emails and GPG user ids): see `keys::is_valid_email`.
 pub fn validate_email(field: &str, email: &str) -> ApiResult<()> {
-    let valid = match email.split_once('@') {
-        Some((local, domain)) => {
-            !local.is_empty()
-                && !domain.is_empty()
-                && !domain.contains('@')
-                && !email.chars().any(char::is_whitespace)
-        }
-        None => false,
-    };
-    if valid {
+    if crate::keys::is_valid_email(email) {
         Ok(())
     } else {
         Err(ApiError::field(field, "is invalid"))

@@ -1,0 +1,36 @@
+//! The mails the API sends (account created, confirmation instructions), through the one
+//! mailer of the process (SMTP or `.eml` files).
+
+use crate::auth::secrets;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::mail::Mail;
+
+/// A new confirmation token: the secret for the mail, and the digest to store.
+pub fn confirmation_token() -> (String, String) {
+    let token = secrets::generate("", 20);
+    let digest = secrets::digest(&token);
+    (token, digest)
+}
+
+pub async fn send_confirmation(api: &Api, name: &str, email: &str, token: &str) -> ApiResult<()> {
+    let link = format!(
+        "{}/users/confirmation?confirmation_token={token}",
+        api.tenant.base_url
+    );
+    send(
+        api,
+        email,
+        "Confirmation instructions",
+        format!("Welcome, {name}!\n\nYou can confirm your email ({email}) through the link below:\n\n{link}\n"),
+    )
+    .await
+}
+
+pub async fn send(api: &Api, to: &str, subject: &str, body: String) -> ApiResult<()> {
+    api.ctx
+        .mailer
+        .send(Mail { to, subject, body })
+        .await
+        .map_err(ApiError::Internal)
+}
