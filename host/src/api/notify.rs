@@ -2,7 +2,7 @@
 //! mailer of the process (SMTP or `.eml` files).
 
 use crate::auth::secrets;
-use crate::http::error::{ApiError, ApiResult};
+use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::mail::Mail;
 
@@ -27,10 +27,16 @@ pub async fn send_confirmation(api: &Api, name: &str, email: &str, token: &str) 
     .await
 }
 
+/// Sends a mail. The change that caused it is already stored, so a mail that cannot be
+/// delivered (an address the mail library refuses, a relay that is down) is logged as an
+/// error rather than turned into a failed request.
 pub async fn send(api: &Api, to: &str, subject: &str, body: String) -> ApiResult<()> {
-    api.ctx
-        .mailer
-        .send(Mail { to, subject, body })
-        .await
-        .map_err(ApiError::Internal)
+    if let Err(error) = api.ctx.mailer.send(Mail { to, subject, body }).await {
+        tracing::error!(
+            error = format!("{error:#}"),
+            subject,
+            "could not send a mail"
+        );
+    }
+    Ok(())
 }

@@ -288,10 +288,21 @@ impl TenantDb {
         }
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
+        // "ghost", or "ghost1", "ghost2"... when a person already has the name, as GitLab does.
+        let taken: Vec<String> = sqlx::query_scalar(
+            "SELECT username_lower FROM users WHERE tenant_id = $1 AND username_lower LIKE 'ghost%'",
+        )
+        .bind(self.tenant_id())
+        .fetch_all(&mut *tx)
+        .await?;
+        let username = std::iter::once("ghost".to_string())
+            .chain((1..).map(|n| format!("ghost{n}")))
+            .find(|name| !taken.contains(name))
+            .expect("an unused name");
         let now = now_ms();
         let row = sqlx::query_as(AssertSqlSafe(format!(
             "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
-             user_type, bio, created_at, updated_at) VALUES ($1, $2, 'ghost', 'ghost', $3, $3, 'Ghost User', \
+             user_type, bio, created_at, updated_at) VALUES ($1, $2, $6, $6, $3, $3, 'Ghost User', \
              'blocked', 'ghost', $4, $5, $5) RETURNING {USER_COLUMNS}"
         )))
         .bind(self.tenant_id())
@@ -299,6 +310,7 @@ impl TenantDb {
         .bind(format!("ghost-{id}@noreply.trellis"))
         .bind("This is a \"Ghost User\", created to hold all issues authored by users that have since been deleted. This user cannot be removed.")
         .bind(now)
+        .bind(&username)
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -92,8 +92,9 @@ pub async fn list(api: Api) -> ApiResult<Response> {
         Some("updated_at") if admin => "updated_at",
         _ => "id",
     };
+    // `order_by` and `sort` are administrator options; others get GitLab's id descending.
     let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
-        Some("asc") => Direction::Asc,
+        Some("asc") if admin => Direction::Asc,
         _ => Direction::Desc,
     };
     let request = PageRequest::from_params(&api.params)?;

@@ -14,6 +14,7 @@ use crate::http::request::Api;
 /// Users active within this many days cannot be deactivated.
 const DEACTIVATION_INACTIVE_DAYS: i64 = 180;
 const LDAP_BLOCKED: &str = "LDAP blocked users cannot be modified by the API";
+const LDAP_UNBLOCK: &str = "LDAP blocked users cannot be unblocked by the API";
 
 type StateResult = ApiResult<(StatusCode, Json<Value>)>;
 
@@ -22,8 +23,13 @@ fn created(body: Value) -> StateResult {
 }
 
 pub async fn block(Path(id): Path<String>, api: Api) -> StateResult {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let user = user_by_id(&api, &id).await?;
+    if user.id == admin_id {
+        return Err(ApiError::forbidden_because(
+            "The API initiating user cannot be blocked by the API",
+        ));
+    }
     match user.state.as_str() {
         "ldap_blocked" => Err(ApiError::forbidden_because(LDAP_BLOCKED)),
         "blocked" => created(Value::Null),
@@ -38,7 +44,7 @@ pub async fn unblock(Path(id): Path<String>, api: Api) -> StateResult {
     api.admin()?;
     let user = user_by_id(&api, &id).await?;
     match user.state.as_str() {
-        "ldap_blocked" => Err(ApiError::forbidden_because(LDAP_BLOCKED)),
+        "ldap_blocked" => Err(ApiError::forbidden_because(LDAP_UNBLOCK)),
         "deactivated" => Err(ApiError::forbidden_because(
             "Deactivated users cannot be unblocked by the API",
         )),

@@ -40,7 +40,7 @@ fn view(status: Option<&StatusRow>) -> Value {
     }
 }
 
-/// The message as HTML: escaped text, `:emoji:` codes wrapped as GitLab's `gl-emoji` element.
+/// The message as HTML: escaped text, known `:emoji:` codes as GitLab's `gl-emoji` element.
 fn message_html(message: &str) -> String {
     let escaped = message
         .replace('&', "&amp;")
@@ -52,16 +52,22 @@ fn message_html(message: &str) -> String {
     let mut rest = escaped.as_str();
     while let Some(start) = rest.find(':') {
         let after = &rest[start + 1..];
-        match after.find(':') {
-            Some(end) if end > 0 && after[..end].chars().all(is_emoji_char) => {
+        match after
+            .find(':')
+            .and_then(|end| emojis::get_by_shortcode(&after[..end]).map(|e| (end, e)))
+        {
+            Some((end, emoji)) => {
                 let name = &after[..end];
                 out.push_str(&rest[..start]);
                 out.push_str(&format!(
-                    "<gl-emoji title=\"{name}\" data-name=\"{name}\">:{name}:</gl-emoji>"
+                    "<gl-emoji title=\"{}\" data-name=\"{name}\" data-unicode-version=\"{}\">{}</gl-emoji>",
+                    emoji.name(),
+                    unicode_version(emoji),
+                    emoji.as_str()
                 ));
                 rest = &after[end + 1..];
             }
-            _ => {
+            None => {
                 out.push_str(&rest[..=start]);
                 rest = after;
             }
@@ -71,8 +77,9 @@ fn message_html(message: &str) -> String {
     out
 }
 
-fn is_emoji_char(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '+' | '-')
+fn unicode_version(emoji: &emojis::Emoji) -> String {
+    let version = emoji.unicode_version();
+    format!("{}.{}", version.major(), version.minor())
 }
 
 pub async fn show_own(api: Api) -> ApiResult<Json<Value>> {
@@ -108,7 +115,7 @@ pub async fn update(api: Api) -> ApiResult<Json<Value>> {
         ),
     };
     if let Some(emoji) = &emoji
-        && !emoji.chars().all(is_emoji_char)
+        && emojis::get_by_shortcode(emoji).is_none()
     {
         return Err(ApiError::field("emoji", "does not exist"));
     }
@@ -146,7 +153,7 @@ mod tests {
     fn html_is_escaped_and_emoji_wrapped() {
         assert_eq!(
             message_html("<b>hi</b> :coffee: 10:30"),
-            "&lt;b&gt;hi&lt;/b&gt; <gl-emoji title=\"coffee\" data-name=\"coffee\">:coffee:</gl-emoji> 10:30"
+            "&lt;b&gt;hi&lt;/b&gt; <gl-emoji title=\"hot beverage\" data-name=\"coffee\" data-unicode-version=\"6.0\">☕</gl-emoji> 10:30"
         );
     }
 }
