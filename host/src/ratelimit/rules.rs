@@ -133,13 +133,27 @@ fn int(settings: &Settings, name: &str) -> Option<i64> {
     settings.value(name).as_i64()
 }
 
+/// The three settings of a `throttle_<group>_*` group (static names: no formatting per request).
+macro_rules! group {
+    ($group:literal) => {
+        (
+            concat!("throttle_", $group, "_enabled"),
+            concat!("throttle_", $group, "_period_in_seconds"),
+            concat!("throttle_", $group, "_requests_per_period"),
+        )
+    };
+}
+
 /// A `throttle_<group>_*` setting group, when enabled with a usable period.
-fn throttle(settings: &Settings, group: &str) -> Option<(i64, i64)> {
-    if !settings.bool(&format!("throttle_{group}_enabled")) {
+fn throttle(
+    settings: &Settings,
+    (enabled, period, limit): (&str, &str, &str),
+) -> Option<(i64, i64)> {
+    if !settings.bool(enabled) {
         return None;
     }
-    let period = int(settings, &format!("throttle_{group}_period_in_seconds"))?;
-    let limit = int(settings, &format!("throttle_{group}_requests_per_period"))?;
+    let period = int(settings, period)?;
+    let limit = int(settings, limit)?;
     (period > 0 && limit >= 0).then_some((limit, period))
 }
 
@@ -167,16 +181,22 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
         PathClass::Health => return Vec::new(),
         PathClass::Api => {
             let packages = is_packages_api(path);
-            let packages_auth = throttle(settings, "authenticated_packages_api");
-            let packages_unauth = throttle(settings, "unauthenticated_packages_api");
+            let (packages_auth, packages_unauth) = if packages {
+                (
+                    throttle(settings, group!("authenticated_packages_api")),
+                    throttle(settings, group!("unauthenticated_packages_api")),
+                )
+            } else {
+                (None, None)
+            };
             // A package request falls under the API throttle only while its own is off.
-            if let Some(t) = throttle(settings, "unauthenticated_api")
+            if let Some(t) = throttle(settings, group!("unauthenticated_api"))
                 && !is_internal_api(path)
                 && !(packages && packages_unauth.is_some())
             {
                 push("throttle_unauthenticated_api", Who::Unauthenticated, t);
             }
-            if let Some(t) = throttle(settings, "authenticated_api")
+            if let Some(t) = throttle(settings, group!("authenticated_api"))
                 && !(packages && packages_auth.is_some())
             {
                 push("throttle_authenticated_api", Who::Authenticated, t);
@@ -195,10 +215,10 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
             }
         }
         PathClass::Web => {
-            if let Some(t) = throttle(settings, "unauthenticated_web") {
+            if let Some(t) = throttle(settings, group!("unauthenticated_web")) {
                 push("throttle_unauthenticated_web", Who::Unauthenticated, t);
             }
-            if let Some(t) = throttle(settings, "authenticated_web") {
+            if let Some(t) = throttle(settings, group!("authenticated_web")) {
                 push("throttle_authenticated_web", Who::Authenticated, t);
             }
         }
