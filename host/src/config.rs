@@ -101,6 +101,10 @@ pub struct ServeConfig {
         default_value = "127.0.0.0/8,::1/128"
     )]
     pub monitoring_allowlist: Vec<IpNet>,
+    /// A request header that, set to `1`, exempts a request from every rate limit (GitLab's
+    /// GITLAB_THROTTLE_BYPASS_HEADER). Only for a proxy in front that strips it from clients.
+    #[arg(long, env = "TRELLIS_THROTTLE_BYPASS_HEADER")]
+    pub throttle_bypass_header: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

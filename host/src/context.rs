@@ -9,6 +9,7 @@ use crate::auth::cache::TokenCache;
 use crate::config::ServeConfig;
 use crate::http::request::{Origin, Tenant};
 use crate::mail::Mailer;
+use crate::ratelimit::Limiter;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
 use crate::tenants::TenantRegistry;
@@ -26,6 +27,8 @@ pub struct Inner {
     pub mailer: Mailer,
     pub config: ServeConfig,
     pub metrics: PrometheusHandle,
+    /// Rate-limit counters (see `ratelimit`).
+    pub limiter: Limiter,
 }
 
 impl Deref for ApiContext {

@@ -11,6 +11,7 @@ pub mod context;
 pub mod http;
 pub mod keys;
 pub mod mail;
+pub mod ratelimit;
 pub mod settings;
 pub mod store;
 pub mod tenants;

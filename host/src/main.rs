@@ -13,6 +13,7 @@ use trellis::auth::cache::TokenCache;
 use trellis::config::{Cli, Command, ServeConfig, StorageArgs, TenantCommand, TokenCommand};
 use trellis::context::{ApiContext, Inner};
 use trellis::mail::Mailer;
+use trellis::ratelimit::{self, Limiter};
 use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
 use trellis::store::{Db, DbOptions};
@@ -123,8 +124,10 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         )?,
         config: config.clone(),
         metrics,
+        limiter: Limiter::new(db.engine(), config.throttle_bypass_header.as_deref())?,
     });
     tokio::spawn(refresh_tenants(ctx.clone()));
+    tokio::spawn(ratelimit::purge_loop(ctx.clone()));
     let app = http::router(ctx);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

@@ -173,3 +173,54 @@ pub async fn authenticate(
     }
     Ok(Some(caller))
 }
+
+/// The user whose token a request carries, as the rate limiter sees it before the request is
+/// routed: a token in `PRIVATE-TOKEN`, `Authorization: Bearer` or the query string
+/// (`private_token`, `access_token`) that exists, is neither revoked nor expired, and whose
+/// owner may use the API. Anything else is an unauthenticated request, as for GitLab's
+/// Rack::Attack. `sudo` is not applied: throttles count the token's owner. A token sent only
+/// in a form body is not seen here (the body is not read before the limiter decides).
+/// Lookups share the token cache with [`authenticate`], so the extractor that runs next
+/// finds the token cached.
+pub async fn token_owner(
+    db: &TenantDb,
+    tokens: &cache::TokenCache,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> sqlx::Result<Option<i64>> {
+    let mut secret = header(headers, "private-token").map(str::to_string);
+    if secret.is_none()
+        && let Some(value) = header(headers, "authorization")
+        && let Some((scheme, token)) = value.split_once(' ')
+        && scheme.eq_ignore_ascii_case("bearer")
+    {
+        secret = Some(token.trim().to_string());
+    }
+    if secret.is_none()
+        && let Some(query) = query
+    {
+        for name in ["private_token", "access_token"] {
+            secret = form_urlencoded::parse(query.as_bytes())
+                .find(|(key, value)| key == name && !value.is_empty())
+                .map(|(_, value)| value.into_owned());
+            if secret.is_some() {
+                break;
+            }
+        }
+    }
+    let Some(secret) = secret.filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let Some(found) = tokens.lookup(db, &secrets::digest(&secret)).await? else {
+        return Ok(None);
+    };
+    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    let expired = found
+        .expires_at
+        .as_deref()
+        .is_some_and(|expires| expires <= today.as_str());
+    if found.revoked || expired || !found.user.can_use_api() {
+        return Ok(None);
+    }
+    Ok(Some(found.user.id))
+}

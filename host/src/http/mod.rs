@@ -25,6 +25,11 @@ pub fn router(ctx: ApiContext) -> Router {
         .merge(ops::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // Inside the metrics layer, so that 429s are recorded by route like any answer.
+        .layer(middleware::from_fn_with_state(
+            ctx.clone(),
+            crate::ratelimit::enforce,
+        ))
         .layer(middleware::from_fn(record_metrics))
         .layer(
             // Spans carry the method and route template only: query strings and headers can

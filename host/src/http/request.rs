@@ -65,13 +65,7 @@ impl Origin {
 
     /// The host name without port, lower-cased: the key tenants are found by.
     pub fn host_name(&self) -> String {
-        let host = self.host.as_str();
-        let name = if host.starts_with('[') {
-            host.split_inclusive(']').next().unwrap_or(host)
-        } else {
-            host.rsplit_once(':').map_or(host, |(name, _)| name)
-        };
-        name.to_ascii_lowercase()
+        host_name_of(&self.host)
     }
 
     pub fn param(&self, name: &str) -> Option<String> {
@@ -95,6 +89,27 @@ impl Origin {
         }
         format!("{}{}?{}", self.base_url(), self.path, query.finish())
     }
+}
+
+/// `host[:port]` without the port, lower-cased.
+fn host_name_of(host: &str) -> String {
+    let name = if host.starts_with('[') {
+        host.split_inclusive(']').next().unwrap_or(host)
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    name.to_ascii_lowercase()
+}
+
+/// The tenant host name of a request (as [`Origin::host_name`]) without parsing the rest of
+/// it: what middleware needs to find the tenant cheaply.
+pub fn request_host_name(headers: &HeaderMap, uri: &axum::http::Uri) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| uri.authority().map(|a| a.as_str()))
+        .unwrap_or("localhost");
+    host_name_of(host)
 }
 
 pub struct Api {

@@ -7,6 +7,7 @@
 
 pub mod ids;
 pub mod keys;
+pub mod rate_limits;
 pub mod settings;
 pub mod sql;
 pub mod tenants;
@@ -146,6 +147,12 @@ impl Db {
         &self.write
     }
 
+    /// The pool rate-limit counters are written through: the write pool, without advancing
+    /// the write generation (counters are no data that caches depend on).
+    pub(in crate::store) fn counters(&self) -> &AnyPool {
+        &self.write
+    }
+
     /// Advances whenever this process writes to the database.
     pub fn write_generation(&self) -> u64 {
         self.writes.load(Ordering::Acquire)
@@ -167,6 +174,10 @@ pub struct TenantDb {
 impl TenantDb {
     pub fn tenant_id(&self) -> i64 {
         self.tenant_id
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.db.engine()
     }
 
     pub(in crate::store) fn reader(&self) -> &AnyPool {

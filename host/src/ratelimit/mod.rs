@@ -1,0 +1,201 @@
+//! Rate limits: GitLab's `throttle_*` groups (Rack::Attack), `issues_create_limit`,
+//! `search_rate_limit(_unauthenticated)` and `raw_blob_request_limit`, enforced by one axum
+//! middleware ([`enforce`]) before a request reaches its handler.
+//!
+//! Why a middleware rather than the `Api` extractor: the throttles cover requests no handler
+//! extracts `Api` for (web paths, unknown routes answered 404, health checks excluded), GitLab
+//! checks them before routing, and a rejected upload must not have its body read first. The
+//! price is a second look at the token, kept small: the limiter resolves the tenant from the
+//! in-memory registry and the settings from their cache, decides from the path and settings
+//! alone whether any rule could apply (by default only requests with `search=` and raw file
+//! paths do), and only then looks the token up through the shared token cache — which the
+//! extractor then hits, so a request is still authenticated against the database at most once.
+//!
+//! `rules` says which limits a request falls under, `counter` counts (in memory on SQLite, one
+//! upsert per request on PostgreSQL), `response` builds the 429.
+
+pub mod counter;
+pub mod response;
+pub mod rules;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::HeaderName;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::context::ApiContext;
+use crate::http::request::request_host_name;
+use crate::store::rate_limits::CounterHit;
+use crate::store::{Db, Engine};
+use counter::{Counters, Window};
+use rules::{RequestFacts, Rule, Who};
+
+/// How often finished windows are deleted.
+pub const PURGE_INTERVAL: Duration = Duration::from_secs(60);
+
+pub struct Limiter {
+    counters: Counters,
+    /// Requests carrying this header with the value `1` skip every limit (GitLab's
+    /// `GITLAB_THROTTLE_BYPASS_HEADER`; only safe behind a proxy that strips it from clients).
+    bypass_header: Option<HeaderName>,
+}
+
+impl Limiter {
+    pub fn new(engine: Engine, bypass_header: Option<&str>) -> anyhow::Result<Limiter> {
+        let bypass_header = bypass_header
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(|h| {
+                HeaderName::from_bytes(h.to_ascii_lowercase().as_bytes())
+                    .map_err(|_| anyhow::anyhow!("invalid throttle bypass header name {h:?}"))
+            })
+            .transpose()?;
+        Ok(Limiter {
+            counters: Counters::for_engine(engine),
+            bypass_header,
+        })
+    }
+
+    pub async fn purge(&self, db: &Db) -> sqlx::Result<u64> {
+        self.counters.purge(db, unix_now()).await
+    }
+}
+
+fn unix_now() -> i64 {
+    crate::store::now_ms().div_euclid(1000)
+}
+
+/// The key of a counter: rule, period (a changed period starts fresh counters) and subject.
+pub fn counter_key(rule: &Rule, subject: &str) -> String {
+    format!("{}:{}:{}", rule.name, rule.period, subject)
+}
+
+/// The middleware: a limited request is answered 429 here; others go on unchanged.
+pub async fn enforce(State(ctx): State<ApiContext>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Some(limited) = check(&ctx, &parts).await {
+        return limited;
+    }
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// Counts the request against every rule it falls under; the 429 of the first rule (in
+/// [`rules::candidates`] order) it exceeds, if any. A request counts against all its rules in
+/// one step (one statement on PostgreSQL), also when one of them rejects it. Storage errors
+/// let the request through (logged): the limiter never takes the API down with it.
+async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
+    let path = parts.uri.path();
+    if rules::classify(path) == rules::PathClass::Health {
+        return None;
+    }
+    if let Some(name) = &ctx.limiter.bypass_header
+        && parts
+            .headers
+            .get(name)
+            .is_some_and(|v| v.as_bytes() == b"1")
+    {
+        return None;
+    }
+    let tenant_id = ctx
+        .tenants
+        .resolve(&request_host_name(&parts.headers, &parts.uri));
+    let db = ctx.db.tenant(tenant_id);
+    let settings = match ctx.settings.get(&db).await {
+        Ok(settings) => settings,
+        Err(error) => {
+            tracing::warn!(%error, "rate limiter: could not read the settings");
+            return None;
+        }
+    };
+    let facts = RequestFacts {
+        method: &parts.method,
+        path,
+        route: parts
+            .extensions
+            .get::<MatchedPath>()
+            .map(MatchedPath::as_str),
+        query: parts.uri.query(),
+    };
+    let candidates = rules::candidates(&settings, &facts);
+    if candidates.is_empty() {
+        return None;
+    }
+    let user = if candidates.iter().any(|r| r.who != Who::PerPath) {
+        match crate::auth::token_owner(&db, &ctx.tokens, &parts.headers, facts.query).await {
+            Ok(user) => user,
+            Err(error) => {
+                tracing::warn!(%error, "rate limiter: could not look the token up");
+                return None;
+            }
+        }
+    } else {
+        None
+    };
+    let ip = client_ip(parts);
+    let now = unix_now();
+    let (applying, hits): (Vec<Rule>, Vec<CounterHit>) = candidates
+        .into_iter()
+        .filter(|rule| rules::applies(rule, user.is_some()))
+        .map(|rule| {
+            let subject = match (rule.who, user) {
+                (Who::PerPath, _) => format!("path:{path}"),
+                (_, Some(id)) => format!("user:{id}"),
+                (_, None) => format!("ip:{ip}"),
+            };
+            let window = Window::at(now, rule.period);
+            let hit = CounterHit {
+                key: counter_key(&rule, &subject),
+                window_start: window.start,
+                expires_at: window.reset,
+            };
+            (rule, hit)
+        })
+        .unzip();
+    if hits.is_empty() {
+        return None;
+    }
+    let counts = match ctx.limiter.counters.count(&db, &hits).await {
+        Ok(counts) => counts,
+        Err(error) => {
+            tracing::warn!(%error, "rate limiter: could not count the request");
+            return None;
+        }
+    };
+    let (rule, observed) = applying
+        .iter()
+        .zip(counts)
+        .find(|(rule, count)| *count > rule.limit)?;
+    metrics::counter!("rate_limited_requests_total", "rule" => rule.name).increment(1);
+    Some(response::throttled(
+        rule,
+        observed,
+        now,
+        &settings.string("rate_limiting_response_text"),
+    ))
+}
+
+/// The peer address of the connection (proxies' forwarding headers are not trusted).
+fn client_ip(parts: &Parts) -> IpAddr {
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |info| {
+            info.0.ip().to_canonical()
+        })
+}
+
+/// Deletes finished windows every [`PURGE_INTERVAL`] (memory on SQLite, the table on
+/// PostgreSQL, where every process runs it; deleting the same rows twice is harmless).
+pub async fn purge_loop(ctx: ApiContext) {
+    let mut interval = tokio::time::interval(PURGE_INTERVAL);
+    loop {
+        interval.tick().await;
+        if let Err(error) = ctx.limiter.purge(&ctx.db).await {
+            tracing::warn!(%error, "could not purge rate limit counters");
+        }
+    }
+}
