@@ -98,10 +98,10 @@ pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResu
     if let Some(description) = p.string("description")? {
         changes.set("description", description);
     }
-    if let Some(branch) = p.string("default_branch")? {
-        if !branch.is_empty() {
-            changes.set("default_branch", branch);
-        }
+    if let Some(branch) = p.string("default_branch")?
+        && !branch.is_empty()
+    {
+        changes.set("default_branch", branch);
     }
     if let Some(url) = p.string("import_url")? {
         changes.set("import_url", url);
@@ -308,4 +308,31 @@ pub fn default_visibility(api: &Api, setting: &str) -> String {
         }
     }
     "private".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_come_from_names() {
+        assert_eq!(path_from_name("My Fancy Project"), "my-fancy-project");
+        assert_eq!(path_from_name("  a  +  b "), "a-b");
+        assert_eq!(path_from_name("Hello_World.rs"), "hello_world.rs");
+        assert_eq!(path_from_name("-x-"), "x");
+    }
+
+    #[test]
+    fn name_and_path_formats() {
+        assert!(valid_name("Project 1"));
+        assert!(valid_name("_under"));
+        assert!(valid_name("c++ tools – v2"));
+        assert!(!valid_name("-dash"));
+        assert!(!valid_name("bad/name"));
+        assert!(valid_path("ok.path_1-x"));
+        assert!(!valid_path("-x"));
+        assert!(!valid_path("x.git"));
+        assert!(!valid_path("x.atom"));
+        assert!(!valid_path("has space"));
+    }
 }

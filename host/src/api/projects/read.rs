@@ -79,16 +79,16 @@ fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
         filter.last_activity_before = p
             .datetime("last_activity_before")?
             .map(|d| d.timestamp_millis());
-        if let Some(attributes) = p.object("custom_attributes")? {
-            if api.caller.as_ref().is_some_and(|c| c.is_admin()) {
-                for (key, value) in attributes {
-                    let value = value
-                        .as_str()
-                        .ok_or_else(|| ApiError::invalid("custom_attributes"))?;
-                    filter
-                        .custom_attributes
-                        .push((key.clone(), value.to_string()));
-                }
+        if let Some(attributes) = p.object("custom_attributes")?
+            && api.caller.as_ref().is_some_and(|c| c.is_admin())
+        {
+            for (key, value) in attributes {
+                let value = value
+                    .as_str()
+                    .ok_or_else(|| ApiError::invalid("custom_attributes"))?;
+                filter
+                    .custom_attributes
+                    .push((key.clone(), value.to_string()));
             }
         }
     }
@@ -197,7 +197,7 @@ pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
                 u.username.to_lowercase().contains(s) || u.name.to_lowercase().contains(s)
             })
     });
-    users.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()));
+    users.sort_by_key(|u| u.name.to_lowercase());
     let request = PageRequest::from_params(&api.params)?;
     let start = ((request.page - 1) * request.per_page) as usize;
     let total = users.len() as i64;
