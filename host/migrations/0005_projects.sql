@@ -36,6 +36,16 @@ CREATE INDEX namespaces_full_path ON namespaces (tenant_id, full_path_lower);
 CREATE INDEX namespaces_traversal ON namespaces (tenant_id, traversal);
 CREATE INDEX namespaces_parent ON namespaces (tenant_id, parent_key, id);
 
+-- Backfill: users made before namespaces existed get their personal namespace now, with the
+-- user's id as namespace id (the tenant's namespace sequence starts above them).
+INSERT INTO namespaces (tenant_id, id, kind, owner_id, parent_key, name, path, path_lower, full_path,
+    full_path_lower, full_name, traversal, created_at, updated_at)
+SELECT tenant_id, id, 'user', id, 0, name, username, username_lower, username, username_lower, name,
+    '/' || CAST(id AS TEXT) || '/', created_at, updated_at
+FROM users;
+INSERT INTO id_sequences (tenant_id, name, last_value)
+SELECT tenant_id, 'namespaces', MAX(id) FROM users GROUP BY tenant_id;
+
 -- Memberships of projects (source_type 'Project') and groups ('Namespace').
 CREATE TABLE members (
     tenant_id BIGINT NOT NULL REFERENCES tenants (id),

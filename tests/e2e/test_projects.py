@@ -420,3 +420,23 @@ def test_python_gitlab_errors(server, alice):
     with pytest.raises(gitlab.exceptions.GitlabGetError) as err:
         gl.projects.get(987654)
     assert err.value.response_code == 404
+
+
+def test_tenants_do_not_share_projects(server):
+    host = f"proj-{secrets.token_hex(3)}.example"
+    server.cli("tenant", "create", "--host", host)
+    token_b = server.create_token(user="root", name="t", scopes="api", tenant=host)
+    # the server picks up new tenants within a moment
+    assert server.wait_for(
+        lambda: server.request("GET", "/user", token=token_b, host=host).status_code == 200,
+        timeout=10, interval=0.2,
+    )
+    a = server.gitlab().projects.create({"name": "tenant-a-only", "visibility": "public"})
+    gl_b = server.gitlab(token_b, host=host)
+    b = gl_b.projects.create({"name": "tenant-b-only", "visibility": "public"})
+    assert b.path_with_namespace == "root/tenant-b-only"
+    assert_json(server.request("GET", "/projects/root%2Ftenant-a-only", token=token_b, host=host), 404, NOT_FOUND)
+    ids_b = {p["id"] for p in server.request("GET", "/projects", token=token_b, host=host, params={"per_page": 100}).json()}
+    assert ids_b == {b.id}
+    got = server.request("GET", f"/projects/{a.id}", token=server.root_token).json()
+    assert got["name"] == "tenant-a-only"
