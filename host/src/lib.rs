@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! Trellis: a multi-tenant server that speaks the GitLab REST API v4.
 //!
 //! A request flows `http` (router, extractors, errors, pagination) → `api` (one module per

@@ -198,6 +198,15 @@ def db_set_user(server, user: dict, **columns):
                      f"AND username = '{user['username']}'")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_search_rate_limits(server):
+    """This module searches users far more than GitLab's default search limits (30 a minute
+    per user, 10 per IP) allow; the limits themselves are tested in test_rate_limits.py."""
+    r = server.request("PUT", "/application/settings", token=server.root_token,
+                       json={"search_rate_limit": 0, "search_rate_limit_unauthenticated": 0})
+    assert_json(r, 200)
+
+
 def days_ago(n: int) -> str:
     return (today_utc() - dt.timedelta(days=n)).isoformat()
 

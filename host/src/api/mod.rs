@@ -3,9 +3,13 @@
 pub mod meta;
 mod notify;
 pub use tokens::TOKEN_SCOPES;
+mod access;
 mod emails;
+mod groups;
 mod impersonation;
 mod keys;
+mod members;
+mod projects;
 mod settings;
 mod tokens;
 mod user;
@@ -25,4 +29,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(keys::router())
         .merge(emails::router())
         .merge(impersonation::router())
+        .merge(projects::router())
+        .merge(groups::router())
+        .merge(members::router())
 }

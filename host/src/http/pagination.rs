@@ -76,6 +76,25 @@ impl PageRequest {
     }
 }
 
+/// Offset pages of projects stop at this offset; keyset pages (`order_by=id`) go further.
+pub const PROJECT_MAX_OFFSET: i64 = 50_000;
+
+impl PageRequest {
+    /// GitLab's cap on offset pagination for large types: an offset beyond `max_offset`
+    /// answers 405 and points at keyset pagination.
+    pub fn check_offset_cap(&self, max_offset: i64, type_name: &str) -> ApiResult<()> {
+        if self.keyset || (self.page - 1) * self.per_page <= max_offset {
+            return Ok(());
+        }
+        Err(ApiError::Custom(
+            axum::http::StatusCode::METHOD_NOT_ALLOWED,
+            serde_json::json!({ "error": format!(
+                "Offset pagination has a maximum allowed offset of {max_offset} for requests that return objects of type {type_name}. Remaining records can be retrieved using keyset pagination."
+            ) }),
+        ))
+    }
+}
+
 /// One page of a list: `rows` as fetched with [`Window::limit`] (one more than a page),
 /// `total` as counted up to [`COUNT_CAP`] + 1 (`None` when the caller did not count).
 pub struct Page<T> {

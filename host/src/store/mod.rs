@@ -7,6 +7,9 @@
 
 pub mod ids;
 pub mod keys;
+pub mod members;
+pub mod namespaces;
+pub mod projects;
 pub mod rate_limits;
 pub mod settings;
 pub mod sql;

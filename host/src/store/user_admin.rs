@@ -3,6 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::namespaces::{insert_user_namespace, sync_user_namespace};
 use super::sql::{Arg, Sql};
 use super::users::{USER_COLUMNS, UserRow};
 use super::window::Window;
@@ -206,13 +207,14 @@ impl TenantDb {
         if let Some((provider, extern_uid)) = identity {
             insert_identity(&mut tx, self.tenant_id(), id, provider, extern_uid).await?;
         }
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row: UserRow = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
         )))
         .bind(self.tenant_id())
         .bind(id)
         .fetch_one(&mut *tx)
         .await?;
+        insert_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -236,6 +238,7 @@ impl TenantDb {
         let Some(row) = sql.query_as::<UserRow>().fetch_optional(&mut *tx).await? else {
             return Ok(None);
         };
+        sync_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
         if let Some((provider, extern_uid)) = identity {
             sqlx::query(
                 "DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",

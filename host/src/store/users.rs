@@ -137,6 +137,14 @@ impl TenantDb {
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;
+        super::namespaces::insert_user_namespace(
+            &mut tx,
+            self.tenant_id(),
+            id,
+            user.username,
+            user.name,
+        )
+        .await?;
         tx.commit().await?;
         Ok(row)
     }

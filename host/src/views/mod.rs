@@ -1,6 +1,8 @@
 //! The JSON representations of resources: the spec's field tables, built in one place.
 
 pub mod keys;
+pub mod namespace;
+pub mod project;
 pub mod settings;
 pub mod token;
 pub mod user;

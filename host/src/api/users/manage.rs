@@ -22,6 +22,8 @@ const USER_UNIQUES: &[(&str, &str, &str)] = &[
     ("users", "username_lower", "username"),
     ("users", "email_lower", "email"),
     ("identities", "extern_uid", "extern_uid"),
+    // a personal namespace's path is the username; a top-level group may hold it already
+    ("namespaces", "path_lower", "username"),
 ];
 
 pub async fn create(api: Api) -> ApiResult<Response> {

@@ -44,7 +44,10 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/user/activities", get(activity::activities))
         .route("/api/v4/users/{id}/memberships", get(activity::memberships))
         .route("/api/v4/users/{id}/projects", get(read::projects))
-        .route("/api/v4/users/{id}/starred_projects", get(read::projects))
+        .route(
+            "/api/v4/users/{id}/starred_projects",
+            get(read::starred_projects),
+        )
         .route(
             "/uploads/-/system/user/avatar/{id}/{filename}",
             get(avatar::serve),

@@ -2,10 +2,10 @@
 
 use axum::Json;
 use axum::extract::Path;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{admin_view, user_by_id, user_by_key};
+use super::{admin_view, user_by_id};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
@@ -168,16 +168,12 @@ pub async fn counts(api: Api) -> ApiResult<Json<Value>> {
     })))
 }
 
-/// `GET /users/:id/projects` and `/starred_projects`: the user must exist; projects come
-/// with the Projects API, until then the lists are empty.
+/// `GET /users/:id/projects`: projects in the user's personal namespace.
 pub async fn projects(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    user_by_key(&api, &id).await?;
-    let request = PageRequest::from_params(&api.params)?;
-    let page: Page<i64> = Page {
-        rows: Vec::new(),
-        total: Some(0),
-    };
-    Ok(page
-        .respond(&request, &api.origin, |id| *id, |id| *id)
-        .into_response())
+    crate::api::projects::user_projects(api, &id, false).await
+}
+
+/// `GET /users/:id/starred_projects`: projects the user starred.
+pub async fn starred_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    crate::api::projects::user_projects(api, &id, true).await
 }

@@ -1,0 +1,209 @@
+//! Who may see and change projects and groups. A project or group the caller may not see is
+//! 404, never 403: private ones are visible to members only (direct, inherited from an
+//! ancestor group, or the personal namespace's owner), internal ones to any signed-in
+//! non-external user, public ones to everyone. Administrators see everything.
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::members::PROJECT;
+use crate::store::namespaces::NamespaceRow;
+use crate::store::projects::{ProjectRow, Viewer};
+use crate::store::users::UserRow;
+use crate::views::project::Permissions;
+
+pub const GUEST: i64 = 10;
+pub const REPORTER: i64 = 20;
+pub const DEVELOPER: i64 = 30;
+pub const MAINTAINER: i64 = 40;
+pub const OWNER: i64 = 50;
+pub const ACCESS_LEVELS: &[i64] = &[GUEST, REPORTER, DEVELOPER, MAINTAINER, OWNER];
+
+/// Today's date (UTC), the day memberships with `expires_at` stop counting.
+pub fn today() -> String {
+    chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+pub fn viewer(api: &Api) -> Viewer {
+    match &api.caller {
+        None => Viewer::Anonymous,
+        Some(c) if c.is_admin() => Viewer::Admin { id: c.user.id },
+        Some(c) => Viewer::User {
+            id: c.user.id,
+            external: c.user.external,
+        },
+    }
+}
+
+fn is_admin(api: &Api) -> bool {
+    api.caller.as_ref().is_some_and(|c| c.is_admin())
+}
+
+/// Whether a namespace at `level` is open to the caller without membership.
+fn open_to(api: &Api, visibility: &str) -> bool {
+    match visibility {
+        "public" => true,
+        "internal" => api.caller.as_ref().is_some_and(|c| !c.user.external),
+        _ => false,
+    }
+}
+
+/// A project with what requests about it need: its namespace, the personal namespace's
+/// owner, and the caller's levels.
+pub struct ProjectCtx {
+    pub project: ProjectRow,
+    pub namespace: NamespaceRow,
+    pub owner: Option<UserRow>,
+    pub permissions: Permissions,
+    /// The personal namespace belongs to the caller.
+    pub personal_owner: bool,
+    pub admin: bool,
+}
+
+impl ProjectCtx {
+    /// The caller's effective level (0 when none).
+    pub fn level(&self) -> i64 {
+        let personal = if self.personal_owner { OWNER } else { 0 };
+        self.permissions
+            .project
+            .unwrap_or(0)
+            .max(self.permissions.group.unwrap_or(0))
+            .max(personal)
+    }
+
+    /// 403 unless the caller is an administrator or has `min` or above.
+    pub fn require(&self, min: i64) -> ApiResult<()> {
+        if self.admin || self.level() >= min {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden())
+        }
+    }
+}
+
+/// The caller's levels in `project`.
+pub async fn permissions(
+    api: &Api,
+    project: &ProjectRow,
+    namespace: &NamespaceRow,
+) -> ApiResult<Permissions> {
+    let Some(caller) = &api.caller else {
+        return Ok(Permissions::default());
+    };
+    let today = today();
+    let project_level = api
+        .db()
+        .member(PROJECT, project.id, caller.user.id)
+        .await?
+        .filter(|m| m.expires_at.as_deref().is_none_or(|e| e > today.as_str()))
+        .map(|m| m.access_level);
+    let group_level = if namespace.is_group() {
+        api.db()
+            .group_access(caller.user.id, &namespace.ancestry(), &today)
+            .await?
+    } else {
+        None
+    };
+    Ok(Permissions {
+        project: project_level,
+        group: group_level,
+    })
+}
+
+/// The project named by `key` (id or URL-encoded full path) if the caller may see it, else
+/// `404 Project Not Found`.
+pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
+    let key = key.trim();
+    let row = if !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) {
+        match key.parse() {
+            Ok(id) => api.db().project_by_id(id).await?,
+            Err(_) => None,
+        }
+    } else {
+        api.db().project_by_full_path(key).await?
+    };
+    let project = row.ok_or(ApiError::NotFound("Project"))?;
+    let namespace = api
+        .db()
+        .namespace_by_id(project.namespace_id)
+        .await?
+        .ok_or(ApiError::NotFound("Project"))?;
+    let owner = match namespace.owner_id {
+        Some(id) => api.db().user_by_id(id).await?,
+        None => None,
+    };
+    let permissions = permissions(api, &project, &namespace).await?;
+    let personal_owner = api
+        .caller
+        .as_ref()
+        .is_some_and(|c| namespace.owner_id == Some(c.user.id));
+    let ctx = ProjectCtx {
+        project,
+        namespace,
+        owner,
+        permissions,
+        personal_owner,
+        admin: is_admin(api),
+    };
+    let member = ctx.level() >= GUEST;
+    if ctx.admin || member || open_to(api, &ctx.project.visibility) {
+        Ok(ctx)
+    } else {
+        Err(ApiError::NotFound("Project"))
+    }
+}
+
+/// A group with the caller's level in it (direct or inherited).
+pub struct GroupCtx {
+    pub group: NamespaceRow,
+    pub level: Option<i64>,
+    pub admin: bool,
+}
+
+impl GroupCtx {
+    pub fn require(&self, min: i64) -> ApiResult<()> {
+        if self.admin || self.level.unwrap_or(0) >= min {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden())
+        }
+    }
+}
+
+/// The group named by `key` (id or URL-encoded full path) if the caller may see it, else
+/// `404 Group Not Found`.
+pub async fn group(api: &Api, key: &str) -> ApiResult<GroupCtx> {
+    let group = api
+        .db()
+        .namespace_by_key(key.trim())
+        .await?
+        .filter(NamespaceRow::is_group)
+        .ok_or(ApiError::NotFound("Group"))?;
+    let level = match &api.caller {
+        Some(caller) => {
+            api.db()
+                .group_access(caller.user.id, &group.ancestry(), &today())
+                .await?
+        }
+        None => None,
+    };
+    let ctx = GroupCtx {
+        group,
+        level,
+        admin: is_admin(api),
+    };
+    if ctx.admin || ctx.level.is_some() || open_to(api, &ctx.group.visibility) {
+        return Ok(ctx);
+    }
+    if let Some(caller) = &api.caller
+        && api
+            .db()
+            .member_below(caller.user.id, &ctx.group.traversal)
+            .await?
+    {
+        return Ok(ctx);
+    }
+    Err(ApiError::NotFound("Group"))
+}

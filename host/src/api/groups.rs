@@ -1,0 +1,466 @@
+//! Groups (`/groups`, `/groups/:id`, `/groups/:id/subgroups`) and the namespace API
+//! (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
+//! may not exceed its parent's nor fall below what it contains.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Map, Value, json};
+
+use super::access::{self, OWNER, today};
+use super::projects::{self, Shape, check_visibility_allowed, default_visibility, valid_path};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::namespaces::{
+    NamespaceChanges, NamespaceFilter, NamespaceRow, NewGroup, visibility_level,
+};
+use crate::store::projects::{ProjectFilter, Viewer};
+use crate::store::window::{Direction, Window};
+use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/api/v4/groups", get(list).post(create))
+        .route("/api/v4/groups/{id}", get(show).put(update).delete(remove))
+        .route("/api/v4/groups/{id}/subgroups", get(subgroups))
+        .route("/api/v4/namespaces", get(namespaces))
+        .route("/api/v4/namespaces/{id}", get(namespace))
+}
+
+const GROUP_UNIQUES: &[(&str, &str, &str)] = &[("namespaces", "path_lower", "path")];
+const GROUP_NAME_MESSAGE: &str = "can contain only letters, digits, emojis, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
+const GROUP_PATH_MESSAGE: &str = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
+
+/// A group setting from its JSON column, as text.
+pub fn setting_str(ns: &NamespaceRow, key: &str) -> String {
+    match crate::views::namespace::setting(&ns.settings_json(), key) {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+fn views(api: &Api) -> NamespaceViews<'_> {
+    NamespaceViews {
+        base_url: &api.tenant.base_url,
+    }
+}
+
+fn valid_group_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    let ok_first =
+        |c: char| c.is_alphanumeric() || c == '_' || ('\u{00A9}'..='\u{1f9ff}').contains(&c);
+    match chars.next() {
+        Some(c) if ok_first(c) => {}
+        _ => return false,
+    }
+    chars.all(|c| ok_first(c) || matches!(c, '.' | '-' | ' ' | '(' | ')'))
+}
+
+fn filter(api: &Api) -> ApiResult<NamespaceFilter> {
+    let p = &api.params;
+    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+    let mut filter = NamespaceFilter {
+        kind: Some("group"),
+        search: p
+            .string("search")?
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
+        viewer: api.caller.as_ref().map(|c| c.user.id),
+        viewer_external: api.caller.as_ref().is_some_and(|c| c.user.external),
+        admin,
+        owned: p.bool("owned")?.unwrap_or(false),
+        min_access_level: p.int("min_access_level")?,
+        visibility: p.one_of("visibility", projects::VISIBILITIES)?,
+        skip: p.int_list("skip_groups")?.unwrap_or_default(),
+        today: today(),
+        ..NamespaceFilter::default()
+    };
+    if p.bool("top_level_only")?.unwrap_or(false) {
+        filter.parent = Some(None);
+    }
+    let all_available = p
+        .bool("all_available")?
+        .unwrap_or(admin || api.caller.is_none());
+    if let Some(caller) = &api.caller
+        && (!all_available || filter.min_access_level.is_some())
+    {
+        filter.member_of = Some(caller.user.id);
+    }
+    Ok(filter)
+}
+
+fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
+    let order_by = match api
+        .params
+        .one_of("order_by", &["name", "path", "id", "similarity"])?
+        .as_deref()
+    {
+        Some("path") => "path",
+        Some("id") => "id",
+        _ => "name",
+    };
+    let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
+        Some("desc") => Direction::Desc,
+        _ => Direction::Asc,
+    };
+    Ok((order_by, direction))
+}
+
+async fn respond_groups(api: &Api, filter: NamespaceFilter) -> ApiResult<Response> {
+    let request = PageRequest::from_params(&api.params)?;
+    let (order_by, direction) = ordering(api)?;
+    let window: Window = request.window(&api.params, order_by, direction)?;
+    let rows = api.db().list_namespaces(&filter, &window).await?;
+    let total = if request.keyset {
+        None
+    } else {
+        Some(api.db().count_namespaces(&filter, COUNT_CAP + 1).await?)
+    };
+    let views = views(api);
+    Ok(Page { rows, total }.respond(&request, &api.origin, |g| g.id, |g| views.group(g)))
+}
+
+async fn list(api: Api) -> ApiResult<Response> {
+    let filter = filter(&api)?;
+    respond_groups(&api, filter).await
+}
+
+async fn subgroups(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = access::group(&api, &id).await?;
+    let mut filter = filter(&api)?;
+    filter.parent = Some(Some(ctx.group.id));
+    // subgroups lists show every visible subgroup unless asked otherwise
+    if !api.params.has("all_available") && filter.min_access_level.is_none() {
+        filter.member_of = None;
+    }
+    respond_groups(&api, filter).await
+}
+
+/// The group with its projects, as `GET /groups/:id` shows it.
+async fn group_view(api: &Api, group: &NamespaceRow) -> ApiResult<Value> {
+    let mut view = views(api).group(group);
+    if api.params.bool("with_projects")?.unwrap_or(true) {
+        let filter = ProjectFilter {
+            viewer: access::viewer(api),
+            today: today(),
+            namespace_id: Some(group.id),
+            ..ProjectFilter::default()
+        };
+        let window = Window {
+            order_by: "id",
+            direction: Direction::Asc,
+            limit: 100,
+            offset: 0,
+            id_after: None,
+            id_before: None,
+        };
+        let rows = api.db().list_projects(&filter, &window).await?;
+        let shape = Shape {
+            simple: api.caller.is_none(),
+            ..Shape::default()
+        };
+        let rendered = projects::render_many(api, &rows, shape).await?;
+        view["projects"] = rows
+            .iter()
+            .filter_map(|p| rendered.get(&p.id).cloned())
+            .collect();
+        view["shared_projects"] = json!([]);
+    }
+    view["shared_with_groups"] = json!([]);
+    Ok(view)
+}
+
+async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let ctx = access::group(&api, &id).await?;
+    Ok(Json(group_view(&api, &ctx.group).await?))
+}
+
+/// The settings parameters of a group, merged into `settings`.
+fn read_settings(api: &Api, settings: &mut Map<String, Value>) -> ApiResult<()> {
+    for (key, default) in GROUP_SETTINGS {
+        if !api.params.has(key) {
+            continue;
+        }
+        let value = match serde_json::from_str::<Value>(default).unwrap_or(Value::Null) {
+            Value::Bool(_) => api.params.bool(key)?.map(Value::from),
+            Value::Number(_) => api.params.int(key)?.map(Value::from),
+            _ => api.params.string(key)?.map(Value::from),
+        };
+        if let Some(value) = value {
+            settings.insert(key.to_string(), value);
+        }
+    }
+    if let Some(branch) = api.params.string("default_branch")? {
+        settings.insert("default_branch".into(), Value::from(branch));
+    }
+    Ok(())
+}
+
+fn check_name_path(name: &str, path: &str) -> ApiResult<()> {
+    if name.trim().is_empty() {
+        return Err(ApiError::field("name", "can't be blank"));
+    }
+    if !valid_group_name(name) {
+        return Err(ApiError::field("name", GROUP_NAME_MESSAGE));
+    }
+    if !valid_path(path) {
+        return Err(ApiError::field("path", GROUP_PATH_MESSAGE));
+    }
+    Ok(())
+}
+
+fn check_parent_visibility(parent: Option<&NamespaceRow>, visibility: &str) -> ApiResult<()> {
+    if let Some(parent) = parent
+        && visibility_level(visibility) > visibility_level(&parent.visibility)
+    {
+        return Err(ApiError::field(
+            "visibility_level",
+            format!(
+                "{visibility} is not allowed since the parent group has a {} visibility.",
+                parent.visibility
+            ),
+        ));
+    }
+    Ok(())
+}
+
+async fn create(api: Api) -> ApiResult<Response> {
+    let caller = api.user()?;
+    let name = api.params.required_string("name")?.trim().to_string();
+    let path = api.params.required_string("path")?.trim().to_string();
+    check_name_path(&name, &path)?;
+    let visibility = match api.params.one_of("visibility", projects::VISIBILITIES)? {
+        Some(v) => v,
+        None => default_visibility(&api, "default_group_visibility"),
+    };
+    check_visibility_allowed(&api, &visibility)?;
+    let parent = match api.params.int("parent_id")? {
+        Some(parent_id) => {
+            let ctx = access::group(&api, &parent_id.to_string()).await?;
+            let needed = if setting_str(&ctx.group, "subgroup_creation_level") == "maintainer" {
+                access::MAINTAINER
+            } else {
+                OWNER
+            };
+            if !ctx.admin && ctx.level.unwrap_or(0) < needed {
+                return Err(ApiError::forbidden());
+            }
+            Some(ctx.group)
+        }
+        None => {
+            if !caller.is_admin() && !caller.user.can_create_group {
+                return Err(ApiError::forbidden());
+            }
+            None
+        }
+    };
+    check_parent_visibility(parent.as_ref(), &visibility)?;
+    let mut settings = Map::new();
+    read_settings(&api, &mut settings)?;
+    let description = api.params.string("description")?.unwrap_or_default();
+    let group = api
+        .db()
+        .create_group(NewGroup {
+            name: &name,
+            path: &path,
+            description: &description,
+            visibility: &visibility,
+            parent: parent.as_ref(),
+            settings: &Value::Object(settings).to_string(),
+            creator_id: caller.user.id,
+        })
+        .await
+        .on_constraints(GROUP_UNIQUES)?;
+    Ok((StatusCode::CREATED, Json(group_view(&api, &group).await?)).into_response())
+}
+
+async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    api.user()?;
+    let ctx = access::group(&api, &id).await?;
+    ctx.require(OWNER)?;
+    let group = &ctx.group;
+    let name = api
+        .params
+        .string("name")?
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| group.name.clone());
+    let path = api
+        .params
+        .string("path")?
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| group.path.clone());
+    check_name_path(&name, &path)?;
+    let mut changes = NamespaceChanges::default();
+    changes.set("name", name.as_str());
+    changes.set("path", path.as_str());
+    changes.set("path_lower", path.to_lowercase());
+    if let Some(description) = api.params.string("description")? {
+        changes.set("description", description);
+    }
+    if let Some(visibility) = api.params.one_of("visibility", projects::VISIBILITIES)? {
+        if visibility != group.visibility {
+            check_visibility_allowed(&api, &visibility)?;
+            let parent = match group.parent_id {
+                Some(id) => api.db().namespace_by_id(id).await?,
+                None => None,
+            };
+            check_parent_visibility(parent.as_ref(), &visibility)?;
+            check_contents_visibility(&api, group, &visibility).await?;
+        }
+        changes.set("visibility_level", visibility_level(&visibility));
+        changes.set("visibility", visibility);
+    }
+    let mut settings = group.settings_json();
+    read_settings(&api, &mut settings)?;
+    changes.set("settings", Value::Object(settings).to_string());
+    let updated = api
+        .db()
+        .update_group(group, &changes, &name, &path)
+        .await
+        .on_constraints(GROUP_UNIQUES)?;
+    Ok(Json(group_view(&api, &updated).await?))
+}
+
+/// A group may not become more private than a subgroup or project in it.
+async fn check_contents_visibility(
+    api: &Api,
+    group: &NamespaceRow,
+    visibility: &str,
+) -> ApiResult<()> {
+    let level = visibility_level(visibility);
+    let filter = NamespaceFilter {
+        kind: Some("group"),
+        parent: Some(Some(group.id)),
+        admin: true,
+        today: today(),
+        ..NamespaceFilter::default()
+    };
+    let window = Window {
+        order_by: "id",
+        direction: Direction::Asc,
+        limit: 10_000,
+        offset: 0,
+        id_after: None,
+        id_before: None,
+    };
+    let children = api.db().list_namespaces(&filter, &window).await?;
+    if children
+        .iter()
+        .any(|c| visibility_level(&c.visibility) > level)
+    {
+        return Err(ApiError::field(
+            "visibility_level",
+            format!(
+                "{visibility} is not allowed since there are sub-groups with higher visibility."
+            ),
+        ));
+    }
+    let projects = ProjectFilter {
+        viewer: Viewer::Admin { id: 0 },
+        today: today(),
+        namespace_id: Some(group.id),
+        ..ProjectFilter::default()
+    };
+    let rows = api.db().list_projects(&projects, &window).await?;
+    if rows.iter().any(|p| visibility_level(&p.visibility) > level) {
+        return Err(ApiError::field(
+            "visibility_level",
+            format!(
+                "{visibility} is not allowed since this group contains projects with higher visibility."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::group(&api, &id).await?;
+    ctx.require(OWNER)?;
+    api.db().delete_group(&ctx.group).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "message": "202 Accepted" })),
+    )
+        .into_response())
+}
+
+/// `GET /namespaces`: the caller's own namespace and the groups they belong to (every
+/// namespace for administrators).
+async fn namespaces(api: Api) -> ApiResult<Response> {
+    let caller = api.user()?;
+    // make sure the caller's personal namespace exists
+    api.db().user_namespace(caller.user.id).await?;
+    let admin = caller.is_admin();
+    let p = &api.params;
+    let filter = NamespaceFilter {
+        search: p
+            .string("search")?
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
+        viewer: Some(caller.user.id),
+        admin,
+        today: today(),
+        owned: p.bool("owned_only")?.unwrap_or(false),
+        member_of: None,
+        ..NamespaceFilter::default()
+    };
+    let request = PageRequest::from_params(&api.params)?;
+    let window = request.window(&api.params, "id", Direction::Asc)?;
+    let mut sql_filter = filter;
+    sql_filter.mine = !admin;
+    let rows = api.db().list_namespaces(&sql_filter, &window).await?;
+    let total = Some(
+        api.db()
+            .count_namespaces(&sql_filter, COUNT_CAP + 1)
+            .await?,
+    );
+    let views = views(&api);
+    let owners = api
+        .db()
+        .users_by_ids(&rows.iter().filter_map(|n| n.owner_id).collect::<Vec<_>>())
+        .await?;
+    let users = api.user_views();
+    Ok(Page { rows, total }.respond(
+        &request,
+        &api.origin,
+        |n| n.id,
+        |n| {
+            let owner = owners.iter().find(|u| Some(u.id) == n.owner_id);
+            views.namespace(n, views.avatar_url(n, owner, &users), None)
+        },
+    ))
+}
+
+async fn namespace(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let caller = api.user()?;
+    let ns = api
+        .db()
+        .namespace_by_key(id.trim())
+        .await?
+        .ok_or(ApiError::NotFound("Namespace"))?;
+    let visible = if ns.is_group() {
+        access::group(&api, &ns.id.to_string()).await.is_ok()
+    } else {
+        caller.is_admin() || ns.owner_id == Some(caller.user.id)
+    };
+    if !visible {
+        return Err(ApiError::NotFound("Namespace"));
+    }
+    let owner = match ns.owner_id {
+        Some(id) => api.db().user_by_id(id).await?,
+        None => None,
+    };
+    let views = views(&api);
+    let users = api.user_views();
+    Ok(Json(views.namespace(
+        &ns,
+        views.avatar_url(&ns, owner.as_ref(), &users),
+        None,
+    )))
+}

@@ -1,0 +1,381 @@
+//! Members of projects and groups: `/projects/:id/members` and `/groups/:id/members`, each
+//! with `/all` (members inherited from ancestor groups, and for projects from the project's
+//! group, at their highest level).
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::Value;
+
+use super::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, ProjectCtx, today};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::members::{MemberRow, NAMESPACE, PROJECT};
+use crate::views::namespace::member;
+
+pub fn router() -> Router<ApiContext> {
+    let mut router = Router::new();
+    for kind in ["projects", "groups"] {
+        router = router
+            .route(
+                &format!("/api/v4/{kind}/{{id}}/members"),
+                get(list).post(add),
+            )
+            .route(&format!("/api/v4/{kind}/{{id}}/members/all"), get(list_all))
+            .route(
+                &format!("/api/v4/{kind}/{{id}}/members/all/{{user_id}}"),
+                get(show_all),
+            )
+            .route(
+                &format!("/api/v4/{kind}/{{id}}/members/{{user_id}}"),
+                get(show).put(update).delete(remove),
+            );
+    }
+    router
+}
+
+/// The source a members request is about, with what the caller may do to it.
+struct Source {
+    kind: &'static str,
+    id: i64,
+    /// Sources whose members count as inherited (ancestor groups), nearest last.
+    inherited_groups: Vec<i64>,
+    /// The level needed to manage members.
+    manage_level: i64,
+    caller_level: i64,
+    admin: bool,
+}
+
+impl Source {
+    fn require_manage(&self) -> ApiResult<()> {
+        if self.admin || self.caller_level >= self.manage_level {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden())
+        }
+    }
+}
+
+async fn source(api: &Api, kind: &str, id: &str) -> ApiResult<Source> {
+    if kind == "projects" {
+        let ctx = access::project(api, id).await?;
+        let inherited_groups = if ctx.namespace.is_group() {
+            ctx.namespace.ancestry()
+        } else {
+            Vec::new()
+        };
+        return Ok(Source {
+            kind: PROJECT,
+            id: ctx.project.id,
+            inherited_groups,
+            manage_level: MAINTAINER,
+            caller_level: ctx.level(),
+            admin: ctx.admin,
+        });
+    }
+    let ctx = access::group(api, id).await?;
+    let mut ancestry = ctx.group.ancestry();
+    ancestry.retain(|g| *g != ctx.group.id);
+    Ok(Source {
+        kind: NAMESPACE,
+        id: ctx.group.id,
+        inherited_groups: ancestry,
+        manage_level: OWNER,
+        caller_level: ctx.level.unwrap_or(0),
+        admin: ctx.admin,
+    })
+}
+
+/// Which kind of source the matched route names.
+fn kind_of(api: &Api) -> &'static str {
+    if api.origin.path.starts_with("/api/v4/groups/") {
+        "groups"
+    } else {
+        "projects"
+    }
+}
+
+/// Direct and inherited members, one per user at the highest level.
+async fn effective_members(api: &Api, source: &Source) -> ApiResult<Vec<MemberRow>> {
+    let today = today();
+    let mut all = api
+        .db()
+        .members_of(source.kind, &[source.id], &today)
+        .await?;
+    all.extend(
+        api.db()
+            .members_of(NAMESPACE, &source.inherited_groups, &today)
+            .await?,
+    );
+    let mut best: HashMap<i64, MemberRow> = HashMap::new();
+    let mut order = Vec::new();
+    for m in all {
+        match best.get(&m.user_id) {
+            Some(existing) if existing.access_level >= m.access_level => {}
+            Some(_) => {
+                best.insert(m.user_id, m);
+            }
+            None => {
+                order.push(m.user_id);
+                best.insert(m.user_id, m);
+            }
+        }
+    }
+    Ok(order.into_iter().filter_map(|u| best.remove(&u)).collect())
+}
+
+/// Everyone with access to a project through membership (for `GET /projects/:id/users`).
+pub async fn all_members_of_project(api: &Api, ctx: &ProjectCtx) -> ApiResult<Vec<MemberRow>> {
+    let source = Source {
+        kind: PROJECT,
+        id: ctx.project.id,
+        inherited_groups: if ctx.namespace.is_group() {
+            ctx.namespace.ancestry()
+        } else {
+            Vec::new()
+        },
+        manage_level: MAINTAINER,
+        caller_level: ctx.level(),
+        admin: ctx.admin,
+    };
+    effective_members(api, &source).await
+}
+
+/// Filters by `query`/`user_ids`, pages and renders members.
+async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
+    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
+    let users: HashMap<i64, _> = api
+        .db()
+        .users_by_ids(&ids)
+        .await?
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect();
+    let query = api
+        .params
+        .string("query")?
+        .map(|s| s.trim().to_lowercase())
+        .filter(|s| !s.is_empty());
+    let only = api.params.int_list("user_ids")?;
+    let members: Vec<MemberRow> = members
+        .into_iter()
+        .filter(|m| {
+            let Some(user) = users.get(&m.user_id) else {
+                return false;
+            };
+            only.as_ref().is_none_or(|ids| ids.contains(&m.user_id))
+                && query.as_ref().is_none_or(|q| {
+                    user.username.to_lowercase().contains(q) || user.name.to_lowercase().contains(q)
+                })
+        })
+        .collect();
+    let request = PageRequest::from_params(&api.params)?;
+    let total = members.len() as i64;
+    let rows: Vec<MemberRow> = members
+        .into_iter()
+        .skip(((request.page - 1) * request.per_page) as usize)
+        .take(request.per_page as usize + 1)
+        .collect();
+    let views = api.user_views();
+    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+    Ok(Page {
+        rows,
+        total: Some(total),
+    }
+    .respond(
+        &request,
+        &api.origin,
+        |m| m.user_id,
+        |m| match users.get(&m.user_id) {
+            Some(user) => member(&views, user, m, admin),
+            None => Value::Null,
+        },
+    ))
+}
+
+async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let source = source(&api, kind_of(&api), &id).await?;
+    let members = api
+        .db()
+        .members_of(source.kind, &[source.id], &today())
+        .await?;
+    respond(&api, members).await
+}
+
+async fn list_all(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let source = source(&api, kind_of(&api), &id).await?;
+    let members = effective_members(&api, &source).await?;
+    respond(&api, members).await
+}
+
+async fn render(api: &Api, m: &MemberRow) -> ApiResult<Value> {
+    let user = api
+        .db()
+        .user_by_id(m.user_id)
+        .await?
+        .ok_or(ApiError::NotFound("Member"))?;
+    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+    Ok(member(&api.user_views(), &user, m, admin))
+}
+
+fn user_id_of(raw: &str) -> ApiResult<i64> {
+    raw.trim()
+        .parse()
+        .map_err(|_| ApiError::InvalidParam("user_id is invalid".into()))
+}
+
+async fn show(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let source = source(&api, kind_of(&api), &id).await?;
+    let m = api
+        .db()
+        .member(source.kind, source.id, user_id_of(&user_id)?)
+        .await?
+        .ok_or(ApiError::NotFound("Member"))?;
+    Ok(Json(render(&api, &m).await?))
+}
+
+async fn show_all(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let source = source(&api, kind_of(&api), &id).await?;
+    let user_id = user_id_of(&user_id)?;
+    let m = effective_members(&api, &source)
+        .await?
+        .into_iter()
+        .find(|m| m.user_id == user_id)
+        .ok_or(ApiError::NotFound("Member"))?;
+    Ok(Json(render(&api, &m).await?))
+}
+
+fn access_level(api: &Api, required: bool) -> ApiResult<Option<i64>> {
+    let level = match api.params.int("access_level")? {
+        Some(level) => level,
+        None if required => return Err(ApiError::Missing("access_level".into())),
+        None => return Ok(None),
+    };
+    if !ACCESS_LEVELS.contains(&level) {
+        return Err(ApiError::InvalidParam(
+            "access_level does not have a valid value".into(),
+        ));
+    }
+    Ok(Some(level))
+}
+
+fn expires_at(api: &Api) -> ApiResult<Option<Option<String>>> {
+    if !api.params.has("expires_at") {
+        return Ok(None);
+    }
+    Ok(Some(
+        api.params
+            .date("expires_at")?
+            .map(|d| d.format("%Y-%m-%d").to_string()),
+    ))
+}
+
+async fn add(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let caller = api.user()?;
+    let source = source(&api, kind_of(&api), &id).await?;
+    source.require_manage()?;
+    let user_key = match api.params.string("user_id")? {
+        Some(key) => key,
+        None => api
+            .params
+            .string("username")?
+            .ok_or_else(|| ApiError::Missing("user_id".into()))?,
+    };
+    let level = access_level(&api, true)?.unwrap_or(0);
+    let expires = expires_at(&api)?.flatten();
+    // Only owners grant owner.
+    if level == OWNER && !source.admin && source.caller_level < OWNER {
+        return Err(ApiError::forbidden());
+    }
+    let user = api
+        .db()
+        .user_by_id_or_username(user_key.trim())
+        .await?
+        .filter(|u| u.user_type == "human")
+        .ok_or(ApiError::NotFound("User"))?;
+    let m = api
+        .db()
+        .add_member(
+            source.kind,
+            source.id,
+            user.id,
+            level,
+            expires.as_deref(),
+            caller.user.id,
+        )
+        .await?
+        .ok_or_else(|| ApiError::Conflict("Member already exists".into()))?;
+    Ok((StatusCode::CREATED, Json(render(&api, &m).await?)).into_response())
+}
+
+async fn update(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    api.user()?;
+    let source = source(&api, kind_of(&api), &id).await?;
+    source.require_manage()?;
+    let user_id = user_id_of(&user_id)?;
+    let level = access_level(&api, true)?.unwrap_or(0);
+    let expires = expires_at(&api)?;
+    let existing = api
+        .db()
+        .member(source.kind, source.id, user_id)
+        .await?
+        .ok_or(ApiError::NotFound("Member"))?;
+    let touches_owner = level == OWNER || existing.access_level == OWNER;
+    if touches_owner && !source.admin && source.caller_level < OWNER {
+        return Err(ApiError::forbidden());
+    }
+    if existing.access_level == OWNER
+        && level < OWNER
+        && source.kind == NAMESPACE
+        && api.db().owner_count(source.kind, source.id).await? <= 1
+    {
+        return Err(ApiError::forbidden());
+    }
+    let m = api
+        .db()
+        .update_member(
+            source.kind,
+            source.id,
+            user_id,
+            level,
+            expires.as_ref().map(|e| e.as_deref()),
+        )
+        .await?
+        .ok_or(ApiError::NotFound("Member"))?;
+    Ok(Json(render(&api, &m).await?))
+}
+
+async fn remove(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
+    let caller = api.user()?;
+    let source = source(&api, kind_of(&api), &id).await?;
+    let user_id = user_id_of(&user_id)?;
+    let existing = api
+        .db()
+        .member(source.kind, source.id, user_id)
+        .await?
+        .ok_or(ApiError::NotFound("Member"))?;
+    // Members may leave; removing others needs the manage level (owners for owners).
+    if caller.user.id != user_id {
+        source.require_manage()?;
+        if existing.access_level == OWNER && !source.admin && source.caller_level < OWNER {
+            return Err(ApiError::forbidden());
+        }
+    }
+    if existing.access_level == OWNER
+        && source.kind == NAMESPACE
+        && api.db().owner_count(source.kind, source.id).await? <= 1
+    {
+        return Err(ApiError::forbidden());
+    }
+    api.db()
+        .remove_member(source.kind, source.id, user_id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

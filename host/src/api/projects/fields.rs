@@ -1,0 +1,338 @@
+//! The create/edit parameters of projects: every one of the spec's table is read, checked
+//! and turned into column values (the filtered ones) or `settings` JSON entries (the rest).
+
+use serde_json::{Map, Value, json};
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::namespaces::visibility_level;
+use crate::store::projects::ProjectChanges;
+use crate::views::project::{DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy};
+
+pub const VISIBILITIES: &[&str] = &["private", "internal", "public"];
+const ACCESS: &[&str] = &["disabled", "private", "enabled"];
+const PUBLIC_ACCESS: &[&str] = &["disabled", "private", "enabled", "public"];
+
+pub const NAME_MESSAGE: &str = "can contain only letters, digits, emojis, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'.";
+pub const PATH_MESSAGE: &str = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `POST /projects` and `POST /projects/user/:user_id`
+    Create,
+    /// `PUT /projects/:id`
+    Edit,
+}
+
+/// What the parameters ask for, checked but not yet applied.
+pub struct Fields {
+    pub changes: ProjectChanges,
+    pub name: Option<String>,
+    pub path: Option<String>,
+    pub visibility: Option<String>,
+    pub initialize_with_readme: bool,
+}
+
+fn emoji_or_alnum(c: char) -> bool {
+    c.is_alphanumeric() || ('\u{00A9}'..='\u{1f9ff}').contains(&c)
+}
+
+/// GitLab's project name format.
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(c) if emoji_or_alnum(c) || c == '_' => {}
+        _ => return false,
+    }
+    chars.all(|c| emoji_or_alnum(c) || c == '_' || c == '.' || c == '+' || c == ' ' || is_dash(c))
+}
+
+fn is_dash(c: char) -> bool {
+    matches!(
+        c,
+        '-' | '\u{2010}'
+            ..='\u{2015}' | '\u{2E3A}' | '\u{2E3B}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}'
+    )
+}
+
+/// GitLab's project (and namespace) path format.
+pub fn valid_path(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !path.starts_with('-')
+        && !path.starts_with('.')
+        && !path.ends_with('.')
+        && !path.ends_with(".git")
+        && !path.ends_with(".atom")
+}
+
+/// A path made from a name: lower-case, runs of other characters as one dash.
+pub fn path_from_name(name: &str) -> String {
+    let mut path = String::new();
+    for c in name.trim().chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            path.push(c);
+        } else if !path.ends_with('-') {
+            path.push('-');
+        }
+    }
+    path.trim_matches(|c| c == '-' || c == '.').to_string()
+}
+
+fn access_level(api: &Api, name: &str, allowed: &[&str]) -> ApiResult<Option<String>> {
+    api.params.one_of(name, allowed)
+}
+
+/// Reads the parameters; `settings` is the project's current settings object (empty for new
+/// projects) and receives the changes.
+pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResult<Fields> {
+    let p = &api.params;
+    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+    let mut changes = ProjectChanges::default();
+    let name = p.string("name")?.map(|s| s.trim().to_string());
+    let path = p.string("path")?.map(|s| s.trim().to_string());
+    let visibility = p.one_of("visibility", VISIBILITIES)?;
+    if let Some(description) = p.string("description")? {
+        changes.set("description", description);
+    }
+    if let Some(branch) = p.string("default_branch")?
+        && !branch.is_empty()
+    {
+        changes.set("default_branch", branch);
+    }
+    if let Some(url) = p.string("import_url")? {
+        changes.set("import_url", url);
+    }
+    let tags = match p.string_list("topics")? {
+        Some(tags) => Some(tags),
+        None => p.string_list("tag_list")?,
+    };
+    if let Some(tags) = tags {
+        let mut unique: Vec<String> = Vec::new();
+        for tag in tags {
+            if !unique.contains(&tag) {
+                unique.push(tag);
+            }
+        }
+        changes.set("tag_list", json!(unique).to_string());
+    }
+    // Deprecated booleans first, so that an explicit access level wins over them.
+    for (flag, level) in DEPRECATED_FLAGS {
+        if let Some(enabled) = p.bool(flag)? {
+            let value = if enabled { "enabled" } else { "disabled" };
+            set_level(&mut changes, settings, level, value);
+        }
+    }
+    for level in ["issues_access_level", "merge_requests_access_level"] {
+        if let Some(value) = access_level(api, level, ACCESS)? {
+            set_level(&mut changes, settings, level, &value);
+        }
+    }
+    for (key, kind, _) in PROJECT_SETTINGS {
+        if !p.has(key) {
+            continue;
+        }
+        if matches!(*key, "repository_storage" | "mirror_user_id") && !admin {
+            // admin-only: ignored for everyone else, as GitLab does
+            continue;
+        }
+        let value = match kind {
+            Kind::Bool => p.bool(key)?.map(Value::from),
+            Kind::Int => p.int(key)?.map(Value::from),
+            Kind::OptInt => p.int(key)?.map(Value::from),
+            Kind::Str => p.string(key)?.map(Value::from),
+            Kind::Access => access_level(api, key, ACCESS)?.map(Value::from),
+            Kind::PublicAccess => access_level(api, key, PUBLIC_ACCESS)?.map(Value::from),
+            Kind::Enum(allowed) => p.one_of(key, allowed)?.map(Value::from),
+        };
+        if let Some(value) = value {
+            settings.insert(key.to_string(), value);
+        }
+    }
+    if let Some(attributes) = p.object("container_expiration_policy_attributes")? {
+        let mut policy = match settings.remove("container_expiration_policy") {
+            Some(Value::Object(policy)) => policy,
+            _ => match default_expiration_policy() {
+                Value::Object(policy) => policy,
+                _ => Map::new(),
+            },
+        };
+        for (key, value) in attributes {
+            let value = match key.as_str() {
+                "cadence" | "older_than" | "name_regex" | "name_regex_delete"
+                | "name_regex_keep" => match value {
+                    Value::String(_) | Value::Null => value.clone(),
+                    Value::Number(n) => Value::from(n.to_string()),
+                    _ => return Err(ApiError::invalid("container_expiration_policy_attributes")),
+                },
+                "keep_n" => match value {
+                    Value::Number(_) | Value::Null => value.clone(),
+                    Value::String(s) => s.parse::<i64>().map(Value::from).map_err(|_| {
+                        ApiError::invalid("container_expiration_policy_attributes[keep_n]")
+                    })?,
+                    _ => {
+                        return Err(ApiError::invalid(
+                            "container_expiration_policy_attributes[keep_n]",
+                        ));
+                    }
+                },
+                "enabled" => match value {
+                    Value::Bool(_) => value.clone(),
+                    Value::String(s) => crate::http::params::parse_bool(s)
+                        .map(Value::from)
+                        .ok_or_else(|| {
+                            ApiError::invalid("container_expiration_policy_attributes[enabled]")
+                        })?,
+                    _ => {
+                        return Err(ApiError::invalid(
+                            "container_expiration_policy_attributes[enabled]",
+                        ));
+                    }
+                },
+                _ => continue,
+            };
+            if key == "name_regex" {
+                policy.insert("name_regex_delete".into(), value.clone());
+            }
+            policy.insert(key.clone(), value);
+        }
+        settings.insert("container_expiration_policy".into(), Value::Object(policy));
+    }
+    let initialize_with_readme = match mode {
+        Mode::Create => p.bool("initialize_with_readme")?.unwrap_or(false),
+        Mode::Edit => false,
+    };
+    if let Some(name) = &name {
+        if name.is_empty() {
+            return Err(ApiError::field("name", "can't be blank"));
+        }
+        if !valid_name(name) {
+            return Err(ApiError::field("name", NAME_MESSAGE));
+        }
+        if name.chars().count() > 255 {
+            return Err(ApiError::field(
+                "name",
+                "is too long (maximum is 255 characters)",
+            ));
+        }
+    }
+    if let Some(path) = &path {
+        if path.is_empty() {
+            return Err(ApiError::field("path", "can't be blank"));
+        }
+        if !valid_path(path) {
+            return Err(ApiError::field("path", PATH_MESSAGE));
+        }
+        if path.chars().count() > 255 {
+            return Err(ApiError::field(
+                "path",
+                "is too long (maximum is 255 characters)",
+            ));
+        }
+    }
+    if let Some(visibility) = &visibility {
+        changes.set("visibility", visibility.as_str());
+        changes.set("visibility_level", visibility_level(visibility));
+    }
+    Ok(Fields {
+        changes,
+        name,
+        path,
+        visibility,
+        initialize_with_readme,
+    })
+}
+
+/// Issues and merge requests levels are columns (lists filter on them); the rest are settings.
+fn set_level(
+    changes: &mut ProjectChanges,
+    settings: &mut Map<String, Value>,
+    level: &str,
+    value: &str,
+) {
+    match level {
+        "issues_access_level" => changes.set("issues_access_level", value),
+        "merge_requests_access_level" => changes.set("merge_requests_access_level", value),
+        _ => {
+            settings.insert(level.to_string(), Value::from(value));
+        }
+    }
+}
+
+/// The instance's restriction on a visibility, for non-admins: the 400 GitLab answers.
+pub fn check_visibility_allowed(api: &Api, visibility: &str) -> ApiResult<()> {
+    if api.caller.as_ref().is_some_and(|c| c.is_admin()) {
+        return Ok(());
+    }
+    if restricted(api, visibility) {
+        return Err(ApiError::field(
+            "visibility_level",
+            format!("{visibility} has been restricted by your GitLab administrator"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `restricted_visibility_levels` names `visibility` (as a word or a level number).
+pub fn restricted(api: &Api, visibility: &str) -> bool {
+    let level = visibility_level(visibility);
+    api.settings
+        .value("restricted_visibility_levels")
+        .as_array()
+        .is_some_and(|levels| {
+            levels.iter().any(|l| {
+                l.as_str() == Some(visibility)
+                    || l.as_str() == Some(level.to_string().as_str())
+                    || l.as_i64() == Some(level)
+            })
+        })
+}
+
+/// The instance default for new projects or groups, stepped down past restricted levels.
+pub fn default_visibility(api: &Api, setting: &str) -> String {
+    let configured = api.settings.string(setting);
+    let configured = if VISIBILITIES.contains(&configured.as_str()) {
+        configured
+    } else {
+        "private".to_string()
+    };
+    if !restricted(api, &configured) || api.caller.as_ref().is_some_and(|c| c.is_admin()) {
+        return configured;
+    }
+    for candidate in ["private", "internal", "public"] {
+        if !restricted(api, candidate) {
+            return candidate.to_string();
+        }
+    }
+    "private".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_come_from_names() {
+        assert_eq!(path_from_name("My Fancy Project"), "my-fancy-project");
+        assert_eq!(path_from_name("  a  +  b "), "a-b");
+        assert_eq!(path_from_name("Hello_World.rs"), "hello_world.rs");
+        assert_eq!(path_from_name("-x-"), "x");
+    }
+
+    #[test]
+    fn name_and_path_formats() {
+        assert!(valid_name("Project 1"));
+        assert!(valid_name("_under"));
+        assert!(valid_name("c++ tools – v2"));
+        assert!(!valid_name("-dash"));
+        assert!(!valid_name("bad/name"));
+        assert!(valid_path("ok.path_1-x"));
+        assert!(!valid_path("-x"));
+        assert!(!valid_path("x.git"));
+        assert!(!valid_path("x.atom"));
+        assert!(!valid_path("has space"));
+    }
+}

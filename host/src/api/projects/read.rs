@@ -1,0 +1,215 @@
+//! `GET /projects`, `GET /projects/:id`, `GET /projects/:id/users`, and a user's project
+//! lists (`GET /users/:id/projects`, `/starred_projects`).
+
+use axum::Json;
+use axum::extract::Path;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::{Shape, render_many, render_one};
+use crate::api::access::{self, today, viewer};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::namespaces::visibility_level;
+use crate::store::projects::{ProjectFilter, ProjectRow};
+use crate::store::window::Direction;
+
+const ORDERS: &[&str] = &[
+    "id",
+    "name",
+    "path",
+    "created_at",
+    "updated_at",
+    "last_activity_at",
+    "similarity",
+    "star_count",
+    "repository_size",
+    "storage_size",
+    "packages_size",
+    "wiki_size",
+];
+
+/// Which list is being filtered: the general one has every filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListKind {
+    All,
+    UserProjects,
+    Starred,
+}
+
+fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
+    let p = &api.params;
+    let mut filter = ProjectFilter {
+        viewer: viewer(api),
+        today: today(),
+        archived: p.bool("archived")?,
+        visibility: p
+            .one_of("visibility", super::VISIBILITIES)?
+            .map(|v| visibility_level(&v)),
+        search: p
+            .string("search")?
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
+        search_namespaces: p.bool("search_namespaces")?.unwrap_or(false),
+        owned: p.bool("owned")?.unwrap_or(false),
+        membership: p.bool("membership")?.unwrap_or(false),
+        min_access_level: p.int("min_access_level")?,
+        starred: p.bool("starred")?.unwrap_or(false),
+        with_issues_enabled: p.bool("with_issues_enabled")?.unwrap_or(false),
+        with_merge_requests_enabled: p.bool("with_merge_requests_enabled")?.unwrap_or(false),
+        ..ProjectFilter::default()
+    };
+    if let Some(level) = filter.min_access_level
+        && !access::ACCESS_LEVELS.contains(&level)
+    {
+        return Err(ApiError::InvalidParam(
+            "min_access_level does not have a valid value".into(),
+        ));
+    }
+    if kind != ListKind::Starred {
+        filter.with_programming_language = p
+            .string("with_programming_language")?
+            .filter(|s| !s.is_empty());
+    }
+    if kind == ListKind::All {
+        filter.last_activity_after = p
+            .datetime("last_activity_after")?
+            .map(|d| d.timestamp_millis());
+        filter.last_activity_before = p
+            .datetime("last_activity_before")?
+            .map(|d| d.timestamp_millis());
+        if let Some(attributes) = p.object("custom_attributes")?
+            && api.caller.as_ref().is_some_and(|c| c.is_admin())
+        {
+            for (key, value) in attributes {
+                let value = value
+                    .as_str()
+                    .ok_or_else(|| ApiError::invalid("custom_attributes"))?;
+                filter
+                    .custom_attributes
+                    .push((key.clone(), value.to_string()));
+            }
+        }
+    }
+    Ok(filter)
+}
+
+/// The ordering: `created_at` by default, storage sizes for administrators only.
+fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
+    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+    let order_by = match api.params.one_of("order_by", ORDERS)?.as_deref() {
+        Some("id") => "id",
+        Some("name") => "name",
+        Some("path") => "path",
+        Some("updated_at") => "updated_at",
+        Some("last_activity_at") => "last_activity_at",
+        Some("star_count") => "star_count",
+        Some("repository_size") if admin => "repository_size",
+        Some("storage_size") if admin => "storage_size",
+        Some("packages_size") if admin => "packages_size",
+        Some("wiki_size") if admin => "wiki_size",
+        _ => "created_at",
+    };
+    let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
+        Some("asc") => Direction::Asc,
+        _ => Direction::Desc,
+    };
+    Ok((order_by, direction))
+}
+
+async fn respond(api: &Api, filter: ProjectFilter) -> ApiResult<Response> {
+    let request = PageRequest::from_params(&api.params)?;
+    request.check_offset_cap(PROJECT_MAX_OFFSET, "Project")?;
+    let (order_by, direction) = ordering(api)?;
+    let window = request.window(&api.params, order_by, direction)?;
+    let rows = api.db().list_projects(&filter, &window).await?;
+    let total = if request.keyset {
+        None
+    } else {
+        Some(api.db().count_projects(&filter, COUNT_CAP + 1).await?)
+    };
+    let shape = Shape::from_params(api)?;
+    let views = render_many(api, &rows, shape).await?;
+    let page = Page { rows, total };
+    Ok(page.respond(
+        &request,
+        &api.origin,
+        |p: &ProjectRow| p.id,
+        |p| views.get(&p.id).cloned().unwrap_or(Value::Null),
+    ))
+}
+
+pub async fn list(api: Api) -> ApiResult<Response> {
+    let filter = filter(&api, ListKind::All)?;
+    respond(&api, filter).await
+}
+
+pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let ctx = access::project(&api, &id).await?;
+    let shape = Shape::from_params(&api)?;
+    Ok(Json(render_one(&api, &ctx, shape).await?))
+}
+
+/// `GET /users/:user_id/projects` (projects in the user's personal namespace) and
+/// `/starred_projects` (projects the user starred), both limited to what the caller sees.
+pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Response> {
+    let user = api
+        .db()
+        .user_by_id_or_username(key)
+        .await?
+        .filter(|u| u.user_type == "human")
+        .ok_or(ApiError::NotFound("User"))?;
+    let filter = if starred {
+        let mut f = filter(&api, ListKind::Starred)?;
+        f.starred_by = Some(user.id);
+        f
+    } else {
+        let mut f = filter(&api, ListKind::UserProjects)?;
+        let namespace = api
+            .db()
+            .user_namespace(user.id)
+            .await?
+            .ok_or(ApiError::NotFound("User"))?;
+        f.namespace_id = Some(namespace.id);
+        f
+    };
+    respond(&api, filter).await
+}
+
+/// `GET /projects/:id/users`: the users with access to the project (members, inherited
+/// group members), matching `search`, without `skip_users`.
+pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = access::project(&api, &id).await?;
+    let search = api
+        .params
+        .string("search")?
+        .map(|s| s.trim().to_lowercase())
+        .filter(|s| !s.is_empty());
+    let skip = api.params.int_list("skip_users")?.unwrap_or_default();
+    let members = crate::api::members::all_members_of_project(&api, &ctx).await?;
+    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
+    let mut users = api.db().users_by_ids(&ids).await?;
+    users.retain(|u| {
+        !skip.contains(&u.id)
+            && u.state == "active"
+            && search.as_ref().is_none_or(|s| {
+                u.username.to_lowercase().contains(s) || u.name.to_lowercase().contains(s)
+            })
+    });
+    users.sort_by_key(|u| u.name.to_lowercase());
+    let request = PageRequest::from_params(&api.params)?;
+    let start = ((request.page - 1) * request.per_page) as usize;
+    let total = users.len() as i64;
+    let rows: Vec<_> = users
+        .into_iter()
+        .skip(start)
+        .take(request.per_page as usize + 1)
+        .collect();
+    let views = api.user_views();
+    Ok(Page {
+        rows,
+        total: Some(total),
+    }
+    .respond(&request, &api.origin, |u| u.id, |u| json!(views.summary(u))))
+}

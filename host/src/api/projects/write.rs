@@ -1,0 +1,287 @@
+//! `POST /projects`, `POST /projects/user/:user_id`, `PUT /projects/:id`,
+//! `DELETE /projects/:id`, archive and unarchive.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
+use super::reload;
+use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::request::Api;
+use crate::store::namespaces::{NamespaceRow, visibility_level};
+use crate::store::users::UserRow;
+
+const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
+    ("projects", "path_lower", "path"),
+    ("projects", "name", "name"),
+];
+
+fn namespace_invalid() -> ApiError {
+    ApiError::field("namespace", "is not valid")
+}
+
+/// The namespace a new project goes to: `namespace_id` (id or full path) when given and the
+/// caller may create projects there, else `owner`'s personal namespace.
+async fn target_namespace(api: &Api, owner: &UserRow) -> ApiResult<NamespaceRow> {
+    let caller = api.user()?;
+    let key = api
+        .params
+        .string("namespace_id")?
+        .or(api.params.string("namespace")?)
+        .filter(|s| !s.trim().is_empty());
+    let Some(key) = key else {
+        return api
+            .db()
+            .user_namespace(owner.id)
+            .await?
+            .ok_or(ApiError::NotFound("Namespace"));
+    };
+    let namespace = api
+        .db()
+        .namespace_by_key(key.trim())
+        .await?
+        .ok_or_else(namespace_invalid)?;
+    if caller.is_admin() {
+        return Ok(namespace);
+    }
+    if namespace.is_group() {
+        let level = api
+            .db()
+            .group_access(caller.user.id, &namespace.ancestry(), &today())
+            .await?
+            .unwrap_or(0);
+        let needed = match super::super::groups::setting_str(&namespace, "project_creation_level")
+            .as_str()
+        {
+            "noone" => i64::MAX,
+            "maintainer" => MAINTAINER,
+            _ => DEVELOPER,
+        };
+        if level >= needed {
+            return Ok(namespace);
+        }
+    } else if namespace.owner_id == Some(owner.id) {
+        return Ok(namespace);
+    }
+    Err(namespace_invalid())
+}
+
+/// The user's personal project limit, for projects in their own namespace.
+async fn check_projects_limit(
+    api: &Api,
+    owner: &UserRow,
+    namespace: &NamespaceRow,
+) -> ApiResult<()> {
+    if namespace.owner_id != Some(owner.id) {
+        return Ok(());
+    }
+    let message = if owner.projects_limit <= 0 {
+        "Personal project creation is not allowed. Please contact your administrator with questions"
+            .to_string()
+    } else {
+        let count = api.db().count_namespace_projects(namespace.id).await?;
+        if count < owner.projects_limit {
+            return Ok(());
+        }
+        format!(
+            "Your project limit is {} projects! Please contact your administrator to increase it",
+            owner.projects_limit
+        )
+    };
+    Err(ApiError::field("limit_reached", message))
+}
+
+/// A project's visibility may not exceed its group's.
+fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResult<()> {
+    if namespace.is_group()
+        && visibility_level(visibility) > visibility_level(&namespace.visibility)
+    {
+        return Err(ApiError::field(
+            "visibility_level",
+            format!(
+                "{visibility} is not allowed in a {} group.",
+                namespace.visibility
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// "has already been taken" for the name and/or path, as one field map.
+async fn check_taken(
+    api: &Api,
+    namespace_id: i64,
+    name: &str,
+    path: &str,
+    except: Option<i64>,
+) -> ApiResult<()> {
+    let (name_taken, path_taken) = api
+        .db()
+        .project_taken(namespace_id, name, path, except)
+        .await?;
+    let mut map = Map::new();
+    if name_taken {
+        map.insert("name".into(), json!(["has already been taken"]));
+    }
+    if path_taken {
+        map.insert("path".into(), json!(["has already been taken"]));
+    }
+    if map.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(map))
+    }
+}
+
+async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
+    let mut settings = Map::new();
+    let mut fields = fields::read(api, Mode::Create, &mut settings)?;
+    let (name, path) = match (fields.name.take(), fields.path.take()) {
+        (None, None) => {
+            return Err(ApiError::InvalidParam(
+                "name, path are missing, at least one parameter must be provided".into(),
+            ));
+        }
+        (Some(name), Some(path)) => (name, path),
+        (Some(name), None) => {
+            let path = path_from_name(&name);
+            if !fields::valid_path(&path) {
+                return Err(ApiError::field("path", fields::PATH_MESSAGE));
+            }
+            (name, path)
+        }
+        (None, Some(path)) => (path.clone(), path),
+    };
+    if !fields::valid_name(&name) {
+        return Err(ApiError::field("name", fields::NAME_MESSAGE));
+    }
+    let namespace = target_namespace(api, owner).await?;
+    let visibility = fields
+        .visibility
+        .clone()
+        .unwrap_or_else(|| default_visibility(api, "default_project_visibility"));
+    check_visibility_allowed(api, &visibility)?;
+    check_group_visibility(&namespace, &visibility)?;
+    check_projects_limit(api, owner, &namespace).await?;
+    check_taken(api, namespace.id, &name, &path, None).await?;
+    let mut changes = fields.changes;
+    changes.set("name", name.as_str());
+    changes.set("name_lower", name.to_lowercase());
+    changes.set("path", path.as_str());
+    changes.set("path_lower", path.to_lowercase());
+    changes.set("visibility", visibility.as_str());
+    changes.set("visibility_level", visibility_level(&visibility));
+    if changes.get("default_branch").is_none() {
+        let configured = api.settings.string("default_branch_name");
+        let branch = if configured.trim().is_empty() {
+            "master".to_string()
+        } else {
+            configured
+        };
+        changes.set("default_branch", branch);
+    }
+    if fields.initialize_with_readme {
+        settings.insert("initialize_with_readme".into(), json!(true));
+    }
+    changes.set("settings", Value::Object(settings).to_string());
+    let project = api
+        .db()
+        .create_project(namespace.id, owner.id, &changes)
+        .await
+        .on_constraints(PROJECT_UNIQUES)?;
+    Ok((StatusCode::CREATED, Json(reload(api, project.id).await?)).into_response())
+}
+
+pub async fn create(api: Api) -> ApiResult<Response> {
+    let caller = api.user()?;
+    let user = (*caller.user).clone();
+    create_as(&api, &user).await
+}
+
+/// `POST /projects/user/:user_id`: an administrator creates a project owned by the user.
+pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    let id: i64 = user_id.parse().map_err(|_| ApiError::NotFound("User"))?;
+    let user = api
+        .db()
+        .user_by_id(id)
+        .await?
+        .filter(|u| u.user_type == "human")
+        .ok_or(ApiError::NotFound("User"))?;
+    if api.params.string("name")?.is_none() {
+        return Err(ApiError::Missing("name".into()));
+    }
+    create_as(&api, &user).await
+}
+
+pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(MAINTAINER)?;
+    let mut settings = ctx.project.settings_json();
+    let fields = fields::read(&api, Mode::Edit, &mut settings)?;
+    let mut changes = fields.changes;
+    let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
+    let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());
+    if let Some(visibility) = &fields.visibility {
+        if *visibility != ctx.project.visibility {
+            check_visibility_allowed(&api, visibility)?;
+        }
+        check_group_visibility(&ctx.namespace, visibility)?;
+    }
+    if name != ctx.project.name || path != ctx.project.path {
+        check_taken(&api, ctx.namespace.id, &name, &path, Some(ctx.project.id)).await?;
+    }
+    changes.set("name", name.as_str());
+    changes.set("name_lower", name.to_lowercase());
+    changes.set("path", path.as_str());
+    changes.set("path_lower", path.to_lowercase());
+    changes.set("settings", Value::Object(settings).to_string());
+    api.db()
+        .update_project(ctx.project.id, &changes)
+        .await
+        .on_constraints(PROJECT_UNIQUES)?
+        .ok_or(ApiError::NotFound("Project"))?;
+    Ok(Json(reload(&api, ctx.project.id).await?))
+}
+
+/// `DELETE /projects/:id`: owners and administrators; GitLab answers 202 Accepted.
+pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(OWNER)?;
+    api.db().delete_project(ctx.project.id).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "message": "202 Accepted" })),
+    )
+        .into_response())
+}
+
+async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::project(api, id).await?;
+    ctx.require(OWNER)?;
+    if ctx.project.archived != archived {
+        let mut changes = crate::store::projects::ProjectChanges::default();
+        changes.set("archived", archived);
+        api.db().update_project(ctx.project.id, &changes).await?;
+    }
+    Ok((
+        StatusCode::CREATED,
+        Json(reload(api, ctx.project.id).await?),
+    )
+        .into_response())
+}
+
+pub async fn archive(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    set_archived(&id, &api, true).await
+}
+
+pub async fn unarchive(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    set_archived(&id, &api, false).await
+}

@@ -1,0 +1,241 @@
+//! Members of projects (`source_type` 'Project') and groups ('Namespace'), and the access a
+//! user has through them: direct, or inherited from the ancestors of a group or of the
+//! project's namespace.
+
+use sqlx::AssertSqlSafe;
+
+use super::sql::Sql;
+use super::users::{USER_COLUMNS, UserRow};
+use super::{TenantDb, now_ms};
+
+pub const PROJECT: &str = "Project";
+pub const NAMESPACE: &str = "Namespace";
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MemberRow {
+    pub source_type: String,
+    pub source_id: i64,
+    pub user_id: i64,
+    pub access_level: i64,
+    pub created_by_id: Option<i64>,
+    pub expires_at: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const MEMBER_COLUMNS: &str = "source_type, source_id, user_id, access_level, created_by_id, expires_at, created_at, updated_at";
+
+impl TenantDb {
+    /// Direct members of one source, in the order they joined.
+    pub async fn members_of(
+        &self,
+        source_type: &str,
+        source_ids: &[i64],
+        today: &str,
+    ) -> sqlx::Result<Vec<MemberRow>> {
+        if source_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!(
+            "SELECT {MEMBER_COLUMNS} FROM members WHERE tenant_id = "
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND source_type = ")
+            .bind(source_type)
+            .push(" AND source_id IN (")
+            .bind_list(source_ids.iter().copied())
+            .push(") AND (expires_at IS NULL OR expires_at > ")
+            .bind(today)
+            .push(") ORDER BY created_at, user_id");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn member(
+        &self,
+        source_type: &str,
+        source_id: i64,
+        user_id: i64,
+    ) -> sqlx::Result<Option<MemberRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {MEMBER_COLUMNS} FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND user_id = $4"
+        )))
+        .bind(self.tenant_id())
+        .bind(source_type)
+        .bind(source_id)
+        .bind(user_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// Adds a member; `None` when the user already is one.
+    pub async fn add_member(
+        &self,
+        source_type: &str,
+        source_id: i64,
+        user_id: i64,
+        access_level: i64,
+        expires_at: Option<&str>,
+        created_by: i64,
+    ) -> sqlx::Result<Option<MemberRow>> {
+        let now = now_ms();
+        sqlx::query_as(AssertSqlSafe(format!(
+            "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, expires_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (tenant_id, source_type, source_id, user_id) DO NOTHING \
+             RETURNING {MEMBER_COLUMNS}"
+        )))
+        .bind(self.tenant_id())
+        .bind(source_type)
+        .bind(source_id)
+        .bind(user_id)
+        .bind(access_level)
+        .bind(created_by)
+        .bind(expires_at)
+        .bind(now)
+        .fetch_optional(self.writer())
+        .await
+    }
+
+    pub async fn update_member(
+        &self,
+        source_type: &str,
+        source_id: i64,
+        user_id: i64,
+        access_level: i64,
+        expires_at: Option<Option<&str>>,
+    ) -> sqlx::Result<Option<MemberRow>> {
+        let mut sql = Sql::new("UPDATE members SET updated_at = ");
+        sql.bind(now_ms())
+            .push(", access_level = ")
+            .bind(access_level);
+        if let Some(expires_at) = expires_at {
+            sql.push(", expires_at = ").bind(expires_at);
+        }
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND source_type = ")
+            .bind(source_type)
+            .push(" AND source_id = ")
+            .bind(source_id)
+            .push(" AND user_id = ")
+            .bind(user_id)
+            .push(&format!(" RETURNING {MEMBER_COLUMNS}"));
+        sql.query_as().fetch_optional(self.writer()).await
+    }
+
+    pub async fn remove_member(
+        &self,
+        source_type: &str,
+        source_id: i64,
+        user_id: i64,
+    ) -> sqlx::Result<bool> {
+        let done = sqlx::query(
+            "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND user_id = $4",
+        )
+        .bind(self.tenant_id())
+        .bind(source_type)
+        .bind(source_id)
+        .bind(user_id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// How many owners a source has (the last one may not leave).
+    pub async fn owner_count(&self, source_type: &str, source_id: i64) -> sqlx::Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND access_level = 50",
+        )
+        .bind(self.tenant_id())
+        .bind(source_type)
+        .bind(source_id)
+        .fetch_one(self.reader())
+        .await
+    }
+
+    /// The highest level `user_id` holds in any of the groups `group_ids` (a namespace's
+    /// ancestry), or `None`.
+    pub async fn group_access(
+        &self,
+        user_id: i64,
+        group_ids: &[i64],
+        today: &str,
+    ) -> sqlx::Result<Option<i64>> {
+        if group_ids.is_empty() {
+            return Ok(None);
+        }
+        let mut sql = Sql::new("SELECT MAX(access_level) FROM members WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND source_type = 'Namespace' AND user_id = ")
+            .bind(user_id)
+            .push(" AND source_id IN (")
+            .bind_list(group_ids.iter().copied())
+            .push(") AND (expires_at IS NULL OR expires_at > ")
+            .bind(today)
+            .push(")");
+        sql.query_scalar::<Option<i64>>()
+            .fetch_one(self.reader())
+            .await
+    }
+
+    /// Users by id, in no particular order.
+    pub async fn users_by_ids(&self, ids: &[i64]) -> sqlx::Result<Vec<UserRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = "
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND id IN (")
+            .bind_list(ids.iter().copied())
+            .push(")");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    /// `(source_id, access_level)` of a user's live memberships of one kind (all sources
+    /// when `ids` is `None`).
+    pub async fn levels_of(
+        &self,
+        user_id: i64,
+        source_type: &str,
+        ids: Option<&[i64]>,
+        today: &str,
+    ) -> sqlx::Result<Vec<(i64, i64)>> {
+        if ids.is_some_and(|ids| ids.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new("SELECT source_id, access_level FROM members WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND source_type = ")
+            .bind(source_type)
+            .push(" AND user_id = ")
+            .bind(user_id)
+            .push(" AND (expires_at IS NULL OR expires_at > ")
+            .bind(today)
+            .push(")");
+        if let Some(ids) = ids {
+            sql.push(" AND source_id IN (")
+                .bind_list(ids.iter().copied())
+                .push(")");
+        }
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    /// Whether `user_id` is a member of a group or project anywhere below `traversal`
+    /// (members of a subgroup or project see the ancestors of it).
+    pub async fn member_below(&self, user_id: i64, traversal: &str) -> sqlx::Result<bool> {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM members m JOIN namespaces d ON d.tenant_id = m.tenant_id AND d.id = m.source_id \
+             WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.source_type = 'Namespace' AND d.traversal LIKE $3 \
+             UNION ALL SELECT 1 FROM members m JOIN projects p ON p.tenant_id = m.tenant_id AND p.id = m.source_id \
+             JOIN namespaces d ON d.tenant_id = p.tenant_id AND d.id = p.namespace_id \
+             WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.source_type = 'Project' AND d.traversal LIKE $3 LIMIT 1",
+        )
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .bind(format!("{traversal}%"))
+        .fetch_optional(self.reader())
+        .await?;
+        Ok(found.is_some())
+    }
+}

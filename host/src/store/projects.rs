@@ -1,0 +1,555 @@
+//! Projects: rows, the filtered and visibility-limited lists, create/update/delete, stars.
+//! Feature flags and settings beyond the filtered columns live in the `settings` JSON object.
+
+use sqlx::AssertSqlSafe;
+
+use super::members::PROJECT;
+use super::namespaces::{escape_like, push_member_groups};
+use super::sql::{Arg, Sql};
+use super::users::{UserRow, user_columns};
+use super::window::Window;
+use super::{Flag, TenantDb, ids::next_id, now_ms};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ProjectRow {
+    pub id: i64,
+    pub namespace_id: i64,
+    pub creator_id: Option<i64>,
+    pub name: String,
+    pub path: String,
+    pub description: Option<String>,
+    pub default_branch: Option<String>,
+    pub visibility: String,
+    #[sqlx(try_from = "Flag")]
+    pub archived: bool,
+    pub star_count: i64,
+    pub forks_count: i64,
+    pub open_issues_count: i64,
+    pub tag_list: String,
+    pub avatar_path: Option<String>,
+    pub import_url: Option<String>,
+    pub import_status: String,
+    pub import_error: Option<String>,
+    pub issues_access_level: String,
+    pub merge_requests_access_level: String,
+    pub repository_size: i64,
+    pub storage_size: i64,
+    pub wiki_size: i64,
+    pub packages_size: i64,
+    pub settings: String,
+    pub marked_for_deletion_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub last_activity_at: i64,
+}
+
+impl ProjectRow {
+    pub fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::from_str(&self.settings).unwrap_or_default()
+    }
+
+    pub fn tags(&self) -> Vec<String> {
+        serde_json::from_str(&self.tag_list).unwrap_or_default()
+    }
+}
+
+pub const PROJECT_COLUMNS: &str = "id, namespace_id, creator_id, name, path, description, default_branch, \
+    visibility, archived, star_count, forks_count, open_issues_count, tag_list, avatar_path, import_url, \
+    import_status, import_error, issues_access_level, merge_requests_access_level, repository_size, \
+    storage_size, wiki_size, packages_size, settings, marked_for_deletion_at, created_at, updated_at, \
+    last_activity_at";
+
+fn project_columns(alias: &str) -> String {
+    PROJECT_COLUMNS
+        .split(", ")
+        .map(|c| format!("{alias}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Who is looking: lists show only what this viewer may see.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Viewer {
+    #[default]
+    Anonymous,
+    User {
+        id: i64,
+        external: bool,
+    },
+    Admin {
+        id: i64,
+    },
+}
+
+impl Viewer {
+    pub fn user_id(self) -> Option<i64> {
+        match self {
+            Viewer::Anonymous => None,
+            Viewer::User { id, .. } | Viewer::Admin { id } => Some(id),
+        }
+    }
+}
+
+/// The filters of the project lists.
+#[derive(Debug, Default)]
+pub struct ProjectFilter {
+    pub viewer: Viewer,
+    pub today: String,
+    pub archived: Option<bool>,
+    pub visibility: Option<i64>,
+    pub search: Option<String>,
+    pub search_namespaces: bool,
+    pub owned: bool,
+    pub membership: bool,
+    pub min_access_level: Option<i64>,
+    pub starred: bool,
+    pub last_activity_after: Option<i64>,
+    pub last_activity_before: Option<i64>,
+    pub with_issues_enabled: bool,
+    pub with_merge_requests_enabled: bool,
+    /// Languages come with repositories; until then no project has one.
+    pub with_programming_language: Option<String>,
+    pub custom_attributes: Vec<(String, String)>,
+    /// Only projects in this namespace (`GET /users/:id/projects`).
+    pub namespace_id: Option<i64>,
+    /// Only projects starred by this user (`GET /users/:id/starred_projects`).
+    pub starred_by: Option<i64>,
+}
+
+/// `p.id` is among the projects `user` reaches at `min` or above (direct membership, a
+/// membership of an ancestor group of the project's namespace, or the personal namespace).
+fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64, today: &str) {
+    sql.push(" (p.id IN (SELECT source_id FROM members WHERE tenant_id = ")
+        .bind(tenant_id)
+        .push(" AND source_type = 'Project' AND user_id = ")
+        .bind(user)
+        .push(" AND access_level >= ")
+        .bind(min)
+        .push(" AND (expires_at IS NULL OR expires_at > ")
+        .bind(today)
+        .push(")) OR p.namespace_id IN (");
+    push_member_groups(sql, tenant_id, user, min, today);
+    sql.push(") OR p.namespace_id IN (SELECT id FROM namespaces WHERE tenant_id = ")
+        .bind(tenant_id)
+        .push(" AND owner_id = ")
+        .bind(user)
+        .push("))");
+}
+
+impl ProjectFilter {
+    fn apply(&self, sql: &mut Sql, tenant_id: i64) {
+        sql.push(" WHERE p.tenant_id = ").bind(tenant_id);
+        match self.viewer {
+            Viewer::Admin { .. } => {}
+            Viewer::Anonymous => {
+                sql.push(" AND p.visibility_level = 20");
+            }
+            Viewer::User { id, external } => {
+                let floor = if external { 20 } else { 10 };
+                sql.push(" AND (p.visibility_level >= ")
+                    .bind(floor)
+                    .push(" OR");
+                push_authorized(sql, tenant_id, id, 10, &self.today);
+                sql.push(")");
+            }
+        }
+        if let Some(user) = self.viewer.user_id() {
+            if self.owned {
+                sql.push(" AND (p.namespace_id IN (SELECT id FROM namespaces WHERE tenant_id = ")
+                    .bind(tenant_id)
+                    .push(" AND owner_id = ")
+                    .bind(user)
+                    .push(") OR p.namespace_id IN (");
+                push_member_groups(sql, tenant_id, user, 50, &self.today);
+                sql.push("))");
+            }
+            if self.membership || self.min_access_level.is_some() {
+                sql.push(" AND");
+                push_authorized(
+                    sql,
+                    tenant_id,
+                    user,
+                    self.min_access_level.unwrap_or(10),
+                    &self.today,
+                );
+            }
+            if self.starred {
+                sql.push(" AND p.id IN (SELECT project_id FROM project_stars WHERE tenant_id = ")
+                    .bind(tenant_id)
+                    .push(" AND user_id = ")
+                    .bind(user)
+                    .push(")");
+            }
+        }
+        if let Some(user) = self.starred_by {
+            sql.push(" AND p.id IN (SELECT project_id FROM project_stars WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND user_id = ")
+                .bind(user)
+                .push(")");
+        }
+        if let Some(namespace) = self.namespace_id {
+            sql.push(" AND p.namespace_id = ").bind(namespace);
+        }
+        if let Some(archived) = self.archived {
+            sql.push(" AND p.archived = ").bind(archived);
+        }
+        if let Some(level) = self.visibility {
+            sql.push(" AND p.visibility_level = ").bind(level);
+        }
+        if let Some(search) = &self.search {
+            let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
+            sql.push(" AND (p.name_lower LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\' OR p.path_lower LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\' OR LOWER(p.description) LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\'");
+            if self.search_namespaces {
+                sql.push(" OR EXISTS (SELECT 1 FROM namespaces sn WHERE sn.tenant_id = p.tenant_id AND sn.id = p.namespace_id \
+                          AND (sn.full_path_lower || '/' || p.path_lower LIKE ")
+                    .bind(pattern.clone())
+                    .push(" ESCAPE '\\' OR LOWER(sn.full_name) || ' / ' || p.name_lower LIKE ")
+                    .bind(pattern)
+                    .push(" ESCAPE '\\'))");
+            }
+            sql.push(")");
+        }
+        if let Some(after) = self.last_activity_after {
+            sql.push(" AND p.last_activity_at > ").bind(after);
+        }
+        if let Some(before) = self.last_activity_before {
+            sql.push(" AND p.last_activity_at < ").bind(before);
+        }
+        if self.with_issues_enabled {
+            sql.push(" AND p.issues_access_level <> 'disabled'");
+        }
+        if self.with_merge_requests_enabled {
+            sql.push(" AND p.merge_requests_access_level <> 'disabled'");
+        }
+        if self.with_programming_language.is_some() {
+            sql.push(" AND 1 = 0");
+        }
+        for (key, value) in &self.custom_attributes {
+            sql.push(
+                " AND p.id IN (SELECT project_id FROM project_custom_attributes WHERE tenant_id = ",
+            )
+            .bind(tenant_id)
+            .push(" AND key = ")
+            .bind(key.as_str())
+            .push(" AND value = ")
+            .bind(value.as_str())
+            .push(")");
+        }
+    }
+}
+
+/// Column values for an insert or update, from a fixed set of column names.
+#[derive(Debug, Default)]
+pub struct ProjectChanges {
+    pub columns: Vec<(&'static str, Arg)>,
+}
+
+impl ProjectChanges {
+    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
+        self.columns.retain(|(c, _)| *c != column);
+        self.columns.push((column, value.into()));
+    }
+
+    pub fn get(&self, column: &str) -> Option<&Arg> {
+        self.columns
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map(|(_, v)| v)
+    }
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StarrerRow {
+    pub starred_at: i64,
+    #[sqlx(flatten)]
+    pub user: UserRow,
+}
+
+impl TenantDb {
+    pub async fn project_by_id(&self, id: i64) -> sqlx::Result<Option<ProjectRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// A project by its full path (`group/sub/project`), case-insensitively.
+    pub async fn project_by_full_path(&self, full_path: &str) -> sqlx::Result<Option<ProjectRow>> {
+        let Some((namespace, path)) = full_path.rsplit_once('/') else {
+            return Ok(None);
+        };
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {} FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+             WHERE p.tenant_id = $1 AND n.full_path_lower = $2 AND p.path_lower = $3",
+            project_columns("p")
+        )))
+        .bind(self.tenant_id())
+        .bind(namespace.to_lowercase())
+        .bind(path.to_lowercase())
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    pub async fn list_projects(
+        &self,
+        filter: &ProjectFilter,
+        window: &Window,
+    ) -> sqlx::Result<Vec<ProjectRow>> {
+        let mut sql = Sql::new(&format!("SELECT {} FROM projects p", project_columns("p")));
+        filter.apply(&mut sql, self.tenant_id());
+        window.apply_on(&mut sql, "p.");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_projects(&self, filter: &ProjectFilter, cap: i64) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT 1 FROM projects p");
+        filter.apply(&mut sql, self.tenant_id());
+        sql.count_capped(cap)
+            .query_scalar()
+            .fetch_one(self.reader())
+            .await
+    }
+
+    /// How many projects a namespace holds (a user's personal project count).
+    pub async fn count_namespace_projects(&self, namespace_id: i64) -> sqlx::Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM projects WHERE tenant_id = $1 AND namespace_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(namespace_id)
+        .fetch_one(self.reader())
+        .await
+    }
+
+    /// Inserts a project with `changes` and its creator as owner, all or nothing.
+    pub async fn create_project(
+        &self,
+        namespace_id: i64,
+        creator_id: i64,
+        changes: &ProjectChanges,
+    ) -> sqlx::Result<ProjectRow> {
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, self.tenant_id(), "projects").await?;
+        let now = now_ms();
+        let mut sql = Sql::new(
+            "INSERT INTO projects (tenant_id, id, namespace_id, creator_id, created_at, updated_at, last_activity_at",
+        );
+        for (column, _) in &changes.columns {
+            sql.push(", ").push(column);
+        }
+        sql.push(") VALUES (")
+            .bind(self.tenant_id())
+            .push(", ")
+            .bind(id)
+            .push(", ")
+            .bind(namespace_id)
+            .push(", ")
+            .bind(creator_id)
+            .push(", ")
+            .bind(now)
+            .push(", ")
+            .bind(now)
+            .push(", ")
+            .bind(now);
+        for (_, value) in &changes.columns {
+            sql.push(", ").bind(value.clone());
+        }
+        sql.push(&format!(") RETURNING {PROJECT_COLUMNS}"));
+        let row: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
+        sqlx::query(
+            "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
+             VALUES ($1, 'Project', $2, $3, 50, $3, $4, $4)",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .bind(creator_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn update_project(
+        &self,
+        id: i64,
+        changes: &ProjectChanges,
+    ) -> sqlx::Result<Option<ProjectRow>> {
+        let now = now_ms();
+        let mut sql = Sql::new("UPDATE projects SET updated_at = ");
+        sql.bind(now).push(", last_activity_at = ").bind(now);
+        for (column, value) in &changes.columns {
+            sql.push(&format!(", {column} = ")).bind(value.clone());
+        }
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND id = ")
+            .bind(id)
+            .push(&format!(" RETURNING {PROJECT_COLUMNS}"));
+        sql.query_as().fetch_optional(self.writer()).await
+    }
+
+    /// Deletes a project with its memberships (stars and attributes cascade).
+    pub async fn delete_project(&self, id: i64) -> sqlx::Result<bool> {
+        let mut tx = self.writer().begin().await?;
+        sqlx::query(
+            "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3",
+        )
+        .bind(self.tenant_id())
+        .bind(PROJECT)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let done = sqlx::query("DELETE FROM projects WHERE tenant_id = $1 AND id = $2")
+            .bind(self.tenant_id())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Stars (`true`) or unstars a project for a user; `None` when it already was in that state.
+    pub async fn set_star(
+        &self,
+        project_id: i64,
+        user_id: i64,
+        star: bool,
+    ) -> sqlx::Result<Option<ProjectRow>> {
+        let mut tx = self.writer().begin().await?;
+        let changed = if star {
+            sqlx::query(
+                "INSERT INTO project_stars (tenant_id, project_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (tenant_id, project_id, user_id) DO NOTHING",
+            )
+            .bind(self.tenant_id())
+            .bind(project_id)
+            .bind(user_id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+        } else {
+            sqlx::query(
+                "DELETE FROM project_stars WHERE tenant_id = $1 AND project_id = $2 AND user_id = $3",
+            )
+            .bind(self.tenant_id())
+            .bind(project_id)
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+        };
+        if changed == 0 {
+            return Ok(None);
+        }
+        let row = sqlx::query_as(AssertSqlSafe(format!(
+            "UPDATE projects SET star_count = (SELECT COUNT(*) FROM project_stars WHERE tenant_id = $1 AND project_id = $2) \
+             WHERE tenant_id = $1 AND id = $2 RETURNING {PROJECT_COLUMNS}"
+        )))
+        .bind(self.tenant_id())
+        .bind(project_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// The project ids among `ids` that `user_id` starred.
+    pub async fn starred_among(&self, user_id: i64, ids: &[i64]) -> sqlx::Result<Vec<i64>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new("SELECT project_id FROM project_stars WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND user_id = ")
+            .bind(user_id)
+            .push(" AND project_id IN (")
+            .bind_list(ids.iter().copied())
+            .push(")");
+        sql.query_scalar().fetch_all(self.reader()).await
+    }
+
+    /// Who starred a project, most recent first, optionally matching `search`.
+    pub async fn starrers(
+        &self,
+        project_id: i64,
+        search: Option<&str>,
+        limit: i64,
+        offset: i64,
+    ) -> sqlx::Result<Vec<StarrerRow>> {
+        let mut sql = Sql::new(&format!(
+            "SELECT s.created_at AS starred_at, {} FROM project_stars s JOIN users u ON u.tenant_id = s.tenant_id \
+             AND u.id = s.user_id WHERE s.tenant_id = ",
+            user_columns("u")
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND s.project_id = ")
+            .bind(project_id);
+        if let Some(search) = search {
+            let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
+            sql.push(" AND (LOWER(u.name) LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\' OR u.username_lower LIKE ")
+                .bind(pattern)
+                .push(" ESCAPE '\\')");
+        }
+        sql.push(" ORDER BY s.created_at DESC, u.id DESC LIMIT ")
+            .bind(limit)
+            .push(" OFFSET ")
+            .bind(offset);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn project_custom_attributes_of(
+        &self,
+        ids: &[i64],
+    ) -> sqlx::Result<Vec<(i64, String, String)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "SELECT project_id, key, value FROM project_custom_attributes WHERE tenant_id = ",
+        );
+        sql.bind(self.tenant_id())
+            .push(" AND project_id IN (")
+            .bind_list(ids.iter().copied())
+            .push(") ORDER BY key");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    /// Whether `name` and `path` are taken in a namespace (by a project other than `except`).
+    pub async fn project_taken(
+        &self,
+        namespace_id: i64,
+        name: &str,
+        path: &str,
+        except: Option<i64>,
+    ) -> sqlx::Result<(bool, bool)> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT name, path_lower FROM projects WHERE tenant_id = $1 AND namespace_id = $2 \
+             AND (name = $3 OR path_lower = $4) AND id <> $5",
+        )
+        .bind(self.tenant_id())
+        .bind(namespace_id)
+        .bind(name)
+        .bind(path.to_lowercase())
+        .bind(except.unwrap_or(0))
+        .fetch_all(self.reader())
+        .await?;
+        Ok((
+            rows.iter().any(|(n, _)| n == name),
+            rows.iter().any(|(_, p)| *p == path.to_lowercase()),
+        ))
+    }
+}

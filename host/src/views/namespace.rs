@@ -1,0 +1,146 @@
+//! Namespace, group and member representations.
+
+use serde_json::{Value, json};
+
+use super::timestamp;
+use super::user::UserViews;
+use crate::store::members::MemberRow;
+use crate::store::namespaces::NamespaceRow;
+use crate::store::users::UserRow;
+
+/// Group settings kept in the namespace's JSON column, with GitLab's defaults.
+pub const GROUP_SETTINGS: &[(&str, &str)] = &[
+    ("share_with_group_lock", "false"),
+    ("require_two_factor_authentication", "false"),
+    ("two_factor_grace_period", "48"),
+    ("project_creation_level", "\"developer\""),
+    ("auto_devops_enabled", "null"),
+    ("subgroup_creation_level", "\"owner\""),
+    ("emails_disabled", "false"),
+    ("emails_enabled", "true"),
+    ("mentions_disabled", "null"),
+    ("lfs_enabled", "true"),
+    ("default_branch_protection", "2"),
+    ("request_access_enabled", "true"),
+    ("membership_lock", "false"),
+    ("shared_runners_setting", "\"enabled\""),
+    ("wiki_access_level", "\"enabled\""),
+];
+
+pub fn setting(settings: &serde_json::Map<String, Value>, key: &str) -> Value {
+    settings.get(key).cloned().unwrap_or_else(|| {
+        GROUP_SETTINGS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| serde_json::from_str(v).ok())
+            .unwrap_or(Value::Null)
+    })
+}
+
+pub struct NamespaceViews<'a> {
+    pub base_url: &'a str,
+}
+
+impl NamespaceViews<'_> {
+    pub fn web_url(&self, ns: &NamespaceRow) -> String {
+        if ns.is_group() {
+            format!("{}/groups/{}", self.base_url, ns.full_path)
+        } else {
+            format!("{}/{}", self.base_url, ns.full_path)
+        }
+    }
+
+    pub fn avatar_url(
+        &self,
+        ns: &NamespaceRow,
+        owner: Option<&UserRow>,
+        users: &UserViews,
+    ) -> Option<String> {
+        if ns.is_group() {
+            return ns.avatar_path.as_ref().map(|file| {
+                format!(
+                    "{}/uploads/-/system/group/avatar/{}/{file}",
+                    self.base_url, ns.id
+                )
+            });
+        }
+        owner.and_then(|u| users.summary(u).avatar_url)
+    }
+
+    /// The namespace embedded in a project.
+    pub fn embedded(&self, ns: &NamespaceRow, avatar_url: Option<String>) -> Value {
+        json!({
+            "id": ns.id,
+            "name": ns.name,
+            "path": ns.path,
+            "kind": ns.kind,
+            "full_path": ns.full_path,
+            "parent_id": ns.parent_id,
+            "avatar_url": avatar_url,
+            "web_url": self.web_url(ns),
+        })
+    }
+
+    /// `GET /namespaces` entries.
+    pub fn namespace(
+        &self,
+        ns: &NamespaceRow,
+        avatar_url: Option<String>,
+        members_count_with_descendants: Option<i64>,
+    ) -> Value {
+        let mut view = self.embedded(ns, avatar_url);
+        view["members_count_with_descendants"] = json!(members_count_with_descendants);
+        view["billable_members_count"] = json!(members_count_with_descendants);
+        view["plan"] = json!("default");
+        view["trial_ends_on"] = Value::Null;
+        view["trial"] = json!(false);
+        view
+    }
+
+    pub fn group(&self, ns: &NamespaceRow) -> Value {
+        let settings = ns.settings_json();
+        let mut view = json!({
+            "id": ns.id,
+            "web_url": self.web_url(ns),
+            "name": ns.name,
+            "path": ns.path,
+            "description": ns.description,
+            "visibility": ns.visibility,
+            "avatar_url": self.avatar_url(ns, None, &UserViews { base_url: self.base_url, avatar_service: false }),
+            "full_name": ns.full_name,
+            "full_path": ns.full_path,
+            "created_at": timestamp(ns.created_at),
+            "parent_id": ns.parent_id,
+            "organization_id": 1,
+            "shared_runners_setting": setting(&settings, "shared_runners_setting"),
+            "ldap_cn": null,
+            "ldap_access": null,
+            "marked_for_deletion_on": null,
+            "file_template_project_id": null,
+            "default_branch": settings.get("default_branch").cloned().unwrap_or(Value::Null),
+        });
+        for (key, _) in GROUP_SETTINGS {
+            if *key != "shared_runners_setting" {
+                view[*key] = setting(&settings, key);
+            }
+        }
+        view["default_branch_protection_defaults"] = json!({});
+        view
+    }
+}
+
+/// A member: the user summary with the membership's level and dates.
+pub fn member(users: &UserViews, user: &UserRow, member: &MemberRow, admin: bool) -> Value {
+    let mut view = json!(users.summary(user));
+    view["access_level"] = json!(member.access_level);
+    view["created_at"] = json!(timestamp(member.created_at));
+    view["expires_at"] = json!(member.expires_at);
+    view["created_by"] = Value::Null;
+    view["group_saml_identity"] = Value::Null;
+    view["membership_state"] = json!("active");
+    view["member_role"] = Value::Null;
+    if admin {
+        view["email"] = json!(user.email);
+    }
+    view
+}

@@ -1,0 +1,424 @@
+//! Project representations: the simple form (anonymous callers, `simple=true`) and the full
+//! form for authenticated callers, with the caller's permissions, namespace, owner, links,
+//! feature access levels and (with `statistics=true`) statistics.
+
+use serde_json::{Map, Value, json};
+
+use super::namespace::NamespaceViews;
+use super::timestamp;
+use super::user::UserViews;
+use crate::store::namespaces::NamespaceRow;
+use crate::store::projects::ProjectRow;
+use crate::store::users::UserRow;
+
+/// How a setting from the project's JSON column is given and checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    Int,
+    /// An integer that may be null.
+    OptInt,
+    Str,
+    /// An access level: disabled, private, enabled.
+    Access,
+    /// An access level that may also be public (pages, requirements).
+    PublicAccess,
+    Enum(&'static [&'static str]),
+}
+
+/// The long tail of project settings: name, kind, default (JSON text). Stored in the
+/// project's `settings` column when given; the default applies otherwise.
+pub const PROJECT_SETTINGS: &[(&str, Kind, &str)] = &[
+    ("allow_merge_on_skipped_pipeline", Kind::Bool, "false"),
+    ("autoclose_referenced_issues", Kind::Bool, "true"),
+    ("auto_devops_enabled", Kind::Bool, "false"),
+    ("emails_disabled", Kind::Bool, "false"),
+    ("lfs_enabled", Kind::Bool, "true"),
+    (
+        "only_allow_merge_if_all_discussions_are_resolved",
+        Kind::Bool,
+        "false",
+    ),
+    ("only_allow_merge_if_pipeline_succeeds", Kind::Bool, "false"),
+    ("packages_enabled", Kind::Bool, "true"),
+    ("public_builds", Kind::Bool, "true"),
+    ("remove_source_branch_after_merge", Kind::Bool, "true"),
+    ("request_access_enabled", Kind::Bool, "true"),
+    ("resolve_outdated_diff_discussions", Kind::Bool, "false"),
+    ("shared_runners_enabled", Kind::Bool, "true"),
+    ("show_default_award_emojis", Kind::Bool, "true"),
+    ("printing_merge_request_link_enabled", Kind::Bool, "true"),
+    ("mirror", Kind::Bool, "false"),
+    ("mirror_trigger_builds", Kind::Bool, "false"),
+    ("mirror_overwrites_diverged_branches", Kind::Bool, "false"),
+    ("only_mirror_protected_branches", Kind::Bool, "false"),
+    ("ci_forward_deployment_enabled", Kind::Bool, "true"),
+    ("service_desk_enabled", Kind::Bool, "false"),
+    ("use_custom_template", Kind::Bool, "false"),
+    ("build_timeout", Kind::Int, "3600"),
+    ("approvals_before_merge", Kind::Int, "0"),
+    ("ci_default_git_depth", Kind::OptInt, "20"),
+    ("mirror_user_id", Kind::OptInt, "null"),
+    ("template_project_id", Kind::OptInt, "null"),
+    ("group_with_project_templates_id", Kind::OptInt, "null"),
+    ("build_coverage_regex", Kind::Str, "null"),
+    ("ci_config_path", Kind::Str, "null"),
+    (
+        "external_authorization_classification_label",
+        Kind::Str,
+        "\"\"",
+    ),
+    ("suggestion_commit_message", Kind::Str, "null"),
+    ("template_name", Kind::Str, "null"),
+    ("repository_storage", Kind::Str, "\"default\""),
+    (
+        "merge_method",
+        Kind::Enum(&["merge", "rebase_merge", "ff"]),
+        "\"merge\"",
+    ),
+    (
+        "build_git_strategy",
+        Kind::Enum(&["fetch", "clone"]),
+        "\"fetch\"",
+    ),
+    (
+        "auto_cancel_pending_pipelines",
+        Kind::Enum(&["enabled", "disabled"]),
+        "\"enabled\"",
+    ),
+    (
+        "auto_devops_deploy_strategy",
+        Kind::Enum(&["continuous", "manual", "timed_incremental"]),
+        "\"continuous\"",
+    ),
+    ("analytics_access_level", Kind::Access, "\"enabled\""),
+    ("builds_access_level", Kind::Access, "\"enabled\""),
+    ("forking_access_level", Kind::Access, "\"enabled\""),
+    ("operations_access_level", Kind::Access, "\"enabled\""),
+    ("repository_access_level", Kind::Access, "\"enabled\""),
+    ("snippets_access_level", Kind::Access, "\"enabled\""),
+    ("wiki_access_level", Kind::Access, "\"enabled\""),
+    (
+        "container_registry_access_level",
+        Kind::Access,
+        "\"enabled\"",
+    ),
+    (
+        "security_and_compliance_access_level",
+        Kind::Access,
+        "\"private\"",
+    ),
+    ("environments_access_level", Kind::Access, "\"enabled\""),
+    ("feature_flags_access_level", Kind::Access, "\"enabled\""),
+    ("infrastructure_access_level", Kind::Access, "\"enabled\""),
+    ("monitor_access_level", Kind::Access, "\"enabled\""),
+    ("releases_access_level", Kind::Access, "\"enabled\""),
+    ("pages_access_level", Kind::PublicAccess, "\"enabled\""),
+    (
+        "requirements_access_level",
+        Kind::PublicAccess,
+        "\"enabled\"",
+    ),
+];
+
+/// The deprecated booleans and the access level each stands for.
+pub const DEPRECATED_FLAGS: &[(&str, &str)] = &[
+    ("issues_enabled", "issues_access_level"),
+    ("jobs_enabled", "builds_access_level"),
+    ("merge_requests_enabled", "merge_requests_access_level"),
+    ("snippets_enabled", "snippets_access_level"),
+    ("wiki_enabled", "wiki_access_level"),
+    (
+        "container_registry_enabled",
+        "container_registry_access_level",
+    ),
+];
+
+pub fn setting(settings: &Map<String, Value>, key: &str) -> Value {
+    settings
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| default_of(key))
+}
+
+pub fn default_of(key: &str) -> Value {
+    PROJECT_SETTINGS
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .and_then(|(_, _, v)| serde_json::from_str(v).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The default container expiration policy.
+pub fn default_expiration_policy() -> Value {
+    json!({
+        "cadence": "1d",
+        "enabled": false,
+        "keep_n": 10,
+        "older_than": "90d",
+        "name_regex": ".*",
+        "name_regex_delete": ".*",
+        "name_regex_keep": null,
+        "next_run_at": null,
+    })
+}
+
+/// The caller's levels in a project: direct membership and the best inherited group level.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Permissions {
+    pub project: Option<i64>,
+    pub group: Option<i64>,
+}
+
+/// What a project view needs besides the row.
+pub struct ProjectContext<'a> {
+    pub namespace: &'a NamespaceRow,
+    /// The personal namespace's user, for `owner` and the namespace avatar.
+    pub owner: Option<&'a UserRow>,
+    pub permissions: Permissions,
+    pub statistics: bool,
+    pub license: bool,
+    pub custom_attributes: Option<Vec<(String, String)>>,
+}
+
+pub struct ProjectViews<'a> {
+    pub base_url: &'a str,
+    pub host: &'a str,
+    pub users: UserViews<'a>,
+}
+
+impl ProjectViews<'_> {
+    fn full_path(&self, project: &ProjectRow, ns: &NamespaceRow) -> String {
+        format!("{}/{}", ns.full_path, project.path)
+    }
+
+    pub fn simple(
+        &self,
+        project: &ProjectRow,
+        ns: &NamespaceRow,
+        owner: Option<&UserRow>,
+    ) -> Map<String, Value> {
+        let full_path = self.full_path(project, ns);
+        let web_url = format!("{}/{full_path}", self.base_url);
+        let namespaces = NamespaceViews {
+            base_url: self.base_url,
+        };
+        let ns_avatar = namespaces.avatar_url(ns, owner, &self.users);
+        let tags = project.tags();
+        let view = json!({
+            "id": project.id,
+            "description": project.description,
+            "name": project.name,
+            "name_with_namespace": format!("{} / {}", ns.full_name, project.name),
+            "path": project.path,
+            "path_with_namespace": full_path,
+            "created_at": timestamp(project.created_at),
+            "default_branch": project.default_branch,
+            "tag_list": tags,
+            "topics": tags,
+            "ssh_url_to_repo": format!("git@{}:{full_path}.git", ssh_host(self.host)),
+            "http_url_to_repo": format!("{web_url}.git"),
+            "web_url": web_url,
+            "readme_url": null,
+            "forks_count": project.forks_count,
+            "avatar_url": project.avatar_path.as_ref().map(|file| format!(
+                "{}/uploads/-/system/project/avatar/{}/{file}", self.base_url, project.id
+            )),
+            "star_count": project.star_count,
+            "last_activity_at": timestamp(project.last_activity_at),
+            "namespace": namespaces.embedded(ns, ns_avatar),
+        });
+        let Value::Object(map) = view else {
+            unreachable!()
+        };
+        map
+    }
+
+    pub fn full(&self, project: &ProjectRow, ctx: &ProjectContext, admin: bool) -> Value {
+        let mut map = self.simple(project, ctx.namespace, ctx.owner);
+        let settings = project.settings_json();
+        let get = |key: &str| setting(&settings, key);
+        let base = format!("{}/api/v4/projects/{}", self.base_url, project.id);
+        let access = |key: &str| -> Value {
+            match key {
+                "issues_access_level" => json!(project.issues_access_level),
+                "merge_requests_access_level" => json!(project.merge_requests_access_level),
+                _ => get(key),
+            }
+        };
+        let enabled = |key: &str| json!(access(key).as_str() != Some("disabled"));
+        let level =
+            |l: Option<i64>| l.map(|l| json!({ "access_level": l, "notification_level": 3 }));
+        let marked_on = project
+            .marked_for_deletion_at
+            .map(|ms| timestamp(ms)[..10].to_string());
+        let extra = json!({
+            "_links": {
+                "self": base,
+                "issues": format!("{base}/issues"),
+                "merge_requests": format!("{base}/merge_requests"),
+                "repo_branches": format!("{base}/repository/branches"),
+                "labels": format!("{base}/labels"),
+                "events": format!("{base}/events"),
+                "members": format!("{base}/members"),
+                "cluster_agents": format!("{base}/cluster_agents"),
+            },
+            "visibility": project.visibility,
+            "owner": ctx.owner.map(|u| {
+                let mut owner = json!(self.users.summary(u));
+                owner["created_at"] = json!(timestamp(u.created_at));
+                owner
+            }),
+            "creator_id": project.creator_id,
+            "packages_enabled": get("packages_enabled"),
+            "empty_repo": true,
+            "archived": project.archived,
+            "resolve_outdated_diff_discussions": get("resolve_outdated_diff_discussions"),
+            "container_expiration_policy": settings.get("container_expiration_policy").cloned().unwrap_or_else(default_expiration_policy),
+            "repository_object_format": "sha1",
+            "issues_enabled": enabled("issues_access_level"),
+            "merge_requests_enabled": enabled("merge_requests_access_level"),
+            "wiki_enabled": enabled("wiki_access_level"),
+            "jobs_enabled": enabled("builds_access_level"),
+            "snippets_enabled": enabled("snippets_access_level"),
+            "container_registry_enabled": enabled("container_registry_access_level"),
+            "service_desk_enabled": get("service_desk_enabled"),
+            "service_desk_address": null,
+            "can_create_merge_request_in": ctx.permissions.project.or(ctx.permissions.group).is_some_and(|l| l >= 30),
+            "lfs_enabled": get("lfs_enabled"),
+            "shared_runners_enabled": get("shared_runners_enabled"),
+            "group_runners_enabled": true,
+            "import_url": null,
+            "import_type": null,
+            "import_status": project.import_status,
+            "import_error": project.import_error,
+            "open_issues_count": project.open_issues_count,
+            "description_html": project.description.as_deref().map(html_escape).unwrap_or_default(),
+            "updated_at": timestamp(project.updated_at),
+            "ci_default_git_depth": get("ci_default_git_depth"),
+            "ci_forward_deployment_enabled": get("ci_forward_deployment_enabled"),
+            "ci_job_token_scope_enabled": false,
+            "ci_separated_caches": true,
+            "ci_allow_fork_pipelines_to_run_in_parent_project": true,
+            "build_git_strategy": get("build_git_strategy"),
+            "keep_latest_artifact": true,
+            "restrict_user_defined_variables": false,
+            "runners_token": if ctx.permissions.project.or(ctx.permissions.group).is_some_and(|l| l >= 40) || admin { json!(format!("GR1348941{:020}", project.id)) } else { Value::Null },
+            "runner_token_expiration_interval": null,
+            "auto_cancel_pending_pipelines": get("auto_cancel_pending_pipelines"),
+            "build_timeout": get("build_timeout"),
+            "auto_devops_enabled": get("auto_devops_enabled"),
+            "auto_devops_deploy_strategy": get("auto_devops_deploy_strategy"),
+            "ci_config_path": get("ci_config_path"),
+            "public_jobs": get("public_builds"),
+            "shared_with_groups": [],
+            "only_allow_merge_if_pipeline_succeeds": get("only_allow_merge_if_pipeline_succeeds"),
+            "allow_merge_on_skipped_pipeline": get("allow_merge_on_skipped_pipeline"),
+            "request_access_enabled": get("request_access_enabled"),
+            "only_allow_merge_if_all_discussions_are_resolved": get("only_allow_merge_if_all_discussions_are_resolved"),
+            "remove_source_branch_after_merge": get("remove_source_branch_after_merge"),
+            "printing_merge_request_link_enabled": get("printing_merge_request_link_enabled"),
+            "printing_merge_requests_link_enabled": get("printing_merge_request_link_enabled"),
+            "merge_method": get("merge_method"),
+            "squash_option": "default_off",
+            "enforce_auth_checks_on_uploads": true,
+            "suggestion_commit_message": get("suggestion_commit_message"),
+            "merge_commit_template": null,
+            "squash_commit_template": null,
+            "issue_branch_template": null,
+            "autoclose_referenced_issues": get("autoclose_referenced_issues"),
+            "approvals_before_merge": get("approvals_before_merge"),
+            "mirror": get("mirror"),
+            "mirror_user_id": get("mirror_user_id"),
+            "mirror_trigger_builds": get("mirror_trigger_builds"),
+            "only_mirror_protected_branches": get("only_mirror_protected_branches"),
+            "mirror_overwrites_diverged_branches": get("mirror_overwrites_diverged_branches"),
+            "external_authorization_classification_label": get("external_authorization_classification_label"),
+            "emails_disabled": get("emails_disabled"),
+            "emails_enabled": !get("emails_disabled").as_bool().unwrap_or(false),
+            "show_default_award_emojis": get("show_default_award_emojis"),
+            "build_coverage_regex": get("build_coverage_regex"),
+            "compliance_frameworks": [],
+            "warn_about_potentially_unwanted_characters": true,
+            "marked_for_deletion_at": marked_on,
+            "marked_for_deletion_on": marked_on,
+            "permissions": {
+                "project_access": level(ctx.permissions.project),
+                "group_access": level(ctx.permissions.group),
+            },
+            "license_url": null,
+            "license": null,
+        });
+        let Value::Object(extra) = extra else {
+            unreachable!()
+        };
+        map.extend(extra);
+        for (key, kind, _) in PROJECT_SETTINGS {
+            if matches!(kind, Kind::Access | Kind::PublicAccess) {
+                map.insert(key.to_string(), access(key));
+            }
+        }
+        map.insert("issues_access_level".into(), access("issues_access_level"));
+        map.insert(
+            "merge_requests_access_level".into(),
+            access("merge_requests_access_level"),
+        );
+        if admin {
+            map.insert("repository_storage".into(), get("repository_storage"));
+        }
+        if !ctx.license {
+            map.remove("license");
+        }
+        if ctx.statistics {
+            map.insert(
+                "statistics".into(),
+                json!({
+                    "commit_count": 0,
+                    "storage_size": project.storage_size,
+                    "repository_size": project.repository_size,
+                    "wiki_size": project.wiki_size,
+                    "lfs_objects_size": 0,
+                    "job_artifacts_size": 0,
+                    "pipeline_artifacts_size": 0,
+                    "packages_size": project.packages_size,
+                    "snippets_size": 0,
+                    "uploads_size": 0,
+                    "container_registry_size": 0,
+                }),
+            );
+        }
+        if let Some(attributes) = &ctx.custom_attributes {
+            map.insert(
+                "custom_attributes".into(),
+                attributes
+                    .iter()
+                    .map(|(k, v)| json!({ "key": k, "value": v }))
+                    .collect(),
+            );
+        }
+        Value::Object(map)
+    }
+}
+
+/// The host part of an SSH clone URL: the web host without its port.
+fn ssh_host(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
+
+fn html_escape(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let escaped = s
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
+    format!(
+        "<p data-sourcepos=\"1:1-1:{}\" dir=\"auto\">{escaped}</p>",
+        s.len()
+    )
+}
