@@ -2319,3 +2319,38 @@ def test_tenant_python_gitlab(server, tenant_b):
     assert [u.username for u in glb.users.list(username=username)] == [username]
     assert users_named(server, username) == []
     user.delete()
+
+
+# --- memberships and deletion of group owners (with projects and groups in place) -----------
+
+def test_memberships_list_direct_projects_and_groups(server):
+    user, token = user_with_token(server)
+    group = assert_json(server.request("POST", "/groups", token=token,
+                                       json={"name": uname("grp"), "path": uname("grp")}), 201)
+    project = assert_json(server.request("POST", "/projects", token=token,
+                                         json={"name": uname("prj")}), 201)
+    every = assert_json(admin_get(server, f"/users/{user['id']}/memberships"), 200)
+    assert {(m["source_type"], m["source_id"], m["source_name"], m["access_level"]) for m in every} == {
+        ("Namespace", group["id"], group["name"], 50),
+        ("Project", project["id"], project["name"], 50),
+    }
+    projects = assert_json(admin_get(server, f"/users/{user['id']}/memberships", type="Project"), 200)
+    assert [m["source_id"] for m in projects] == [project["id"]]
+    groups = assert_json(admin_get(server, f"/users/{user['id']}/memberships", type="Namespace"), 200)
+    assert [m["source_id"] for m in groups] == [group["id"]]
+    r = server.request("GET", f"/users/{user['id']}/memberships", token=token)
+    assert_json(r, 403)
+
+
+def test_delete_sole_group_owner_is_409_unless_hard_delete(server):
+    user, token = user_with_token(server)
+    group = assert_json(server.request("POST", "/groups", token=token,
+                                       json={"name": uname("solo"), "path": uname("solo")}), 201)
+    r = server.request("DELETE", f"/users/{user['id']}", token=server.root_token)
+    assert assert_json(r, 409) == {"message": "User cannot be removed while is the sole-owner of a group"}
+    assert_json(admin_get(server, f"/users/{user['id']}"), 200)
+    r = server.request("DELETE", f"/users/{user['id']}", token=server.root_token,
+                       params={"hard_delete": "true"})
+    assert r.status_code == 204
+    assert_json(admin_get(server, f"/groups/{group['id']}"), 404)
+    assert_json(admin_get(server, f"/users/{user['id']}"), 404)

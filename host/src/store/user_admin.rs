@@ -141,6 +141,14 @@ pub struct StatusRow {
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MembershipRow {
+    pub source_id: i64,
+    pub source_type: String,
+    pub access_level: i64,
+    pub source_name: String,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ActivityRow {
     pub id: i64,
     pub username: String,
@@ -268,14 +276,83 @@ impl TenantDb {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Removes a user and what hangs off it (tokens, identities, statuses cascade).
+    /// Removes a user and what hangs off it: tokens, identities, statuses, memberships and the
+    /// personal namespace with its projects cascade; the members of those projects go here.
     pub async fn delete_user(&self, id: i64) -> sqlx::Result<bool> {
+        let mut tx = self.writer().begin().await?;
+        sqlx::query(
+            "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
+             (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+              WHERE p.tenant_id = $1 AND n.owner_id = $2)",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         let done = sqlx::query("DELETE FROM users WHERE tenant_id = $1 AND id = $2")
             .bind(self.tenant_id())
             .bind(id)
-            .execute(self.writer())
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Groups in which the user is the only owner (GitLab refuses to delete such a user
+    /// unless the groups go too).
+    pub async fn solely_owned_groups(&self, user_id: i64) -> sqlx::Result<Vec<i64>> {
+        sqlx::query_scalar(
+            "SELECT m.source_id FROM members m WHERE m.tenant_id = $1 AND m.user_id = $2 \
+             AND m.source_type = 'Namespace' AND m.access_level = 50 AND (SELECT COUNT(*) FROM members o \
+             WHERE o.tenant_id = m.tenant_id AND o.source_type = 'Namespace' AND o.source_id = m.source_id \
+             AND o.access_level = 50) = 1 ORDER BY m.source_id",
+        )
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    /// A user's direct memberships of projects (`Project`) and groups (`Namespace`).
+    pub async fn memberships(
+        &self,
+        user_id: i64,
+        source_type: Option<&str>,
+        limit: i64,
+        offset: i64,
+    ) -> sqlx::Result<Vec<MembershipRow>> {
+        let mut sql = Sql::new(
+            "SELECT m.source_id, m.source_type, m.access_level, COALESCE(p.name, n.name, '') AS source_name \
+             FROM members m LEFT JOIN projects p ON m.source_type = 'Project' AND p.tenant_id = m.tenant_id \
+             AND p.id = m.source_id LEFT JOIN namespaces n ON m.source_type = 'Namespace' \
+             AND n.tenant_id = m.tenant_id AND n.id = m.source_id WHERE m.tenant_id = ",
+        );
+        sql.bind(self.tenant_id())
+            .push(" AND m.user_id = ")
+            .bind(user_id);
+        if let Some(source_type) = source_type {
+            sql.push(" AND m.source_type = ").bind(source_type);
+        }
+        sql.push(" ORDER BY m.source_type DESC, m.source_id LIMIT ")
+            .bind(limit)
+            .push(" OFFSET ")
+            .bind(offset);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_memberships(
+        &self,
+        user_id: i64,
+        source_type: Option<&str>,
+    ) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT COUNT(*) FROM members WHERE tenant_id = ");
+        sql.bind(self.tenant_id())
+            .push(" AND user_id = ")
+            .bind(user_id);
+        if let Some(source_type) = source_type {
+            sql.push(" AND source_type = ").bind(source_type);
+        }
+        sql.query_scalar().fetch_one(self.reader()).await
     }
 
     /// GitLab's placeholder that inherits the contributions of deleted users.

@@ -6,10 +6,10 @@ use chrono::{Months, Utc};
 use serde_json::json;
 
 use super::user_by_id;
-use crate::http::error::{ApiError, ApiResult};
+use crate::http::error::ApiResult;
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
-use crate::store::user_admin::ActivityRow;
+use crate::store::user_admin::{ActivityRow, MembershipRow};
 use crate::store::window::Direction;
 
 pub async fn activities(api: Api) -> ApiResult<Response> {
@@ -37,17 +37,37 @@ pub async fn activities(api: Api) -> ApiResult<Response> {
     ))
 }
 
-/// Direct memberships of projects and groups; until those exist every list is empty.
+/// Direct memberships of projects (`Project`) and groups (`Namespace`).
 pub async fn memberships(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
-    api.params.one_of("type", &["Project", "Namespace"])?;
-    user_by_id(&api, &id)
-        .await
-        .map_err(|_| ApiError::NotFound("User"))?;
+    let source_type = api.params.one_of("type", &["Project", "Namespace"])?;
+    let user = user_by_id(&api, &id).await?;
     let request = PageRequest::from_params(&api.params)?;
-    let page: Page<i64> = Page {
-        rows: Vec::new(),
-        total: Some(0),
-    };
-    Ok(page.respond(&request, &api.origin, |id| *id, |id| *id))
+    let offset = (request.page - 1) * request.per_page;
+    let db = api.db();
+    let rows = db
+        .memberships(
+            user.id,
+            source_type.as_deref(),
+            request.per_page + 1,
+            offset,
+        )
+        .await?;
+    let total = Some(
+        db.count_memberships(user.id, source_type.as_deref())
+            .await?,
+    );
+    Ok(Page { rows, total }.respond(
+        &request,
+        &api.origin,
+        |m: &MembershipRow| m.source_id,
+        |m| {
+            json!({
+                "source_id": m.source_id,
+                "source_name": m.source_name,
+                "source_type": m.source_type,
+                "access_level": m.access_level,
+            })
+        },
+    ))
 }

@@ -174,7 +174,19 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     api.admin()?;
     let user = user_by_id(&api, &id).await?;
-    if !api.params.bool("hard_delete")?.unwrap_or(false) {
+    let hard_delete = api.params.bool("hard_delete")?.unwrap_or(false);
+    let sole_owner_of = api.db().solely_owned_groups(user.id).await?;
+    if !sole_owner_of.is_empty() && !hard_delete {
+        return Err(ApiError::Conflict(
+            "User cannot be removed while is the sole-owner of a group".into(),
+        ));
+    }
+    for group_id in sole_owner_of {
+        if let Some(group) = api.db().namespace_by_id(group_id).await? {
+            api.db().delete_group(&group).await?;
+        }
+    }
+    if !hard_delete {
         // Contributions are reassigned to GitLab's ghost user; it must exist first.
         api.db().ghost_user().await?;
     }
