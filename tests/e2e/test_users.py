@@ -2354,3 +2354,15 @@ def test_delete_sole_group_owner_is_409_unless_hard_delete(server):
     assert r.status_code == 204
     assert_json(admin_get(server, f"/groups/{group['id']}"), 404)
     assert_json(admin_get(server, f"/users/{user['id']}"), 404)
+
+
+def test_without_projects_keeps_users_who_are_members_of_no_project(server):
+    member, token = user_with_token(server)
+    loner = create_user(server)
+    assert_json(server.request("POST", "/projects", token=token, json={"name": uname("p")}), 201)
+    names = usernames(list_users(server, token=server.root_token, without_projects="true", per_page=100))
+    assert loner["username"] in names
+    assert member["username"] not in names
+    # Admin-only: ignored for others.
+    names = usernames(list_users(server, token=token, without_projects="true", per_page=100))
+    assert member["username"] in names

@@ -14,7 +14,7 @@ use super::access::{self, OWNER, today};
 use super::projects::{self, Shape, check_visibility_allowed, default_visibility, valid_path};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
-use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::store::namespaces::{
     NamespaceChanges, NamespaceFilter, NamespaceRow, NewGroup, visibility_level,
@@ -104,11 +104,7 @@ fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
         Some("id") => "id",
         _ => "name",
     };
-    let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
-        Some("desc") => Direction::Desc,
-        _ => Direction::Asc,
-    };
-    Ok((order_by, direction))
+    Ok((order_by, sort_direction(&api.params, Direction::Asc)?))
 }
 
 async fn respond_groups(api: &Api, filter: NamespaceFilter) -> ApiResult<Response> {

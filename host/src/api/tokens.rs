@@ -11,7 +11,7 @@ use chrono::Utc;
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::store::tokens::{NewToken, TokenFilter, TokenRow, TokenState};
 use crate::store::window::Direction;
@@ -78,11 +78,7 @@ fn token_state(api: &Api) -> ApiResult<TokenState> {
 /// One list of tokens (personal or impersonation) with GitLab's pagination.
 pub async fn list_tokens(api: &Api, filter: TokenFilter) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
-    let direction = if api.params.one_of("sort", &["asc", "desc"])?.as_deref() == Some("asc") {
-        Direction::Asc
-    } else {
-        Direction::Desc
-    };
+    let direction = sort_direction(&api.params, Direction::Desc)?;
     let order_by = match api.params.one_of("order_by", TOKEN_ORDERS)?.as_deref() {
         Some("created_at") => "created_at",
         Some("name") => "name",

@@ -95,6 +95,15 @@ impl PageRequest {
     }
 }
 
+/// The `sort` parameter (`asc` or `desc`), or `default` when absent.
+pub fn sort_direction(params: &Params, default: Direction) -> ApiResult<Direction> {
+    Ok(match params.one_of("sort", &["asc", "desc"])?.as_deref() {
+        Some("asc") => Direction::Asc,
+        Some("desc") => Direction::Desc,
+        _ => default,
+    })
+}
+
 /// One page of a list: `rows` as fetched with [`Window::limit`] (one more than a page),
 /// `total` as counted up to [`COUNT_CAP`] + 1 (`None` when the caller did not count).
 pub struct Page<T> {

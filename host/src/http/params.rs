@@ -295,6 +295,20 @@ impl Params {
         }
     }
 
+    /// `custom_attributes[key]=value` pairs (a hash of strings).
+    pub fn custom_attributes(&self) -> ApiResult<Vec<(String, String)>> {
+        let Some(attributes) = self.object("custom_attributes")? else {
+            return Ok(Vec::new());
+        };
+        attributes
+            .iter()
+            .map(|(key, value)| match value.as_str() {
+                Some(value) => Ok((key.clone(), value.to_string())),
+                None => Err(ApiError::invalid("custom_attributes")),
+            })
+            .collect()
+    }
+
     /// A date `YYYY-MM-DD`.
     pub fn date(&self, name: &str) -> ApiResult<Option<NaiveDate>> {
         match self.string(name)? {

@@ -25,6 +25,8 @@ pub struct UserFilter {
     pub created_before: Option<i64>,
     pub identity: Option<(String, String)>,
     pub custom_attributes: Vec<(String, String)>,
+    /// Only users who are members of no project.
+    pub without_projects: bool,
 }
 
 impl UserFilter {
@@ -82,6 +84,11 @@ impl UserFilter {
                 .push(" AND extern_uid = ")
                 .bind(extern_uid.as_str())
                 .push(")");
+        }
+        if self.without_projects {
+            sql.push(" AND id NOT IN (SELECT user_id FROM members WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND source_type = 'Project')");
         }
         for (key, value) in &self.custom_attributes {
             sql.push(" AND id IN (SELECT user_id FROM user_custom_attributes WHERE tenant_id = ")

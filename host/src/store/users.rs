@@ -2,7 +2,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::{Flag, TenantDb, ids::next_id, now_ms};
+use super::{Flag, TenantDb, now_ms};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserRow {
@@ -115,37 +115,10 @@ impl TenantDb {
         }
     }
 
+    /// Creates a confirmed user with nothing but the basics (the bootstrap's root).
     pub async fn insert_user(&self, user: NewUser<'_>) -> sqlx::Result<UserRow> {
-        let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
-        let now = now_ms();
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
-             is_admin, password_digest, projects_limit, created_at, updated_at, confirmed_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9, $10, $11, $11, $11) RETURNING {USER_COLUMNS}"
-        )))
-        .bind(self.tenant_id())
-        .bind(id)
-        .bind(user.username)
-        .bind(user.username.to_lowercase())
-        .bind(user.email)
-        .bind(user.email.to_lowercase())
-        .bind(user.name)
-        .bind(i64::from(user.is_admin))
-        .bind(user.password_digest)
-        .bind(user.projects_limit)
-        .bind(now)
-        .fetch_one(&mut *tx)
-        .await?;
-        super::namespaces::insert_user_namespace(
-            &mut tx,
-            self.tenant_id(),
-            id,
-            user.username,
-            user.name,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(row)
+        let mut changes = super::user_admin::UserChanges::default();
+        changes.set("confirmed_at", now_ms());
+        self.create_user(user, &changes, None).await
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Shape, render_many, render_one};
 use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest};
+use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::{ProjectFilter, ProjectRow};
@@ -79,17 +79,8 @@ fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
         filter.last_activity_before = p
             .datetime("last_activity_before")?
             .map(|d| d.timestamp_millis());
-        if let Some(attributes) = p.object("custom_attributes")?
-            && api.caller.as_ref().is_some_and(|c| c.is_admin())
-        {
-            for (key, value) in attributes {
-                let value = value
-                    .as_str()
-                    .ok_or_else(|| ApiError::invalid("custom_attributes"))?;
-                filter
-                    .custom_attributes
-                    .push((key.clone(), value.to_string()));
-            }
+        if api.caller.as_ref().is_some_and(|c| c.is_admin()) {
+            filter.custom_attributes = p.custom_attributes()?;
         }
     }
     Ok(filter)
@@ -111,11 +102,7 @@ fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
         Some("wiki_size") if admin => "wiki_size",
         _ => "created_at",
     };
-    let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
-        Some("asc") => Direction::Asc,
-        _ => Direction::Desc,
-    };
-    Ok((order_by, direction))
+    Ok((order_by, sort_direction(&api.params, Direction::Desc)?))
 }
 
 async fn respond(api: &Api, filter: ProjectFilter) -> ApiResult<Response> {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{admin_view, user_by_id};
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::store::user_admin::UserFilter;
 use crate::store::users::UserRow;
@@ -66,18 +66,8 @@ fn filter(api: &Api, admin: bool) -> ApiResult<UserFilter> {
             ));
         }
     };
-    if let Some(attributes) = p.object("custom_attributes")? {
-        for (key, value) in attributes {
-            let value = value
-                .as_str()
-                .ok_or_else(|| ApiError::invalid("custom_attributes"))?;
-            filter
-                .custom_attributes
-                .push((key.clone(), value.to_string()));
-        }
-    }
-    // `without_projects`: no user has projects yet, so every user qualifies.
-    p.bool("without_projects")?;
+    filter.custom_attributes = p.custom_attributes()?;
+    filter.without_projects = p.bool("without_projects")?.unwrap_or(false);
     Ok(filter)
 }
 
@@ -93,10 +83,8 @@ pub async fn list(api: Api) -> ApiResult<Response> {
         _ => "id",
     };
     // `order_by` and `sort` are administrator options; others get GitLab's id descending.
-    let direction = match api.params.one_of("sort", &["asc", "desc"])?.as_deref() {
-        Some("asc") if admin => Direction::Asc,
-        _ => Direction::Desc,
-    };
+    let direction = sort_direction(&api.params, Direction::Desc)?;
+    let direction = if admin { direction } else { Direction::Desc };
     let request = PageRequest::from_params(&api.params)?;
     let window = request.window(&api.params, order_by, direction)?;
     let rows = api.db().list_users(&filter, &window).await?;
