@@ -233,3 +233,81 @@ def test_push_rule_bad_inputs_and_access(server, owner, dev, outsider, projects)
     r = server.request("POST", path, token=server.root_token, json={"member_check": True})
     assert assert_json(r, 201)["member_check"] is True
     server.request("DELETE", path, token=server.root_token)
+
+
+# ---- uploads -------------------------------------------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+def test_upload_image_and_serve_back(server, owner, dev, outsider, projects):
+    private, _ = projects
+    project = server.gitlab(dev[1]).projects.get(private.id)
+    result = project.upload("my_logo.png", filedata=PNG)
+    assert result["alt"] == "my logo"
+    url = result["url"]
+    secret = url.split("/")[2]
+    assert len(secret) == 32 and all(c in "0123456789abcdef" for c in secret)
+    assert url == f"/uploads/{secret}/my_logo.png"
+    assert result["markdown"] == f"![my logo]({url})"
+
+    r = server.request("POST", f"/projects/{private.id}/uploads", token=owner[1],
+                       files={"file": ("notes v1.txt", b"hello\nworld\n", "text/plain")})
+    body = assert_json(r, 201)
+    assert body["alt"] == "notes_v1.txt".replace("_", " ")
+    assert body["url"].endswith("/notes_v1.txt")
+    assert body["markdown"] == f"[{body['alt']}]({body['url']})"
+    assert body["full_path"] == f"/{private.path_with_namespace}{body['url']}"
+
+    full = server.url + f"/{private.path_with_namespace}{url}"
+    r = server.request("GET", full, token=dev[1])
+    assert r.status_code == 200 and r.content == PNG
+    assert r.headers["Content-Type"] == "image/png"
+    r = server.request("GET", server.url + body["full_path"], token=owner[1])
+    assert r.status_code == 200 and r.content == b"hello\nworld\n"
+    # the project is private: 404 for a non-member and for anonymous callers
+    assert server.request("GET", full, token=outsider[1]).status_code == 404
+    assert server.request("GET", full).status_code == 404
+    # unknown secret or file name
+    assert server.request("GET", full.replace(secret, "0" * 32), token=dev[1]).status_code == 404
+    assert server.request("GET", full.replace("my_logo", "other"), token=dev[1]).status_code == 404
+
+
+def test_upload_public_project_is_served_to_anyone(server, owner, projects):
+    _, public = projects
+    r = server.request("POST", f"/projects/{public.id}/uploads", token=owner[1],
+                       files={"file": ("../../etc/passwd", b"not really")})
+    body = assert_json(r, 201)
+    assert body["url"].endswith("/passwd") and ".." not in body["url"]
+    r = server.request("GET", server.url + body["full_path"])
+    assert r.status_code == 200 and r.content == b"not really"
+
+
+def test_upload_bad_inputs_and_access(server, owner, dev, outsider, projects):
+    private, public = projects
+    path = f"/projects/{private.id}/uploads"
+    files = {"file": ("a.txt", b"x")}
+    assert_json(server.request("POST", path, files=files), 401)
+    assert_json(server.request("POST", path, token=outsider[1], files=files), 404, NOT_FOUND)
+    assert_json(server.request("POST", f"/projects/{public.id}/uploads", token=outsider[1], files=files), 403)
+    reporter, reporter_token = make_user(server, "rep")
+    server.gitlab(owner[1]).projects.get(private.id).members.create({"user_id": reporter.id, "access_level": 20})
+    assert_json(server.request("POST", path, token=reporter_token, files=files), 403)
+    assert_json(server.request("POST", path, token=dev[1], files={"other": ("a.txt", b"x")}), 400,
+                {"error": "file is missing"})
+    assert_json(server.request("POST", path, token=dev[1], data={}), 400, {"error": "file is missing"})
+
+
+def test_upload_over_max_attachment_size(server, owner, projects):
+    private, _ = projects
+    root = server.root_token
+    assert_json(server.request("PUT", "/application/settings", token=root, json={"max_attachment_size": 1}), 200)
+    try:
+        path = f"/projects/{private.id}/uploads"
+        big = b"x" * (1024 * 1024 + 1)
+        assert_json(server.request("POST", path, token=owner[1], files={"file": ("big.bin", big)}), 413,
+                    {"message": "413 Request Entity Too Large"})
+        r = server.request("POST", path, token=owner[1], files={"file": ("ok.bin", big[:1024 * 1024])})
+        assert_json(r, 201)
+    finally:
+        server.request("PUT", "/application/settings", token=root, json={"max_attachment_size": 100})

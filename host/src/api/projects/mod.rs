@@ -5,6 +5,7 @@ mod fields;
 mod hooks;
 mod read;
 mod star;
+pub mod uploads;
 mod write;
 
 pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility, valid_path};
@@ -51,6 +52,7 @@ pub fn router() -> Router<ApiContext> {
                 .put(hooks::update_hook)
                 .delete(hooks::delete_hook),
         )
+        .route("/api/v4/projects/{id}/uploads", post(uploads::create))
         .route(
             "/api/v4/projects/{id}/push_rule",
             get(hooks::show_push_rule)
