@@ -10,7 +10,7 @@ pub mod request;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{FromRequest, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use tower_http::catch_panic::CatchPanicLayer;
@@ -43,7 +43,18 @@ pub fn router(ctx: ApiContext) -> Router {
         .with_state(ctx)
 }
 
-async fn not_found() -> Response {
+/// Unrouted paths: project uploads (`/<project path>/uploads/<secret>/<file>`, whose project
+/// path may have any depth) are served here; everything else is 404.
+async fn not_found(State(ctx): State<ApiContext>, request: Request) -> Response {
+    let path = request.uri().path().to_string();
+    if request.method() == axum::http::Method::GET && crate::api::is_upload_path(&path) {
+        return match request::Api::from_request(request, &ctx).await {
+            Ok(api) => crate::api::serve_project_upload(api, &path)
+                .await
+                .into_response(),
+            Err(error) => error.into_response(),
+        };
+    }
     ApiError::Custom(
         axum::http::StatusCode::NOT_FOUND,
         serde_json::json!({ "error": "404 Not Found" }),

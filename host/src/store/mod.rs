@@ -5,6 +5,7 @@
 //! Tenant data is reached only through [`TenantDb`], whose tenant id is fixed when it is made:
 //! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
 
+pub mod hooks;
 pub mod ids;
 pub mod keys;
 pub mod members;

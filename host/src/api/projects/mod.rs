@@ -2,8 +2,10 @@
 //! project's users. Members live in `api::members`, groups in `api::groups`.
 
 mod fields;
+mod hooks;
 mod read;
 mod star;
+pub mod uploads;
 mod write;
 
 pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility, valid_path};
@@ -40,6 +42,24 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/projects/{id}/starrers", get(star::starrers))
         .route("/api/v4/projects/{id}/archive", post(write::archive))
         .route("/api/v4/projects/{id}/unarchive", post(write::unarchive))
+        .route(
+            "/api/v4/projects/{id}/hooks",
+            get(hooks::list_hooks).post(hooks::create_hook),
+        )
+        .route(
+            "/api/v4/projects/{id}/hooks/{hook_id}",
+            get(hooks::show_hook)
+                .put(hooks::update_hook)
+                .delete(hooks::delete_hook),
+        )
+        .route("/api/v4/projects/{id}/uploads", post(uploads::create))
+        .route(
+            "/api/v4/projects/{id}/push_rule",
+            get(hooks::show_push_rule)
+                .post(hooks::create_push_rule)
+                .put(hooks::update_push_rule)
+                .delete(hooks::delete_push_rule),
+        )
 }
 
 /// How projects are shown in one response.

@@ -7,22 +7,13 @@ use axum::extract::Path;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
+use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::UploadedFile;
 use crate::http::request::Api;
 
 /// GitLab's limit for avatars.
 const MAX_AVATAR_BYTES: usize = 200 * 1024;
-const IMAGE_TYPES: &[(&str, &str)] = &[
-    ("png", "image/png"),
-    ("jpg", "image/jpeg"),
-    ("jpeg", "image/jpeg"),
-    ("gif", "image/gif"),
-    ("bmp", "image/bmp"),
-    ("tiff", "image/tiff"),
-    ("ico", "image/vnd.microsoft.icon"),
-    ("webp", "image/webp"),
-];
 
 /// What a create or update asks for the avatar.
 pub enum AvatarChange {
@@ -34,12 +25,8 @@ pub enum AvatarChange {
 /// Reads the `avatar` parameter: a file to store, `""` to remove, or nothing.
 pub fn requested(api: &Api) -> ApiResult<AvatarChange> {
     if let Some(file) = api.params.file("avatar") {
-        let name = safe_filename(&file.filename);
-        let extension = name
-            .rsplit_once('.')
-            .map(|(_, e)| e.to_ascii_lowercase())
-            .unwrap_or_default();
-        if !IMAGE_TYPES.iter().any(|(e, _)| *e == extension) {
+        let name = files::safe_filename(&file.filename, "avatar.png");
+        if !files::is_image(&name) {
             return Err(ApiError::field(
                 "avatar",
                 "file format is not supported. Please try one of the following supported formats: png, jpg, jpeg, gif, bmp, tiff, ico, webp",
@@ -60,47 +47,14 @@ pub fn requested(api: &Api) -> ApiResult<AvatarChange> {
     }
 }
 
-fn safe_filename(name: &str) -> String {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or("avatar");
-    let cleaned: String = base
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_start_matches('.').to_string();
-    if cleaned.is_empty() {
-        "avatar.png".into()
-    } else {
-        cleaned
-    }
-}
-
 fn directory(api: &Api, user_id: i64) -> PathBuf {
-    api.ctx
-        .config
-        .storage
-        .data_dir
-        .join("uploads")
-        .join(api.tenant.id.to_string())
-        .join("user/avatar")
-        .join(user_id.to_string())
+    files::directory(api, &format!("user/avatar/{user_id}"))
 }
 
 /// Replaces the user's stored avatar file with `file` (named `name`).
 pub async fn store(api: &Api, user_id: i64, file: &UploadedFile, name: &str) -> ApiResult<()> {
-    let dir = directory(api, user_id);
     remove(api, user_id).await?;
-    tokio::fs::create_dir_all(&dir)
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))?;
-    tokio::fs::write(dir.join(name), &file.bytes)
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))
+    files::write(&directory(api, user_id), name, &file.bytes).await
 }
 
 pub async fn remove(api: &Api, user_id: i64) -> ApiResult<()> {
@@ -126,13 +80,6 @@ pub async fn serve(
     let bytes = tokio::fs::read(directory(&api, user_id).join(&name))
         .await
         .map_err(|_| ApiError::NotFoundMessage("404 Not Found".into()))?;
-    let extension = name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    let content_type = IMAGE_TYPES
-        .iter()
-        .find(|(e, _)| *e == extension)
-        .map_or("application/octet-stream", |(_, t)| t);
+    let content_type = files::content_type(&name);
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

@@ -1,0 +1,110 @@
+//! Stored files shared by avatars and project uploads: safe file names, content types by
+//! extension, and writing under `DATA_DIR/uploads/<tenant>/...`.
+
+use std::path::{Path, PathBuf};
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+
+/// Image types by extension (what avatars accept and uploads embed with `![..](..)`).
+pub const IMAGE_TYPES: &[(&str, &str)] = &[
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("bmp", "image/bmp"),
+    ("tiff", "image/tiff"),
+    ("ico", "image/vnd.microsoft.icon"),
+    ("webp", "image/webp"),
+];
+
+/// Video types GitLab embeds like images.
+const VIDEO_TYPES: &[(&str, &str)] = &[
+    ("mp4", "video/mp4"),
+    ("m4v", "video/mp4"),
+    ("mov", "video/quicktime"),
+    ("webm", "video/webm"),
+    ("ogv", "video/ogg"),
+];
+
+/// Other types served as themselves; anything else is `application/octet-stream`.
+const OTHER_TYPES: &[(&str, &str)] = &[
+    ("txt", "text/plain; charset=utf-8"),
+    ("log", "text/plain; charset=utf-8"),
+    ("md", "text/plain; charset=utf-8"),
+    ("pdf", "application/pdf"),
+    ("zip", "application/zip"),
+    ("json", "application/json"),
+];
+
+/// The lower-cased extension of `name` ("" when none).
+pub fn extension(name: &str) -> String {
+    name.rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+pub fn is_image(name: &str) -> bool {
+    let ext = extension(name);
+    IMAGE_TYPES.iter().any(|(e, _)| *e == ext)
+}
+
+/// Images and videos, which markdown embeds.
+pub fn is_embeddable(name: &str) -> bool {
+    let ext = extension(name);
+    is_image(name) || VIDEO_TYPES.iter().any(|(e, _)| *e == ext)
+}
+
+/// The type a stored file is served with, by its extension.
+pub fn content_type(name: &str) -> &'static str {
+    let ext = extension(name);
+    IMAGE_TYPES
+        .iter()
+        .chain(VIDEO_TYPES)
+        .chain(OTHER_TYPES)
+        .find(|(e, _)| *e == ext)
+        .map_or("application/octet-stream", |(_, t)| t)
+}
+
+/// The last path segment of a client's file name with anything but letters, digits, `.`, `-`
+/// and `_` replaced by `_` and no leading dots; `fallback` when nothing is left.
+pub fn safe_filename(name: &str, fallback: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(fallback);
+    let cleaned: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.').to_string();
+    if cleaned.is_empty() {
+        fallback.into()
+    } else {
+        cleaned
+    }
+}
+
+/// `DATA_DIR/uploads/<tenant>/<relative>`.
+pub fn directory(api: &Api, relative: &str) -> PathBuf {
+    api.ctx
+        .config
+        .storage
+        .data_dir
+        .join("uploads")
+        .join(api.tenant.id.to_string())
+        .join(relative)
+}
+
+/// Writes `bytes` to `dir/name`, creating `dir`.
+pub async fn write(dir: &Path, name: &str, bytes: &[u8]) -> ApiResult<()> {
+    tokio::fs::create_dir_all(dir)
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    tokio::fs::write(dir.join(name), bytes)
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))
+}

@@ -1,0 +1,115 @@
+//! Project uploads: `POST /projects/:id/uploads` stores a file under
+//! `DATA_DIR/uploads/<tenant>/project/<project id>/<secret>/<filename>`, and
+//! `GET /<namespace>/<project>/uploads/<secret>/<filename>` serves it to whoever may see the
+//! project (the router's fallback hands such paths to [`serve`]).
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, extract::Path};
+
+use crate::api::access::{self, DEVELOPER};
+use crate::api::files;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::views;
+
+fn directory(api: &Api, project_id: i64, secret: &str) -> std::path::PathBuf {
+    files::directory(api, &format!("project/{project_id}/{secret}"))
+}
+
+/// The `max_attachment_size` setting in bytes (MB in the setting; GitLab's default 100).
+fn max_bytes(api: &Api) -> u64 {
+    let value = api.settings.value("max_attachment_size");
+    let mb = value
+        .as_u64()
+        .or_else(|| value.as_f64().map(|f| f.max(0.0) as u64))
+        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+        .unwrap_or(100);
+    mb.saturating_mul(1024 * 1024)
+}
+
+/// `POST /projects/:id/uploads` (developers and above).
+pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let caller = api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(DEVELOPER)?;
+    let Some(file) = api.params.file("file") else {
+        return Err(if api.params.has("file") {
+            ApiError::invalid("file")
+        } else {
+            ApiError::Missing("file".into())
+        });
+    };
+    if file.bytes.len() as u64 > max_bytes(&api) {
+        return Err(ApiError::PayloadTooLarge);
+    }
+    let name = files::safe_filename(&file.filename, "file");
+    let secret = hex::encode(rand::random::<[u8; 16]>());
+    files::write(
+        &directory(&api, ctx.project.id, &secret),
+        &name,
+        &file.bytes,
+    )
+    .await?;
+    api.db()
+        .insert_upload(
+            ctx.project.id,
+            caller.user.id,
+            &secret,
+            &name,
+            file.bytes.len() as i64,
+            file.content_type.as_deref(),
+        )
+        .await?;
+    let url = format!("/uploads/{secret}/{name}");
+    let full_path = format!("/{}/{}{url}", ctx.namespace.full_path, ctx.project.path);
+    let body = views::hook::upload(&name, &url, &full_path, files::is_embeddable(&name));
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// `<project full path>/uploads/<32 hex>/<filename>` split into its parts.
+fn parse(path: &str) -> Option<(&str, &str, &str)> {
+    let path = path.strip_prefix('/')?;
+    let mut parts = path.rsplitn(4, '/');
+    let filename = parts.next()?;
+    let secret = parts.next()?;
+    let uploads = parts.next()?;
+    let project = parts.next()?;
+    let valid_secret = secret.len() == 32 && secret.bytes().all(|b| b.is_ascii_hexdigit());
+    (uploads == "uploads" && valid_secret && !filename.is_empty() && !project.is_empty())
+        .then_some((project, secret, filename))
+}
+
+/// Whether a GET path looks like a project upload.
+pub fn is_upload_path(path: &str) -> bool {
+    parse(path).is_some()
+}
+
+/// Serves a stored upload with its bytes; 404 when the project is hidden from the caller or
+/// the file is unknown.
+pub async fn serve(api: Api, path: &str) -> ApiResult<Response> {
+    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
+    let (project, secret, filename) = parse(path).ok_or_else(not_found)?;
+    let ctx = access::project(&api, project)
+        .await
+        .map_err(|error| match error {
+            ApiError::NotFound(_) => not_found(),
+            other => other,
+        })?;
+    let row = api
+        .db()
+        .upload(ctx.project.id, secret, filename)
+        .await?
+        .ok_or_else(not_found)?;
+    let bytes = tokio::fs::read(directory(&api, ctx.project.id, &row.secret).join(&row.filename))
+        .await
+        .map_err(|_| not_found())?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, files::content_type(&row.filename)),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        bytes,
+    )
+        .into_response())
+}
