@@ -8,8 +8,11 @@ mod emails;
 mod files;
 mod groups;
 mod impersonation;
+mod issues;
 mod keys;
+mod labels;
 mod members;
+mod milestones;
 mod projects;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
@@ -34,4 +37,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(projects::router())
         .merge(groups::router())
         .merge(members::router())
+        .merge(issues::router())
+        .merge(labels::router())
+        .merge(milestones::router())
 }

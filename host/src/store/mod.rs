@@ -7,8 +7,13 @@
 
 pub mod hooks;
 pub mod ids;
+pub mod issue_filter;
+pub mod issue_notes;
+pub mod issues;
 pub mod keys;
+pub mod labels;
 pub mod members;
+pub mod milestones;
 pub mod namespaces;
 pub mod projects;
 pub mod rate_limits;

@@ -118,7 +118,7 @@ pub struct ProjectFilter {
 
 /// `p.id` is among the projects `user` reaches at `min` or above (direct membership, a
 /// membership of an ancestor group of the project's namespace, or the personal namespace).
-fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64, today: &str) {
+pub(crate) fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64, today: &str) {
     sql.push(" (p.id IN (SELECT source_id FROM members WHERE tenant_id = ")
         .bind(tenant_id)
         .push(" AND source_type = 'Project' AND user_id = ")

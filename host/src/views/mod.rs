@@ -1,6 +1,7 @@
 //! The JSON representations of resources: the spec's field tables, built in one place.
 
 pub mod hook;
+pub mod issue;
 pub mod keys;
 pub mod namespace;
 pub mod project;
