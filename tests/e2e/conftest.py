@@ -329,3 +329,19 @@ def make_server(engine):
 @pytest.fixture(scope="module")
 def server(make_server) -> Server:
     return make_server()
+
+
+def make_user(server: Server, prefix: str = "u", **extra):
+    """Creates a confirmed user with a random name (as root) and an api token for it."""
+    name = f"{prefix}{secrets.token_hex(3)}"
+    user = server.gitlab().users.create(
+        {
+            "username": name,
+            "email": f"{name}@example.com",
+            "name": name.title(),
+            "password": "password123",
+            "skip_confirmation": True,
+            **extra,
+        }
+    )
+    return user, server.create_token_api(user_id=user.id)["token"]

@@ -9,18 +9,11 @@ import secrets
 import gitlab
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, make_user
 
 ISSUE_NOT_FOUND = {"message": "404 Issue Not Found"}
 
 
-def make_user(server, prefix):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create({
-        "username": name, "email": f"{name}@example.com", "name": name.title(),
-        "password": "password123", "skip_confirmation": True,
-    })
-    return user, server.create_token_api(user_id=user.id)["token"]
 
 
 @pytest.fixture(scope="module")

@@ -9,19 +9,12 @@ import secrets
 
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, make_user
 
 N = 36
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def make_user(server, prefix):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create({
-        "username": name, "email": f"{name}@example.com", "name": name.title(),
-        "password": "password123", "skip_confirmation": True,
-    })
-    return user, server.create_token_api(user_id=user.id)["token"]
 
 
 def spec(n):

@@ -10,7 +10,7 @@ import secrets
 import gitlab
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, make_user
 
 ISSUE_NOT_FOUND = {"message": "404 Issue Not Found"}
 
@@ -23,20 +23,6 @@ ISSUE_FIELDS = {
 }
 
 
-def make_user(server, prefix="u", **extra):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create(
-        {
-            "username": name,
-            "email": f"{name}@example.com",
-            "name": name.title(),
-            "password": "password123",
-            "skip_confirmation": True,
-            **extra,
-        }
-    )
-    token = server.create_token_api(user_id=user.id)["token"]
-    return user, token
 
 
 @pytest.fixture(scope="module")

@@ -6,16 +6,9 @@ import secrets
 
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, make_user
 
 
-def make_user(server, prefix):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create({
-        "username": name, "email": f"{name}@example.com", "name": name.title(),
-        "password": "password123", "skip_confirmation": True,
-    })
-    return user, server.create_token_api(user_id=user.id)["token"]
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ use axum::routing::get;
 use serde_json::Value;
 
 use super::access::{self, ProjectCtx, REPORTER};
-use super::issues::views;
+use super::issues::{page_of, views};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::{Page, PageRequest};
+use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::store::labels::LabelRow;
 
@@ -21,7 +21,10 @@ pub fn router() -> Router<ApiContext> {
     Router::new()
         .route(
             "/api/v4/projects/{id}/labels",
-            get(list).post(create).put(update_by_name).delete(remove_by_name),
+            get(list)
+                .post(create)
+                .put(update_by_name)
+                .delete(remove_by_name),
         )
         .route(
             "/api/v4/projects/{id}/labels/{label_id}",
@@ -91,21 +94,12 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .project_labels(ctx.project.id, search.as_deref())
         .await?;
     let request = PageRequest::from_params(&api.params)?;
-    let total = all.len() as i64;
-    let rows: Vec<LabelRow> = all
-        .into_iter()
-        .skip(((request.page - 1) * request.per_page) as usize)
-        .take(request.per_page as usize + 1)
-        .collect();
+    let page = page_of(all, &request);
     let mut rendered = std::collections::HashMap::new();
-    for label in &rows {
+    for label in &page.rows {
         rendered.insert(label.id, render(&api, label).await?);
     }
-    Ok(Page {
-        rows,
-        total: Some(total),
-    }
-    .respond(
+    Ok(page.respond(
         &request,
         &api.origin,
         |l| l.id,
@@ -113,7 +107,10 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     ))
 }
 
-pub async fn show(Path((id, label_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show(
+    Path((id, label_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
     let ctx = access::project(&api, &id).await?;
     let label = label_of(&api, &ctx, &label_id).await?;
     Ok(Json(render(&api, &label).await?))
@@ -128,12 +125,23 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     check_color(&color)?;
     let description = p.string("description")?;
     let priority = p.int("priority")?;
-    if api.db().project_label(ctx.project.id, &name).await?.is_some_and(|l| l.name.eq_ignore_ascii_case(&name)) {
+    if api
+        .db()
+        .project_label(ctx.project.id, &name)
+        .await?
+        .is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
+    {
         return Err(ApiError::Conflict("Label already exists".into()));
     }
     let label = api
         .db()
-        .create_label(ctx.project.id, &name, &color, description.as_deref(), priority)
+        .create_label(
+            ctx.project.id,
+            &name,
+            &color,
+            description.as_deref(),
+            priority,
+        )
         .await
         .map_err(|e| match &e {
             sqlx::Error::Database(d) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => {
@@ -158,7 +166,11 @@ async fn update_label(api: &Api, id: &str, key: &str) -> ApiResult<Json<Value>> 
     if let Some(name) = p.string("new_name")? {
         check_name(&name)?;
         if !name.eq_ignore_ascii_case(&label.name)
-            && api.db().project_label(ctx.project.id, &name).await?.is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
+            && api
+                .db()
+                .project_label(ctx.project.id, &name)
+                .await?
+                .is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
         {
             return Err(ApiError::Conflict("Label already exists".into()));
         }
@@ -207,7 +219,10 @@ async fn delete_label(api: &Api, id: &str, key: &str) -> ApiResult<StatusCode> {
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub async fn remove(Path((id, label_id)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
+pub async fn remove(
+    Path((id, label_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
     delete_label(&api, &id, &label_id).await
 }
 
@@ -215,4 +230,3 @@ pub async fn remove_by_name(Path(id): Path<String>, api: Api) -> ApiResult<Statu
     let key = label_key(&api)?;
     delete_label(&api, &id, &key).await
 }
-

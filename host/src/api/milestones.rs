@@ -10,20 +10,17 @@ use axum::routing::get;
 use serde_json::Value;
 
 use super::access::{self, ProjectCtx, REPORTER};
-use super::issues::views;
+use super::issues::{page_of, views};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
-use crate::http::pagination::{Page, PageRequest};
+use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::store::milestones::{MilestoneFilter, MilestoneRow};
 use crate::store::sql::Arg;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
-        .route(
-            "/api/v4/projects/{id}/milestones",
-            get(list).post(create),
-        )
+        .route("/api/v4/projects/{id}/milestones", get(list).post(create))
         .route(
             "/api/v4/projects/{id}/milestones/{milestone_id}",
             get(show).put(update).delete(remove),
@@ -87,21 +84,15 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     };
     let all = api.db().list_milestones(&filter).await?;
     let request = PageRequest::from_params(&api.params)?;
-    let total = all.len() as i64;
-    let rows: Vec<MilestoneRow> = all
-        .into_iter()
-        .skip(((request.page - 1) * request.per_page) as usize)
-        .take(request.per_page as usize + 1)
-        .collect();
+    let page = page_of(all, &request);
     let project = api.db().project_refs(&[ctx.project.id]).await?.pop();
     let views = views(&api);
-    Ok(Page {
-        rows,
-        total: Some(total),
-    }
-    .respond(&request, &api.origin, |m| m.id, |m| {
-        views.milestone(m, project.as_ref(), true)
-    }))
+    Ok(page.respond(
+        &request,
+        &api.origin,
+        |m| m.id,
+        |m| views.milestone(m, project.as_ref(), true),
+    ))
 }
 
 pub async fn show(

@@ -2,12 +2,12 @@
 //! which issues the viewer may see (project visibility, the issues feature, confidentiality) and
 //! the filters of the spec's table.
 
+use super::TenantDb;
 use super::issues::{IssueRow, issue_columns};
 use super::namespaces::escape_like;
 use super::projects::{Viewer, push_authorized};
 use super::sql::Sql;
 use super::window::Window;
-use super::TenantDb;
 
 /// Which issues the list starts from.
 #[derive(Debug, Clone)]
@@ -82,7 +82,9 @@ impl IssueFilter {
     fn push_readable_projects(&self, sql: &mut Sql, tenant_id: i64) {
         sql.push("SELECT p.id FROM projects p");
         if let IssueSource::Group { .. } = self.source {
-            sql.push(" JOIN namespaces pn ON pn.tenant_id = p.tenant_id AND pn.id = p.namespace_id");
+            sql.push(
+                " JOIN namespaces pn ON pn.tenant_id = p.tenant_id AND pn.id = p.namespace_id",
+            );
         }
         sql.push(" WHERE p.tenant_id = ")
             .bind(tenant_id)
@@ -130,9 +132,11 @@ impl IssueFilter {
                     .bind(id)
                     .push(")");
                 if !matches!(self.source, IssueSource::Project { .. }) {
-                    sql.push(" OR i.project_id IN (SELECT p.id FROM projects p WHERE p.tenant_id = ")
-                        .bind(tenant_id)
-                        .push(" AND");
+                    sql.push(
+                        " OR i.project_id IN (SELECT p.id FROM projects p WHERE p.tenant_id = ",
+                    )
+                    .bind(tenant_id)
+                    .push(" AND");
                     push_authorized(sql, tenant_id, id, 20, &self.today);
                     sql.push(")");
                 }

@@ -5,6 +5,7 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::issues::row_by_id;
 use super::{Flag, TenantDb, ids::next_id, now_ms};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -21,7 +22,8 @@ pub struct NoteRow {
     pub updated_at: i64,
 }
 
-const NOTE_COLUMNS: &str = "id, issue_id, author_id, body, system, internal, created_at, updated_at";
+const NOTE_COLUMNS: &str =
+    "id, issue_id, author_id, body, system, internal, created_at, updated_at";
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AwardRow {
@@ -83,7 +85,11 @@ impl TenantDb {
         limit: i64,
         offset: i64,
     ) -> sqlx::Result<Vec<NoteRow>> {
-        let column = if order.updated { "updated_at" } else { "created_at" };
+        let column = if order.updated {
+            "updated_at"
+        } else {
+            "created_at"
+        };
         let direction = if order.ascending { "ASC" } else { "DESC" };
         sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {NOTE_COLUMNS} FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 \
@@ -98,11 +104,13 @@ impl TenantDb {
     }
 
     pub async fn count_issue_notes(&self, issue_id: i64) -> sqlx::Result<i64> {
-        sqlx::query_scalar("SELECT COUNT(*) FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2")
-            .bind(self.tenant_id())
-            .bind(issue_id)
-            .fetch_one(self.reader())
-            .await
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .fetch_one(self.reader())
+        .await
     }
 
     pub async fn issue_note(&self, issue_id: i64, note_id: i64) -> sqlx::Result<Option<NoteRow>> {
@@ -160,26 +168,22 @@ impl TenantDb {
         .bind(issue_id)
         .execute(&mut *tx)
         .await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {NOTE_COLUMNS} FROM issue_notes WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, id).await?;
         tx.commit().await?;
         Ok(row)
     }
 
     pub async fn update_note_body(&self, note_id: i64, body: &str) -> sqlx::Result<()> {
-        sqlx::query("UPDATE issue_notes SET body = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
-            .bind(note_id)
-            .bind(body)
-            .bind(now_ms())
-            .execute(self.writer())
-            .await
-            .map(|_| ())
+        sqlx::query(
+            "UPDATE issue_notes SET body = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(note_id)
+        .bind(body)
+        .bind(now_ms())
+        .execute(self.writer())
+        .await
+        .map(|_| ())
     }
 
     pub async fn delete_note(&self, note: &NoteRow) -> sqlx::Result<()> {
@@ -210,7 +214,11 @@ impl TenantDb {
         .await
     }
 
-    pub async fn issue_award(&self, issue_id: i64, award_id: i64) -> sqlx::Result<Option<AwardRow>> {
+    pub async fn issue_award(
+        &self,
+        issue_id: i64,
+        award_id: i64,
+    ) -> sqlx::Result<Option<AwardRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 AND id = $3"
         )))
@@ -253,13 +261,7 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         }
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = row_by_id(&mut *tx, "issue_award_emoji", AWARD_COLUMNS, tenant_id, id).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -319,13 +321,7 @@ impl TenantDb {
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {TODO_COLUMNS} FROM todos WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = row_by_id(&mut *tx, "todos", TODO_COLUMNS, tenant_id, id).await?;
         tx.commit().await?;
         Ok(row)
     }

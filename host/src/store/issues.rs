@@ -272,17 +272,24 @@ async fn adjust_open_count(
     .map(|_| ())
 }
 
-async fn issue_in_tx(
-    tx: &mut Transaction<'_, Any>,
+/// The row `id` of `table` (selecting `columns`), inside a transaction that just wrote it.
+pub(super) async fn row_by_id<'c, E, T>(
+    executor: E,
+    table: &str,
+    columns: &str,
     tenant_id: i64,
     id: i64,
-) -> sqlx::Result<IssueRow> {
+) -> sqlx::Result<T>
+where
+    E: Executor<'c, Database = Any>,
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
     sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2"
+        "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2"
     )))
     .bind(tenant_id)
     .bind(id)
-    .fetch_one(&mut **tx)
+    .fetch_one(executor)
     .await
 }
 
@@ -356,7 +363,7 @@ async fn insert_issue(
         i64::from(state == "opened"),
     )
     .await?;
-    issue_in_tx(tx, tenant_id, id).await
+    row_by_id(&mut **tx, "issues", ISSUE_COLUMNS, tenant_id, id).await
 }
 
 impl TenantDb {
@@ -428,7 +435,7 @@ impl TenantDb {
             set_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
         }
         adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
-        let row = issue_in_tx(&mut tx, tenant_id, issue.id).await?;
+        let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -527,7 +534,9 @@ impl TenantDb {
         if issue_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new("SELECT i.id FROM issues i LEFT JOIN issue_subscriptions s ON s.tenant_id = i.tenant_id AND s.issue_id = i.id AND s.user_id = ");
+        let mut sql = Sql::new(
+            "SELECT i.id FROM issues i LEFT JOIN issue_subscriptions s ON s.tenant_id = i.tenant_id AND s.issue_id = i.id AND s.user_id = ",
+        );
         sql.bind(user_id)
             .push(" WHERE i.tenant_id = ")
             .bind(self.tenant_id())

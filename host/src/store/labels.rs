@@ -3,6 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::issues::row_by_id;
 use super::sql::Sql;
 use super::{TenantDb, ids::next_id, now_ms};
 
@@ -61,7 +62,11 @@ impl TenantDb {
     }
 
     /// A project label by id or (case-insensitive) name.
-    pub async fn project_label(&self, project_id: i64, key: &str) -> sqlx::Result<Option<LabelRow>> {
+    pub async fn project_label(
+        &self,
+        project_id: i64,
+        key: &str,
+    ) -> sqlx::Result<Option<LabelRow>> {
         let by_id = key.parse::<i64>().ok();
         sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {LABEL_COLUMNS} FROM labels WHERE tenant_id = $1 AND project_id = $2 \
@@ -114,13 +119,7 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {LABEL_COLUMNS} FROM labels WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(self.tenant_id())
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = row_by_id(&mut *tx, "labels", LABEL_COLUMNS, self.tenant_id(), id).await?;
         tx.commit().await?;
         Ok(row)
     }

@@ -2,6 +2,7 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::issues::row_by_id;
 use super::sql::{Arg, Sql};
 use super::{TenantDb, ids::next_id, now_ms};
 
@@ -33,7 +34,10 @@ pub struct MilestoneFilter {
 }
 
 impl TenantDb {
-    pub async fn list_milestones(&self, filter: &MilestoneFilter) -> sqlx::Result<Vec<MilestoneRow>> {
+    pub async fn list_milestones(
+        &self,
+        filter: &MilestoneFilter,
+    ) -> sqlx::Result<Vec<MilestoneRow>> {
         let mut sql = Sql::new(&format!(
             "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = "
         ));
@@ -100,7 +104,9 @@ impl TenantDb {
         let id = next_id(&mut *tx, tenant_id, "milestones").await?;
         let iid = next_id(&mut *tx, tenant_id, &format!("milestone_iid:{project_id}")).await?;
         let now = now_ms();
-        let mut sql = Sql::new("INSERT INTO milestones (tenant_id, id, project_id, iid, created_at, updated_at");
+        let mut sql = Sql::new(
+            "INSERT INTO milestones (tenant_id, id, project_id, iid, created_at, updated_at",
+        );
         for (column, _) in columns {
             sql.push(&format!(", {column}"));
         }
@@ -121,13 +127,7 @@ impl TenantDb {
         }
         sql.push(")");
         sql.query().execute(&mut *tx).await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = row_by_id(&mut *tx, "milestones", MILESTONE_COLUMNS, tenant_id, id).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -152,11 +152,13 @@ impl TenantDb {
     /// Deletes a milestone; its issues lose it.
     pub async fn delete_milestone(&self, id: i64) -> sqlx::Result<()> {
         let mut tx = self.writer().begin().await?;
-        sqlx::query("UPDATE issues SET milestone_id = NULL WHERE tenant_id = $1 AND milestone_id = $2")
-            .bind(self.tenant_id())
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "UPDATE issues SET milestone_id = NULL WHERE tenant_id = $1 AND milestone_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM milestones WHERE tenant_id = $1 AND id = $2")
             .bind(self.tenant_id())
             .bind(id)

@@ -82,7 +82,10 @@ pub fn task_counts(description: Option<&str>) -> (i64, i64) {
             rest
         } else {
             let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-            match line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")) {
+            match line[digits..]
+                .strip_prefix(". ")
+                .or_else(|| line[digits..].strip_prefix(") "))
+            {
                 Some(rest) if digits > 0 => rest,
                 _ => continue,
             }
@@ -172,14 +175,25 @@ impl IssueViews<'_> {
         map.insert("subscribed".into(), json!(subscribed));
         if let Some(counts) = counts {
             map.insert("open_issues_count".into(), json!(counts.open_issues_count));
-            map.insert("closed_issues_count".into(), json!(counts.closed_issues_count));
+            map.insert(
+                "closed_issues_count".into(),
+                json!(counts.closed_issues_count),
+            );
             map.insert("open_merge_requests_count".into(), json!(0));
         }
         value
     }
 
-    pub fn milestone(&self, milestone: &MilestoneRow, project: Option<&ProjectRef>, with_closed_at: bool) -> Value {
-        let today = chrono::Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    pub fn milestone(
+        &self,
+        milestone: &MilestoneRow,
+        project: Option<&ProjectRef>,
+        with_closed_at: bool,
+    ) -> Value {
+        let today = chrono::Utc::now()
+            .date_naive()
+            .format("%Y-%m-%d")
+            .to_string();
         let mut value = json!({
             "id": milestone.id,
             "iid": milestone.iid,
@@ -325,7 +339,13 @@ impl IssueViews<'_> {
         })
     }
 
-    pub fn todo(&self, todo: &TodoRow, project: &ProjectRef, author: Option<&UserRow>, target: Value) -> Value {
+    pub fn todo(
+        &self,
+        todo: &TodoRow,
+        project: &ProjectRef,
+        author: Option<&UserRow>,
+        target: Value,
+    ) -> Value {
         let target_url = target["web_url"].clone();
         json!({
             "id": todo.id,
@@ -355,7 +375,10 @@ mod tests {
     #[test]
     fn durations_print_in_gitlab_units() {
         assert_eq!(human_duration(0, false), None);
-        assert_eq!(human_duration(3 * HOUR + 30 * MINUTE, false).unwrap(), "3h 30m");
+        assert_eq!(
+            human_duration(3 * HOUR + 30 * MINUTE, false).unwrap(),
+            "3h 30m"
+        );
         let all = MONTH + 2 * WEEK + 3 * DAY + 4 * HOUR + 5 * MINUTE;
         assert_eq!(human_duration(all, false).unwrap(), "1mo 2w 3d 4h 5m");
         assert_eq!(human_duration(DAY + HOUR, true).unwrap(), "9h");
@@ -363,7 +386,8 @@ mod tests {
 
     #[test]
     fn task_lists_are_counted() {
-        let text = "- [x] one\n- [ ] two\n* [X] three\n1. [ ] four\n- not a task\n```\n- [ ] code\n```";
+        let text =
+            "- [x] one\n- [ ] two\n* [X] three\n1. [ ] four\n- not a task\n```\n- [ ] code\n```";
         assert_eq!(task_counts(Some(text)), (4, 2));
         assert_eq!(task_counts(None), (0, 0));
     }

@@ -9,21 +9,14 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::{IssueCtx, load, views};
+use super::{IssueCtx, load, page_of, users_by_id, views};
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::{Page, PageRequest};
+use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::store::issue_notes::AwardRow;
 
 async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, Value>> {
-    let ids: Vec<i64> = awards.iter().map(|a| a.user_id).collect();
-    let users: HashMap<i64, _> = api
-        .db()
-        .users_by_ids(&ids)
-        .await?
-        .into_iter()
-        .map(|u| (u.id, u))
-        .collect();
+    let users = users_by_id(api, awards.iter().map(|a| a.user_id).collect()).await?;
     let views = views(api);
     Ok(awards
         .iter()
@@ -46,19 +39,9 @@ pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
     api.user()?;
     let ctx = load(&api, &id, &iid).await?;
     let request = PageRequest::from_params(&api.params)?;
-    let all = api.db().issue_awards(ctx.issue.id).await?;
-    let total = all.len() as i64;
-    let rows: Vec<AwardRow> = all
-        .into_iter()
-        .skip(((request.page - 1) * request.per_page) as usize)
-        .take(request.per_page as usize + 1)
-        .collect();
-    let views = render(&api, &rows).await?;
-    Ok(Page {
-        rows,
-        total: Some(total),
-    }
-    .respond(
+    let page = page_of(api.db().issue_awards(ctx.issue.id).await?, &request);
+    let views = render(&api, &page.rows).await?;
+    Ok(page.respond(
         &request,
         &api.origin,
         |a| a.id,
@@ -88,7 +71,11 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
             "404 Award Emoji Name is not a valid emoji name Not Found".into(),
         ));
     }
-    let award = match api.db().create_award(ctx.issue.id, caller.user.id, &name).await {
+    let award = match api
+        .db()
+        .create_award(ctx.issue.id, caller.user.id, &name)
+        .await
+    {
         Ok(award) => award,
         Err(sqlx::Error::Database(e)) if e.kind() == sqlx::error::ErrorKind::UniqueViolation => {
             return Err(ApiError::NotFoundMessage(

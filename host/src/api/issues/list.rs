@@ -183,12 +183,10 @@ async fn filter(api: &Api, source: IssueSource, default_scope: &str) -> ApiResul
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());
     if let Some(fields) = p.string_list("in")? {
-        if fields.is_empty()
-            || fields
-                .iter()
-                .any(|f| f != "title" && f != "description")
-        {
-            return Err(ApiError::InvalidParam("in does not have a valid value".into()));
+        if fields.is_empty() || fields.iter().any(|f| f != "title" && f != "description") {
+            return Err(ApiError::InvalidParam(
+                "in does not have a valid value".into(),
+            ));
         }
         filter.search_title = fields.iter().any(|f| f == "title");
         filter.search_description = fields.iter().any(|f| f == "description");

@@ -23,8 +23,10 @@ use serde_json::Value;
 use super::access::{self, GUEST, OWNER, ProjectCtx, REPORTER};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
 use crate::store::issues::IssueRow;
+use crate::store::users::UserRow;
 use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
 
 pub fn router() -> Router<ApiContext> {
@@ -76,7 +78,10 @@ pub fn router() -> Router<ApiContext> {
             post(time::reset_estimate),
         )
         .route(&format!("{issue}/add_spent_time"), post(time::add_spent))
-        .route(&format!("{issue}/reset_spent_time"), post(time::reset_spent))
+        .route(
+            &format!("{issue}/reset_spent_time"),
+            post(time::reset_spent),
+        )
         .route(&format!("{issue}/time_stats"), get(time::stats_of))
 }
 
@@ -188,48 +193,80 @@ pub fn shape(api: &Api, single: bool) -> ApiResult<IssueShape> {
     })
 }
 
+/// Each id once, in ascending order.
+fn unique(ids: impl Iterator<Item = i64>) -> Vec<i64> {
+    let mut ids: Vec<i64> = ids.collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// The users among `ids`, by id (one query).
+pub async fn users_by_id(api: &Api, ids: Vec<i64>) -> ApiResult<HashMap<i64, UserRow>> {
+    Ok(api
+        .db()
+        .users_by_ids(&unique(ids.into_iter()))
+        .await?
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect())
+}
+
+/// One page of a list that is loaded whole (labels, milestones, award emoji: short lists).
+pub fn page_of<T>(all: Vec<T>, request: &PageRequest) -> Page<T> {
+    let total = all.len() as i64;
+    let rows = all
+        .into_iter()
+        .skip(((request.page - 1) * request.per_page) as usize)
+        .take(request.per_page as usize + 1)
+        .collect();
+    Page {
+        rows,
+        total: Some(total),
+    }
+}
+
 /// Loads what `rows` show (labels, assignees, users, milestones, projects) in one query each.
 pub async fn batch(api: &Api, rows: &[IssueRow], subscribed: bool) -> ApiResult<IssueBatch> {
     let db = api.db();
     let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
     let mut batch = IssueBatch::default();
     for row in db.labels_of_issues(&ids).await? {
-        batch.labels.entry(row.issue_id).or_default().push(row.label);
+        batch
+            .labels
+            .entry(row.issue_id)
+            .or_default()
+            .push(row.label);
     }
     for row in db.assignees_of_issues(&ids).await? {
-        batch.assignees.entry(row.issue_id).or_default().push(row.user);
+        batch
+            .assignees
+            .entry(row.issue_id)
+            .or_default()
+            .push(row.user);
     }
-    let mut user_ids: Vec<i64> = rows
-        .iter()
-        .flat_map(|i| [Some(i.author_id), i.closed_by_id])
-        .flatten()
-        .collect();
-    user_ids.sort_unstable();
-    user_ids.dedup();
-    batch.users = db
-        .users_by_ids(&user_ids)
-        .await?
-        .into_iter()
-        .map(|u| (u.id, u))
-        .collect();
-    let mut milestone_ids: Vec<i64> = rows.iter().filter_map(|i| i.milestone_id).collect();
-    milestone_ids.sort_unstable();
-    milestone_ids.dedup();
+    batch.users = users_by_id(
+        api,
+        rows.iter()
+            .flat_map(|i| [Some(i.author_id), i.closed_by_id])
+            .flatten()
+            .collect(),
+    )
+    .await?;
+    let milestone_ids = unique(rows.iter().filter_map(|i| i.milestone_id));
     batch.milestones = db
         .milestones_by_ids(&milestone_ids)
         .await?
         .into_iter()
         .map(|m| (m.id, m))
         .collect();
-    let mut project_ids: Vec<i64> = rows.iter().map(|i| i.project_id).collect();
-    project_ids.sort_unstable();
-    project_ids.dedup();
+    let project_ids = unique(rows.iter().map(|i| i.project_id));
     batch.projects = db
         .project_refs(&project_ids)
         .await?
         .into_iter()
         .map(|p| (p.id, p))
-        .collect::<HashMap<_, _>>();
+        .collect();
     if subscribed {
         batch.subscribed = Some(match &api.caller {
             Some(caller) => db.subscribed_among(caller.user.id, &ids).await?,

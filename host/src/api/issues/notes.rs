@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::write::DESCRIPTION_MAX;
-use super::{IssueCtx, is_owner, is_reporter, load, views};
+use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
 use crate::api::access::{GUEST, MAINTAINER};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
@@ -32,16 +32,7 @@ async fn note_of(api: &Api, ctx: &IssueCtx, note_id: &str) -> ApiResult<NoteRow>
 }
 
 async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashMap<i64, Value>> {
-    let mut ids: Vec<i64> = notes.iter().map(|n| n.author_id).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let users: HashMap<i64, _> = api
-        .db()
-        .users_by_ids(&ids)
-        .await?
-        .into_iter()
-        .map(|u| (u.id, u))
-        .collect();
+    let users = users_by_id(api, notes.iter().map(|n| n.author_id).collect()).await?;
     let views = views(api);
     Ok(notes
         .iter()
@@ -66,7 +57,9 @@ pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
     let ctx = load(&api, &id, &iid).await?;
     let p = &api.params;
     let order = NoteOrder {
-        updated: p.one_of("order_by", &["created_at", "updated_at"])?.as_deref()
+        updated: p
+            .one_of("order_by", &["created_at", "updated_at"])?
+            .as_deref()
             == Some("updated_at"),
         ascending: p.one_of("sort", &["asc", "desc"])?.as_deref() == Some("asc"),
     };
@@ -119,7 +112,10 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     let p = &api.params;
     let body = p.required_string("body")?;
     check_body(&body)?;
-    let internal = p.bool("internal")?.or(p.bool("confidential")?).unwrap_or(false);
+    let internal = p
+        .bool("internal")?
+        .or(p.bool("confidential")?)
+        .unwrap_or(false);
     if internal && !is_reporter(&ctx.project) {
         return Err(ApiError::forbidden());
     }
@@ -164,8 +160,7 @@ pub async fn remove(
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    if note.author_id != caller.user.id && !ctx.project.admin && ctx.project.level() < MAINTAINER
-    {
+    if note.author_id != caller.user.id && !ctx.project.admin && ctx.project.level() < MAINTAINER {
         return Err(ApiError::forbidden());
     }
     api.db().delete_note(&note).await?;

@@ -151,7 +151,11 @@ pub async fn reset_spent(
 
 pub async fn stats_of(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
     let ctx = load(&api, &id, &iid).await?;
-    Ok(stats(&api, ctx.issue.time_estimate, ctx.issue.total_time_spent))
+    Ok(stats(
+        &api,
+        ctx.issue.time_estimate,
+        ctx.issue.total_time_spent,
+    ))
 }
 
 #[cfg(test)]
