@@ -394,3 +394,18 @@ def test_python_gitlab_round_trip(server, people, project):
     assert issue.user_notes_count == 1
     with pytest.raises(gitlab.GitlabGetError):
         p.issues.get(987654)
+
+
+def test_global_list_anonymous_only_with_scope_all(server, people, project):
+    _, token = people["owner"]
+    title = "public " + secrets.token_hex(3)
+    project_as(server, token, project.id).issues.create({"title": title})
+    assert_json(server.request("GET", "/issues", params={"search": title}), 401)
+    r = server.request("GET", "/issues", params={"scope": "all", "search": title})
+    assert [i["title"] for i in assert_json(r, 200)] == [title]
+    private = server.gitlab(token).projects.create({"name": "priv-" + secrets.token_hex(3)})
+    private.issues.create({"title": title})
+    r = server.request("GET", "/issues", params={"scope": "all", "search": title})
+    assert len(r.json()) == 1
+    r = server.request("GET", "/issues", token=token, params={"scope": "all", "search": title})
+    assert len(r.json()) == 2

@@ -9,12 +9,14 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::write::require_create;
-use super::{IssueCtx, is_reporter, load, render, views};
+use super::{IssueCtx, is_reporter, load, page_of, render, views};
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::store::issues::{NewIssue, RequestOrigin};
 use crate::store::milestones::MilestoneFilter;
+use crate::store::users::UserRow;
 
 type IssuePath = Path<(String, String)>;
 
@@ -159,8 +161,8 @@ pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respo
     Ok((StatusCode::CREATED, Json(render(&api, &moved).await?)).into_response())
 }
 
-/// The author, the assignees and the note authors, each once.
-pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Json<Value>> {
+/// The author, the assignees and the note authors, each once (paginated like GitLab's).
+pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     let ctx = load(&api, &id, &iid).await?;
     let mut ids = vec![ctx.issue.author_id];
     ids.extend(&ctx.assignee_ids);
@@ -172,20 +174,23 @@ pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Jso
         }
     }
     let users = api.db().users_by_ids(&unique).await?;
-    let views = api.user_views();
-    let list: Vec<Value> = unique
+    let list: Vec<UserRow> = unique
         .iter()
         .filter_map(|id| users.iter().find(|u| u.id == *id))
         .filter(|u| u.state != "blocked")
-        .map(|u| json!(views.summary(u)))
+        .cloned()
         .collect();
-    Ok(Json(Value::Array(list)))
+    let request = PageRequest::from_params(&api.params)?;
+    let views = api.user_views();
+    Ok(page_of(list, &request).respond(&request, &api.origin, |u| u.id, |u| views.summary(u)))
 }
 
-/// `closed_by` and `related_merge_requests`: merge requests do not exist in Trellis.
-pub async fn closed_by(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Json<Value>> {
+/// `closed_by` and `related_merge_requests`: merge requests do not exist in Trellis, so the
+/// (paginated) list is always empty.
+pub async fn closed_by(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     load(&api, &id, &iid).await?;
-    Ok(Json(json!([])))
+    let request = PageRequest::from_params(&api.params)?;
+    Ok(page_of(Vec::<i64>::new(), &request).respond(&request, &api.origin, |id| *id, |id| *id))
 }
 
 pub async fn user_agent_detail(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Json<Value>> {

@@ -221,9 +221,12 @@ async fn respond(api: &Api, filter: IssueFilter) -> ApiResult<Response> {
     ))
 }
 
-/// `GET /issues`: the caller's issues (`scope` defaults to `created_by_me`).
+/// `GET /issues`: the caller's issues (`scope` defaults to `created_by_me`); anonymous
+/// callers only with `scope=all` (public issues), as on GitLab.
 pub async fn global(api: Api) -> ApiResult<Response> {
-    api.user()?;
+    if api.params.string("scope")?.as_deref() != Some("all") {
+        api.user()?;
+    }
     let filter = filter(&api, IssueSource::All, "created_by_me").await?;
     respond(&api, filter).await
 }
