@@ -409,3 +409,35 @@ def test_global_list_anonymous_only_with_scope_all(server, people, project):
     assert len(r.json()) == 1
     r = server.request("GET", "/issues", token=token, params={"scope": "all", "search": title})
     assert len(r.json()) == 2
+
+
+def test_deleted_users_issues_pass_to_ghost_or_go_with_hard_delete(server, people, project):
+    _, owner_token = people["owner"]
+    soft, soft_token = make_user(server, "soft")
+    hard, hard_token = make_user(server, "hard")
+    p_soft = project_as(server, soft_token, project.id)
+    kept = p_soft.issues.create({"title": "kept"})
+    p_soft.issues.get(kept.iid).notes.create({"body": "note by soft"})
+    gone = project_as(server, hard_token, project.id).issues.create({"title": "gone"})
+    before = server.gitlab(owner_token).projects.get(project.id).open_issues_count
+    gl = server.gitlab()
+    gl.users.delete(soft.id)
+    got = project_as(server, owner_token, project.id).issues.get(kept.iid)
+    assert got.author["username"].startswith("ghost")
+    assert got.notes.list()[0].author["username"].startswith("ghost")
+    r = server.request("DELETE", f"/users/{hard.id}", token=server.root_token, params={"hard_delete": "true"})
+    assert r.status_code == 204
+    assert_json(server.request("GET", f"/projects/{project.id}/issues/{gone.iid}", token=owner_token),
+                404, ISSUE_NOT_FOUND)
+    assert server.gitlab(owner_token).projects.get(project.id).open_issues_count == before - 1
+
+
+def test_deleting_a_project_deletes_its_issues(server, people):
+    _, token = people["owner"]
+    p = server.gitlab(token).projects.create({"name": "short-" + secrets.token_hex(3)})
+    title = "bye " + secrets.token_hex(3)
+    p.issues.create({"title": title, "labels": "l1", "milestone_id": p.milestones.create({"title": "m"}).id})
+    p.delete()
+    found = lambda: server.request("GET", "/issues", token=server.root_token,
+                                   params={"scope": "all", "search": title}).json()
+    assert server.wait_for(lambda: found() == [])

@@ -186,9 +186,14 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
             api.db().delete_group(&group).await?;
         }
     }
-    if !hard_delete {
+    if hard_delete {
+        api.db().delete_issue_contributions(user.id).await?;
+    } else {
         // Contributions are reassigned to GitLab's ghost user; it must exist first.
-        api.db().ghost_user().await?;
+        let ghost = api.db().ghost_user().await?;
+        api.db()
+            .reassign_issue_contributions(user.id, ghost.id)
+            .await?;
     }
     api.db().delete_user(user.id).await?;
     avatar::remove(&api, user.id).await?;
