@@ -170,11 +170,15 @@ impl IssueFilter {
                 sql.push(" AND EXISTS (SELECT 1 FROM issue_labels il WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id)");
             }
             Wildcard::Value(names) => {
+                // The label ids are an uncorrelated subquery (computed once); each issue then
+                // costs one primary-key probe of `issue_labels` per label.
                 for name in names {
-                    sql.push(" AND EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.tenant_id = il.tenant_id AND l.id = il.label_id \
-                              WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id AND l.name_lower = ")
+                    sql.push(" AND EXISTS (SELECT 1 FROM issue_labels il WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id \
+                              AND il.label_id IN (SELECT l.id FROM labels l WHERE l.tenant_id = ")
+                        .bind(tenant_id)
+                        .push(" AND l.name_lower = ")
                         .bind(name.as_str())
-                        .push(")");
+                        .push("))");
                 }
             }
         }
