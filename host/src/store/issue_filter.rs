@@ -2,12 +2,12 @@
 //! which issues the viewer may see (project visibility, the issues feature, confidentiality) and
 //! the filters of the spec's table.
 
-use super::TenantDb;
 use super::issues::{IssueRow, issue_columns};
 use super::namespaces::escape_like;
 use super::projects::{Viewer, push_authorized};
 use super::sql::Sql;
 use super::window::Window;
+use super::{Engine, TenantDb};
 
 /// Which issues the list starts from.
 #[derive(Debug, Clone)]
@@ -145,7 +145,9 @@ impl IssueFilter {
         }
     }
 
-    fn apply(&self, sql: &mut Sql, tenant_id: i64) {
+    /// `counting`: the query counts matches (up to the cap) instead of fetching a page, which
+    /// changes the cheapest form of the label filter. `engine` picks the case-insensitive match.
+    fn apply(&self, sql: &mut Sql, tenant_id: i64, counting: bool, engine: Engine) {
         sql.push(" WHERE i.tenant_id = ").bind(tenant_id);
         match &self.source {
             IssueSource::Project { id, .. } => {
@@ -170,11 +172,20 @@ impl IssueFilter {
                 sql.push(" AND EXISTS (SELECT 1 FROM issue_labels il WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id)");
             }
             Wildcard::Value(names) => {
-                // The label ids are an uncorrelated subquery (computed once); each issue then
-                // costs one primary-key probe of `issue_labels` per label.
                 for name in names {
-                    sql.push(" AND EXISTS (SELECT 1 FROM issue_labels il WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id \
-                              AND il.label_id IN (SELECT l.id FROM labels l WHERE l.tenant_id = ")
+                    // A page walks the issues newest first and probes `issue_labels` by primary
+                    // key (cheap while the label is common); a count walks the label's own
+                    // index entries instead (cheap while the label is rare, and bounded by the
+                    // count cap either way). The label ids are computed once.
+                    if counting {
+                        sql.push(" AND i.id IN (SELECT il.issue_id FROM issue_labels il WHERE il.tenant_id = ")
+                            .bind(tenant_id)
+                            .push(" AND il.label_id IN (");
+                    } else {
+                        sql.push(" AND EXISTS (SELECT 1 FROM issue_labels il WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id \
+                                  AND il.label_id IN (");
+                    }
+                    sql.push("SELECT l.id FROM labels l WHERE l.tenant_id = ")
                         .bind(tenant_id)
                         .push(" AND l.name_lower = ")
                         .bind(name.as_str())
@@ -245,12 +256,19 @@ impl IssueFilter {
         }
         if let Some(search) = &self.search {
             let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
+            // SQLite's LIKE ignores ASCII case by itself (and its LOWER() knows no more than
+            // ASCII), so only PostgreSQL needs LOWER(), which would cost SQLite a third.
+            let lower = |column: &'static str| match engine {
+                Engine::Sqlite => column,
+                Engine::Postgres if column == "i.title" => "LOWER(i.title)",
+                Engine::Postgres => "LOWER(i.description)",
+            };
             let mut terms = Vec::new();
             if self.search_title {
-                terms.push("LOWER(i.title)");
+                terms.push(lower("i.title"));
             }
             if self.search_description {
-                terms.push("LOWER(COALESCE(i.description, ''))");
+                terms.push(lower("i.description"));
             }
             sql.push(" AND (");
             for (n, term) in terms.iter().enumerate() {
@@ -286,14 +304,14 @@ impl TenantDb {
         window: &Window,
     ) -> sqlx::Result<Vec<IssueRow>> {
         let mut sql = Sql::new(&format!("SELECT {} FROM issues i", issue_columns("i")));
-        filter.apply(&mut sql, self.tenant_id());
+        filter.apply(&mut sql, self.tenant_id(), false, self.engine());
         window.apply_on(&mut sql, "i.");
         sql.query_as().fetch_all(self.reader()).await
     }
 
     pub async fn count_issues(&self, filter: &IssueFilter, cap: i64) -> sqlx::Result<i64> {
         let mut sql = Sql::new("SELECT 1 FROM issues i");
-        filter.apply(&mut sql, self.tenant_id());
+        filter.apply(&mut sql, self.tenant_id(), true, self.engine());
         sql.count_capped(cap)
             .query_scalar()
             .fetch_one(self.reader())
