@@ -203,20 +203,15 @@ async fn ensure_labels(
     Ok(ids)
 }
 
-async fn set_labels(
+/// Attaches `names` (created where missing) to a new issue.
+async fn add_labels(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     project_id: i64,
     issue_id: i64,
     names: &[String],
 ) -> sqlx::Result<()> {
-    let label_ids = ensure_labels(tx, tenant_id, project_id, names).await?;
-    sqlx::query("DELETE FROM issue_labels WHERE tenant_id = $1 AND issue_id = $2")
-        .bind(tenant_id)
-        .bind(issue_id)
-        .execute(&mut **tx)
-        .await?;
-    for label_id in label_ids {
+    for label_id in ensure_labels(tx, tenant_id, project_id, names).await? {
         sqlx::query("INSERT INTO issue_labels (tenant_id, issue_id, label_id) VALUES ($1, $2, $3)")
             .bind(tenant_id)
             .bind(issue_id)
@@ -227,17 +222,12 @@ async fn set_labels(
     Ok(())
 }
 
-async fn set_assignees(
+async fn add_assignees(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     issue_id: i64,
     user_ids: &[i64],
 ) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM issue_assignees WHERE tenant_id = $1 AND issue_id = $2")
-        .bind(tenant_id)
-        .bind(issue_id)
-        .execute(&mut **tx)
-        .await?;
     for (position, user_id) in user_ids.iter().enumerate() {
         sqlx::query(
             "INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) VALUES ($1, $2, $3, $4)",
@@ -250,6 +240,24 @@ async fn set_assignees(
         .await?;
     }
     Ok(())
+}
+
+/// Removes an issue's labels (`issue_labels`) or assignees (`issue_assignees`) before they are
+/// replaced.
+async fn clear(
+    tx: &mut Transaction<'_, Any>,
+    table: &str,
+    tenant_id: i64,
+    issue_id: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "DELETE FROM {table} WHERE tenant_id = $1 AND issue_id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(issue_id)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
 }
 
 async fn adjust_open_count(
@@ -333,12 +341,8 @@ async fn insert_issue(
     .bind(updated_at)
     .execute(&mut **tx)
     .await?;
-    if !issue.labels.is_empty() {
-        set_labels(tx, tenant_id, issue.project_id, id, &issue.labels).await?;
-    }
-    if !issue.assignee_ids.is_empty() {
-        set_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
-    }
+    add_labels(tx, tenant_id, issue.project_id, id, &issue.labels).await?;
+    add_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
     sqlx::query(
         "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, 1)",
     )
@@ -429,10 +433,12 @@ impl TenantDb {
             .bind(issue.id);
         sql.query().execute(&mut *tx).await?;
         if let Some(labels) = &changes.labels {
-            set_labels(&mut tx, tenant_id, issue.project_id, issue.id, labels).await?;
+            clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
+            add_labels(&mut tx, tenant_id, issue.project_id, issue.id, labels).await?;
         }
         if let Some(assignees) = &changes.assignee_ids {
-            set_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
+            clear(&mut tx, "issue_assignees", tenant_id, issue.id).await?;
+            add_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
         }
         adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
