@@ -4,6 +4,7 @@ pub mod meta;
 mod notify;
 pub use tokens::TOKEN_SCOPES;
 mod access;
+mod applications;
 mod emails;
 mod files;
 mod groups;
@@ -34,4 +35,5 @@ pub fn router() -> Router<ApiContext> {
         .merge(projects::router())
         .merge(groups::router())
         .merge(members::router())
+        .merge(applications::router())
 }
