@@ -25,10 +25,12 @@ static DUMMY_DIGEST: LazyLock<String> =
 async fn verify(password: &str, digest: Option<String>) -> bool {
     let password = password.to_string();
     let known = digest.is_some();
-    let digest = digest.unwrap_or_else(|| DUMMY_DIGEST.clone());
-    let ok = tokio::task::spawn_blocking(move || secrets::verify_password(&password, &digest))
-        .await
-        .unwrap_or(false);
+    let ok = tokio::task::spawn_blocking(move || {
+        let digest = digest.unwrap_or_else(|| DUMMY_DIGEST.clone());
+        secrets::verify_password(&password, &digest)
+    })
+    .await
+    .unwrap_or(false);
     ok && known
 }
 
