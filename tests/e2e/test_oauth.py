@@ -306,6 +306,8 @@ def test_lockout_after_ten_failures(server):
         "authenticity_token": csrf_of(page.text), "user[login]": u["username"],
         "user[password]": PASSWORD})
     assert r.status_code == 401 and "Your account is locked." in r.text
+    shown = assert_json(server.request("GET", f"/users/{u['id']}", token=server.root_token), 200)
+    assert shown["locked"] is True
     # after the lock time (10 minutes, aged in the database) the password works again
     db_exec(server, f"UPDATE users SET locked_until = 1 WHERE id = {u['id']}")
     r = post_token(server, {"grant_type": "password", "username": u["username"],

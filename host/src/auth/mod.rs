@@ -130,7 +130,9 @@ pub async fn authenticate(
         .expires_at
         .as_deref()
         .is_some_and(|expires| expires <= today.as_str())
-        || found.expires_at_ms.is_some_and(|at| at <= crate::store::now_ms())
+        || found
+            .expires_at_ms
+            .is_some_and(|at| at <= crate::store::now_ms())
     {
         return Err(ApiError::InvalidToken("Token has expired."));
     }

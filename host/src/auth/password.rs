@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use crate::auth::secrets;
 use crate::store::TenantDb;
 use crate::store::now_ms;
-use crate::store::sessions::SignInCandidate;
+use crate::store::users::UserRow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
@@ -41,18 +41,18 @@ pub async fn check(
     db: &TenantDb,
     login: &str,
     password: &str,
-) -> sqlx::Result<Result<SignInCandidate, Refusal>> {
-    let Some(candidate) = db.sign_in_candidate(login).await? else {
+) -> sqlx::Result<Result<UserRow, Refusal>> {
+    let Some(user) = db.sign_in_candidate(login).await? else {
         verify(password, None).await;
         return Ok(Err(Refusal::Invalid));
     };
-    if candidate.is_locked(now_ms()) {
+    if user.is_locked(now_ms()) {
         return Ok(Err(Refusal::Locked));
     }
-    if verify(password, candidate.user.password_digest.clone()).await {
-        return Ok(Ok(candidate));
+    if verify(password, user.password_digest.clone()).await {
+        return Ok(Ok(user));
     }
-    if db.record_failed_sign_in(candidate.user.id).await? {
+    if db.record_failed_sign_in(user.id).await? {
         Ok(Err(Refusal::Locked))
     } else {
         Ok(Err(Refusal::Invalid))

@@ -227,7 +227,10 @@ impl TenantDb {
     }
 
     /// The applications a user owns, or with `None` the instance-wide ones (no owner).
-    pub async fn applications_of(&self, owner_id: Option<i64>) -> sqlx::Result<Vec<ApplicationRow>> {
+    pub async fn applications_of(
+        &self,
+        owner_id: Option<i64>,
+    ) -> sqlx::Result<Vec<ApplicationRow>> {
         let owner = if owner_id.is_some() {
             "owner_id = $2"
         } else {

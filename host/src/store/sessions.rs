@@ -3,7 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::users::{UserRow, user_columns};
+use super::users::{USER_COLUMNS, UserRow, user_columns};
 use super::{TenantDb, now_ms};
 
 /// Failed password attempts that lock an account (Devise's `maximum_attempts`, as GitLab).
@@ -11,27 +11,13 @@ pub const MAX_FAILED_ATTEMPTS: i64 = 10;
 /// How long a lock lasts (Devise's `unlock_in`, as GitLab): 10 minutes.
 pub const LOCK_MS: i64 = 10 * 60 * 1000;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SignInCandidate {
-    pub locked_until: Option<i64>,
-    #[sqlx(flatten)]
-    pub user: UserRow,
-}
-
-impl SignInCandidate {
-    pub fn is_locked(&self, now: i64) -> bool {
-        self.locked_until.is_some_and(|until| until > now)
-    }
-}
-
 impl TenantDb {
     /// The user a sign-in names, by username or email (case-insensitive).
-    pub async fn sign_in_candidate(&self, login: &str) -> sqlx::Result<Option<SignInCandidate>> {
+    pub async fn sign_in_candidate(&self, login: &str) -> sqlx::Result<Option<UserRow>> {
         let login = login.trim().to_lowercase();
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT u.locked_until AS locked_until, {} FROM users u \
-             WHERE u.tenant_id = $1 AND (u.username_lower = $2 OR u.email_lower = $2)",
-            user_columns("u")
+            "SELECT {USER_COLUMNS} FROM users \
+             WHERE tenant_id = $1 AND (username_lower = $2 OR email_lower = $2)"
         )))
         .bind(self.tenant_id())
         .bind(login)

@@ -154,7 +154,14 @@ fn may_register(web: &Web, session: &Session) -> bool {
     web.settings.bool("user_oauth_applications") || session.user.is_admin
 }
 
-fn list_page(web: &Web, session: &Session, apps: &[ApplicationRow], form: &Form, problems: &[String], status: StatusCode) -> Response {
+fn list_page(
+    web: &Web,
+    session: &Session,
+    apps: &[ApplicationRow],
+    form: &Form,
+    problems: &[String],
+    status: StatusCode,
+) -> Response {
     let base = base(web);
     let body = html! {
         @if may_register(web, session) {
@@ -228,7 +235,14 @@ async fn create(web: Web) -> WebResult {
     }
     let (app, secret) =
         registration::create(&web.tenant.db, Some(session.user.id), &form.fields()).await?;
-    Ok(show_page(&web, session, &app, Some(&secret), &[], StatusCode::CREATED))
+    Ok(show_page(
+        &web,
+        session,
+        &app,
+        Some(&secret),
+        &[],
+        StatusCode::CREATED,
+    ))
 }
 
 /// One application: its id, the secret when it was just made, and the edit form.
@@ -276,7 +290,12 @@ fn show_page(
         }
         p { a href=(base) { "Back to applications" } }
     };
-    layout::page(status, &format!("Application: {}", app.name), Some(&session.user), body)
+    layout::page(
+        status,
+        &format!("Application: {}", app.name),
+        Some(&session.user),
+        body,
+    )
 }
 
 /// The application `id` if the signed-in user owns it (404 otherwise, nothing revealed).
@@ -316,7 +335,10 @@ async fn change(Path(id): Path<String>, web: Web) -> WebResult {
             StatusCode::UNPROCESSABLE_ENTITY,
         ));
     }
-    web.tenant.db.update_application(app.id, &form.fields()).await?;
+    web.tenant
+        .db
+        .update_application(app.id, &form.fields())
+        .await?;
     Ok(found(&format!("{}/{}", base(&web), app.id)))
 }
 
@@ -325,6 +347,16 @@ async fn renew(Path(id): Path<String>, web: Web) -> WebResult {
     web.check_csrf()?;
     let app = owned(&web, session, &id).await?;
     let (secret, digest) = registration::new_secret();
-    web.tenant.db.renew_application_secret(app.id, &digest).await?;
-    Ok(show_page(&web, session, &app, Some(&secret), &[], StatusCode::OK))
+    web.tenant
+        .db
+        .renew_application_secret(app.id, &digest)
+        .await?;
+    Ok(show_page(
+        &web,
+        session,
+        &app,
+        Some(&secret),
+        &[],
+        StatusCode::OK,
+    ))
 }

@@ -22,10 +22,7 @@ use crate::store::now_ms;
 use crate::store::oauth::{ApplicationRow, NewGrant};
 
 pub fn router() -> Router<ApiContext> {
-    Router::new().route(
-        "/oauth/authorize",
-        get(show).post(decide).delete(decide),
-    )
+    Router::new().route("/oauth/authorize", get(show).post(decide).delete(decide))
 }
 
 /// A checked authorization request.
@@ -104,8 +101,8 @@ async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
     if response_type.is_empty() {
         return Err(refuse(OAuthError::missing("response_type")));
     }
-    let supported = response_type == "code"
-        || (implicit && web.settings.bool("oauth_implicit_grant_enabled"));
+    let supported =
+        response_type == "code" || (implicit && web.settings.bool("oauth_implicit_grant_enabled"));
     if !supported {
         return Err(refuse(OAuthError::new(Kind::UnsupportedResponseType)));
     }
@@ -182,7 +179,10 @@ async fn show(web: Web) -> WebResult {
             if pre.implicit { "token" } else { "code" }.to_string(),
         ),
         ("scope", pre.scopes.join(" ")),
-        ("code_challenge", pre.code_challenge.clone().unwrap_or_default()),
+        (
+            "code_challenge",
+            pre.code_challenge.clone().unwrap_or_default(),
+        ),
         (
             "code_challenge_method",
             pre.code_challenge_method.clone().unwrap_or_default(),

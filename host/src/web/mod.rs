@@ -42,7 +42,9 @@ pub fn router() -> Router<ApiContext> {
         ))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            ),
         ))
 }
 
@@ -74,7 +76,9 @@ impl FromRequest<ApiContext> for Web {
             params
                 .merge_body(&parts.headers, body, limits)
                 .await
-                .map_err(|_| WebError::new(StatusCode::BAD_REQUEST, "The form could not be read."))?;
+                .map_err(|_| {
+                    WebError::new(StatusCode::BAD_REQUEST, "The form could not be read.")
+                })?;
         }
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;

@@ -47,11 +47,7 @@ impl Session {
         };
         let digest = secrets::digest(value);
         // Only active users have a usable session: blocking a user ends their sessions.
-        let Some(user) = db
-            .session_user(&digest)
-            .await?
-            .filter(UserRow::can_use_api)
-        else {
+        let Some(user) = db.session_user(&digest).await?.filter(UserRow::can_use_api) else {
             return Ok(None);
         };
         Ok(Some(Session {
@@ -86,7 +82,11 @@ pub fn clear_cookie_header(name: &str, secure: bool) -> String {
 
 /// The CSRF token for a form on this request's page, and a `Set-Cookie` header when an
 /// anonymous CSRF cookie has to be created first.
-pub fn csrf_token(session: Option<&Session>, headers: &HeaderMap, secure: bool) -> (String, Option<String>) {
+pub fn csrf_token(
+    session: Option<&Session>,
+    headers: &HeaderMap,
+    secure: bool,
+) -> (String, Option<String>) {
     if let Some(session) = session {
         return (session.csrf.clone(), None);
     }

@@ -75,7 +75,14 @@ async fn sign_in(web: Web) -> WebResult {
     web.check_csrf()?;
     let login = nested_string(&web, "login");
     let password = nested_string(&web, "password");
-    let refuse = |message: &str| Ok(render(&web, StatusCode::UNAUTHORIZED, Some(message), &login));
+    let refuse = |message: &str| {
+        Ok(render(
+            &web,
+            StatusCode::UNAUTHORIZED,
+            Some(message),
+            &login,
+        ))
+    };
     if !web.settings.bool("password_authentication_enabled_for_web") {
         return refuse("Password authentication is disabled on this instance.");
     }
@@ -83,12 +90,11 @@ async fn sign_in(web: Web) -> WebResult {
         return refuse("Invalid login or password.");
     }
     let db = &web.tenant.db;
-    let candidate = match password::check(db, &login, &password).await? {
-        Ok(candidate) => candidate,
+    let user = match password::check(db, &login, &password).await? {
+        Ok(user) => user,
         Err(Refusal::Locked) => return refuse("Your account is locked."),
         Err(Refusal::Invalid) => return refuse("Invalid login or password."),
     };
-    let user = &candidate.user;
     match user.state.as_str() {
         // A deactivated user who signs in is active again (GitLab).
         "active" | "deactivated" => {}
@@ -109,10 +115,18 @@ async fn sign_in(web: Web) -> WebResult {
         );
     }
     db.record_sign_in(user.id, None).await?;
-    let minutes = web.settings.value("session_expire_delay").as_i64().unwrap_or(10080);
+    let minutes = web
+        .settings
+        .value("session_expire_delay")
+        .as_i64()
+        .unwrap_or(10080);
     let (value, set_cookie) = session::new_session_cookie(web.secure());
-    db.insert_session(&secrets::digest(&value), user.id, now_ms() + minutes.max(1) * 60_000)
-        .await?;
+    db.insert_session(
+        &secrets::digest(&value),
+        user.id,
+        now_ms() + minutes.max(1) * 60_000,
+    )
+    .await?;
     let mut response = found(&return_to(&web));
     append_cookie(&mut response, &set_cookie);
     append_cookie(

@@ -57,10 +57,7 @@ pub fn presented(headers: &HeaderMap, params: &Params) -> OAuthResult<Option<Cre
 
 pub fn secret_matches(app: &ApplicationRow, secret: &str) -> bool {
     let digest = secrets::digest(secret);
-    digest
-        .as_bytes()
-        .ct_eq(app.secret_digest.as_bytes())
-        .into()
+    digest.as_bytes().ct_eq(app.secret_digest.as_bytes()).into()
 }
 
 /// The application the credentials authenticate, or `invalid_client`.

@@ -29,10 +29,7 @@ pub fn router() -> Router<ApiContext> {
         .route("/oauth/token/info", get(token_info))
         .route("/oauth/revoke", post(revoke))
         .route("/oauth/introspect", post(introspect))
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(metadata),
-        )
+        .route("/.well-known/oauth-authorization-server", get(metadata))
         .route("/.well-known/openid-configuration", get(metadata))
 }
 
@@ -179,15 +176,14 @@ async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> 
     {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }
-    let candidate = match password::check(db, &username, &password).await? {
-        Ok(candidate) => candidate,
+    let user = match password::check(db, &username, &password).await? {
+        Ok(user) => user,
         Err(Refusal::Invalid | Refusal::Locked) => {
             return Err(OAuthError::new(Kind::InvalidGrant));
         }
     };
     // Users with two-factor authentication use personal access tokens instead; blocked,
     // deactivated and pending users get nothing.
-    let user = candidate.user;
     if user.two_factor_enabled || !user.can_use_api() {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }

@@ -68,10 +68,8 @@ pub fn token_body(secrets: &TokenSecrets, row: &AccessTokenRow, full: bool) -> V
         "token_type": TOKEN_TYPE,
         "expires_in": expires_in(row),
     });
-    if full {
-        if let Some(refresh) = &secrets.refresh {
-            body["refresh_token"] = json!(refresh);
-        }
+    if full && let Some(refresh) = &secrets.refresh {
+        body["refresh_token"] = json!(refresh);
     }
     body["scope"] = json!(row.scopes);
     if full {

@@ -82,7 +82,9 @@ pub fn matches(requested: &str, registered: &str) -> bool {
 
 /// Whether `requested` matches any of the registered URIs.
 pub fn any_matches<'a>(requested: &str, registered: impl IntoIterator<Item = &'a str>) -> bool {
-    registered.into_iter().any(|known| matches(requested, known))
+    registered
+        .into_iter()
+        .any(|known| matches(requested, known))
 }
 
 #[cfg(test)]
@@ -123,11 +125,26 @@ mod tests {
 
     #[test]
     fn registration() {
-        assert_eq!(registration_error("javascript:alert(1)"), Some("is forbidden by the server."));
-        assert_eq!(registration_error("data:text/html,x"), Some("is forbidden by the server."));
-        assert_eq!(registration_error("VBScript:x"), Some("is forbidden by the server."));
-        assert_eq!(registration_error("https://a/cb#x"), Some("cannot contain a fragment."));
-        assert_eq!(registration_error("/relative"), Some("must be an absolute URI."));
+        assert_eq!(
+            registration_error("javascript:alert(1)"),
+            Some("is forbidden by the server.")
+        );
+        assert_eq!(
+            registration_error("data:text/html,x"),
+            Some("is forbidden by the server.")
+        );
+        assert_eq!(
+            registration_error("VBScript:x"),
+            Some("is forbidden by the server.")
+        );
+        assert_eq!(
+            registration_error("https://a/cb#x"),
+            Some("cannot contain a fragment.")
+        );
+        assert_eq!(
+            registration_error("/relative"),
+            Some("must be an absolute URI.")
+        );
         assert_eq!(registration_error("https://a/cb"), None);
         assert_eq!(registration_error("com.example.app:/cb"), None);
     }

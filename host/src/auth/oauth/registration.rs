@@ -24,7 +24,11 @@ pub fn validate(fields: &ApplicationFields<'_>) -> Result<(), FieldErrors> {
     if fields.name.trim().is_empty() {
         add(&mut errors, "name", "can't be blank");
     } else if fields.name.chars().count() > 255 {
-        add(&mut errors, "name", "is too long (maximum is 255 characters)");
+        add(
+            &mut errors,
+            "name",
+            "is too long (maximum is 255 characters)",
+        );
     }
     let uris: Vec<&str> = fields
         .redirect_uri
@@ -44,7 +48,11 @@ pub fn validate(fields: &ApplicationFields<'_>) -> Result<(), FieldErrors> {
     if asked.is_empty() {
         add(&mut errors, "scopes", "can't be blank");
     } else if !asked.iter().all(|s| scopes::is_known(s)) {
-        add(&mut errors, "scopes", "doesn't match configured on the server.");
+        add(
+            &mut errors,
+            "scopes",
+            "doesn't match configured on the server.",
+        );
     }
     if errors.is_empty() {
         Ok(())
