@@ -851,6 +851,56 @@ def test_applications_api_bad_inputs(server):
     assert r.status_code == 404
 
 
-def test_tokens_never_logged(server):
-    log = server.stderr_text() + server.stdout_text()
-    assert "gloas-" not in log and "access_token=" not in log
+def test_token_endpoint_bad_inputs(server, browser):
+    app = admin_app(server)
+    auth = (app["application_id"], app["secret"])
+
+    def missing(name):
+        return {"error": "invalid_request",
+                "error_description": f"Missing required parameter: {name}."}
+
+    code = code_for(server, browser, app)
+    r = post_token(server, {"grant_type": "authorization_code", "redirect_uri": REDIRECT}, auth=auth)
+    assert_json(r, 400, missing("code"))
+    r = post_token(server, {"grant_type": "authorization_code", "code": code}, auth=auth)
+    assert_json(r, 400, missing("redirect_uri"))
+    r = post_token(server, {"grant_type": "authorization_code", "code": "0" * 64,
+                            "redirect_uri": REDIRECT}, auth=auth)
+    assert_json(r, 400, GRANT_ERROR)
+    assert_json(post_token(server, {"grant_type": "password", "password": "x"}, auth=auth), 400,
+                missing("username"))
+    assert_json(post_token(server, {"grant_type": "password", "username": "x"}, auth=auth), 400,
+                missing("password"))
+    assert_json(post_token(server, {"grant_type": "refresh_token"}, auth=auth), 400,
+                missing("refresh_token"))
+    # unknown client id, a malformed Basic header
+    assert_json(post_token(server, {"grant_type": "password", "username": "x", "password": "y"},
+                           auth=("nope", "nope")), 401, INVALID_CLIENT)
+    r = requests.post(server.url + "/oauth/token", data={"grant_type": "password"},
+                      headers={"Authorization": "Basic !!!"})
+    assert_json(r, 401, INVALID_CLIENT)
+    # JSON bodies are read as well
+    r = requests.post(server.url + "/oauth/token", json={"grant_type": "authorization_code",
+                                                         "code": code, "redirect_uri": REDIRECT},
+                      auth=auth)
+    assert r.status_code == 200
+    # the code stays usable only once
+    assert_json(exchange(server, app, code), 400, GRANT_ERROR)
+
+
+def test_secrets_never_logged(make_server):
+    srv = make_server({"TRELLIS_LOG": "trace"})
+    u = make_user(srv)
+    s = sign_in(srv, u["username"])
+    app = admin_app(srv)
+    code = code_for(srv, s, app)
+    token = assert_json(exchange(srv, app, code), 200)
+    assert assert_json(post_token(srv, {"grant_type": "password", "username": u["username"],
+                                        "password": PASSWORD},
+                                  auth=(app["application_id"], app["secret"])), 200)
+    requests.get(srv.api_url + "/user", params={"access_token": token["access_token"]})
+    log = srv.stderr_text() + srv.stdout_text()
+    assert "request" in log  # the trace level did log requests
+    for secret in (code, token["access_token"], token["refresh_token"], app["secret"], PASSWORD,
+                   s.cookies.get("_gitlab_session")):
+        assert secret not in log
