@@ -776,6 +776,37 @@ def test_applications_pages(server):
     assert r.status_code == 401
 
 
+def test_revoke_authorized_application(server):
+    u = make_user(server)
+    s = sign_in(server, u["username"])
+    app = admin_app(server)
+    token = assert_json(exchange(server, app, code_for(server, s, app)), 200)
+    page = s.get(server.url + "/profile/applications")
+    assert "Authorized applications (1)" in page.text and app["application_name"] in page.text
+    other = sign_in(server, make_user(server)["username"])
+    other_page = other.get(server.url + "/profile/applications")
+    # another user cannot revoke it (nothing of theirs to revoke), nor without CSRF
+    r = other.post(server.url + f"/oauth/authorized_applications/{app['id']}",
+                   data={"authenticity_token": csrf_of(other_page.text), "_method": "delete"},
+                   allow_redirects=False)
+    assert r.status_code == 404
+    r = s.post(server.url + f"/oauth/authorized_applications/{app['id']}",
+               data={"_method": "delete"}, allow_redirects=False)
+    assert r.status_code == 422
+    r = s.post(server.url + f"/oauth/authorized_applications/{app['id']}",
+               data={"authenticity_token": csrf_of(page.text), "_method": "delete"},
+               allow_redirects=False)
+    assert r.status_code == 302
+    r = requests.get(server.api_url + "/user",
+                     headers={"Authorization": f"Bearer {token['access_token']}"})
+    assert r.status_code == 401
+    # consent is asked again
+    url = server.url + "/oauth/authorize?" + urllib.parse.urlencode({
+        "client_id": app["application_id"], "redirect_uri": REDIRECT, "response_type": "code",
+        "scope": "api"})
+    assert s.get(url, allow_redirects=False).status_code == 200
+
+
 def test_user_oauth_applications_setting(server):
     u = make_user(server)
     s = sign_in(server, u["username"])

@@ -425,6 +425,43 @@ impl TenantDb {
         }))
     }
 
+    /// The applications a user has live (non-revoked) tokens for: what they authorized.
+    pub async fn authorized_applications(&self, user_id: i64) -> sqlx::Result<Vec<ApplicationRow>> {
+        let columns = APPLICATION_COLUMNS
+            .split(", ")
+            .map(|c| format!("a.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {columns} FROM oauth_applications a WHERE a.tenant_id = $1 AND EXISTS \
+             (SELECT 1 FROM oauth_access_tokens t WHERE t.tenant_id = a.tenant_id \
+             AND t.application_id = a.id AND t.user_id = $2 AND t.revoked_at IS NULL) ORDER BY a.id"
+        )))
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    /// Revokes every token a user gave an application (their authorization of it).
+    pub async fn revoke_authorization(
+        &self,
+        application_id: i64,
+        user_id: i64,
+    ) -> sqlx::Result<bool> {
+        let done = sqlx::query(
+            "UPDATE oauth_access_tokens SET revoked_at = $1 WHERE tenant_id = $2 \
+             AND application_id = $3 AND user_id = $4 AND revoked_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(self.tenant_id())
+        .bind(application_id)
+        .bind(user_id)
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     pub async fn oauth_token_with_user(
         &self,
         digest: &str,

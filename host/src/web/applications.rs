@@ -33,7 +33,10 @@ pub fn router() -> Router<ApiContext> {
             .route(&format!("{base}/{{id}}"), get(show).post(change))
             .route(&format!("{base}/{{id}}/renew"), post(renew));
     }
-    router
+    router.route(
+        "/oauth/authorized_applications/{id}",
+        post(revoke_authorization).delete(revoke_authorization),
+    )
 }
 
 /// The base path this request came in on, so links stay on it.
@@ -154,15 +157,32 @@ fn may_register(web: &Web, session: &Session) -> bool {
     web.settings.bool("user_oauth_applications") || session.user.is_admin
 }
 
+/// What the list page shows besides the form.
+struct Listing {
+    own: Vec<ApplicationRow>,
+    authorized: Vec<ApplicationRow>,
+}
+
+impl Listing {
+    async fn load(web: &Web, session: &Session) -> sqlx::Result<Listing> {
+        let db = &web.tenant.db;
+        Ok(Listing {
+            own: db.applications_of(Some(session.user.id)).await?,
+            authorized: db.authorized_applications(session.user.id).await?,
+        })
+    }
+}
+
 fn list_page(
     web: &Web,
     session: &Session,
-    apps: &[ApplicationRow],
+    listing: &Listing,
     form: &Form,
     problems: &[String],
     status: StatusCode,
 ) -> Response {
     let base = base(web);
+    let apps = &listing.own;
     let body = html! {
         @if may_register(web, session) {
             h2 { "Add new application" }
@@ -195,6 +215,29 @@ fn list_page(
                 }
             }
         }
+        h2 { "Authorized applications (" (listing.authorized.len()) ")" }
+        @if listing.authorized.is_empty() {
+            p { "You have not authorized any applications." }
+        } @else {
+            table {
+                thead { tr { th { "Name" } th { "Scopes" } th {} } }
+                tbody {
+                    @for app in &listing.authorized {
+                        tr {
+                            td { (app.name) }
+                            td { (app.scopes) }
+                            td {
+                                form method="post" action={ "/oauth/authorized_applications/" (app.id) } {
+                                    (csrf_field(&session.csrf))
+                                    input type="hidden" name="_method" value="delete";
+                                    button type="submit" aria-label={ "Revoke " (app.name) } { "Revoke" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
         (layout::sign_out(&session.csrf))
     };
     layout::page(status, "Applications", Some(&session.user), body)
@@ -202,14 +245,21 @@ fn list_page(
 
 async fn list(web: Web) -> WebResult {
     let session = web.require_session()?;
-    let apps = web.tenant.db.applications_of(Some(session.user.id)).await?;
+    let listing = Listing::load(&web, session).await?;
     let empty = Form {
         name: String::new(),
         redirect_uri: String::new(),
         scopes: String::new(),
         confidential: true,
     };
-    Ok(list_page(&web, session, &apps, &empty, &[], StatusCode::OK))
+    Ok(list_page(
+        &web,
+        session,
+        &listing,
+        &empty,
+        &[],
+        StatusCode::OK,
+    ))
 }
 
 async fn create(web: Web) -> WebResult {
@@ -223,11 +273,11 @@ async fn create(web: Web) -> WebResult {
     }
     let form = Form::read(&web);
     if let Err(problems) = registration::validate(&form.fields()) {
-        let apps = web.tenant.db.applications_of(Some(session.user.id)).await?;
+        let listing = Listing::load(&web, session).await?;
         return Ok(list_page(
             &web,
             session,
-            &apps,
+            &listing,
             &form,
             &sentences(&problems),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -359,4 +409,21 @@ async fn renew(Path(id): Path<String>, web: Web) -> WebResult {
         &[],
         StatusCode::OK,
     ))
+}
+
+/// Revokes the signed-in user's authorization of an application (all their tokens for it), so
+/// the consent page asks again next time.
+async fn revoke_authorization(Path(id): Path<String>, web: Web) -> WebResult {
+    let session = web.require_session()?;
+    web.check_csrf()?;
+    let id: i64 = id.parse().map_err(|_| WebError::not_found())?;
+    if !web
+        .tenant
+        .db
+        .revoke_authorization(id, session.user.id)
+        .await?
+    {
+        return Err(WebError::not_found());
+    }
+    Ok(found(BASES[0]))
 }

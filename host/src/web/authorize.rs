@@ -76,21 +76,20 @@ fn error_redirect(
 }
 
 async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
-    let page = |error: OAuthError| Refused::Page(error);
     let client_id = web.field("client_id");
     if client_id.is_empty() {
-        return Err(page(OAuthError::missing("client_id")));
+        return Err(Refused::Page(OAuthError::missing("client_id")));
     }
     let app = web
         .tenant
         .db
         .application_by_uid(&client_id)
         .await
-        .map_err(|e| page(e.into()))?
-        .ok_or_else(|| page(OAuthError::new(Kind::InvalidClient)))?;
+        .map_err(|e| Refused::Page(e.into()))?
+        .ok_or_else(|| Refused::Page(OAuthError::new(Kind::InvalidClient)))?;
     let redirect_uri = web.field("redirect_uri");
     if redirect_uri.is_empty() || !redirect::any_matches(&redirect_uri, app.redirect_uris()) {
-        return Err(page(OAuthError::new(Kind::InvalidRedirectUri)));
+        return Err(Refused::Page(OAuthError::new(Kind::InvalidRedirectUri)));
     }
     let state = Some(web.field("state")).filter(|s| !s.is_empty());
     let response_type = web.field("response_type");
