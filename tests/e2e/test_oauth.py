@@ -919,6 +919,29 @@ def test_token_endpoint_bad_inputs(server, browser):
     assert_json(exchange(server, app, code), 400, GRANT_ERROR)
 
 
+def test_oversize_bodies(make_server):
+    srv = make_server({"TRELLIS_MAX_BODY_BYTES": "2048"})
+    big = {"grant_type": "password", "username": "x" * 4096, "password": "y"}
+    r = requests.post(srv.url + "/oauth/token", data=big)
+    assert_json(r, 413)["error"] == "invalid_request"
+    assert r.headers["Cache-Control"] == "no-store"
+    r = requests.post(srv.url + "/users/sign_in", data={"user[login]": "x" * 4096})
+    assert r.status_code == 413 and r.headers["Content-Type"].startswith("text/html")
+
+
+def test_password_grant_off_with_git_password_authentication(server, user):
+    app = admin_app(server)
+    server.request("PUT", "/application/settings", token=server.root_token,
+                   json={"password_authentication_enabled_for_git": False})
+    try:
+        r = post_token(server, {"grant_type": "password", "username": user["username"],
+                                "password": PASSWORD}, auth=(app["application_id"], app["secret"]))
+        assert_json(r, 400, GRANT_ERROR)
+    finally:
+        server.request("PUT", "/application/settings", token=server.root_token,
+                       json={"password_authentication_enabled_for_git": True})
+
+
 def test_secrets_never_logged(make_server):
     srv = make_server({"TRELLIS_LOG": "trace"})
     u = make_user(srv)

@@ -76,9 +76,7 @@ impl FromRequest<ApiContext> for Web {
             params
                 .merge_body(&parts.headers, body, limits)
                 .await
-                .map_err(|_| {
-                    WebError::new(StatusCode::BAD_REQUEST, "The form could not be read.")
-                })?;
+                .map_err(|error| WebError::new(error.status(), "The form could not be read."))?;
         }
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;

@@ -134,7 +134,11 @@ impl From<ApiError> for OAuthError {
             tracing::error!(error = format!("{cause:#}"), "oauth request failed");
             return Self::new(Kind::ServerError);
         }
-        Self::new(Kind::InvalidRequest)
+        let status = match error.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        Self::new(Kind::InvalidRequest).with_status(status)
     }
 }
 
