@@ -709,6 +709,7 @@ def test_deactivated_user_signing_in_becomes_active(server):
     sign_in(server, u["username"])
     body = assert_json(server.request("GET", f"/users/{u['id']}", token=server.root_token), 200)
     assert body["state"] == "active"
+    assert body["current_sign_in_ip"] == "127.0.0.1" and body["current_sign_in_at"]
 
 
 def test_blocked_user_cannot_sign_in(server):
@@ -805,6 +806,26 @@ def test_revoke_authorized_application(server):
         "client_id": app["application_id"], "redirect_uri": REDIRECT, "response_type": "code",
         "scope": "api"})
     assert s.get(url, allow_redirects=False).status_code == 200
+
+
+def test_deleting_a_user_removes_their_applications_tokens_and_sessions(server):
+    u = make_user(server)
+    s = sign_in(server, u["username"])
+    assert register_on_page(server, s).status_code == 201
+    app = admin_app(server)
+    token = assert_json(exchange(server, app, code_for(server, s, app)), 200)
+    r = server.request("DELETE", f"/users/{u['id']}", token=server.root_token,
+                       params={"hard_delete": "true"})
+    assert r.status_code in (202, 204), r.text
+
+    def gone():
+        r = requests.get(server.api_url + "/user",
+                         headers={"Authorization": f"Bearer {token['access_token']}"})
+        return r.status_code == 401
+
+    assert server.wait_for(gone, timeout=10)
+    page = s.get(server.url + "/profile/applications", allow_redirects=False)
+    assert page.status_code == 302
 
 
 def test_user_oauth_applications_setting(server):

@@ -8,10 +8,11 @@ mod layout;
 mod session;
 mod sign_in;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{FromRequest, Request};
+use axum::extract::{ConnectInfo, FromRequest, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -58,6 +59,8 @@ pub struct Web {
     pub origin: Origin,
     pub headers: HeaderMap,
     pub session: Option<Session>,
+    /// The client's address, recorded at sign-in.
+    pub peer_ip: Option<String>,
 }
 
 impl FromRequest<ApiContext> for Web {
@@ -80,6 +83,10 @@ impl FromRequest<ApiContext> for Web {
         }
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;
+        let peer_ip = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip().to_canonical().to_string());
         Ok(Web {
             tenant,
             settings,
@@ -88,6 +95,7 @@ impl FromRequest<ApiContext> for Web {
             origin,
             headers: parts.headers,
             session,
+            peer_ip,
         })
     }
 }

@@ -114,7 +114,11 @@ async fn sign_in(web: Web) -> WebResult {
             "Two-factor authentication is enabled for this account; sign-in with a one-time code is not supported by this server.",
         );
     }
-    db.record_sign_in(user.id, None).await?;
+    db.record_sign_in(user.id, web.peer_ip.as_deref()).await?;
+    // A fresh session id at every sign-in (no session fixation); an older one ends.
+    if let Some(old) = &web.session {
+        db.delete_session(&old.digest).await?;
+    }
     let minutes = web
         .settings
         .value("session_expire_delay")
