@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ def missing() -> str | None:
 def test_browser_sign_in_register_authorize(server):
     reason = missing()
     if reason:
-        print(f"NOTICE: browser test skipped: {reason}")
+        # pytest -q shows warnings in its summary, so the notice is seen in `cargo test` too.
+        warnings.warn(f"NOTICE: browser test skipped: {reason}", stacklevel=1)
         pytest.skip(reason)
     user = make_user(server)
     proc = subprocess.run(
