@@ -33,6 +33,8 @@ CREATE TABLE oauth_access_grants (
     scopes TEXT NOT NULL,
     code_challenge TEXT,
     code_challenge_method TEXT,
+    -- OpenID Connect: echoed in the ID token
+    nonce TEXT,
     expires_at BIGINT NOT NULL,
     -- set when the code is exchanged: a second exchange is a replay
     used_at BIGINT,
@@ -73,4 +75,13 @@ CREATE TABLE web_sessions (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (tenant_id, id_digest),
     FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
+);
+
+-- OpenID Connect: one RS256 signing key per tenant (PKCS#8, encrypted with the secret key).
+CREATE TABLE oauth_signing_keys (
+    tenant_id BIGINT NOT NULL REFERENCES tenants (id),
+    kid TEXT NOT NULL,
+    private_key TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id)
 );

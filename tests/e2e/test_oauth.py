@@ -434,6 +434,52 @@ def test_metadata(server):
         assert "api" in body["scopes_supported"]
 
 
+@pytest.mark.filterwarnings("ignore:authlib.jose module is deprecated")
+def test_openid_connect(server, user, browser):
+    from authlib.jose import JsonWebKey, jwt
+
+    app = admin_app(server, scopes="openid profile email api")
+    nonce = secrets.token_hex(8)
+    code = code_for(server, browser, app, scope="openid profile email", nonce=nonce)
+    token = assert_json(exchange(server, app, code), 200)
+    meta = requests.get(server.url + "/.well-known/openid-configuration").json()
+    assert meta["jwks_uri"] == server.url + "/oauth/discovery/keys"
+    assert meta["id_token_signing_alg_values_supported"] == ["RS256"]
+    jwks = assert_json(requests.get(meta["jwks_uri"]), 200)
+    assert [k["alg"] for k in jwks["keys"]] == ["RS256"]
+    claims = jwt.decode(token["id_token"], JsonWebKey.import_key_set(jwks))
+    claims.validate()
+    assert claims["iss"] == server.url and claims["aud"] == app["application_id"]
+    assert claims["sub"] == str(user["id"]) and claims["nonce"] == nonce
+    assert claims["preferred_username"] == user["username"] and claims["email"] == user["email"]
+    assert 0 < claims["exp"] - claims["iat"] <= 120
+    # a tampered token does not verify
+    head, body, sig = token["id_token"].split(".")
+    with pytest.raises(Exception):
+        jwt.decode(f"{head}.{body}.{sig[:-4]}AAAA", JsonWebKey.import_key_set(jwks))
+    # userinfo
+    info = requests.get(meta["userinfo_endpoint"],
+                        headers={"Authorization": f"Bearer {token['access_token']}"})
+    body = assert_json(info, 200)
+    assert body["sub"] == str(user["id"]) and body["nickname"] == user["username"]
+    assert "nonce" not in body
+    # the key stays the same; a refresh brings a new ID token
+    assert requests.get(meta["jwks_uri"]).json() == jwks
+    refreshed = assert_json(post_token(server, {"grant_type": "refresh_token",
+                                                "refresh_token": token["refresh_token"]},
+                                       auth=(app["application_id"], app["secret"])), 200)
+    assert jwt.decode(refreshed["id_token"], JsonWebKey.import_key_set(jwks))["sub"] == str(user["id"])
+    # without the openid scope: no ID token, userinfo refused
+    plain = assert_json(exchange(server, app, code_for(server, browser, app, scope="api")), 200)
+    assert "id_token" not in plain
+    r = requests.get(meta["userinfo_endpoint"],
+                     headers={"Authorization": f"Bearer {plain['access_token']}"})
+    assert_json(r, 403)["error"] == "insufficient_scope"
+    r = requests.get(meta["userinfo_endpoint"], headers={"Authorization": "Bearer nope"})
+    assert_json(r, 401)["error"] == "invalid_token"
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+
+
 # ---- attacks --------------------------------------------------------------------------------
 
 

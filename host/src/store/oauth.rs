@@ -53,6 +53,7 @@ pub struct GrantRow {
     pub scopes: String,
     pub code_challenge: Option<String>,
     pub code_challenge_method: Option<String>,
+    pub nonce: Option<String>,
     pub expires_at: i64,
     pub used_at: Option<i64>,
 }
@@ -65,6 +66,7 @@ pub struct NewGrant<'a> {
     pub scopes: &'a str,
     pub code_challenge: Option<&'a str>,
     pub code_challenge_method: Option<&'a str>,
+    pub nonce: Option<&'a str>,
     pub expires_at: i64,
 }
 
@@ -251,8 +253,8 @@ impl TenantDb {
         let id = next_id(&mut *tx, self.tenant_id(), "oauth_access_grants").await?;
         sqlx::query(
             "INSERT INTO oauth_access_grants (tenant_id, id, application_id, user_id, code_digest, \
-             redirect_uri, scopes, code_challenge, code_challenge_method, expires_at, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             redirect_uri, scopes, code_challenge, code_challenge_method, nonce, expires_at, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(self.tenant_id())
         .bind(id)
@@ -263,6 +265,7 @@ impl TenantDb {
         .bind(grant.scopes)
         .bind(grant.code_challenge)
         .bind(grant.code_challenge_method)
+        .bind(grant.nonce)
         .bind(grant.expires_at)
         .bind(now_ms())
         .execute(&mut *tx)
@@ -274,7 +277,7 @@ impl TenantDb {
     pub async fn grant_by_code(&self, code_digest: &str) -> sqlx::Result<Option<GrantRow>> {
         sqlx::query_as(
             "SELECT id, application_id, user_id, redirect_uri, scopes, code_challenge, \
-             code_challenge_method, expires_at, used_at FROM oauth_access_grants \
+             code_challenge_method, nonce, expires_at, used_at FROM oauth_access_grants \
              WHERE tenant_id = $1 AND code_digest = $2",
         )
         .bind(self.tenant_id())
@@ -460,6 +463,29 @@ impl TenantDb {
         .execute(self.writer())
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// The tenant's ID-token signing key: `(kid, encrypted PKCS#8)`.
+    pub async fn signing_key(&self) -> sqlx::Result<Option<(String, String)>> {
+        sqlx::query_as("SELECT kid, private_key FROM oauth_signing_keys WHERE tenant_id = $1")
+            .bind(self.tenant_id())
+            .fetch_optional(self.reader())
+            .await
+    }
+
+    /// Stores a signing key unless another request stored one first.
+    pub async fn insert_signing_key(&self, kid: &str, private_key: &str) -> sqlx::Result<()> {
+        sqlx::query(
+            "INSERT INTO oauth_signing_keys (tenant_id, kid, private_key, created_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id) DO NOTHING",
+        )
+        .bind(self.tenant_id())
+        .bind(kid)
+        .bind(private_key)
+        .bind(now_ms())
+        .execute(self.writer())
+        .await
+        .map(|_| ())
     }
 
     pub async fn oauth_token_with_user(

@@ -34,6 +34,8 @@ struct PreAuth {
     scopes: Vec<String>,
     code_challenge: Option<String>,
     code_challenge_method: Option<String>,
+    /// OpenID Connect: echoed in the ID token.
+    nonce: Option<String>,
 }
 
 /// Why a request cannot go on: a page, or a redirect to the client with the error.
@@ -136,6 +138,7 @@ async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
         scopes,
         code_challenge,
         code_challenge_method,
+        nonce: Some(web.field("nonce")).filter(|s| !s.is_empty()),
     })
 }
 
@@ -186,6 +189,7 @@ async fn show(web: Web) -> WebResult {
             "code_challenge_method",
             pre.code_challenge_method.clone().unwrap_or_default(),
         ),
+        ("nonce", pre.nonce.clone().unwrap_or_default()),
     ];
     let fields = html! {
         (csrf_field(&session.csrf))
@@ -268,6 +272,7 @@ async fn approve(web: &Web, pre: &PreAuth) -> WebResult {
             scopes: &scopes,
             code_challenge: pre.code_challenge.as_deref(),
             code_challenge_method: pre.code_challenge_method.as_deref(),
+            nonce: pre.nonce.as_deref(),
             expires_at: now_ms() + CODE_MS,
         })
         .await?;

@@ -13,15 +13,18 @@ use serde_json::{Value, json};
 
 use super::error::{Kind, OAuthError, OAuthResult, no_store};
 use super::issue::{TokenSecrets, expires_in, token_body, token_response};
-use super::{client, pkce, scopes};
+use super::{client, oidc, pkce, scopes};
 use crate::auth::password::{self, Refusal};
 use crate::auth::secrets;
 use crate::context::ApiContext;
+use crate::http::error::ApiError;
 use crate::http::params::{BodyLimits, Params};
 use crate::http::request::{Origin, Tenant};
 use crate::settings::Settings;
 use crate::store::now_ms;
 use crate::store::oauth::{AccessTokenRow, ApplicationRow, Exchange};
+use crate::store::users::UserRow;
+use crate::views::user::UserViews;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -29,6 +32,8 @@ pub fn router() -> Router<ApiContext> {
         .route("/oauth/token/info", get(token_info))
         .route("/oauth/revoke", post(revoke))
         .route("/oauth/introspect", post(introspect))
+        .route("/oauth/userinfo", get(userinfo).post(userinfo))
+        .route("/oauth/discovery/keys", get(keys))
         .route("/.well-known/oauth-authorization-server", get(metadata))
         .route("/.well-known/openid-configuration", get(metadata))
 }
@@ -36,6 +41,7 @@ pub fn router() -> Router<ApiContext> {
 /// What an OAuth endpoint receives: the tenant, its settings, the merged query and form
 /// parameters, and the headers (for client and bearer credentials).
 pub struct OAuthRequest {
+    pub ctx: ApiContext,
     pub tenant: Tenant,
     pub settings: Arc<Settings>,
     pub params: Params,
@@ -59,6 +65,7 @@ impl FromRequest<ApiContext> for OAuthRequest {
         }
         let settings = ctx.settings.get(&tenant.db).await?;
         Ok(OAuthRequest {
+            ctx: ctx.clone(),
             tenant,
             settings,
             params,
@@ -78,6 +85,39 @@ impl OAuthRequest {
 
     async fn client(&self) -> OAuthResult<ApplicationRow> {
         client::required(&self.tenant.db, &self.headers, &self.params).await
+    }
+
+    fn user_views(&self) -> UserViews<'_> {
+        UserViews {
+            base_url: &self.tenant.base_url,
+            avatar_service: self.settings.bool("avatar_service_enabled"),
+        }
+    }
+
+    /// The token response, with an ID token when the grant carries the `openid` scope.
+    async fn respond(
+        &self,
+        secrets: &TokenSecrets,
+        row: &AccessTokenRow,
+        app: &ApplicationRow,
+        user: &UserRow,
+        nonce: Option<&str>,
+    ) -> Result<Response, OAuthError> {
+        let mut body = token_body(secrets, row, true);
+        if row.scopes.split_whitespace().any(|s| s == "openid") {
+            let pair = oidc::signing_key(&self.tenant.db, &self.ctx.secret_key)
+                .await
+                .map_err(|error| OAuthError::from(ApiError::Internal(error)))?;
+            let id_token = oidc::IdToken {
+                issuer: &self.tenant.base_url,
+                audience: &app.uid,
+                nonce,
+                user,
+                views: self.user_views(),
+            };
+            body["id_token"] = json!(id_token.sign(&pair));
+        }
+        Ok(token_response(body))
     }
 
     /// A bearer token from `Authorization: Bearer` or `access_token`.
@@ -145,17 +185,15 @@ async fn authorization_code(request: &OAuthRequest) -> Result<Response, OAuthErr
     if !pkce_ok {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }
-    let user_ok = db
-        .user_by_id(grant.user_id)
-        .await?
-        .is_some_and(|user| user.can_use_api());
-    if !user_ok {
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
+    let user = active_user(request, grant.user_id).await?;
     let secrets = TokenSecrets::new(true);
     let row = secrets.row(app.id, grant.user_id, &grant.scopes, Some(grant.id));
     match db.exchange_grant(grant.id, row).await? {
-        Exchange::Issued(row) => Ok(token_response(token_body(&secrets, &row, true))),
+        Exchange::Issued(row) => {
+            request
+                .respond(&secrets, &row, &app, &user, grant.nonce.as_deref())
+                .await
+        }
         Exchange::AlreadyUsed => {
             db.revoke_tokens_of_grant(grant.id).await?;
             Err(OAuthError::new(Kind::InvalidGrant))
@@ -216,20 +254,57 @@ async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
             asked
         }
     };
-    let user_ok = db
-        .user_by_id(old.user_id)
-        .await?
-        .is_some_and(|user| user.can_use_api());
-    if !user_ok {
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
+    let user = active_user(request, old.user_id).await?;
     let scopes = scopes.join(" ");
     let secrets = TokenSecrets::new(true);
     let row = secrets.row(app.id, old.user_id, &scopes, old.grant_id);
     match db.rotate_access_token(old.id, row).await? {
-        Exchange::Issued(row) => Ok(token_response(token_body(&secrets, &row, true))),
+        Exchange::Issued(row) => request.respond(&secrets, &row, &app, &user, None).await,
         Exchange::AlreadyUsed => Err(OAuthError::new(Kind::InvalidGrant)),
     }
+}
+
+/// The owner of a grant or token, if they may still use the API (else `invalid_grant`).
+async fn active_user(request: &OAuthRequest, user_id: i64) -> OAuthResult<UserRow> {
+    request
+        .tenant
+        .db
+        .user_by_id(user_id)
+        .await?
+        .filter(UserRow::can_use_api)
+        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))
+}
+
+/// OpenID Connect userinfo: the claims about the owner of a token with the `openid` scope.
+async fn userinfo(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let unauthorized = || OAuthError::new(Kind::InvalidToken);
+    let token = request.bearer()?.ok_or_else(unauthorized)?;
+    let row = db
+        .access_token_by_digest(&secrets::digest(&token))
+        .await?
+        .filter(|row| row.is_active(now_ms()))
+        .ok_or_else(unauthorized)?;
+    if !row.scopes.split_whitespace().any(|s| s == "openid") {
+        return Err(OAuthError::new(Kind::InsufficientScope));
+    }
+    let user = db
+        .user_by_id(row.user_id)
+        .await?
+        .filter(UserRow::can_use_api)
+        .ok_or_else(unauthorized)?;
+    Ok(token_response(oidc::user_claims(
+        &user,
+        &request.user_views(),
+    )))
+}
+
+/// The tenant's ID-token signing keys (JWKS).
+async fn keys(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let pair = oidc::signing_key(&request.tenant.db, &request.ctx.secret_key)
+        .await
+        .map_err(|error| OAuthError::from(ApiError::Internal(error)))?;
+    Ok(Json(oidc::key_set(&pair)).into_response())
 }
 
 /// The token-info failure GitLab answers: `invalid_token` with `state: unauthorized`.
@@ -373,7 +448,13 @@ async fn metadata(request: OAuthRequest) -> Response {
         "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "code_challenge_methods_supported": pkce::METHODS,
+        "userinfo_endpoint": format!("{base}/oauth/userinfo"),
+        "jwks_uri": format!("{base}/oauth/discovery/keys"),
         "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "name",
+            "nickname", "preferred_username", "email", "email_verified", "website", "profile",
+            "picture"],
     });
     let mut response = Json(body).into_response();
     no_store(&mut response);

@@ -20,6 +20,7 @@ pub enum Kind {
     UnsupportedResponseType,
     AccessDenied,
     InvalidToken,
+    InsufficientScope,
     ServerError,
 }
 
@@ -36,6 +37,7 @@ impl Kind {
             Kind::UnsupportedResponseType => "unsupported_response_type",
             Kind::AccessDenied => "access_denied",
             Kind::InvalidToken => "invalid_token",
+            Kind::InsufficientScope => "insufficient_scope",
             Kind::ServerError => "server_error",
         }
     }
@@ -67,6 +69,9 @@ impl Kind {
             }
             Kind::AccessDenied => "The resource owner or authorization server denied the request.",
             Kind::InvalidToken => "The access token is invalid",
+            Kind::InsufficientScope => {
+                "The request requires higher privileges than provided by the access token."
+            }
             Kind::ServerError => {
                 "The authorization server encountered an unexpected condition which prevented it from fulfilling the request."
             }
@@ -87,6 +92,7 @@ impl OAuthError {
         let status = match kind {
             Kind::InvalidClient | Kind::InvalidToken => StatusCode::UNAUTHORIZED,
             Kind::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
+            Kind::InsufficientScope => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_REQUEST,
         };
         OAuthError {

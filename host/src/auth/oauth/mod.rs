@@ -6,6 +6,7 @@ pub mod client;
 pub mod endpoints;
 pub mod error;
 pub mod issue;
+pub mod oidc;
 pub mod pkce;
 pub mod redirect;
 pub mod registration;
