@@ -17,3 +17,4 @@ pub mod settings;
 pub mod store;
 pub mod tenants;
 pub mod views;
+pub mod web;

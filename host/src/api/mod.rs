@@ -4,6 +4,7 @@ pub mod meta;
 mod notify;
 pub use tokens::TOKEN_SCOPES;
 mod access;
+mod applications;
 mod emails;
 mod files;
 mod groups;
@@ -40,4 +41,5 @@ pub fn router() -> Router<ApiContext> {
         .merge(issues::router())
         .merge(labels::router())
         .merge(milestones::router())
+        .merge(applications::router())
 }
