@@ -106,6 +106,14 @@ pub async fn permissions(
     } else {
         None
     };
+    let shared = api
+        .db()
+        .shared_levels(caller.user.id, &[project.id], &today)
+        .await?
+        .into_iter()
+        .map(|(_, level)| level)
+        .max();
+    let group_level = group_level.max(shared);
     Ok(Permissions {
         project: project_level,
         group: group_level,

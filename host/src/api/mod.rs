@@ -11,6 +11,7 @@ mod impersonation;
 mod keys;
 mod members;
 mod projects;
+pub use projects::delete::sweep_loop as project_deletion_loop;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
 mod tokens;

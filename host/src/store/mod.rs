@@ -10,6 +10,8 @@ pub mod ids;
 pub mod keys;
 pub mod members;
 pub mod namespaces;
+pub mod project_shares;
+pub mod project_state;
 pub mod projects;
 pub mod rate_limits;
 pub mod settings;

@@ -164,6 +164,13 @@ pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Resp
     respond(&api, filter).await
 }
 
+/// `GET /projects/:id/forks`: the direct forks of a project, with the user-list filters.
+pub async fn forks_of(api: Api, project_id: i64) -> ApiResult<Response> {
+    let mut filter = filter(&api, ListKind::UserProjects)?;
+    filter.forked_from = Some(project_id);
+    respond(&api, filter).await
+}
+
 /// `GET /projects/:id/users`: the users with access to the project (members, inherited
 /// group members), matching `search`, without `skip_users`.
 pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {

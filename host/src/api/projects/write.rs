@@ -9,13 +9,16 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
+use super::{mirror, repository};
 use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::store::namespaces::{NamespaceRow, visibility_level};
+use crate::store::projects::{ProjectChanges, ProjectRow};
 use crate::store::users::UserRow;
 
-const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
+pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
     ("projects", "path_lower", "path"),
     ("projects", "name", "name"),
 ];
@@ -27,7 +30,6 @@ fn namespace_invalid() -> ApiError {
 /// The namespace a new project goes to: `namespace_id` (id or full path) when given and the
 /// caller may create projects there, else `owner`'s personal namespace.
 async fn target_namespace(api: &Api, owner: &UserRow) -> ApiResult<NamespaceRow> {
-    let caller = api.user()?;
     let key = api
         .params
         .string("namespace_id")?
@@ -45,33 +47,44 @@ async fn target_namespace(api: &Api, owner: &UserRow) -> ApiResult<NamespaceRow>
         .namespace_by_key(key.trim())
         .await?
         .ok_or_else(namespace_invalid)?;
-    if caller.is_admin() {
-        return Ok(namespace);
+    if may_create_in(api, owner, &namespace).await? {
+        Ok(namespace)
+    } else {
+        Err(namespace_invalid())
     }
-    if namespace.is_group() {
-        let level = api
-            .db()
-            .group_access(caller.user.id, &namespace.ancestry(), &today())
-            .await?
-            .unwrap_or(0);
-        let needed = match super::super::groups::setting_str(&namespace, "project_creation_level")
-            .as_str()
-        {
+}
+
+/// Whether the caller may create a project owned by `owner` in `namespace`: administrators
+/// anywhere, others in groups where their level meets `project_creation_level`, or in
+/// `owner`'s personal namespace.
+pub async fn may_create_in(
+    api: &Api,
+    owner: &UserRow,
+    namespace: &NamespaceRow,
+) -> ApiResult<bool> {
+    let caller = api.user()?;
+    if caller.is_admin() {
+        return Ok(true);
+    }
+    if !namespace.is_group() {
+        return Ok(namespace.owner_id == Some(owner.id));
+    }
+    let level = api
+        .db()
+        .group_access(caller.user.id, &namespace.ancestry(), &today())
+        .await?
+        .unwrap_or(0);
+    let needed =
+        match super::super::groups::setting_str(namespace, "project_creation_level").as_str() {
             "noone" => i64::MAX,
             "maintainer" => MAINTAINER,
             _ => DEVELOPER,
         };
-        if level >= needed {
-            return Ok(namespace);
-        }
-    } else if namespace.owner_id == Some(owner.id) {
-        return Ok(namespace);
-    }
-    Err(namespace_invalid())
+    Ok(level >= needed)
 }
 
 /// The user's personal project limit, for projects in their own namespace.
-async fn check_projects_limit(
+pub async fn check_projects_limit(
     api: &Api,
     owner: &UserRow,
     namespace: &NamespaceRow,
@@ -96,7 +109,7 @@ async fn check_projects_limit(
 }
 
 /// A project's visibility may not exceed its group's.
-fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResult<()> {
+pub fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResult<()> {
     if namespace.is_group()
         && visibility_level(visibility) > visibility_level(&namespace.visibility)
     {
@@ -112,7 +125,7 @@ fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResu
 }
 
 /// "has already been taken" for the name and/or path, as one field map.
-async fn check_taken(
+pub async fn check_taken(
     api: &Api,
     namespace_id: i64,
     name: &str,
@@ -140,6 +153,13 @@ async fn check_taken(
 async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     let mut settings = Map::new();
     let mut fields = fields::read(api, Mode::Create, &mut settings)?;
+    let import_url = api
+        .params
+        .string("import_url")?
+        .filter(|u| !u.trim().is_empty());
+    if let Some(url) = &import_url {
+        mirror::check_import_url(api, url).await?;
+    }
     let (name, path) = match (fields.name.take(), fields.path.take()) {
         (None, None) => {
             return Err(ApiError::InvalidParam(
@@ -188,12 +208,59 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         settings.insert("initialize_with_readme".into(), json!(true));
     }
     changes.set("settings", Value::Object(settings).to_string());
-    let project = api
-        .db()
-        .create_project(namespace.id, owner.id, &changes)
-        .await
-        .on_constraints(PROJECT_UNIQUES)?;
+    let project = insert_with_repository(
+        api,
+        namespace.id,
+        owner,
+        &changes,
+        fields.initialize_with_readme,
+    )
+    .await?;
+    if let Some(url) = import_url {
+        mirror::schedule_fetch(api, &project, url).await?;
+    }
     Ok((StatusCode::CREATED, Json(reload(api, project.id).await?)).into_response())
+}
+
+/// Inserts a project and makes its repository, all or nothing: the repository is made before
+/// the row is committed, a failure there rolls the row back, and a failed commit removes the
+/// repository again. Statistics are stored once both exist.
+pub async fn insert_with_repository(
+    api: &Api,
+    namespace_id: i64,
+    owner: &UserRow,
+    changes: &ProjectChanges,
+    with_readme: bool,
+) -> ApiResult<ProjectRow> {
+    let made: std::sync::Mutex<Option<Repository>> = std::sync::Mutex::new(None);
+    let result = api
+        .db()
+        .create_project(namespace_id, owner.id, changes, |row| {
+            let repo = repository::repository(api, row.id, false);
+            *made.lock().expect("repository slot") = Some(repo.clone());
+            async move { repository::initialize(&repo, &row, with_readme, owner).await }
+        })
+        .await
+        .on_constraints(PROJECT_UNIQUES);
+    let project = match result {
+        Ok(project) => project,
+        Err(error) => {
+            let leftover = made.lock().expect("repository slot").take();
+            if let Some(repo) = leftover {
+                repo.remove().await;
+            }
+            return Err(error);
+        }
+    };
+    let repo = repository::repository(api, project.id, false);
+    repository::refresh_statistics(
+        api.db(),
+        &repo,
+        project.id,
+        &repository::default_branch(&project),
+    )
+    .await?;
+    Ok(project)
 }
 
 pub async fn create(api: Api) -> ApiResult<Response> {
@@ -224,6 +291,13 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
     ctx.require(MAINTAINER)?;
     let mut settings = ctx.project.settings_json();
     let fields = fields::read(&api, Mode::Edit, &mut settings)?;
+    if let Some(url) = api
+        .params
+        .string("import_url")?
+        .filter(|u| !u.trim().is_empty())
+    {
+        mirror::check_import_url(&api, &url).await?;
+    }
     let mut changes = fields.changes;
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
     let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());
@@ -247,19 +321,6 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
         .on_constraints(PROJECT_UNIQUES)?
         .ok_or(ApiError::NotFound("Project"))?;
     Ok(Json(reload(&api, ctx.project.id).await?))
-}
-
-/// `DELETE /projects/:id`: owners and administrators; GitLab answers 202 Accepted.
-pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    api.user()?;
-    let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
-    api.db().delete_project(ctx.project.id).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "message": "202 Accepted" })),
-    )
-        .into_response())
 }
 
 async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {
