@@ -12,18 +12,9 @@ from pathlib import Path
 import gitlab
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, make_user, other_tenant
 
 NOT_FOUND = {"message": "404 Project Not Found"}
-
-
-def make_user(server, prefix="u", **extra):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create(
-        {"username": name, "email": f"{name}@example.com", "name": name.title(),
-         "password": "password123", "skip_confirmation": True, **extra}
-    )
-    return user, server.create_token_api(user_id=user.id)["token"]
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +177,13 @@ def test_share_with_group_grants_access(server, alice, bob):
     assert project.id in [x["id"] for x in listed]
     listed = assert_json(server.request("GET", "/projects", token=b_token, params={"min_access_level": 40}), 200)
     assert project.id not in [x["id"] for x in listed]
+    # bob counts among the project's users and (invited) members, at the capped level
+    users = assert_json(server.request("GET", f"/projects/{project.id}/users", token=a_token), 200)
+    assert b_user.id in [u["id"] for u in users]
+    everyone = assert_json(server.request("GET", f"/projects/{project.id}/members/all", token=a_token), 200)
+    assert {m["id"]: m["access_level"] for m in everyone}[b_user.id] == 30
+    direct = assert_json(server.request("GET", f"/projects/{project.id}/members", token=a_token), 200)
+    assert b_user.id not in [m["id"] for m in direct]
     # developers may upload now; maintainers' routes stay closed
     assert server.request("POST", f"/projects/{project.id}/uploads", token=b_token,
                           files={"file": ("x.txt", b"x")}).status_code == 201
@@ -267,14 +265,38 @@ def test_transfer(server, alice, bob, tmp_path):
 
 
 def test_other_tenant_ids_are_unknown(server, alice):
-    host = f"fork-{secrets.token_hex(3)}.example"
-    server.cli("tenant", "create", "--host", host)
-    token_b = server.create_token(user="root", name="t", scopes="api", tenant=host)
-    assert server.wait_for(
-        lambda: server.request("GET", "/user", token=token_b, host=host).status_code == 200, timeout=10)
+    host, token_b = other_tenant(server, "fork")
     p = server.gitlab(alice[1]).projects.create({"name": "Tenant Fork", "visibility": "public"})
     for method, suffix, body in [("POST", "/fork", {}), ("GET", "/forks", None), ("DELETE", "/fork", None),
                                  ("POST", "/fork/1", {}), ("POST", "/share", {"group_id": 1, "group_access": 30}),
                                  ("DELETE", "/share/1", None), ("PUT", "/transfer", {"namespace": 1})]:
         r = server.request(method, f"/projects/{p.id}{suffix}", token=token_b, host=host, json=body)
         assert_json(r, 404, NOT_FOUND)
+
+
+def test_member_and_user_lists_page(server, alice):
+    a_user, a_token = alice
+    gl_a = server.gitlab(a_token)
+    project = gl_a.projects.create({"name": "Crowd"})
+    extra = [make_user(server, f"crowd{i}")[0] for i in range(4)]
+    for u in extra:
+        project.members.create({"user_id": u.id, "access_level": 20})
+    r = server.request("GET", f"/projects/{project.id}/members", token=a_token, params={"per_page": 2, "page": 2})
+    page = assert_json(r, 200)
+    assert r.headers["X-Total"] == "5" and r.headers["X-Total-Pages"] == "3"
+    assert [m["id"] for m in page] == [extra[1].id, extra[2].id]
+    assert len(project.members.list(get_all=True)) == 5
+    assert [m.id for m in project.members.list(query=extra[3].username)] == [extra[3].id]
+    got = assert_json(server.request("GET", f"/projects/{project.id}/members", token=a_token,
+                                     params={"user_ids[]": [extra[0].id, a_user.id]}), 200)
+    assert sorted(m["id"] for m in got) == sorted([extra[0].id, a_user.id])
+    r = server.request("GET", f"/projects/{project.id}/users", token=a_token, params={"per_page": 2})
+    assert assert_json(r, 200) and r.headers["X-Total"] == "5" and len(r.json()) == 2
+    names = [u["name"] for u in gl_a.http_list(f"/projects/{project.id}/users", get_all=True)]
+    assert names == sorted(names, key=str.lower) and len(names) == 5
+    got = assert_json(server.request("GET", f"/projects/{project.id}/users", token=a_token,
+                                     params={"search": extra[2].username, "skip_users[]": [a_user.id]}), 200)
+    assert [u["id"] for u in got] == [extra[2].id]
+    got = assert_json(server.request("GET", f"/projects/{project.id}/users", token=a_token,
+                                     params={"skip_users[]": [u.id for u in extra]}), 200)
+    assert [u["id"] for u in got] == [a_user.id]

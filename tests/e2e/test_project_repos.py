@@ -13,18 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, make_user, other_tenant
 
 NOT_FOUND = {"message": "404 Project Not Found"}
-
-
-def make_user(server, prefix="u", **extra):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create(
-        {"username": name, "email": f"{name}@example.com", "name": name.title(),
-         "password": "password123", "skip_confirmation": True, **extra}
-    )
-    return user, server.create_token_api(user_id=user.id)["token"]
 
 
 @pytest.fixture(scope="module")
@@ -308,11 +299,7 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
 
 
 def test_other_tenant_ids_are_unknown(server, owner):
-    host = f"repo-{secrets.token_hex(3)}.example"
-    server.cli("tenant", "create", "--host", host)
-    token_b = server.create_token(user="root", name="t", scopes="api", tenant=host)
-    assert server.wait_for(
-        lambda: server.request("GET", "/user", token=token_b, host=host).status_code == 200, timeout=10)
+    host, token_b = other_tenant(server, "repo")
     _, token = owner
     p = server.gitlab(token).projects.create({"name": "Tenant A Repo", "initialize_with_readme": True})
     for method, suffix in [("GET", "/languages"), ("GET", "/snapshot"), ("POST", "/housekeeping"),

@@ -279,6 +279,14 @@ impl ProjectChanges {
         self.columns.push((column, value.into()));
     }
 
+    /// Name and path with their lower-cased lookup columns.
+    pub fn set_name_and_path(&mut self, name: &str, path: &str) {
+        self.set("name", name);
+        self.set("name_lower", name.to_lowercase());
+        self.set("path", path);
+        self.set("path_lower", path.to_lowercase());
+    }
+
     pub fn get(&self, column: &str) -> Option<&Arg> {
         self.columns
             .iter()

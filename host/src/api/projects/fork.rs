@@ -133,10 +133,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         settings.insert("mr_default_target_self".into(), json!(own));
     }
     let mut changes = ProjectChanges::default();
-    changes.set("name", name.as_str());
-    changes.set("name_lower", name.to_lowercase());
-    changes.set("path", path.as_str());
-    changes.set("path_lower", path.to_lowercase());
+    changes.set_name_and_path(&name, &path);
     changes.set("visibility", visibility);
     changes.set("visibility_level", level);
     let description = api

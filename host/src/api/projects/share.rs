@@ -9,11 +9,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::reload;
-use super::write::{PROJECT_UNIQUES, may_create_in};
+use super::write::{may_create_in, save};
 use crate::api::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, today};
 use crate::api::groups::setting_str;
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
@@ -150,10 +149,5 @@ pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>
         changes.set("visibility", namespace.visibility.as_str());
         changes.set("visibility_level", visibility_level(&namespace.visibility));
     }
-    api.db()
-        .update_project(ctx.project.id, &changes)
-        .await
-        .on_constraints(PROJECT_UNIQUES)?
-        .ok_or(ApiError::NotFound("Project"))?;
-    Ok(Json(reload(&api, ctx.project.id).await?))
+    save(&api, ctx.project.id, &changes).await
 }

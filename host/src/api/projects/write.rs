@@ -189,10 +189,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     check_projects_limit(api, owner, &namespace).await?;
     check_taken(api, namespace.id, &name, &path, None).await?;
     let mut changes = fields.changes;
-    changes.set("name", name.as_str());
-    changes.set("name_lower", name.to_lowercase());
-    changes.set("path", path.as_str());
-    changes.set("path_lower", path.to_lowercase());
+    changes.set_name_and_path(&name, &path);
     changes.set("visibility", visibility.as_str());
     changes.set("visibility_level", visibility_level(&visibility));
     if changes.get("default_branch").is_none() {
@@ -310,17 +307,19 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
     if name != ctx.project.name || path != ctx.project.path {
         check_taken(&api, ctx.namespace.id, &name, &path, Some(ctx.project.id)).await?;
     }
-    changes.set("name", name.as_str());
-    changes.set("name_lower", name.to_lowercase());
-    changes.set("path", path.as_str());
-    changes.set("path_lower", path.to_lowercase());
+    changes.set_name_and_path(&name, &path);
     changes.set("settings", Value::Object(settings).to_string());
+    save(&api, ctx.project.id, &changes).await
+}
+
+/// Applies `changes` to a project and answers with its full view.
+pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<Value>> {
     api.db()
-        .update_project(ctx.project.id, &changes)
+        .update_project(id, changes)
         .await
         .on_constraints(PROJECT_UNIQUES)?
         .ok_or(ApiError::NotFound("Project"))?;
-    Ok(Json(reload(&api, ctx.project.id).await?))
+    Ok(Json(reload(api, id).await?))
 }
 
 async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {
