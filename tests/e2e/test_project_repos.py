@@ -307,3 +307,23 @@ def test_other_tenant_ids_are_unknown(server, owner):
         r = server.request(method, f"/projects/{p.id}{suffix}", token=token_b, host=host)
         assert_json(r, 404, NOT_FOUND)
     assert repo_dir(server, p.id).is_dir()
+
+
+def test_group_and_user_deletion_remove_repositories(server, owner):
+    _, token = owner
+    gl = server.gitlab(token)
+    group = gl.groups.create({"name": "Gone Group", "path": f"gone-{secrets.token_hex(3)}"})
+    inside = gl.projects.create({"name": "Inside", "namespace_id": group.id, "initialize_with_readme": True})
+    outside = gl.projects.create({"name": "Outside Src", "visibility": "public"})
+    fork = gl.projects.get(outside.id, lazy=True).forks.create({"namespace_id": group.id})
+    assert gl.projects.get(outside.id).forks_count == 1
+    assert repo_dir(server, inside.id).is_dir() and repo_dir(server, fork.id).is_dir()
+    assert_json(server.request("DELETE", f"/groups/{group.id}", token=token), 202)
+    assert not repo_dir(server, inside.id).exists() and not repo_dir(server, fork.id).exists()
+    assert gl.projects.get(outside.id).forks_count == 0
+    doomed, doomed_token = make_user(server, "doomed")
+    mine = server.gitlab(doomed_token).projects.create({"name": "Mine", "initialize_with_readme": True})
+    assert repo_dir(server, mine.id).is_dir()
+    r = server.request("DELETE", f"/users/{doomed.id}", token=server.root_token, params={"hard_delete": True})
+    assert r.status_code == 204
+    assert server.wait_for(lambda: not repo_dir(server, mine.id).exists(), timeout=10)

@@ -4,6 +4,7 @@
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::projects::{PROJECT_COLUMNS, ProjectRow};
+use super::sql::Sql;
 use super::{TenantDb, now_ms};
 
 /// Recounts a source project's `forks_count` inside a transaction.
@@ -21,6 +22,33 @@ pub(super) async fn count_forks(
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// Before the projects `ids` are deleted in `tx`: their forks lose the relation. Returns
+/// the projects they were forked from, whose fork counts [`count_forks`] redoes afterwards.
+pub(super) async fn unlink_projects(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    ids: &[i64],
+) -> sqlx::Result<Vec<i64>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sources = Sql::new("SELECT DISTINCT forked_from_id FROM projects WHERE tenant_id = ");
+    sources
+        .bind(tenant_id)
+        .push(" AND forked_from_id IS NOT NULL AND id IN (")
+        .bind_list(ids.iter().copied())
+        .push(")");
+    let sources: Vec<i64> = sources.query_scalar().fetch_all(&mut **tx).await?;
+    let mut unlink = Sql::new("UPDATE projects SET forked_from_id = NULL WHERE tenant_id = ");
+    unlink
+        .bind(tenant_id)
+        .push(" AND forked_from_id IN (")
+        .bind_list(ids.iter().copied())
+        .push(")");
+    unlink.query().execute(&mut **tx).await?;
+    Ok(sources.into_iter().filter(|s| !ids.contains(s)).collect())
 }
 
 impl TenantDb {

@@ -54,7 +54,19 @@ fn accepted() -> Response {
 /// Deletes a project's row, repositories and uploaded files.
 pub async fn purge(db: &TenantDb, data_dir: &FsPath, project_id: i64) -> ApiResult<()> {
     db.delete_project(project_id).await?;
-    let tenant = db.tenant_id();
+    remove_files(data_dir, db.tenant_id(), project_id).await;
+    Ok(())
+}
+
+/// Removes the repositories and files of projects whose rows a group or user deletion took.
+pub async fn remove_files_of(api: &Api, projects: &[i64]) {
+    for project in projects {
+        remove_files(&api.ctx.config.storage.data_dir, api.tenant.id, *project).await;
+    }
+}
+
+/// Removes a deleted project's repositories and uploaded files.
+pub async fn remove_files(data_dir: &FsPath, tenant: i64, project_id: i64) {
     Repository::project(data_dir, tenant, project_id)
         .remove()
         .await;
@@ -67,7 +79,6 @@ pub async fn purge(db: &TenantDb, data_dir: &FsPath, project_id: i64) -> ApiResu
     {
         tracing::warn!(path = %uploads.display(), %error, "could not remove project uploads");
     }
-    Ok(())
 }
 
 fn full_path(ctx: &ProjectCtx) -> String {

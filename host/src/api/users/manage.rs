@@ -183,14 +183,16 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     }
     for group_id in sole_owner_of {
         if let Some(group) = api.db().namespace_by_id(group_id).await? {
-            api.db().delete_group(&group).await?;
+            let projects = api.db().delete_group(&group).await?;
+            crate::api::projects::delete::remove_files_of(&api, &projects).await;
         }
     }
     if !hard_delete {
         // Contributions are reassigned to GitLab's ghost user; it must exist first.
         api.db().ghost_user().await?;
     }
-    api.db().delete_user(user.id).await?;
+    let (_, projects) = api.db().delete_user(user.id).await?;
+    crate::api::projects::delete::remove_files_of(&api, &projects).await;
     avatar::remove(&api, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
