@@ -287,7 +287,11 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
         got = gl.projects.get(target.id)
         assert got.import_status == "failed" and got.import_error
         assert local_url not in got.import_error
-        assert got.mirror is True
+        assert got.mirror is True and got.import_url == local_url
+        creds = local_url.replace("http://", "http://user:secret@")
+        r = server.request("PUT", f"/projects/{target.id}", token=token, json={"import_url": creds})
+        assert assert_json(r, 200)["import_url"] == local_url
+        assert_json(server.request("GET", f"/projects/{target.id}", token=other[1]), 404, NOT_FOUND)
     finally:
         server.request("PUT", "/application/settings", token=root, json={"outbound_local_requests_whitelist": []})
     # a repository served by git's own daemon-less http? Use a git:// URL to a closed port:

@@ -293,7 +293,11 @@ impl ProjectViews<'_> {
             "lfs_enabled": get("lfs_enabled"),
             "shared_runners_enabled": get("shared_runners_enabled"),
             "group_runners_enabled": true,
-            "import_url": null,
+            "import_url": if admin || ctx.permissions.project.max(ctx.permissions.group).is_some_and(|l| l >= 40) {
+                project.import_url.as_deref().map(without_credentials)
+            } else {
+                None
+            },
             "import_type": null,
             "import_status": project.import_status,
             "import_error": project.import_error,
@@ -411,6 +415,18 @@ impl ProjectViews<'_> {
             );
         }
         Value::Object(map)
+    }
+}
+
+/// A URL without its user name and password (import URLs may carry a token).
+fn without_credentials(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => String::new(),
     }
 }
 
