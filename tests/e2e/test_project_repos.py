@@ -302,6 +302,55 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
     assert "Requests to localhost are not allowed" in gl.projects.get(target.id).import_error
 
 
+@pytest.fixture
+def git_daemon(server):
+    """`git daemon` serving the server's repositories of tenant 1 over git:// on loopback."""
+    sock = __import__("socket").socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    base = server.data_dir / "repositories" / "1"
+    proc = subprocess.Popen(["git", "daemon", "--export-all", f"--base-path={base}", "--listen=127.0.0.1",
+                             f"--port={port}", "--reuseaddr", str(base)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_import_and_mirror_fetch_a_repository(server, owner, git_daemon, tmp_path):
+    _, token = owner
+    root = server.root_token
+    gl = server.gitlab(token)
+    source = gl.projects.create({"name": "Served", "initialize_with_readme": True})
+    url = f"{git_daemon}/{source.id}.git"
+    assert_json(server.request("PUT", "/application/settings", token=root,
+                               json={"allow_local_requests_from_web_hooks_and_services": True}), 200)
+    try:
+        r = server.request("POST", "/projects", token=token, json={"name": "Imported", "import_url": url})
+        created = assert_json(r, 201)
+        assert created["import_status"] == "scheduled"
+        assert server.wait_for(lambda: gl.projects.get(created["id"]).import_status in ("finished", "failed"),
+                               timeout=30)
+        imported = gl.projects.get(created["id"])
+        assert imported.import_status == "finished", imported.import_error
+        assert imported.empty_repo is False
+        assert git("--git-dir", str(repo_dir(server, imported.id)), "log", "--format=%s").strip() == "Initial commit"
+        # a new commit upstream arrives with the next pull
+        push_files(server, source.id, {"lib.rs": "fn main() {}"}, tmp_path)
+        r = server.request("POST", f"/projects/{imported.id}/mirror/pull", token=token, json={"import_url": url})
+        assert_json(r, 200)
+        assert server.wait_for(lambda: gl.projects.get(imported.id).import_status == "finished", timeout=30)
+        stats = gl.projects.get(imported.id, statistics=True).statistics
+        assert stats["commit_count"] == 2
+        assert gl.projects.get(imported.id).languages() == {"Rust": 100.0}
+    finally:
+        server.request("PUT", "/application/settings", token=root,
+                       json={"allow_local_requests_from_web_hooks_and_services": False})
+
+
 def test_other_tenant_ids_are_unknown(server, owner):
     host, token_b = other_tenant(server, "repo")
     _, token = owner

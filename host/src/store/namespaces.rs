@@ -453,9 +453,9 @@ impl TenantDb {
              AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.traversal LIKE $2",
         )
         .bind(t)
-            .bind(&like)
-            .fetch_all(&mut *tx)
-            .await?;
+        .bind(&like)
+        .fetch_all(&mut *tx)
+        .await?;
         let sources = super::project_state::unlink_projects(&mut tx, t, &projects).await?;
         sqlx::query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \

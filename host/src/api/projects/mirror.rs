@@ -54,16 +54,30 @@ fn fetch_config(url: &url::Url, addresses: &[SocketAddr]) -> Vec<String> {
     config
 }
 
-/// Marks the project `scheduled` and fetches `url` into its repository in the background;
-/// `import_status` ends `finished`, or `failed` with `import_error`.
-pub async fn schedule_fetch(api: &Api, project: &ProjectRow, url: String) -> ApiResult<()> {
+/// A fetch that has been scheduled and starts with [`PendingFetch::start`] (after the
+/// answer showing `scheduled` is ready, so the background work cannot overtake it).
+pub struct PendingFetch(std::pin::Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>>);
+
+impl PendingFetch {
+    pub fn start(self) {
+        spawn_logged("import", self.0);
+    }
+}
+
+/// Marks the project `scheduled` and prepares fetching `url` into its repository in the
+/// background; `import_status` ends `finished`, or `failed` with `import_error`.
+pub async fn schedule_fetch(
+    api: &Api,
+    project: &ProjectRow,
+    url: String,
+) -> ApiResult<PendingFetch> {
     let db = api.db().clone();
     db.set_import_status(project.id, "scheduled", None).await?;
     let policy = AddressPolicy::for_hooks_and_services(&api.settings);
     let repo = repository::repository(api, project.id, false);
     let branch = default_branch(project);
     let id = project.id;
-    spawn_logged("import", async move {
+    Ok(PendingFetch(Box::pin(async move {
         db.set_import_status(id, "started", None).await?;
         let fetched = async {
             let parsed = url::Url::parse(url.trim())?;
@@ -88,8 +102,7 @@ pub async fn schedule_fetch(api: &Api, project: &ProjectRow, url: String) -> Api
             }
         }
         Ok(())
-    });
-    Ok(())
+    })))
 }
 
 /// `POST /projects/:id/mirror/pull`: maintainers; with `import_url` the project becomes a
@@ -123,6 +136,6 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             json!({ "message": "The project is not mirrored" }),
         ));
     };
-    schedule_fetch(&api, &project, url).await?;
+    schedule_fetch(&api, &project, url).await?.start();
     Ok(Json(json!({})).into_response())
 }

@@ -213,10 +213,15 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         fields.initialize_with_readme,
     )
     .await?;
-    if let Some(url) = import_url {
-        mirror::schedule_fetch(api, &project, url).await?;
+    let import = match import_url {
+        Some(url) => Some(mirror::schedule_fetch(api, &project, url).await?),
+        None => None,
+    };
+    let body = reload(api, project.id).await?;
+    if let Some(import) = import {
+        import.start();
     }
-    Ok((StatusCode::CREATED, Json(reload(api, project.id).await?)).into_response())
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 /// Inserts a project and makes its repository, all or nothing: the repository is made before
