@@ -380,3 +380,37 @@ def test_group_and_user_deletion_remove_repositories(server, owner):
     r = server.request("DELETE", f"/users/{doomed.id}", token=server.root_token, params={"hard_delete": True})
     assert r.status_code == 204
     assert server.wait_for(lambda: not repo_dir(server, mine.id).exists(), timeout=10)
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+def test_project_avatar(server, owner, other, tmp_path):
+    _, token = owner
+    gl = server.gitlab(token)
+    p = gl.projects.create({"name": "Pictured"})
+    logo = tmp_path / "logo.png"
+    logo.write_bytes(PNG)
+    p.avatar = open(logo, "rb")
+    p.save()
+    got = gl.projects.get(p.id)
+    # python-gitlab names the part after the attribute (avatar.png)
+    assert got.avatar_url.startswith(f"{server.url}/uploads/-/system/project/avatar/{p.id}/")
+    assert got.avatar_url.endswith(".png")
+    r = server.follow(got.avatar_url, token=token)
+    assert r.status_code == 200 and r.content == PNG and r.headers["Content-Type"] == "image/png"
+    # private project: hidden from others and anonymous callers
+    assert server.follow(got.avatar_url, token=other[1]).status_code == 404
+    assert server.follow(got.avatar_url).status_code == 404
+    r = server.request("PUT", f"/projects/{p.id}", token=token, files={"avatar": ("x.txt", b"text")})
+    assert r.status_code == 400 and "avatar" in r.json()["message"]
+    # created with one, then removed with avatar=""
+    r = server.request("POST", "/projects", token=token, data={"name": "Born Pictured"},
+                       files={"avatar": ("icon.png", PNG)})
+    born = assert_json(r, 201)
+    assert born["avatar_url"].endswith(f"/project/avatar/{born['id']}/icon.png")
+    assert server.follow(born["avatar_url"], token=token).content == PNG
+    cleared = assert_json(server.request("PUT", f"/projects/{born['id']}", token=token, json={"avatar": ""}), 200)
+    assert cleared["avatar_url"] is None
+    assert server.follow(born["avatar_url"], token=token).status_code == 404

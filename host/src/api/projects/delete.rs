@@ -73,11 +73,16 @@ pub async fn remove_files(data_dir: &FsPath, tenant: i64, project_id: i64) {
     Repository::wiki(data_dir, tenant, project_id)
         .remove()
         .await;
-    let uploads = files::directory_in(data_dir, tenant, &format!("project/{project_id}"));
-    if let Err(error) = tokio::fs::remove_dir_all(&uploads).await
-        && error.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(path = %uploads.display(), %error, "could not remove project uploads");
+    for relative in [
+        format!("project/{project_id}"),
+        format!("project/avatar/{project_id}"),
+    ] {
+        let dir = files::directory_in(data_dir, tenant, &relative);
+        if let Err(error) = tokio::fs::remove_dir_all(&dir).await
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %dir.display(), %error, "could not remove project files");
+        }
     }
 }
 

@@ -69,6 +69,10 @@ pub fn router() -> Router<ApiContext> {
             axum::routing::delete(share::remove),
         )
         .route("/api/v4/projects/{id}/transfer", put(share::transfer))
+        .route(
+            "/uploads/-/system/project/avatar/{id}/{filename}",
+            get(write::serve_avatar),
+        )
         .route("/api/v4/projects/{id}/users", get(read::users))
         .route("/api/v4/projects/{id}/star", post(star::star))
         .route("/api/v4/projects/{id}/unstar", post(star::unstar))

@@ -9,8 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
-use super::{mirror, repository};
+use super::{delete, mirror, repository};
 use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use crate::api::users::avatar::{self, AvatarChange};
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
@@ -160,6 +161,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     if let Some(url) = &import_url {
         mirror::check_import_url(api, url).await?;
     }
+    let avatar = avatar::requested(api)?;
     let (name, path) = match (fields.name.take(), fields.path.take()) {
         (None, None) => {
             return Err(ApiError::InvalidParam(
@@ -205,6 +207,9 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         settings.insert("initialize_with_readme".into(), json!(true));
     }
     changes.set("settings", Value::Object(settings).to_string());
+    if let AvatarChange::Set(_, name) = &avatar {
+        changes.set("avatar_path", name.as_str());
+    }
     let project = insert_with_repository(
         api,
         namespace.id,
@@ -213,6 +218,12 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         fields.initialize_with_readme,
     )
     .await?;
+    if let AvatarChange::Set(file, name) = &avatar
+        && let Err(error) = avatar::store(api, avatar::PROJECT, project.id, file, name).await
+    {
+        delete::purge(api.db(), &api.ctx.config.storage.data_dir, project.id).await?;
+        return Err(error);
+    }
     let import = match import_url {
         Some(url) => Some(mirror::schedule_fetch(api, &project, url).await?),
         None => None,
@@ -300,6 +311,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
     {
         mirror::check_import_url(&api, &url).await?;
     }
+    let avatar = avatar::requested(&api)?;
     let mut changes = fields.changes;
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
     let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());
@@ -314,7 +326,32 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
     }
     changes.set_name_and_path(&name, &path);
     changes.set("settings", Value::Object(settings).to_string());
+    match &avatar {
+        AvatarChange::Keep => {}
+        AvatarChange::Set(file, name) => {
+            avatar::store(&api, avatar::PROJECT, ctx.project.id, file, name).await?;
+            changes.set("avatar_path", name.as_str());
+        }
+        AvatarChange::Remove => {
+            avatar::remove(&api, avatar::PROJECT, ctx.project.id).await?;
+            changes.set("avatar_path", None::<String>);
+        }
+    }
     save(&api, ctx.project.id, &changes).await
+}
+
+/// `GET /uploads/-/system/project/avatar/:id/:filename`: the avatar, to whoever may see the
+/// project (404 otherwise).
+pub async fn serve_avatar(
+    Path((id, filename)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
+    let ctx = access::project(&api, &id).await.map_err(|_| not_found())?;
+    if ctx.project.avatar_path.as_deref() != Some(filename.as_str()) {
+        return Err(not_found());
+    }
+    avatar::send(&api, avatar::PROJECT, ctx.project.id, &filename).await
 }
 
 /// Applies `changes` to a project and answers with its full view.

@@ -94,7 +94,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         .await
         .on_constraints(USER_UNIQUES)?;
     if let AvatarChange::Set(file, name) = &avatar
-        && let Err(error) = avatar::store(&api, user.id, file, name).await
+        && let Err(error) = avatar::store(&api, avatar::USER, user.id, file, name).await
     {
         api.db().delete_user(user.id).await?;
         return Err(error);
@@ -161,8 +161,10 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .on_constraints(USER_UNIQUES)?
         .ok_or(ApiError::NotFound("User"))?;
     match &avatar {
-        AvatarChange::Set(file, name) => avatar::store(&api, user.id, file, name).await?,
-        AvatarChange::Remove => avatar::remove(&api, user.id).await?,
+        AvatarChange::Set(file, name) => {
+            avatar::store(&api, avatar::USER, user.id, file, name).await?
+        }
+        AvatarChange::Remove => avatar::remove(&api, avatar::USER, user.id).await?,
         AvatarChange::Keep => {}
     }
     if let Some(token) = confirmation {
@@ -193,7 +195,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     }
     let (_, projects) = api.db().delete_user(user.id).await?;
     crate::api::projects::delete::remove_files_of(&api, &projects).await;
-    avatar::remove(&api, user.id).await?;
+    avatar::remove(&api, avatar::USER, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
