@@ -300,3 +300,15 @@ def test_member_and_user_lists_page(server, alice):
     got = assert_json(server.request("GET", f"/projects/{project.id}/users", token=a_token,
                                      params={"skip_users[]": [u.id for u in extra]}), 200)
     assert [u["id"] for u in got] == [a_user.id]
+
+
+def test_fork_of_a_project_without_repository(server, alice):
+    """Projects made before repositories existed get an empty one when first needed."""
+    _, a_token = alice
+    gl_a = server.gitlab(a_token)
+    old = gl_a.projects.create({"name": "Pre Repo"})
+    __import__("shutil").rmtree(repo_dir(server, old.id))
+    fork = gl_a.projects.get(old.id, lazy=True).forks.create({"path": "pre-repo-fork", "name": "Pre Repo Fork"})
+    done = wait_finished(server, gl_a, fork.id)
+    assert done.import_status == "finished" and done.empty_repo is True
+    assert repo_dir(server, old.id).is_dir()

@@ -78,6 +78,15 @@ impl Repository {
         result.map(|_| ())
     }
 
+    /// Creates the repository when it is missing (projects made before repositories existed).
+    pub async fn ensure(&self, default_branch: &str) -> anyhow::Result<()> {
+        if self.exists().await {
+            return Ok(());
+        }
+        self.remove().await;
+        self.create(default_branch).await
+    }
+
     /// Removes the repository directory (nothing when absent).
     pub async fn remove(&self) {
         if let Err(error) = tokio::fs::remove_dir_all(&self.path).await
@@ -334,5 +343,8 @@ mod tests {
         assert!(copy.disk_size().await > 0);
         copy.remove().await;
         assert!(!copy.exists().await);
+        copy.ensure("main").await.unwrap();
+        assert!(copy.exists().await && !copy.has_commits().await.unwrap());
+        copy.ensure("main").await.unwrap();
     }
 }

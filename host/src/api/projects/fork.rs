@@ -160,9 +160,11 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let from = repository::repository(&api, project.id, false);
     let into = repository::repository(&api, fork.id, false);
     let branch = repository::default_branch(&fork);
+    let source_branch = repository::default_branch(project);
     spawn_logged("fork", async move {
         db.set_import_status(fork.id, "started", None).await?;
         let copied = async {
+            from.ensure(&source_branch).await?;
             into.fetch(&from.path().to_string_lossy(), branches.as_deref(), &[])
                 .await?;
             if into.branch_exists(&branch).await? {

@@ -85,6 +85,7 @@ pub async fn schedule_fetch(
                 .check(&parsed, SCHEMES, Unresolved::Refuse)
                 .await
                 .map_err(|reason| anyhow::anyhow!("Import url is blocked: {reason}"))?;
+            repo.ensure(&branch).await?;
             repo.fetch(url.trim(), None, &fetch_config(&parsed, &addresses))
                 .await?;
             if repo.branch_exists(&branch).await? {

@@ -177,6 +177,7 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
     let branch = default_branch(&ctx.project);
     let project_id = ctx.project.id;
     spawn_logged("housekeeping", async move {
+        repo.ensure(&branch).await?;
         repo.gc().await?;
         refresh_statistics(&db, &repo, project_id, &branch).await
     });
