@@ -294,8 +294,7 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
         assert_json(server.request("GET", f"/projects/{target.id}", token=other[1]), 404, NOT_FOUND)
     finally:
         server.request("PUT", "/application/settings", token=root, json={"outbound_local_requests_whitelist": []})
-    # a repository served by git's own daemon-less http? Use a git:// URL to a closed port:
-    # refused as localhost again now that the allowlist is empty
+    # with the allowlist empty again, the stored URL is refused before the fetch
     r = server.request("POST", path, token=token)
     assert_json(r, 200)
     server.wait_for(lambda: gl.projects.get(target.id).import_status == "failed", timeout=20)

@@ -171,14 +171,7 @@ fn member_filters(api: &Api) -> ApiResult<(Option<String>, Option<Vec<i64>>)> {
 /// Filters by `query`/`user_ids`, pages and renders members (the effective members, merged
 /// from several sources in memory).
 async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
-    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
-    let users: HashMap<i64, _> = api
-        .db()
-        .users_by_ids(&ids)
-        .await?
-        .into_iter()
-        .map(|u| (u.id, u))
-        .collect();
+    let users = users_of(api, &members).await?;
     let (query, only) = member_filters(api)?;
     let members: Vec<MemberRow> = members
         .into_iter()
@@ -248,15 +241,20 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         )
         .await?;
     let total = api.db().count_members(&filter).await?;
-    let ids: Vec<i64> = rows.iter().map(|m| m.user_id).collect();
-    let users = api
+    let users = users_of(&api, &rows).await?;
+    render_page(&api, &request, rows, total, users)
+}
+
+/// The users of `members`, by id.
+async fn users_of(api: &Api, members: &[MemberRow]) -> ApiResult<HashMap<i64, UserRow>> {
+    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
+    Ok(api
         .db()
         .users_by_ids(&ids)
         .await?
         .into_iter()
         .map(|u| (u.id, u))
-        .collect();
-    render_page(&api, &request, rows, total, users)
+        .collect())
 }
 
 async fn list_all(Path(id): Path<String>, api: Api) -> ApiResult<Response> {

@@ -168,7 +168,16 @@ pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<
     } else {
         None
     };
-    let shares = api.db().shares_of(&[ctx.project.id], &today()).await?;
+    let today = today();
+    let (shares, source) = tokio::try_join!(
+        async {
+            api.db()
+                .shares_of(&[ctx.project.id], &today)
+                .await
+                .map_err(ApiError::from)
+        },
+        forked_from(api, &ctx.project),
+    )?;
     let context = ProjectContext {
         namespace: &ctx.namespace,
         owner: ctx.owner.as_ref(),
@@ -176,7 +185,7 @@ pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<
         statistics: shape.statistics && may_see_statistics(ctx.level(), ctx.admin),
         license: shape.license,
         custom_attributes,
-        forked_from: forked_from(api, &ctx.project).await?,
+        forked_from: source,
         shares: &shares,
     };
     Ok(views.full(&ctx.project, &context, ctx.admin))
@@ -193,12 +202,50 @@ pub async fn render_many(
     let mut namespace_ids: Vec<i64> = rows.iter().map(|p| p.namespace_id).collect();
     namespace_ids.sort_unstable();
     namespace_ids.dedup();
-    let namespaces: HashMap<i64, _> = db
-        .namespaces_by_ids(&namespace_ids)
-        .await?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
+    let today = today();
+    let caller = api.caller.as_ref().filter(|_| !shape.simple);
+    let full = !shape.simple;
+    // The page's independent lookups run concurrently (each on its own pooled connection).
+    let (namespaces, project_levels, group_levels, shared_levels, attributes, shares) = tokio::try_join!(
+        db.namespaces_by_ids(&namespace_ids),
+        async {
+            match caller {
+                Some(c) => db.levels_of(c.user.id, PROJECT, Some(&ids), &today).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            match caller {
+                Some(c) => db.levels_of(c.user.id, NAMESPACE, None, &today).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            match caller {
+                Some(c) => db.shared_levels(c.user.id, &ids, &today).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            if shape.custom_attributes && full {
+                db.project_custom_attributes_of(&ids).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        },
+        async {
+            if full {
+                db.shares_of(&ids, &today).await
+            } else {
+                Ok(Vec::new())
+            }
+        },
+    )?;
+    let namespaces: HashMap<i64, _> = namespaces.into_iter().map(|n| (n.id, n)).collect();
+    let project_levels: HashMap<i64, i64> = project_levels.into_iter().collect();
+    let group_levels: HashMap<i64, i64> = group_levels.into_iter().collect();
+    let shared_levels: HashMap<i64, i64> = shared_levels.into_iter().collect();
     let owner_ids: Vec<i64> = namespaces.values().filter_map(|n| n.owner_id).collect();
     let owners: HashMap<i64, _> = db
         .users_by_ids(&owner_ids)
@@ -206,40 +253,6 @@ pub async fn render_many(
         .into_iter()
         .map(|u| (u.id, u))
         .collect();
-    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
-    let today = today();
-    let caller = api.caller.as_ref().filter(|_| !shape.simple);
-    let (project_levels, group_levels, shared_levels): (
-        HashMap<i64, i64>,
-        HashMap<i64, i64>,
-        HashMap<i64, i64>,
-    ) = match caller {
-        Some(caller) => (
-            db.levels_of(caller.user.id, PROJECT, Some(&ids), &today)
-                .await?
-                .into_iter()
-                .collect(),
-            db.levels_of(caller.user.id, NAMESPACE, None, &today)
-                .await?
-                .into_iter()
-                .collect(),
-            db.shared_levels(caller.user.id, &ids, &today)
-                .await?
-                .into_iter()
-                .collect(),
-        ),
-        None => Default::default(),
-    };
-    let attributes = if shape.custom_attributes && !shape.simple {
-        Some(db.project_custom_attributes_of(&ids).await?)
-    } else {
-        None
-    };
-    let shares = if shape.simple {
-        Vec::new()
-    } else {
-        db.shares_of(&ids, &today).await?
-    };
     let mut sources: HashMap<i64, Option<Map<String, Value>>> = HashMap::new();
     if !shape.simple {
         for project in rows {
