@@ -345,3 +345,13 @@ def make_user(server: Server, prefix: str = "u", **extra):
         }
     )
     return user, server.create_token_api(user_id=user.id)["token"]
+
+
+def other_tenant(server: Server, prefix: str = "t") -> tuple[str, str]:
+    """Creates another tenant on `server`; returns its host and a root API token once it serves."""
+    host = f"{prefix}-{secrets.token_hex(3)}.example"
+    server.cli("tenant", "create", "--host", host)
+    token = server.create_token(user="root", name="t", scopes="api", tenant=host)
+    assert server.wait_for(
+        lambda: server.request("GET", "/user", token=token, host=host).status_code == 200, timeout=10)
+    return host, token

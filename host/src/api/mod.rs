@@ -15,6 +15,7 @@ mod labels;
 mod members;
 mod milestones;
 mod projects;
+pub use projects::delete::sweep_loop as project_deletion_loop;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
 mod tokens;

@@ -16,6 +16,8 @@ pub mod members;
 pub mod milestones;
 pub mod namespaces;
 pub mod oauth;
+pub mod project_shares;
+pub mod project_state;
 pub mod projects;
 pub mod rate_limits;
 pub mod sessions;
