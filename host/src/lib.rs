@@ -12,6 +12,7 @@ pub mod context;
 pub mod http;
 pub mod keys;
 pub mod mail;
+pub mod plugins;
 pub mod ratelimit;
 pub mod settings;
 pub mod store;

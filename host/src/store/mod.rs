@@ -10,6 +10,7 @@ pub mod ids;
 pub mod keys;
 pub mod members;
 pub mod namespaces;
+pub mod plugins;
 pub mod projects;
 pub mod rate_limits;
 pub mod settings;
