@@ -10,6 +10,7 @@ mod groups;
 mod impersonation;
 mod keys;
 mod members;
+mod plugins;
 mod projects;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
@@ -34,4 +35,5 @@ pub fn router() -> Router<ApiContext> {
         .merge(projects::router())
         .merge(groups::router())
         .merge(members::router())
+        .merge(plugins::router())
 }

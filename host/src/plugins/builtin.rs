@@ -1,6 +1,10 @@
 //! Plugins compiled from `plugins/` by host/build.rs and embedded in the binary. They are in
 //! every tenant's catalog.
 
+use std::sync::LazyLock;
+
+use sha2::{Digest, Sha256};
+
 pub struct BuiltIn {
     pub name: &'static str,
     pub version: &'static str,
@@ -13,13 +17,20 @@ pub const BUILT_INS: &[BuiltIn] = &[BuiltIn {
     bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_spam_filter.wasm")),
 }];
 
-pub fn by_sha256(sha256: &str) -> Option<&'static BuiltIn> {
-    BUILT_INS.iter().find(|b| b.sha256() == sha256)
+/// The built-ins with their sha256, computed once.
+pub fn with_digests() -> &'static [(&'static BuiltIn, String)] {
+    static DIGESTS: LazyLock<Vec<(&'static BuiltIn, String)>> = LazyLock::new(|| {
+        BUILT_INS
+            .iter()
+            .map(|b| (b, hex::encode(Sha256::digest(b.bytes))))
+            .collect()
+    });
+    &DIGESTS
 }
 
-impl BuiltIn {
-    pub fn sha256(&self) -> String {
-        use sha2::{Digest, Sha256};
-        hex::encode(Sha256::digest(self.bytes))
-    }
+pub fn by_sha256(sha256: &str) -> Option<&'static BuiltIn> {
+    with_digests()
+        .iter()
+        .find(|(_, digest)| digest == sha256)
+        .map(|(b, _)| *b)
 }

@@ -75,3 +75,26 @@ impl Maxima {
         }
     }
 }
+
+impl From<&crate::config::PluginLimitArgs> for Maxima {
+    fn from(args: &crate::config::PluginLimitArgs) -> Self {
+        Maxima {
+            timeout_ms: args.plugin_max_timeout_ms.max(1),
+            fuel: args.plugin_max_fuel,
+            memory_bytes: args.plugin_max_memory_bytes.max(1024 * 1024),
+            tenant_instances: args.plugin_max_tenant_instances.max(1),
+        }
+    }
+}
+
+impl Default for Maxima {
+    /// The `trellis serve` defaults.
+    fn default() -> Self {
+        Maxima {
+            timeout_ms: 1000,
+            fuel: None,
+            memory_bytes: 256 * 1024 * 1024,
+            tenant_instances: 4,
+        }
+    }
+}

@@ -11,6 +11,7 @@ pub mod builtin;
 pub mod call;
 pub mod hooks;
 pub mod limits;
+pub mod local;
 pub mod registry;
 pub mod runtime;
 pub mod spam;

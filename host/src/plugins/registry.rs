@@ -99,7 +99,7 @@ impl Plugins {
         let mut snapshot = Snapshot::new();
         for row in &rows {
             let Some(hook) = Hook::parse(&row.hook) else { continue };
-            match self.load(db, row).await {
+            match self.load(db, row.tenant_id, &row.sha256).await {
                 Ok(plugin) => {
                     snapshot.insert((row.tenant_id, hook), Arc::new(self.binding_of(row, hook, plugin)));
                 }
@@ -131,12 +131,13 @@ impl Plugins {
         }
     }
 
-    async fn load(&self, db: &Db, row: &BindingRow) -> Result<Arc<Compiled>, String> {
-        let bytes: Arc<[u8]> = match builtin::by_sha256(&row.sha256) {
+    /// A catalog entry's compiled plugin (built-in or uploaded).
+    pub async fn load(&self, db: &Db, tenant_id: i64, sha256: &str) -> Result<Arc<Compiled>, String> {
+        let bytes: Arc<[u8]> = match builtin::by_sha256(sha256) {
             Some(b) => Arc::from(b.bytes),
             None => db
-                .tenant(row.tenant_id)
-                .plugin_content(&row.sha256)
+                .tenant(tenant_id)
+                .plugin_content(sha256)
                 .await
                 .map_err(|e| format!("{e:#}"))?
                 .ok_or("the plugin's binary is missing")?
@@ -174,6 +175,17 @@ impl Plugins {
         + Send
         + 'static,
     ) -> Result<R, PluginError> {
+        self.call_with_stats(binding, f).await.0
+    }
+
+    /// [`Plugins::call`], also telling what the call cost.
+    pub async fn call_with_stats<R: Send + 'static>(
+        &self,
+        binding: &Arc<Binding>,
+        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Compiled) -> wasmtime::Result<Result<R, String>>
+        + Send
+        + 'static,
+    ) -> (Result<R, PluginError>, CallStats) {
         let span = tracing::info_span!("plugin_call", tenant = binding.tenant_id, plugin = &*binding.label, hook = binding.hook.name(), outcome = tracing::field::Empty);
         let started = Instant::now();
         let (result, stats) = async {
@@ -204,7 +216,7 @@ impl Plugins {
         if let Err(error) = &result {
             tracing::warn!(parent: &span, error = %error, "plugin call failed");
         }
-        result
+        (result, stats)
     }
 
     /// Calls `validate-config` of a plugin (any world) with `config`; used before a binding is

@@ -155,14 +155,21 @@ fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`]; calls past their deadline trap.
+/// Advances the engine's epoch once per [`EPOCH_TICK`] of real time (catching up when the
+/// thread slept long), so a deadline of N ticks is N milliseconds; calls past it trap.
 fn start_ticker(engine: &Engine) {
     let weak = engine.weak();
     std::thread::Builder::new()
         .name("plugin-epoch".into())
         .spawn(move || {
+            let start = std::time::Instant::now();
+            let mut ticks: u128 = 0;
             while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
+                let due = start.elapsed().as_micros() / EPOCH_TICK.as_micros();
+                while ticks < due {
+                    engine.increment_epoch();
+                    ticks += 1;
+                }
                 drop(engine);
                 std::thread::sleep(EPOCH_TICK);
             }
@@ -179,7 +186,8 @@ impl Compiled {
     ) -> wasmtime::Result<Result<(), String>> {
         let instance = self.pre.instantiate(&mut *store)?;
         let interface = format!("trellis:policy/configurable@{}", self.target.package_version);
-        let missing = || wasmtime::Error::msg("the plugin does not export trellis:policy/configurable");
+        let missing =
+            || wasmtime::Error::msg("the plugin does not export trellis:policy/configurable");
         let interface = instance
             .get_export_index(&mut *store, None, &interface)
             .ok_or_else(missing)?;

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::call::PluginError;
+use super::call::{CallStats, PluginError};
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
-use super::registry::Plugins;
+use super::registry::{Binding, Plugins};
 use super::wit::since_v0_1::{self as v0_1, SpamInput, VerdictKind};
 use crate::http::error::ApiError;
 
@@ -99,14 +99,24 @@ pub async fn check(
     captcha_enabled: bool,
 ) -> Option<SpamOutcome> {
     let binding = plugins.binding(tenant_id, Hook::SpamCheck)?;
-    let answer = if subject.title.len() + subject.description.len() > MAX_INPUT_BYTES {
-        Err(PluginError::Oversize(format!(
-            "the input is larger than {MAX_INPUT_BYTES} bytes"
-        )))
+    Some(check_with(plugins, &binding, subject, captcha_enabled).await.0)
+}
+
+/// One check through a given binding (the local runner makes its own), with its cost.
+pub async fn check_with(
+    plugins: &Plugins,
+    binding: &Arc<Binding>,
+    subject: &SpamSubject,
+    captcha_enabled: bool,
+) -> (SpamOutcome, CallStats) {
+    let (answer, stats) = if subject.title.len() + subject.description.len() > MAX_INPUT_BYTES {
+        let error =
+            PluginError::Oversize(format!("the input is larger than {MAX_INPUT_BYTES} bytes"));
+        (Err(error), CallStats::default())
     } else {
         let input = wit_input(subject);
         plugins
-            .call(&binding, move |store, compiled| {
+            .call_with_stats(binding, move |store, compiled| {
                 let pre = compiled
                     .spam_check
                     .as_ref()
@@ -115,18 +125,18 @@ pub async fn check(
                 plugin.trellis_policy_spam_check().call_check(&mut *store, &input)
             })
             .await
-            .and_then(|verdict| {
-                if verdict.reason.len() > MAX_OUTPUT_BYTES {
-                    Err(PluginError::Oversize(format!(
-                        "the verdict's reason is larger than {MAX_OUTPUT_BYTES} bytes"
-                    )))
-                } else {
-                    Ok(verdict)
-                }
-            })
     };
+    let answer = answer.and_then(|verdict| {
+        if verdict.reason.len() > MAX_OUTPUT_BYTES {
+            Err(PluginError::Oversize(format!(
+                "the verdict's reason is larger than {MAX_OUTPUT_BYTES} bytes"
+            )))
+        } else {
+            Ok(verdict)
+        }
+    });
     let plugin = binding.label.clone();
-    Some(match answer {
+    let outcome = match answer {
         Ok(v) => {
             let verdict = match v.kind {
                 VerdictKind::Allow => Verdict::Allow,
@@ -153,7 +163,8 @@ pub async fn check(
             error: Some(error),
             plugin,
         },
-    })
+    };
+    (outcome, stats)
 }
 
 /// GitLab's SpamActionService: what each verdict does to the request.
