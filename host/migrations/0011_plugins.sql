@@ -58,19 +58,3 @@ CREATE TABLE spam_logs (
     PRIMARY KEY (tenant_id, id)
 );
 CREATE INDEX spam_logs_user ON spam_logs (tenant_id, user_id, id);
-
--- GitLab's user_agent_details: the request a spammable came from and whether it went through
--- the spam filter.
-CREATE TABLE user_agent_details (
-    tenant_id BIGINT NOT NULL REFERENCES tenants (id),
-    id BIGINT NOT NULL,
-    subject_type TEXT NOT NULL,
-    subject_id BIGINT NOT NULL,
-    user_agent TEXT,
-    ip_address TEXT,
-    spam_filter_submitted BIGINT NOT NULL DEFAULT 0,
-    created_at BIGINT NOT NULL,
-    updated_at BIGINT NOT NULL,
-    PRIMARY KEY (tenant_id, id)
-);
-CREATE UNIQUE INDEX user_agent_details_subject_unique ON user_agent_details (tenant_id, subject_type, subject_id);

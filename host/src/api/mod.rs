@@ -11,6 +11,7 @@ mod impersonation;
 mod keys;
 mod members;
 mod plugins;
+pub mod spam;
 mod projects;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, put};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use serde_json::Value;
 
@@ -19,6 +19,7 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::plugins::runtime::Compiled;
+use crate::plugins::spam::{self, SpammableKind};
 use crate::plugins::{FailurePolicy, Hook, Limits, builtin};
 use crate::store::plugins::{NewBinding, NewPlugin, PluginRow};
 use crate::views;
@@ -31,6 +32,10 @@ pub fn router() -> Router<ApiContext> {
         .route(
             "/api/v4/application/plugin_hooks/{hook}",
             put(bind).delete(unbind),
+        )
+        .route(
+            "/api/v4/application/plugin_hooks/spam_check/test",
+            post(test_spam_check),
         )
 }
 
@@ -282,4 +287,38 @@ async fn unbind(Path(hook): Path<String>, api: Api) -> ApiResult<StatusCode> {
     }
     api.ctx.plugins.refresh(&api.ctx.db).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /application/plugin_hooks/spam_check/test`: runs the bound spam check on `title` and
+/// `description` as user `user_id` (default: the caller) and shows the verdict and what the
+/// API would do, without logging, blocking or writing anything (as GitLab's hook tests).
+async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
+    let caller = api.admin()?;
+    let author = match api.params.int("user_id")? {
+        Some(id) => api.db().user_by_id(id).await?.ok_or(ApiError::NotFound("User"))?,
+        None => (*caller.user).clone(),
+    };
+    let title = api.params.required_string("title")?;
+    let description = api.params.string("description")?.unwrap_or_default();
+    let binding = api
+        .ctx
+        .plugins
+        .binding(api.tenant.id, Hook::SpamCheck)
+        .ok_or(ApiError::NotFound("Hook binding"))?;
+    let subject = super::spam::subject(
+        &api,
+        &author,
+        &super::spam::Spammable {
+            kind: SpammableKind::Issue,
+            noteable_type: "Issue",
+            title: &title,
+            description: &description,
+            is_update: api.params.bool("is_update")?.unwrap_or(false),
+            confidential: api.params.bool("confidential")?.unwrap_or(false),
+            project: None,
+        },
+    );
+    let captcha = api.settings.bool("captcha_enabled");
+    let (outcome, stats) = spam::check_with(&api.ctx.plugins, &binding, &subject, captcha).await;
+    Ok(Json(views::plugin::spam_test(&outcome, &stats)))
 }

@@ -7,14 +7,17 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::call::{CallStats, PluginError};
+use wasmtime::Store;
+
+use super::call::{CallState, CallStats, PluginError};
+use super::runtime::Compiled;
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
 use super::registry::{Binding, Plugins};
-use super::wit::since_v0_1::{self as v0_1, SpamInput, VerdictKind};
+use super::wit::since_v0_1::{self as v0_1, VerdictKind};
 use crate::http::error::ApiError;
 
-pub use v0_1::SpammableKind;
+pub use v0_1::{SpamInput, SpammableKind};
 
 /// What is checked: the spammable and who wrote it from where.
 #[derive(Debug, Clone)]
@@ -116,14 +119,7 @@ pub async fn check_with(
     } else {
         let input = wit_input(subject);
         plugins
-            .call_with_stats(binding, move |store, compiled| {
-                let pre = compiled
-                    .spam_check
-                    .as_ref()
-                    .ok_or_else(|| wasmtime::Error::msg("not a spam-check plugin"))?;
-                let plugin = pre.instantiate(&mut *store)?;
-                plugin.trellis_policy_spam_check().call_check(&mut *store, &input)
-            })
+            .call_with_stats(binding, move |store, compiled| call(store, compiled, &input))
             .await
     };
     let answer = answer.and_then(|verdict| {
@@ -167,6 +163,20 @@ pub async fn check_with(
     (outcome, stats)
 }
 
+/// Instantiates a spam-check plugin in `store` and calls its `check`.
+pub fn call(
+    store: &mut Store<CallState>,
+    compiled: &Compiled,
+    input: &SpamInput,
+) -> wasmtime::Result<Result<v0_1::Verdict, String>> {
+    let pre = compiled
+        .spam_check
+        .as_ref()
+        .ok_or_else(|| wasmtime::Error::msg("not a spam-check plugin"))?;
+    let plugin = pre.instantiate(&mut *store)?;
+    plugin.trellis_policy_spam_check().call_check(&mut *store, input)
+}
+
 /// GitLab's SpamActionService: what each verdict does to the request.
 pub fn action(verdict: Verdict, captcha_enabled: bool) -> SpamAction {
     match verdict {
@@ -207,7 +217,8 @@ impl SpamOutcome {
     }
 }
 
-fn wit_input(subject: &SpamSubject) -> SpamInput {
+/// The WIT input of a check.
+pub fn wit_input(subject: &SpamSubject) -> SpamInput {
     SpamInput {
         kind: subject.kind,
         title: subject.title.clone(),

@@ -265,37 +265,4 @@ impl TenantDb {
         .fetch_all(self.reader())
         .await
     }
-
-    /// Records where a spammable came from and whether the spam filter saw it.
-    pub async fn record_user_agent_detail(
-        &self,
-        subject_type: &str,
-        subject_id: i64,
-        user_agent: Option<&str>,
-        ip_address: Option<&str>,
-        spam_filter_submitted: bool,
-    ) -> sqlx::Result<()> {
-        let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, self.tenant_id(), "user_agent_details").await?;
-        let now = now_ms();
-        sqlx::query(
-            "INSERT INTO user_agent_details (tenant_id, id, subject_type, subject_id, user_agent, \
-             ip_address, spam_filter_submitted, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
-             ON CONFLICT (tenant_id, subject_type, subject_id) DO UPDATE SET \
-             user_agent = $5, ip_address = $6, spam_filter_submitted = $7, updated_at = $8",
-        )
-        .bind(self.tenant_id())
-        .bind(id)
-        .bind(subject_type)
-        .bind(subject_id)
-        .bind(user_agent)
-        .bind(ip_address)
-        .bind(i64::from(spam_filter_submitted))
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
 }

@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use super::timestamp;
-use crate::plugins::Hook;
+use crate::plugins::spam::{SpamAction, SpamOutcome};
+use crate::plugins::{CallStats, Hook};
 use crate::store::plugins::{BindingRow, PluginRow};
 
 pub fn plugin(row: &PluginRow) -> Value {
@@ -47,4 +48,23 @@ pub fn hook(hook: Hook, binding: Option<(&BindingRow, &PluginRow)>) -> Value {
             "updated_at": timestamp(b.updated_at),
         }),
     }
+}
+
+/// The answer of a spam-check test call.
+pub fn spam_test(outcome: &SpamOutcome, stats: &CallStats) -> Value {
+    json!({
+        "plugin": &*outcome.plugin,
+        "verdict": outcome.verdict.map(|v| v.name()),
+        "reason": outcome.reason,
+        "outcome": outcome.error.as_ref().map_or("ok", |e| e.outcome()),
+        "action": match outcome.action {
+            SpamAction::Proceed => "proceed",
+            SpamAction::NeedsCaptcha => "needs_captcha",
+            SpamAction::Refuse => "refuse",
+            SpamAction::RefuseAndBlock => "refuse_and_block",
+        },
+        "duration_ms": stats.elapsed.as_secs_f64() * 1000.0,
+        "fuel": stats.fuel,
+        "peak_memory_bytes": stats.peak_memory,
+    })
 }
