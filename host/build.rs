@@ -20,7 +20,14 @@ fn main() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     for (package, artifact) in BUILT_INS {
         let status = Command::new(&cargo)
-            .args(["build", "--release", "--target", "wasm32-wasip2", "--package", package])
+            .args([
+                "build",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "--package",
+                package,
+            ])
             .arg("--manifest-path")
             .arg(root.join("Cargo.toml"))
             .arg("--target-dir")

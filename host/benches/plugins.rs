@@ -30,7 +30,9 @@ fn setup() -> (Arc<Plugins>, Arc<Binding>, spam::SpamInput) {
         hook: Hook::SpamCheck,
         plugin: compiled,
         label: Arc::from("spam-filter"),
-        config: Arc::from(r#"{"blocked_words": ["casino", "free money"], "blocked_link_domains": ["spam.example"]}"#),
+        config: Arc::from(
+            r#"{"blocked_words": ["casino", "free money"], "blocked_link_domains": ["spam.example"]}"#,
+        ),
         failure_policy: FailurePolicy::FailOpen,
         limits: maxima.defaults(),
     });
@@ -61,9 +63,12 @@ fn setup() -> (Arc<Plugins>, Arc<Binding>, spam::SpamInput) {
 }
 
 fn call_once(plugins: &Plugins, binding: &Binding, input: &spam::SpamInput) {
-    let (verdict, _) = invoke_blocking(&plugins.runtime.engine, binding, &binding.limits, |store, compiled| {
-        spam::call(store, compiled, input)
-    });
+    let (verdict, _) = invoke_blocking(
+        &plugins.runtime.engine,
+        binding,
+        &binding.limits,
+        |store, compiled| spam::call(store, compiled, input),
+    );
     assert!(verdict.is_ok());
 }
 

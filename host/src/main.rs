@@ -57,7 +57,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 input,
                 config,
                 limits,
-            } => plugins::local::run(&file, &hook, &input, config.as_deref(), Maxima::from(&limits)).await,
+            } => {
+                plugins::local::run(
+                    &file,
+                    &hook,
+                    &input,
+                    config.as_deref(),
+                    Maxima::from(&limits),
+                )
+                .await
+            }
         },
     }
 }

@@ -19,10 +19,11 @@ pub mod bindings {
 
 pub use bindings::exports::trellis::policy::external_authorization::*;
 
-/// Exports a type implementing this world's `Guest` traits.
+/// Exports (on WebAssembly only) a type implementing this world's `Guest` traits.
 #[macro_export]
 macro_rules! export_external_authorization {
     ($plugin:ty) => {
+        #[cfg(target_arch = "wasm32")]
         $crate::external_authorization::bindings::__export_external_authorization_plugin!(
             $plugin with_types_in $crate::external_authorization::bindings
         );

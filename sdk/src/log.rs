@@ -1,11 +1,14 @@
 //! Logging helpers: lines go to the host's log, tagged with the tenant and plugin. The host keeps
-//! at most 1 KiB of log text per call; the rest is dropped.
+//! at most 1 KiB of log text per call; the rest is dropped. Built natively (a plugin's unit
+//! tests) they print to stderr.
 
 use crate::LogLevel;
-use crate::host_bindings::trellis::policy::host;
 
 pub fn log(level: LogLevel, message: &str) {
-    host::log(level, message);
+    #[cfg(target_arch = "wasm32")]
+    crate::host_bindings::trellis::policy::host::log(level, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("[{level:?}] {message}");
 }
 
 pub fn debug(message: &str) {

@@ -19,10 +19,11 @@ pub mod bindings {
 
 pub use bindings::exports::trellis::policy::push_rules::*;
 
-/// Exports a type implementing this world's `Guest` traits.
+/// Exports (on WebAssembly only) a type implementing this world's `Guest` traits.
 #[macro_export]
 macro_rules! export_push_rules {
     ($plugin:ty) => {
+        #[cfg(target_arch = "wasm32")]
         $crate::push_rules::bindings::__export_push_rules_plugin!(
             $plugin with_types_in $crate::push_rules::bindings
         );

@@ -23,7 +23,10 @@ pub use bindings::exports::trellis::policy::spam_check::{
 
 impl Verdict {
     fn new(kind: VerdictKind, reason: impl Into<String>) -> Self {
-        Verdict { kind, reason: reason.into() }
+        Verdict {
+            kind,
+            reason: reason.into(),
+        }
     }
     pub fn allow(reason: impl Into<String>) -> Self {
         Self::new(VerdictKind::Allow, reason)
@@ -67,10 +70,12 @@ pub fn __check<T: SpamCheck>(input: Input) -> Result<Verdict, String> {
     T::check(&crate::config::current()?, &input)
 }
 
-/// Exports a [`SpamCheck`] implementation as the plugin's `spam-check` world.
+/// Exports a [`SpamCheck`] implementation as the plugin's `spam-check` world. Only on
+/// WebAssembly: built natively (for unit tests) the crate exports nothing.
 #[macro_export]
 macro_rules! export_spam_check {
     ($plugin:ty) => {
+        #[cfg(target_arch = "wasm32")]
         const _: () = {
             struct __TrellisPlugin;
             impl $crate::spam_check::bindings::exports::trellis::policy::spam_check::Guest
@@ -78,7 +83,8 @@ macro_rules! export_spam_check {
             {
                 fn check(
                     input: $crate::spam_check::Input,
-                ) -> ::core::result::Result<$crate::spam_check::Verdict, ::std::string::String> {
+                ) -> ::core::result::Result<$crate::spam_check::Verdict, ::std::string::String>
+                {
                     $crate::spam_check::__check::<$plugin>(input)
                 }
             }

@@ -19,10 +19,11 @@ pub mod bindings {
 
 pub use bindings::exports::trellis::policy::webhook_formatter::*;
 
-/// Exports a type implementing this world's `Guest` traits.
+/// Exports (on WebAssembly only) a type implementing this world's `Guest` traits.
 #[macro_export]
 macro_rules! export_webhook_formatter {
     ($plugin:ty) => {
+        #[cfg(target_arch = "wasm32")]
         $crate::webhook_formatter::bindings::__export_webhook_formatter_plugin!(
             $plugin with_types_in $crate::webhook_formatter::bindings
         );

@@ -18,7 +18,10 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { keywords: Vec::new(), verdict: "disallow".into() }
+        Config {
+            keywords: Vec::new(),
+            verdict: "disallow".into(),
+        }
     }
 }
 
@@ -39,7 +42,11 @@ impl SpamCheck for KeywordFilter {
 
     fn check(config: &Config, input: &Input) -> Result<Verdict, String> {
         let text = format!("{} {}", input.title, input.description).to_lowercase();
-        match config.keywords.iter().find(|k| text.contains(&k.to_lowercase())) {
+        match config
+            .keywords
+            .iter()
+            .find(|k| text.contains(&k.to_lowercase()))
+        {
             Some(keyword) => {
                 trellis_sdk::log::info(&format!("keyword {keyword:?} found"));
                 spam_verdict(&config.verdict, format!("contains the keyword {keyword:?}"))
@@ -105,6 +112,8 @@ mod tests {
     fn configuration_is_validated() {
         assert!(KeywordFilter::validate(&config(r#"{"keywords": ["x"]}"#)).is_ok());
         assert!(KeywordFilter::validate(&config(r#"{}"#)).is_err());
-        assert!(KeywordFilter::validate(&config(r#"{"keywords": ["x"], "verdict": "maybe"}"#)).is_err());
+        assert!(
+            KeywordFilter::validate(&config(r#"{"keywords": ["x"], "verdict": "maybe"}"#)).is_err()
+        );
     }
 }

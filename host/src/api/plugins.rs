@@ -40,7 +40,10 @@ pub fn router() -> Router<ApiContext> {
 }
 
 fn catalog_entry(compiled: &Compiled) -> (&'static str, &str) {
-    (compiled.target.world.world_name(), &compiled.target.package_version)
+    (
+        compiled.target.world.world_name(),
+        &compiled.target.package_version,
+    )
 }
 
 /// Enters this binary's built-in plugins in the tenant's catalog (once per version).
@@ -54,7 +57,9 @@ async fn ensure_built_ins(api: &Api) -> ApiResult<()> {
             .plugins
             .compile(Arc::from(built_in.bytes))
             .await
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("built-in plugin {}: {e}", built_in.name)))?;
+            .map_err(|e| {
+                ApiError::Internal(anyhow::anyhow!("built-in plugin {}: {e}", built_in.name))
+            })?;
         let (world, api_version) = catalog_entry(&compiled);
         api.db()
             .insert_plugin(&NewPlugin {
@@ -82,7 +87,9 @@ async fn catalog(api: &Api) -> ApiResult<Vec<PluginRow>> {
 async fn list(api: Api) -> ApiResult<Json<Value>> {
     api.admin()?;
     let rows = catalog(&api).await?;
-    Ok(Json(Value::Array(rows.iter().map(views::plugin::plugin).collect())))
+    Ok(Json(Value::Array(
+        rows.iter().map(views::plugin::plugin).collect(),
+    )))
 }
 
 async fn upload(api: Api) -> ApiResult<Response> {
@@ -101,14 +108,13 @@ async fn upload(api: Api) -> ApiResult<Response> {
     };
     let name = match api.params.present_string("name")? {
         Some(name) => name,
-        None => file
-            .filename
-            .trim_end_matches(".wasm")
-            .trim()
-            .to_string(),
+        None => file.filename.trim_end_matches(".wasm").trim().to_string(),
     };
     if name.is_empty() || name.len() > 255 {
-        return Err(ApiError::field("name", "must be between 1 and 255 characters"));
+        return Err(ApiError::field(
+            "name",
+            "must be between 1 and 255 characters",
+        ));
     }
     let version = api.params.present_string("version")?;
     let compiled = api
@@ -131,20 +137,29 @@ async fn upload(api: Api) -> ApiResult<Response> {
             content: Some(&file.bytes),
         })
         .await?;
-    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     Ok((status, Json(views::plugin::plugin(&row))).into_response())
 }
 
 async fn plugin_by_id(api: &Api, id: &str) -> ApiResult<PluginRow> {
     let id: i64 = id.parse().map_err(|_| ApiError::NotFound("Plugin"))?;
-    api.db().plugin(id).await?.ok_or(ApiError::NotFound("Plugin"))
+    api.db()
+        .plugin(id)
+        .await?
+        .ok_or(ApiError::NotFound("Plugin"))
 }
 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     api.admin()?;
     let row = plugin_by_id(&api, &id).await?;
     if row.built_in {
-        return Err(ApiError::forbidden_because("Built-in plugins cannot be deleted"));
+        return Err(ApiError::forbidden_because(
+            "Built-in plugins cannot be deleted",
+        ));
     }
     if !api.db().delete_plugin(row.id).await? {
         return Err(ApiError::Conflict(
@@ -161,9 +176,10 @@ async fn hooks(api: Api) -> ApiResult<Json<Value>> {
     let out = Hook::ALL
         .into_iter()
         .map(|hook| {
-            let bound = bindings.iter().find(|b| b.hook == hook.name()).and_then(|b| {
-                plugins.iter().find(|p| p.id == b.plugin_id).map(|p| (b, p))
-            });
+            let bound = bindings
+                .iter()
+                .find(|b| b.hook == hook.name())
+                .and_then(|b| plugins.iter().find(|p| p.id == b.plugin_id).map(|p| (b, p)));
             views::plugin::hook(hook, bound)
         })
         .collect();
@@ -193,7 +209,11 @@ async fn chosen_plugin(api: &Api) -> ApiResult<PluginRow> {
             ));
         }
         (Some(id), None) => api.db().plugin(id).await?,
-        (None, Some(sha256)) => api.db().plugin_by_sha256(&sha256.to_ascii_lowercase()).await?,
+        (None, Some(sha256)) => {
+            api.db()
+                .plugin_by_sha256(&sha256.to_ascii_lowercase())
+                .await?
+        }
     };
     match row {
         Some(row) if !row.built_in || builtin::by_sha256(&row.sha256).is_some() => Ok(row),
@@ -208,9 +228,13 @@ fn config_param(api: &Api) -> ApiResult<String> {
         Some(value @ Value::Object(_)) => Ok(value.to_string()),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(value @ Value::Object(_)) => Ok(value.to_string()),
-            _ => Err(ApiError::InvalidParam("config must be a JSON object".into())),
+            _ => Err(ApiError::InvalidParam(
+                "config must be a JSON object".into(),
+            )),
         },
-        Some(_) => Err(ApiError::InvalidParam("config must be a JSON object".into())),
+        Some(_) => Err(ApiError::InvalidParam(
+            "config must be a JSON object".into(),
+        )),
     }
 }
 
@@ -257,7 +281,11 @@ async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<Value>> {
             hook.world().world_name()
         )));
     }
-    let label = format!("{}@{}", row.name, row.version.as_deref().unwrap_or("unversioned"));
+    let label = format!(
+        "{}@{}",
+        row.name,
+        row.version.as_deref().unwrap_or("unversioned")
+    );
     plugins
         .validate_config(api.tenant.id, hook, compiled, &label, &config, limits)
         .await
@@ -295,7 +323,11 @@ async fn unbind(Path(hook): Path<String>, api: Api) -> ApiResult<StatusCode> {
 async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
     let caller = api.admin()?;
     let author = match api.params.int("user_id")? {
-        Some(id) => api.db().user_by_id(id).await?.ok_or(ApiError::NotFound("User"))?,
+        Some(id) => api
+            .db()
+            .user_by_id(id)
+            .await?
+            .ok_or(ApiError::NotFound("User"))?,
         None => (*caller.user).clone(),
     };
     let title = api.params.required_string("title")?;

@@ -50,7 +50,12 @@ pub async fn check(
     author: &UserRow,
     spammable: &Spammable<'_>,
 ) -> ApiResult<Option<SpamOutcome>> {
-    if api.ctx.plugins.binding(api.tenant.id, crate::plugins::Hook::SpamCheck).is_none() {
+    if api
+        .ctx
+        .plugins
+        .binding(api.tenant.id, crate::plugins::Hook::SpamCheck)
+        .is_none()
+    {
         return Ok(None);
     }
     let subject = subject(api, author, spammable);

@@ -122,7 +122,13 @@ impl CallState {
     fn finish_log(&self) {
         if self.log_dropped > 0 {
             let (tenant, plugin, hook) = (self.tags.tenant_id, &*self.tags.plugin, self.tags.hook);
-            tracing::warn!(tenant, plugin, hook, dropped_bytes = self.log_dropped, "plugin log output over 1 KiB per call was dropped");
+            tracing::warn!(
+                tenant,
+                plugin,
+                hook,
+                dropped_bytes = self.log_dropped,
+                "plugin log output over 1 KiB per call was dropped"
+            );
         }
     }
 }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+use super::Maxima;
 use super::hooks::{FailurePolicy, Hook};
 use super::registry::{Binding, Plugins};
 use super::runtime::{Compiled, Runtime, RuntimeOptions};
 use super::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
-use super::Maxima;
 
 fn engine(maxima: &Maxima) -> anyhow::Result<Arc<Runtime>> {
     Runtime::new(RuntimeOptions {
@@ -35,8 +35,18 @@ pub async fn check(file: &Path, maxima: Maxima) -> anyhow::Result<()> {
     let compiled = compile(&plugins, file).await?;
     let ty = compiled.pre.component().component_type();
     println!("file:    {}", file.display());
-    println!("world:   trellis:policy/{}@{}", compiled.target.world.world_name(), compiled.target.package_version);
-    println!("hook:    {}", Hook::ALL.into_iter().find(|h| h.world() == compiled.target.world).map_or("-", |h| h.name()));
+    println!(
+        "world:   trellis:policy/{}@{}",
+        compiled.target.world.world_name(),
+        compiled.target.package_version
+    );
+    println!(
+        "hook:    {}",
+        Hook::ALL
+            .into_iter()
+            .find(|h| h.world() == compiled.target.world)
+            .map_or("-", |h| h.name())
+    );
     println!("size:    {} bytes", compiled.size);
     println!("sha256:  {}", compiled.sha256);
     println!("imports:");
@@ -152,11 +162,20 @@ pub async fn run(
     let plugins = Plugins::new(engine(&maxima)?, maxima);
     let compiled = compile(&plugins, file).await?;
     if compiled.target.world != hook.world() {
-        bail!("the plugin implements {}, not {}", compiled.target.world.world_name(), hook.world().world_name());
+        bail!(
+            "the plugin implements {}, not {}",
+            compiled.target.world.world_name(),
+            hook.world().world_name()
+        );
     }
     let limits = maxima.defaults();
-    let label = file.file_name().map_or("plugin".into(), |n| n.to_string_lossy().into_owned());
-    if let Err(reason) = plugins.validate_config(0, hook, compiled.clone(), &label, &config, limits).await {
+    let label = file
+        .file_name()
+        .map_or("plugin".into(), |n| n.to_string_lossy().into_owned());
+    if let Err(reason) = plugins
+        .validate_config(0, hook, compiled.clone(), &label, &config, limits)
+        .await
+    {
         bail!("configuration rejected: {reason}");
     }
     let binding = Arc::new(Binding {

@@ -80,8 +80,7 @@ impl Plugins {
             .await
             .map_err(|e| format!("compilation failed: {e}"))??;
         let compiled = Arc::new(compiled);
-        self.lock_compiled()
-            .insert(sha256, compiled.clone());
+        self.lock_compiled().insert(sha256, compiled.clone());
         Ok(compiled)
     }
 
@@ -98,13 +97,24 @@ impl Plugins {
         }
         let mut snapshot = Snapshot::new();
         for row in &rows {
-            let Some(hook) = Hook::parse(&row.hook) else { continue };
+            let Some(hook) = Hook::parse(&row.hook) else {
+                continue;
+            };
             match self.load(db, row.tenant_id, &row.sha256).await {
                 Ok(plugin) => {
-                    snapshot.insert((row.tenant_id, hook), Arc::new(self.binding_of(row, hook, plugin)));
+                    snapshot.insert(
+                        (row.tenant_id, hook),
+                        Arc::new(self.binding_of(row, hook, plugin)),
+                    );
                 }
                 Err(error) => {
-                    tracing::error!(tenant = row.tenant_id, hook = row.hook, sha256 = row.sha256, error, "a bound plugin cannot be loaded; the hook fails per its policy");
+                    tracing::error!(
+                        tenant = row.tenant_id,
+                        hook = row.hook,
+                        sha256 = row.sha256,
+                        error,
+                        "a bound plugin cannot be loaded; the hook fails per its policy"
+                    );
                 }
             }
         }
@@ -122,9 +132,14 @@ impl Plugins {
             tenant_id: row.tenant_id,
             hook,
             plugin,
-            label: Arc::from(format!("{}@{}", row.name, row.version.as_deref().unwrap_or("unversioned"))),
+            label: Arc::from(format!(
+                "{}@{}",
+                row.name,
+                row.version.as_deref().unwrap_or("unversioned")
+            )),
             config: Arc::from(row.config.as_str()),
-            failure_policy: FailurePolicy::parse(&row.failure_policy).unwrap_or(hook.default_policy()),
+            failure_policy: FailurePolicy::parse(&row.failure_policy)
+                .unwrap_or(hook.default_policy()),
             limits: Limits {
                 timeout_ms: row.timeout_ms.clamp(1, self.maxima.timeout_ms as i64) as u64,
                 fuel: row.fuel.map(|f| f.max(1) as u64),
@@ -134,7 +149,12 @@ impl Plugins {
     }
 
     /// A catalog entry's compiled plugin (built-in or uploaded).
-    pub async fn load(&self, db: &Db, tenant_id: i64, sha256: &str) -> Result<Arc<Compiled>, String> {
+    pub async fn load(
+        &self,
+        db: &Db,
+        tenant_id: i64,
+        sha256: &str,
+    ) -> Result<Arc<Compiled>, String> {
         let bytes: Arc<[u8]> = match builtin::by_sha256(sha256) {
             Some(b) => Arc::from(b.bytes),
             None => db
@@ -152,7 +172,11 @@ impl Plugins {
     pub async fn warm_built_ins(&self) {
         for (built_in, _) in builtin::with_digests() {
             if let Err(error) = self.compile(Arc::from(built_in.bytes)).await {
-                tracing::error!(plugin = built_in.name, error, "a built-in plugin does not compile");
+                tracing::error!(
+                    plugin = built_in.name,
+                    error,
+                    "a built-in plugin does not compile"
+                );
             }
         }
     }
@@ -165,7 +189,10 @@ impl Plugins {
         loop {
             interval.tick().await;
             if let Err(error) = self.refresh(&db).await {
-                tracing::warn!(error = format!("{error:#}"), "could not refresh plugin bindings");
+                tracing::warn!(
+                    error = format!("{error:#}"),
+                    "could not refresh plugin bindings"
+                );
             }
         }
     }
@@ -183,7 +210,10 @@ impl Plugins {
     pub async fn call<R: Send + 'static>(
         &self,
         binding: &Arc<Binding>,
-        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Compiled) -> wasmtime::Result<Result<R, String>>
+        f: impl FnOnce(
+            &mut wasmtime::Store<CallState>,
+            &Compiled,
+        ) -> wasmtime::Result<Result<R, String>>
         + Send
         + 'static,
     ) -> Result<R, PluginError> {
@@ -194,11 +224,20 @@ impl Plugins {
     pub async fn call_with_stats<R: Send + 'static>(
         &self,
         binding: &Arc<Binding>,
-        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Compiled) -> wasmtime::Result<Result<R, String>>
+        f: impl FnOnce(
+            &mut wasmtime::Store<CallState>,
+            &Compiled,
+        ) -> wasmtime::Result<Result<R, String>>
         + Send
         + 'static,
     ) -> (Result<R, PluginError>, CallStats) {
-        let span = tracing::info_span!("plugin_call", tenant = binding.tenant_id, plugin = &*binding.label, hook = binding.hook.name(), outcome = tracing::field::Empty);
+        let span = tracing::info_span!(
+            "plugin_call",
+            tenant = binding.tenant_id,
+            plugin = &*binding.label,
+            hook = binding.hook.name(),
+            outcome = tracing::field::Empty
+        );
         let started = Instant::now();
         let (result, stats) = async {
             // Waiting for a slot counts against the call's wall time: a tenant whose plugin
@@ -221,7 +260,12 @@ impl Plugins {
                 invoke_blocking(&engine, &binding, &limits, f)
             })
             .await;
-            joined.unwrap_or_else(|e| (Err(PluginError::Trap(format!("host task failed: {e}"))), CallStats::default()))
+            joined.unwrap_or_else(|e| {
+                (
+                    Err(PluginError::Trap(format!("host task failed: {e}"))),
+                    CallStats::default(),
+                )
+            })
         }
         .instrument(span.clone())
         .await;
@@ -299,6 +343,7 @@ fn record_metrics(binding: &Binding, outcome: &'static str, elapsed: Duration, s
     let mut with_outcome = labels.to_vec();
     with_outcome.push(("outcome", outcome.to_string()));
     metrics::counter!("trellis_plugin_calls_total", &with_outcome).increment(1);
-    metrics::histogram!("trellis_plugin_call_duration_seconds", &labels).record(elapsed.as_secs_f64());
+    metrics::histogram!("trellis_plugin_call_duration_seconds", &labels)
+        .record(elapsed.as_secs_f64());
     metrics::counter!("trellis_plugin_fuel_consumed_total", &labels).increment(stats.fuel);
 }

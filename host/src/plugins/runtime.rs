@@ -107,8 +107,9 @@ impl Runtime {
             .map_err(|e| format!("the component cannot be linked: {e:#}"))?;
         let spam_check = match (target.world, target.api) {
             (wit::World::SpamCheck, wit::ApiVersion::V0_1) => Some(
-                wit::since_v0_1::spam_check::SpamCheckPluginPre::new(pre.clone())
-                    .map_err(|e| format!("the component's spam-check exports are malformed: {e:#}"))?,
+                wit::since_v0_1::spam_check::SpamCheckPluginPre::new(pre.clone()).map_err(|e| {
+                    format!("the component's spam-check exports are malformed: {e:#}")
+                })?,
             ),
             _ => None,
         };
@@ -185,7 +186,10 @@ impl Compiled {
         config: &str,
     ) -> wasmtime::Result<Result<(), String>> {
         let instance = self.pre.instantiate(&mut *store)?;
-        let interface = format!("trellis:policy/configurable@{}", self.target.package_version);
+        let interface = format!(
+            "trellis:policy/configurable@{}",
+            self.target.package_version
+        );
         let missing =
             || wasmtime::Error::msg("the plugin does not export trellis:policy/configurable");
         let interface = instance

@@ -10,10 +10,10 @@ use serde_json::json;
 use wasmtime::Store;
 
 use super::call::{CallState, CallStats, PluginError};
-use super::runtime::Compiled;
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
 use super::registry::{Binding, Plugins};
+use super::runtime::Compiled;
 use super::wit::since_v0_1::{self as v0_1, VerdictKind};
 use crate::http::error::ApiError;
 
@@ -102,7 +102,11 @@ pub async fn check(
     captcha_enabled: bool,
 ) -> Option<SpamOutcome> {
     let binding = plugins.binding(tenant_id, Hook::SpamCheck)?;
-    Some(check_with(plugins, &binding, subject, captcha_enabled).await.0)
+    Some(
+        check_with(plugins, &binding, subject, captcha_enabled)
+            .await
+            .0,
+    )
 }
 
 /// One check through a given binding (the local runner makes its own), with its cost.
@@ -119,7 +123,9 @@ pub async fn check_with(
     } else {
         let input = wit_input(subject);
         plugins
-            .call_with_stats(binding, move |store, compiled| call(store, compiled, &input))
+            .call_with_stats(binding, move |store, compiled| {
+                call(store, compiled, &input)
+            })
             .await
     };
     let answer = answer.and_then(|verdict| {
@@ -174,7 +180,9 @@ pub fn call(
         .as_ref()
         .ok_or_else(|| wasmtime::Error::msg("not a spam-check plugin"))?;
     let plugin = pre.instantiate(&mut *store)?;
-    plugin.trellis_policy_spam_check().call_check(&mut *store, input)
+    plugin
+        .trellis_policy_spam_check()
+        .call_check(&mut *store, input)
 }
 
 /// GitLab's SpamActionService: what each verdict does to the request.
@@ -191,7 +199,12 @@ impl SpamOutcome {
     /// The API error for a refused write of a `entity` ("issue"), as GitLab's API renders it:
     /// 400 with the spammable's base error, or 409 asking for a CAPTCHA
     /// (`SpammableActions::CaptchaCheck::RestApiActionsSupport`). `None` when the write goes on.
-    pub fn api_error(&self, entity: &str, spam_log_id: i64, captcha_site_key: Option<&str>) -> Option<ApiError> {
+    pub fn api_error(
+        &self,
+        entity: &str,
+        spam_log_id: i64,
+        captcha_site_key: Option<&str>,
+    ) -> Option<ApiError> {
         match self.action {
             SpamAction::Proceed => None,
             SpamAction::NeedsCaptcha => Some(ApiError::Custom(

@@ -130,13 +130,12 @@ impl TenantDb {
 
     /// An uploaded plugin's binary.
     pub async fn plugin_content(&self, sha256: &str) -> anyhow::Result<Option<Vec<u8>>> {
-        let content: Option<Option<String>> = sqlx::query_scalar(
-            "SELECT content FROM plugins WHERE tenant_id = $1 AND sha256 = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(sha256)
-        .fetch_optional(self.reader())
-        .await?;
+        let content: Option<Option<String>> =
+            sqlx::query_scalar("SELECT content FROM plugins WHERE tenant_id = $1 AND sha256 = $2")
+                .bind(self.tenant_id())
+                .bind(sha256)
+                .fetch_optional(self.reader())
+                .await?;
         match content.flatten() {
             Some(text) => Ok(Some(STANDARD.decode(text)?)),
             None => Ok(None),
@@ -169,7 +168,10 @@ impl TenantDb {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        let row = self.plugin_by_sha256(new.sha256).await?.ok_or(sqlx::Error::RowNotFound)?;
+        let row = self
+            .plugin_by_sha256(new.sha256)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)?;
         Ok((row, inserted.rows_affected() == 1))
     }
 

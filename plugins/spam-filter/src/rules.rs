@@ -43,7 +43,7 @@ impl Default for Config {
 
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.max_links_per_100_words > 0.0) {
+        if self.max_links_per_100_words.is_nan() || self.max_links_per_100_words <= 0.0 {
             return Err("max_links_per_100_words must be greater than 0".into());
         }
         if self.max_repeated_chars < 2 {
@@ -104,7 +104,15 @@ fn links(lower: &str) -> Vec<&str> {
         for (at, _) in lower.match_indices(scheme) {
             let rest = &lower[at + scheme.len()..];
             let end = rest
-                .find(|c: char| c == '/' || c == ':' || c == '?' || c == '#' || c.is_whitespace() || c == ')' || c == ']')
+                .find(|c: char| {
+                    c == '/'
+                        || c == ':'
+                        || c == '?'
+                        || c == '#'
+                        || c.is_whitespace()
+                        || c == ')'
+                        || c == ']'
+                })
                 .unwrap_or(rest.len());
             let host = rest[..end].rsplit('@').next().unwrap_or("");
             if !host.is_empty() {
@@ -127,10 +135,16 @@ fn blocked_domain(config: &Config, hosts: &[&str]) -> Option<Verdict> {
 }
 
 fn blocked_word(config: &Config, lower: &str) -> Option<Verdict> {
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).collect();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
     config.blocked_words.iter().find_map(|blocked| {
         let blocked = blocked.to_lowercase();
-        let parts: Vec<&str> = blocked.split(|c: char| !c.is_alphanumeric()).filter(|p| !p.is_empty()).collect();
+        let parts: Vec<&str> = blocked
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .collect();
         let found = !parts.is_empty() && words.windows(parts.len()).any(|w| w == parts.as_slice());
         found.then(|| Verdict::disallow(format!("contains the blocked word {blocked:?}")))
     })
@@ -142,16 +156,19 @@ fn link_density(config: &Config, lower: &str, links: usize) -> Option<Verdict> {
         return None;
     }
     let per_100 = links as f64 * 100.0 / words as f64;
-    (per_100 > config.max_links_per_100_words).then(|| {
-        Verdict::conditional_allow(format!("{links} links in {words} words"))
-    })
+    (per_100 > config.max_links_per_100_words)
+        .then(|| Verdict::conditional_allow(format!("{links} links in {words} words")))
 }
 
 fn repeated_chars(config: &Config, text: &str) -> Option<Verdict> {
     let mut run = 0usize;
     let mut previous = None;
     for c in text.chars() {
-        run = if Some(c) == previous && !c.is_whitespace() { run + 1 } else { 1 };
+        run = if Some(c) == previous && !c.is_whitespace() {
+            run + 1
+        } else {
+            1
+        };
         previous = Some(c);
         if run > config.max_repeated_chars {
             return Some(Verdict::conditional_allow(format!(
@@ -177,8 +194,8 @@ fn new_account_links(config: &Config, input: &Input, links: usize, now_ms: i64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trellis_sdk::spam_check::SpammableKind;
     use trellis_sdk::User;
+    use trellis_sdk::spam_check::SpammableKind;
 
     const NOW: i64 = 1_800_000_000_000;
 
@@ -210,16 +227,29 @@ mod tests {
 
     #[test]
     fn clean_text_is_allowed() {
-        let v = verdict(&Config::default(), &input("Crash on start", "Steps: run it."), NOW);
+        let v = verdict(
+            &Config::default(),
+            &input("Crash on start", "Steps: run it."),
+            NOW,
+        );
         assert_eq!(v.kind, VerdictKind::Allow);
     }
 
     #[test]
     fn blocked_words_disallow_whole_words_only() {
         let c = config(r#"{"blocked_words": ["Casino", "free money"]}"#);
-        assert_eq!(verdict(&c, &input("Best CASINO here", ""), NOW).kind, VerdictKind::Disallow);
-        assert_eq!(verdict(&c, &input("get free  money", ""), NOW).kind, VerdictKind::Disallow);
-        assert_eq!(verdict(&c, &input("casinos", "occasional"), NOW).kind, VerdictKind::Allow);
+        assert_eq!(
+            verdict(&c, &input("Best CASINO here", ""), NOW).kind,
+            VerdictKind::Disallow
+        );
+        assert_eq!(
+            verdict(&c, &input("get free  money", ""), NOW).kind,
+            VerdictKind::Disallow
+        );
+        assert_eq!(
+            verdict(&c, &input("casinos", "occasional"), NOW).kind,
+            VerdictKind::Allow
+        );
     }
 
     #[test]
@@ -248,9 +278,15 @@ mod tests {
              fifteen sixteen seventeen eighteen nineteen twenty http://a.example http://b.example \
              http://c.example http://d.example and more words to keep the density low here too ok",
         );
-        assert_eq!(verdict(&Config::default(), &i, NOW).kind, VerdictKind::Allow);
+        assert_eq!(
+            verdict(&Config::default(), &i, NOW).kind,
+            VerdictKind::Allow
+        );
         i.author.created_at = NOW - 1000;
-        assert_eq!(verdict(&Config::default(), &i, NOW).kind, VerdictKind::ConditionalAllow);
+        assert_eq!(
+            verdict(&Config::default(), &i, NOW).kind,
+            VerdictKind::ConditionalAllow
+        );
     }
 
     #[test]

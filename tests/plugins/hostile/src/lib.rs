@@ -34,7 +34,10 @@ impl SpamCheck for Hostile {
             }
             "alloc" => {
                 let big = vec![1u8; 1 << 30];
-                Ok(Verdict::allow(format!("{}", std::hint::black_box(big).len())))
+                Ok(Verdict::allow(format!(
+                    "{}",
+                    std::hint::black_box(big).len()
+                )))
             }
             "trap" => panic!("hostile plugin traps"),
             "big_output" => Ok(Verdict::allow("x".repeat(100_000_000))),
@@ -44,7 +47,10 @@ impl SpamCheck for Hostile {
                 }
                 Ok(Verdict::allow("logged a lot"))
             }
-            _ => Ok(Verdict::disallow(format!("hostile says no to {:?}", input.title))),
+            _ => Ok(Verdict::disallow(format!(
+                "hostile says no to {:?}",
+                input.title
+            ))),
         }
     }
 }
