@@ -347,6 +347,20 @@ def test_fuel_limit(server, hostile):
     assert v["outcome"] == "fuel", v
 
 
+def test_calls_in_flight_finish_on_their_version(server, hostile):
+    assert_json(bind(server, plugin_id=hostile["id"], config={"mode": "loop"},
+                     timeout_ms=1000), 200)
+    b = built_in(server)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        in_flight = pool.submit(spam_test, server, "hello")
+        time.sleep(0.3)
+        assert_json(bind(server, plugin_id=b["id"], config={}), 200)
+        now = spam_test(server, "hello")
+        old = in_flight.result(timeout=30)
+    assert old["plugin"] == "hostile@unversioned" and old["outcome"] == "timeout", old
+    assert now["plugin"].startswith("spam-filter@") and now["outcome"] == "ok", now
+
+
 def test_rejecting_config_is_400(server, hostile):
     r = bind(server, plugin_id=hostile["id"], config={"mode": "reject"})
     assert_json(r, 400, {"message": '400 Bad request - config is invalid: this plugin rejects mode "reject"'})

@@ -29,11 +29,9 @@ pub enum PluginError {
     /// The plugin answered with an error of its own.
     #[error("the plugin failed: {0}")]
     Failed(String),
-    /// The tenant's instance cap or the pool is exhausted.
+    /// The tenant's instance slots stayed taken until the call's deadline.
     #[error("no plugin instance available")]
     Busy,
-    #[error("the plugin could not be loaded: {0}")]
-    Unavailable(String),
 }
 
 impl PluginError {
@@ -47,7 +45,6 @@ impl PluginError {
             PluginError::Malformed(_) => "malformed",
             PluginError::Failed(_) => "error",
             PluginError::Busy => "busy",
-            PluginError::Unavailable(_) => "unavailable",
         }
     }
 }
@@ -236,7 +233,9 @@ fn classify(error: &wasmtime::Error, memory_refused: bool) -> PluginError {
         Some(Trap::OutOfFuel) => PluginError::OutOfFuel,
         _ if memory_refused => PluginError::OutOfMemory,
         Some(trap) => PluginError::Trap(trap.to_string()),
-        None => PluginError::Trap(truncate(format!("{error:#}"))),
+        // Not a trap: the answer could not be lifted (bad UTF-8, out-of-bounds pointers...) or
+        // the instance not created.
+        None => PluginError::Malformed(truncate(format!("{error:#}"))),
     }
 }
 
