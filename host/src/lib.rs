@@ -18,3 +18,4 @@ pub mod settings;
 pub mod store;
 pub mod tenants;
 pub mod views;
+pub mod web;

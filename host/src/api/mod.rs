@@ -4,6 +4,7 @@ pub mod meta;
 mod notify;
 pub use tokens::TOKEN_SCOPES;
 mod access;
+mod applications;
 mod emails;
 mod files;
 mod groups;
@@ -37,4 +38,5 @@ pub fn router() -> Router<ApiContext> {
         .merge(groups::router())
         .merge(members::router())
         .merge(plugins::router())
+        .merge(applications::router())
 }

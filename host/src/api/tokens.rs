@@ -142,9 +142,11 @@ async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<TokenView>> {
 
 async fn show_self(api: Api) -> ApiResult<Json<TokenView>> {
     let caller = api.user()?;
+    let not_found = ApiError::NotFound("Personal Access Token");
+    let id = caller.personal_token_id().ok_or(not_found)?;
     let token = api
         .db()
-        .token_by_id(caller.token_id)
+        .token_by_id(id)
         .await?
         .ok_or(ApiError::NotFound("Personal Access Token"))?;
     Ok(Json(TokenView::new(&token, &today())))
@@ -158,7 +160,10 @@ async fn revoke(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
 
 async fn revoke_self(api: Api) -> ApiResult<StatusCode> {
     let caller = api.user()?;
-    api.db().revoke_token(caller.token_id).await?;
+    let id = caller
+        .personal_token_id()
+        .ok_or(ApiError::NotFound("Personal Access Token"))?;
+    api.db().revoke_token(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

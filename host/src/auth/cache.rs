@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::store::TenantDb;
+use crate::store::oauth::OauthTokenWithUser;
 use crate::store::tokens::TokenWithUser;
 use crate::store::users::UserRow;
 
@@ -20,6 +21,10 @@ pub struct KnownToken {
     pub impersonation: bool,
     pub revoked: bool,
     pub expires_at: Option<String>,
+    /// OAuth access tokens expire at an instant (milliseconds) rather than on a date.
+    pub expires_at_ms: Option<i64>,
+    /// An OAuth access token (its id is in `oauth_access_tokens`, not the personal tokens).
+    pub oauth: bool,
     pub last_used_at: Option<i64>,
     pub user: Arc<UserRow>,
 }
@@ -32,10 +37,39 @@ impl From<TokenWithUser> for KnownToken {
             impersonation: row.t_impersonation,
             revoked: row.t_revoked,
             expires_at: row.t_expires_at,
+            expires_at_ms: None,
+            oauth: false,
             last_used_at: row.t_last_used_at,
             user: Arc::new(row.user),
         }
     }
+}
+
+impl From<OauthTokenWithUser> for KnownToken {
+    fn from(row: OauthTokenWithUser) -> Self {
+        KnownToken {
+            id: row.t_id,
+            scopes: row.t_scopes,
+            impersonation: false,
+            revoked: row.t_revoked_at.is_some(),
+            expires_at: None,
+            expires_at_ms: row.t_expires_at,
+            oauth: true,
+            last_used_at: None,
+            user: Arc::new(row.user),
+        }
+    }
+}
+
+/// A personal (or impersonation) token by digest, else an OAuth access token.
+async fn load(db: &TenantDb, digest: &str) -> sqlx::Result<Option<Arc<KnownToken>>> {
+    if let Some(row) = db.token_with_user(digest).await? {
+        return Ok(Some(Arc::new(row.into())));
+    }
+    Ok(db
+        .oauth_token_with_user(digest)
+        .await?
+        .map(|row| Arc::new(row.into())))
 }
 
 /// Above this many entries the cache is cleared rather than grown.
@@ -67,10 +101,7 @@ impl TokenCache {
         digest: &str,
     ) -> sqlx::Result<Option<Arc<KnownToken>>> {
         if self.ttl.is_zero() {
-            return Ok(db
-                .token_with_user(digest)
-                .await?
-                .map(|row| Arc::new(row.into())));
+            return load(db, digest).await;
         }
         let key = (db.tenant_id(), digest.to_string());
         let generation = db.write_generation();
@@ -80,10 +111,7 @@ impl TokenCache {
         {
             return Ok(entry.found.clone());
         }
-        let found = db
-            .token_with_user(digest)
-            .await?
-            .map(|row| Arc::new(row.into()));
+        let found = load(db, digest).await?;
         let mut entries = self.entries.lock().expect("token cache");
         if entries.len() >= MAX_ENTRIES {
             entries.clear();

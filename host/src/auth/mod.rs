@@ -3,6 +3,8 @@
 //! the OAuth bearer shape, missing scope 403 `insufficient_scope`.
 
 pub mod cache;
+pub mod oauth;
+pub mod password;
 pub mod secrets;
 
 use std::sync::Arc;
@@ -24,6 +26,8 @@ pub struct Caller {
     /// The user the request acts as (the sudo target when sudo is used).
     pub user: Arc<UserRow>,
     pub token_id: i64,
+    /// The token is an OAuth access token (`token_id` is not a personal access token's id).
+    pub oauth: bool,
     pub scopes: Vec<String>,
     pub impersonation: bool,
     /// The administrator behind a sudo request.
@@ -33,6 +37,11 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The id of the personal (or impersonation) access token the request carries.
+    pub fn personal_token_id(&self) -> Option<i64> {
+        (!self.oauth).then_some(self.token_id)
+    }
+
     /// Administrator rights for this request: an admin user, and with admin mode on, a token
     /// carrying the `admin_mode` scope.
     pub fn is_admin(&self) -> bool {
@@ -121,6 +130,9 @@ pub async fn authenticate(
         .expires_at
         .as_deref()
         .is_some_and(|expires| expires <= today.as_str())
+        || found
+            .expires_at_ms
+            .is_some_and(|at| at <= crate::store::now_ms())
     {
         return Err(ApiError::InvalidToken("Token has expired."));
     }
@@ -137,9 +149,10 @@ pub async fn authenticate(
     if !scopes.iter().any(|s| allowed.contains(&s.as_str())) {
         return Err(ApiError::InsufficientScope(allowed[0]));
     }
-    if found
-        .last_used_at
-        .is_none_or(|at| crate::store::now_ms() - at > LAST_USED_INTERVAL_MS)
+    if !found.oauth
+        && found
+            .last_used_at
+            .is_none_or(|at| crate::store::now_ms() - at > LAST_USED_INTERVAL_MS)
     {
         db.touch_token(found.id).await?;
     }
@@ -151,6 +164,7 @@ pub async fn authenticate(
     let mut caller = Caller {
         user: found.user.clone(),
         token_id: found.id,
+        oauth: found.oauth,
         scopes,
         impersonation: found.impersonation,
         sudo_by: None,
@@ -218,7 +232,10 @@ pub async fn token_owner(
     let expired = found
         .expires_at
         .as_deref()
-        .is_some_and(|expires| expires <= today.as_str());
+        .is_some_and(|expires| expires <= today.as_str())
+        || found
+            .expires_at_ms
+            .is_some_and(|at| at <= crate::store::now_ms());
     if found.revoked || expired || !found.user.can_use_api() {
         return Ok(None);
     }

@@ -23,6 +23,8 @@ pub fn router(ctx: ApiContext) -> Router {
     Router::new()
         .merge(crate::api::router())
         .merge(ops::router())
+        .merge(crate::auth::oauth::endpoints::router())
+        .merge(crate::web::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Inside the metrics layer, so that 429s are recorded by route like any answer.

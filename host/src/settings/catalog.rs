@@ -353,6 +353,8 @@ pub static CATALOG: &[Entry] = &[
     b("user_default_external", "false"),
     s("user_default_internal_regex", "null"),
     b("user_oauth_applications", "true"),
+    // Trellis: the OAuth implicit grant (`response_type=token`) can be turned off.
+    b("oauth_implicit_grant_enabled", "true"),
     b("user_show_add_ssh_key_message", "true"),
     s("whats_new_variant", "\"all_tiers\""),
     b("web_ide_clientside_preview_enabled", "false"),

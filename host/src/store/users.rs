@@ -50,6 +50,8 @@ pub struct UserRow {
     pub last_sign_in_ip: Option<String>,
     pub current_sign_in_ip: Option<String>,
     pub last_activity_on: Option<String>,
+    /// Set while too many failed sign-ins keep the account locked (see `store::sessions`).
+    pub locked_until: Option<i64>,
 }
 
 /// The column list matching [`UserRow`], for queries that select a user (optionally through
@@ -59,7 +61,7 @@ pub const USER_COLUMNS: &str = "id, username, email, name, state, user_type, is_
     organization, job_title, pronouns, note, theme_id, color_scheme_id, projects_limit, can_create_group, \
     external, private_profile, two_factor_enabled, avatar_path, shared_runners_minutes_limit, \
     extra_shared_runners_minutes_limit, created_at, updated_at, confirmed_at, last_sign_in_at, \
-    current_sign_in_at, last_sign_in_ip, current_sign_in_ip, last_activity_on";
+    current_sign_in_at, last_sign_in_ip, current_sign_in_ip, last_activity_on, locked_until";
 
 pub fn user_columns(alias: &str) -> String {
     USER_COLUMNS
@@ -73,6 +75,11 @@ impl UserRow {
     /// Blocked, deactivated and pending users cannot use the API.
     pub fn can_use_api(&self) -> bool {
         self.state == "active"
+    }
+
+    /// Locked by failed sign-ins until a moment still to come.
+    pub fn is_locked(&self, now_ms: i64) -> bool {
+        self.locked_until.is_some_and(|until| until > now_ms)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The JSON representations of resources: the spec's field tables, built in one place.
 
+pub mod application;
 pub mod hook;
 pub mod keys;
 pub mod namespace;

@@ -95,7 +95,7 @@ impl UserViews<'_> {
             username: user.username.clone(),
             name: user.name.clone(),
             state: user.state.clone(),
-            locked: false,
+            locked: user.is_locked(crate::store::now_ms()),
             avatar_url: self.avatar_url(user),
             web_url: format!("{}/{}", self.base_url, user.username),
         }

@@ -1,0 +1,78 @@
+//! GitLab's admin applications API: `GET/POST /applications`, `DELETE /applications/:id`,
+//! `POST /applications/:id/renew-secret`. It manages instance-wide applications (no owner);
+//! users register their own on the web pages.
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+
+use crate::auth::oauth::registration::{self, normalize_uris};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::oauth::{ApplicationFields, ApplicationRow};
+use crate::views::application::ApplicationView;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/api/v4/applications", get(list).post(create))
+        .route("/api/v4/applications/{id}", delete(remove))
+        .route("/api/v4/applications/{id}/renew-secret", post(renew))
+}
+
+async fn list(api: Api) -> ApiResult<Json<Vec<ApplicationView>>> {
+    api.admin()?;
+    let apps = api.db().applications_of(None).await?;
+    Ok(Json(
+        apps.iter().map(|a| ApplicationView::new(a, None)).collect(),
+    ))
+}
+
+async fn create(api: Api) -> ApiResult<(StatusCode, Json<ApplicationView>)> {
+    api.admin()?;
+    let name = api.params.required_string("name")?;
+    let redirect_uri = normalize_uris(&api.params.required_string("redirect_uri")?);
+    let scopes = api.params.required_string("scopes")?;
+    let confidential = api.params.bool("confidential")?.unwrap_or(true);
+    let fields = ApplicationFields {
+        name: &name,
+        redirect_uri: &redirect_uri,
+        scopes: &scopes,
+        confidential,
+    };
+    registration::validate(&fields).map_err(ApiError::Validation)?;
+    let (app, secret) = registration::create(api.db(), None, &fields).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(ApplicationView::new(&app, Some(secret))),
+    ))
+}
+
+/// An instance-wide application by id, or 404.
+async fn instance_application(api: &Api, id: &str) -> ApiResult<ApplicationRow> {
+    let id: i64 = id.parse().map_err(|_| ApiError::NotFound("Application"))?;
+    api.db()
+        .application_by_id(id)
+        .await?
+        .filter(|app| app.owner_id.is_none())
+        .ok_or(ApiError::NotFound("Application"))
+}
+
+async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
+    api.admin()?;
+    let app = instance_application(&api, &id).await?;
+    api.db().delete_application(app.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn renew(Path(id): Path<String>, api: Api) -> ApiResult<(StatusCode, Json<ApplicationView>)> {
+    api.admin()?;
+    let app = instance_application(&api, &id).await?;
+    let (secret, digest) = registration::new_secret();
+    api.db().renew_application_secret(app.id, &digest).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(ApplicationView::new(&app, Some(secret))),
+    ))
+}

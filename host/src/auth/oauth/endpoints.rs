@@ -1,0 +1,462 @@
+//! The JSON endpoints of the provider: `POST /oauth/token` (authorization code, password,
+//! refresh token), `GET /oauth/token/info`, `POST /oauth/revoke` (RFC 7009),
+//! `POST /oauth/introspect` (RFC 7662) and the RFC 8414 / OpenID discovery documents.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::error::{Kind, OAuthError, OAuthResult, no_store};
+use super::issue::{TokenSecrets, expires_in, token_body, token_response};
+use super::{client, oidc, pkce, scopes};
+use crate::auth::password::{self, Refusal};
+use crate::auth::secrets;
+use crate::context::ApiContext;
+use crate::http::error::ApiError;
+use crate::http::params::{BodyLimits, Params};
+use crate::http::request::{Origin, Tenant};
+use crate::settings::Settings;
+use crate::store::now_ms;
+use crate::store::oauth::{AccessTokenRow, ApplicationRow, Exchange};
+use crate::store::users::UserRow;
+use crate::views::user::UserViews;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/oauth/token", post(token))
+        .route("/oauth/token/info", get(token_info))
+        .route("/oauth/revoke", post(revoke))
+        .route("/oauth/introspect", post(introspect))
+        .route("/oauth/userinfo", get(userinfo).post(userinfo))
+        .route("/oauth/discovery/keys", get(keys))
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/.well-known/openid-configuration", get(metadata))
+}
+
+/// What an OAuth endpoint receives: the tenant, its settings, the merged query and form
+/// parameters, and the headers (for client and bearer credentials).
+pub struct OAuthRequest {
+    pub ctx: ApiContext,
+    pub tenant: Tenant,
+    pub settings: Arc<Settings>,
+    pub params: Params,
+    pub headers: HeaderMap,
+}
+
+impl FromRequest<ApiContext> for OAuthRequest {
+    type Rejection = OAuthError;
+
+    async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
+        let (parts, body) = request.into_parts();
+        let origin = Origin::from_parts(&parts.headers, &parts.uri);
+        let tenant = ctx.tenant_for(&origin);
+        let mut params = Params::from_query(parts.uri.query());
+        if parts.method != Method::GET {
+            let limits = BodyLimits {
+                structured: ctx.config.max_body_bytes,
+                multipart: ctx.config.max_body_bytes,
+            };
+            params.merge_body(&parts.headers, body, limits).await?;
+        }
+        let settings = ctx.settings.get(&tenant.db).await?;
+        Ok(OAuthRequest {
+            ctx: ctx.clone(),
+            tenant,
+            settings,
+            params,
+            headers: parts.headers,
+        })
+    }
+}
+
+impl OAuthRequest {
+    fn string(&self, name: &str) -> OAuthResult<Option<String>> {
+        Ok(self.params.string(name)?.filter(|s| !s.is_empty()))
+    }
+
+    fn required(&self, name: &str) -> OAuthResult<String> {
+        self.string(name)?.ok_or_else(|| OAuthError::missing(name))
+    }
+
+    async fn client(&self) -> OAuthResult<ApplicationRow> {
+        client::required(&self.tenant.db, &self.headers, &self.params).await
+    }
+
+    fn user_views(&self) -> UserViews<'_> {
+        UserViews {
+            base_url: &self.tenant.base_url,
+            avatar_service: self.settings.bool("avatar_service_enabled"),
+        }
+    }
+
+    /// The token response, with an ID token when the grant carries the `openid` scope.
+    async fn respond(
+        &self,
+        secrets: &TokenSecrets,
+        row: &AccessTokenRow,
+        app: &ApplicationRow,
+        user: &UserRow,
+        nonce: Option<&str>,
+    ) -> Result<Response, OAuthError> {
+        let mut body = token_body(secrets, row, true);
+        if row.scopes.split_whitespace().any(|s| s == "openid") {
+            let pair = oidc::signing_key(&self.tenant.db, &self.ctx.secret_key)
+                .await
+                .map_err(|error| OAuthError::from(ApiError::Internal(error)))?;
+            let id_token = oidc::IdToken {
+                issuer: &self.tenant.base_url,
+                audience: &app.uid,
+                nonce,
+                user,
+                views: self.user_views(),
+            };
+            body["id_token"] = json!(id_token.sign(&pair));
+        }
+        Ok(token_response(body))
+    }
+
+    /// A bearer token from `Authorization: Bearer` or `access_token`.
+    fn bearer(&self) -> OAuthResult<Option<String>> {
+        if let Some(value) = self
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            && let Some((scheme, token)) = value.trim().split_once(' ')
+            && scheme.eq_ignore_ascii_case("bearer")
+        {
+            return Ok(Some(token.trim().to_string()).filter(|t| !t.is_empty()));
+        }
+        self.string("access_token")
+    }
+}
+
+async fn token(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let grant_type = request.required("grant_type")?;
+    match grant_type.as_str() {
+        "authorization_code" => authorization_code(&request).await,
+        "password" => password_grant(&request).await,
+        "refresh_token" => refresh(&request).await,
+        _ => Err(OAuthError::new(Kind::UnsupportedGrantType)),
+    }
+}
+
+async fn authorization_code(request: &OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let app = request.client().await?;
+    let code = request.required("code")?;
+    let grant = db
+        .grant_by_code(&secrets::digest(&code))
+        .await?
+        .filter(|grant| grant.application_id == app.id)
+        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
+    if grant.used_at.is_some() {
+        // A replayed code: whoever holds it may be an attacker, so everything issued from it
+        // stops working (RFC 6749 4.1.2).
+        db.revoke_tokens_of_grant(grant.id).await?;
+        return Err(OAuthError::new(Kind::InvalidGrant));
+    }
+    if grant.expires_at <= now_ms() {
+        return Err(OAuthError::new(Kind::InvalidGrant));
+    }
+    let verifier = request.string("code_verifier")?;
+    if grant.code_challenge.is_some() && verifier.is_none() {
+        return Err(OAuthError::missing("code_verifier"));
+    }
+    let redirect_uri = request.required("redirect_uri")?;
+    if redirect_uri != grant.redirect_uri {
+        return Err(OAuthError::new(Kind::InvalidGrant));
+    }
+    let pkce_ok = match (&grant.code_challenge, &verifier) {
+        (None, None) => true,
+        // A verifier for a code issued without a challenge is a downgrade attempt.
+        (None, Some(_)) => false,
+        (Some(challenge), Some(verifier)) => pkce::verify(
+            grant.code_challenge_method.as_deref().unwrap_or("plain"),
+            challenge,
+            verifier,
+        ),
+        (Some(_), None) => false,
+    };
+    if !pkce_ok {
+        return Err(OAuthError::new(Kind::InvalidGrant));
+    }
+    let user = active_user(request, grant.user_id).await?;
+    let secrets = TokenSecrets::new(true);
+    let row = secrets.row(app.id, grant.user_id, &grant.scopes, Some(grant.id));
+    match db.exchange_grant(grant.id, row).await? {
+        Exchange::Issued(row) => {
+            request
+                .respond(&secrets, &row, &app, &user, grant.nonce.as_deref())
+                .await
+        }
+        Exchange::AlreadyUsed => {
+            db.revoke_tokens_of_grant(grant.id).await?;
+            Err(OAuthError::new(Kind::InvalidGrant))
+        }
+    }
+}
+
+async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let app = request.client().await?;
+    let username = request.required("username")?;
+    let password = request.required("password")?;
+    let scopes = scopes::requested(request.string("scope")?.as_deref(), &app.scope_list())
+        .ok_or_else(|| OAuthError::new(Kind::InvalidScope))?;
+    if !request
+        .settings
+        .bool("password_authentication_enabled_for_git")
+    {
+        return Err(OAuthError::new(Kind::InvalidGrant));
+    }
+    let user = match password::check(db, &username, &password).await? {
+        Ok(user) => user,
+        Err(Refusal::Invalid | Refusal::Locked) => {
+            return Err(OAuthError::new(Kind::InvalidGrant));
+        }
+    };
+    // Users with two-factor authentication use personal access tokens instead; blocked,
+    // deactivated and pending users get nothing.
+    if user.two_factor_enabled || !user.can_use_api() {
+        return Err(OAuthError::new(Kind::InvalidGrant));
+    }
+    let scopes = scopes.join(" ");
+    let secrets = TokenSecrets::new(false);
+    let row = db
+        .insert_access_token(secrets.row(app.id, user.id, &scopes, None))
+        .await?;
+    Ok(token_response(token_body(&secrets, &row, false)))
+}
+
+async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let app = request.client().await?;
+    let refresh_token = request.required("refresh_token")?;
+    let old = db
+        .access_token_by_refresh(&secrets::digest(&refresh_token))
+        .await?
+        .filter(|old| old.application_id == app.id && old.revoked_at.is_none())
+        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
+    let granted = scopes::parse(&old.scopes);
+    let scopes = match request.string("scope")? {
+        None => granted,
+        Some(asked) => {
+            let asked = scopes::parse(&asked);
+            // A refresh may narrow the scopes, never widen them (RFC 6749 6).
+            if asked.is_empty() || !asked.iter().all(|s| granted.contains(s)) {
+                return Err(OAuthError::new(Kind::InvalidScope));
+            }
+            asked
+        }
+    };
+    let user = active_user(request, old.user_id).await?;
+    let scopes = scopes.join(" ");
+    let secrets = TokenSecrets::new(true);
+    let row = secrets.row(app.id, old.user_id, &scopes, old.grant_id);
+    match db.rotate_access_token(old.id, row).await? {
+        Exchange::Issued(row) => request.respond(&secrets, &row, &app, &user, None).await,
+        Exchange::AlreadyUsed => Err(OAuthError::new(Kind::InvalidGrant)),
+    }
+}
+
+/// The owner of a grant or token, if they may still use the API (else `invalid_grant`).
+async fn active_user(request: &OAuthRequest, user_id: i64) -> OAuthResult<UserRow> {
+    request
+        .tenant
+        .db
+        .user_by_id(user_id)
+        .await?
+        .filter(UserRow::can_use_api)
+        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))
+}
+
+/// OpenID Connect userinfo: the claims about the owner of a token with the `openid` scope.
+async fn userinfo(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let unauthorized = || OAuthError::new(Kind::InvalidToken);
+    let token = request.bearer()?.ok_or_else(unauthorized)?;
+    let row = db
+        .access_token_by_digest(&secrets::digest(&token))
+        .await?
+        .filter(|row| row.is_active(now_ms()))
+        .ok_or_else(unauthorized)?;
+    if !row.scopes.split_whitespace().any(|s| s == "openid") {
+        return Err(OAuthError::new(Kind::InsufficientScope));
+    }
+    let user = db
+        .user_by_id(row.user_id)
+        .await?
+        .filter(UserRow::can_use_api)
+        .ok_or_else(unauthorized)?;
+    Ok(token_response(oidc::user_claims(
+        &user,
+        &request.user_views(),
+    )))
+}
+
+/// The tenant's ID-token signing keys (JWKS).
+async fn keys(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let pair = oidc::signing_key(&request.tenant.db, &request.ctx.secret_key)
+        .await
+        .map_err(|error| OAuthError::from(ApiError::Internal(error)))?;
+    Ok(Json(oidc::key_set(&pair)).into_response())
+}
+
+/// The token-info failure GitLab answers: `invalid_token` with `state: unauthorized`.
+fn invalid_token(description: &str) -> OAuthError {
+    OAuthError::new(Kind::InvalidToken)
+        .describe(description)
+        .with_state(Some("unauthorized".into()))
+}
+
+async fn token_info(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let token = request
+        .bearer()?
+        .ok_or_else(|| invalid_token(Kind::InvalidToken.description()))?;
+    let row = db
+        .access_token_by_digest(&secrets::digest(&token))
+        .await?
+        .ok_or_else(|| invalid_token(Kind::InvalidToken.description()))?;
+    if row.revoked_at.is_some() {
+        return Err(invalid_token("The access token was revoked"));
+    }
+    if !row.is_active(now_ms()) {
+        return Err(invalid_token("The access token expired"));
+    }
+    let app = db
+        .application_by_id(row.application_id)
+        .await?
+        .ok_or_else(|| invalid_token(Kind::InvalidToken.description()))?;
+    let scope: Vec<&str> = row.scopes.split_whitespace().collect();
+    let expires = expires_in(&row);
+    Ok(token_response(json!({
+        "resource_owner_id": row.user_id,
+        "scope": scope,
+        "expires_in": expires,
+        "application": { "uid": app.uid },
+        "created_at": row.created_at / 1000,
+        "scopes": scope,
+        "expires_in_seconds": expires,
+    })))
+}
+
+/// A token named by `token` (and optionally `token_type_hint`): as an access token or a
+/// refresh token.
+async fn named_token(request: &OAuthRequest) -> OAuthResult<Option<AccessTokenRow>> {
+    let Some(token) = request.string("token")? else {
+        return Ok(None);
+    };
+    let digest = secrets::digest(&token);
+    let db = &request.tenant.db;
+    let refresh_first = request.string("token_type_hint")?.as_deref() == Some("refresh_token");
+    let (first, second) = if refresh_first {
+        (
+            db.access_token_by_refresh(&digest).await?,
+            db.access_token_by_digest(&digest).await?,
+        )
+    } else {
+        (
+            db.access_token_by_digest(&digest).await?,
+            db.access_token_by_refresh(&digest).await?,
+        )
+    };
+    Ok(first.or(second))
+}
+
+/// RFC 7009: the client revokes one of its own tokens (access and refresh token together).
+/// Unknown tokens are answered 200 as the RFC asks; another client's token is 403.
+async fn revoke(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let app = request.client().await?;
+    if let Some(row) = named_token(&request).await? {
+        if row.application_id != app.id {
+            return Err(OAuthError::new(Kind::UnauthorizedClient)
+                .describe("You are not authorized to revoke this token")
+                .with_status(StatusCode::FORBIDDEN));
+        }
+        request.tenant.db.revoke_access_token(row.id).await?;
+    }
+    Ok(token_response(json!({})))
+}
+
+/// RFC 7662: an authenticated client (or a bearer of a valid token) asks whether a token is
+/// active. Tokens of other applications are reported inactive.
+async fn introspect(request: OAuthRequest) -> Result<Response, OAuthError> {
+    let db = &request.tenant.db;
+    let caller_app = match client::presented(&request.headers, &request.params)? {
+        Some(credentials) => client::authenticate(db, &credentials).await?.id,
+        None => {
+            let bearer = request
+                .bearer()?
+                .ok_or_else(|| OAuthError::new(Kind::InvalidClient))?;
+            db.access_token_by_digest(&secrets::digest(&bearer))
+                .await?
+                .filter(|row| row.is_active(now_ms()))
+                .ok_or_else(|| OAuthError::new(Kind::InvalidToken))?
+                .application_id
+        }
+    };
+    let Some(row) = named_token(&request)
+        .await?
+        .filter(|row| row.is_active(now_ms()) && row.application_id == caller_app)
+    else {
+        return Ok(token_response(json!({ "active": false })));
+    };
+    let app = db.application_by_id(row.application_id).await?;
+    let user = db.user_by_id(row.user_id).await?;
+    let mut body = json!({
+        "active": true,
+        "scope": row.scopes,
+        "client_id": app.map(|a| a.uid),
+        "token_type": "Bearer",
+        "exp": row.expires_at.map(|at| at / 1000),
+        "iat": row.created_at / 1000,
+        "sub": row.user_id.to_string(),
+    });
+    if let Some(user) = user {
+        body["username"] = json!(user.username);
+    }
+    Ok(token_response(body))
+}
+
+/// RFC 8414 authorization server metadata (also served as the OpenID discovery document).
+async fn metadata(request: OAuthRequest) -> Response {
+    let base = &request.tenant.base_url;
+    let scopes: Vec<&str> = scopes::all().collect();
+    let mut grant_types = vec!["authorization_code", "password", "refresh_token"];
+    let mut response_types = vec!["code"];
+    if request.settings.bool("oauth_implicit_grant_enabled") {
+        grant_types.push("implicit");
+        response_types.push("token");
+    }
+    let body: Value = json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/oauth/authorize"),
+        "token_endpoint": format!("{base}/oauth/token"),
+        "revocation_endpoint": format!("{base}/oauth/revoke"),
+        "introspection_endpoint": format!("{base}/oauth/introspect"),
+        "scopes_supported": scopes,
+        "response_types_supported": response_types,
+        "response_modes_supported": ["query", "fragment"],
+        "grant_types_supported": grant_types,
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "code_challenge_methods_supported": pkce::METHODS,
+        "userinfo_endpoint": format!("{base}/oauth/userinfo"),
+        "jwks_uri": format!("{base}/oauth/discovery/keys"),
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+        "claims_supported": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "name",
+            "nickname", "preferred_username", "email", "email_verified", "website", "profile",
+            "picture"],
+    });
+    let mut response = Json(body).into_response();
+    no_store(&mut response);
+    response
+}

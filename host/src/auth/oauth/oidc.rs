@@ -1,0 +1,127 @@
+//! OpenID Connect on top of the provider: RS256 ID tokens for grants with the `openid` scope,
+//! the tenant's public key set, and the user claims (`/oauth/userinfo`), as GitLab issues them.
+//! Each tenant gets one 2048-bit key on first use, stored encrypted with the server's secret
+//! key.
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use rsa::pkcs1v15::SigningKey;
+use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use rsa::signature::{SignatureEncoding, Signer};
+use rsa::traits::PublicKeyParts;
+use rsa::{RsaPrivateKey, RsaPublicKey};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::settings::SecretKey;
+use crate::store::TenantDb;
+use crate::store::users::UserRow;
+use crate::views::user::UserViews;
+
+/// How long an ID token is valid (Doorkeeper::OpenidConnect's default, as GitLab).
+const ID_TOKEN_SECONDS: i64 = 120;
+
+pub struct SigningKeyPair {
+    pub kid: String,
+    key: RsaPrivateKey,
+}
+
+fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The public key as a JWK.
+fn jwk(kid: &str, key: &RsaPublicKey) -> Value {
+    json!({
+        "kty": "RSA",
+        "kid": kid,
+        "use": "sig",
+        "alg": "RS256",
+        "e": b64(&key.e().to_bytes_be()),
+        "n": b64(&key.n().to_bytes_be()),
+    })
+}
+
+/// RFC 7638 thumbprint of the public key: the key id.
+fn thumbprint(key: &RsaPublicKey) -> String {
+    let canonical = format!(
+        r#"{{"e":"{}","kty":"RSA","n":"{}"}}"#,
+        b64(&key.e().to_bytes_be()),
+        b64(&key.n().to_bytes_be())
+    );
+    b64(&Sha256::digest(canonical.as_bytes()))
+}
+
+/// The tenant's signing key, made (off the async threads) and stored on first use.
+pub async fn signing_key(db: &TenantDb, secret: &SecretKey) -> anyhow::Result<SigningKeyPair> {
+    if let Some((kid, stored)) = db.signing_key().await? {
+        let der = secret
+            .decrypt(&stored)
+            .and_then(|b64der| STANDARD.decode(b64der).ok())
+            .ok_or_else(|| anyhow::anyhow!("the ID token signing key cannot be decrypted"))?;
+        let key = RsaPrivateKey::from_pkcs8_der(&der)?;
+        return Ok(SigningKeyPair { kid, key });
+    }
+    let key = tokio::task::spawn_blocking(|| RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048))
+        .await??;
+    let der = key.to_pkcs8_der()?;
+    let kid = thumbprint(&key.to_public_key());
+    db.insert_signing_key(&kid, &secret.encrypt(&STANDARD.encode(der.as_bytes())))
+        .await?;
+    // Another request may have stored its key first: use whichever is stored.
+    Box::pin(signing_key(db, secret)).await
+}
+
+/// `{"keys":[...]}` for `/oauth/discovery/keys`.
+pub fn key_set(pair: &SigningKeyPair) -> Value {
+    json!({ "keys": [jwk(&pair.kid, &pair.key.to_public_key())] })
+}
+
+/// The claims GitLab gives about a user (ID token and userinfo alike).
+pub fn user_claims(user: &UserRow, views: &UserViews<'_>) -> Value {
+    let summary = views.summary(user);
+    json!({
+        "sub": user.id.to_string(),
+        "name": user.name,
+        "nickname": user.username,
+        "preferred_username": user.username,
+        "email": user.email,
+        "email_verified": user.confirmed_at.is_some(),
+        "website": user.website_url,
+        "profile": summary.web_url,
+        "picture": summary.avatar_url,
+    })
+}
+
+/// A signed ID token for `user`, issued to client `audience`.
+pub struct IdToken<'a> {
+    pub issuer: &'a str,
+    pub audience: &'a str,
+    pub nonce: Option<&'a str>,
+    pub user: &'a UserRow,
+    pub views: UserViews<'a>,
+}
+
+impl IdToken<'_> {
+    pub fn sign(&self, pair: &SigningKeyPair) -> String {
+        let now = chrono::Utc::now().timestamp();
+        let mut claims = user_claims(self.user, &self.views);
+        claims["iss"] = json!(self.issuer);
+        claims["aud"] = json!(self.audience);
+        claims["iat"] = json!(now);
+        claims["exp"] = json!(now + ID_TOKEN_SECONDS);
+        claims["auth_time"] = json!(self.user.current_sign_in_at.map_or(now, |at| at / 1000));
+        if let Some(nonce) = self.nonce {
+            claims["nonce"] = json!(nonce);
+        }
+        let header = json!({ "typ": "JWT", "alg": "RS256", "kid": pair.kid });
+        let signing_input = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        );
+        let signer = SigningKey::<Sha256>::new(pair.key.clone());
+        let signature = signer.sign(signing_input.as_bytes());
+        format!("{signing_input}.{}", b64(&signature.to_bytes()))
+    }
+}

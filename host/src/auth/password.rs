@@ -1,0 +1,60 @@
+//! Password sign-in shared by the web sign-in page and the OAuth password grant: the user by
+//! username or email, the lockout (10 failures lock for 10 minutes, as GitLab's Devise
+//! configuration), and bcrypt verification off the async threads.
+
+use std::sync::LazyLock;
+
+use crate::auth::secrets;
+use crate::store::TenantDb;
+use crate::store::now_ms;
+use crate::store::users::UserRow;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Unknown login or wrong password.
+    Invalid,
+    /// Too many failed attempts: locked for a while.
+    Locked,
+}
+
+/// A hash to verify against when the login is unknown, so that unknown and known logins take
+/// the same time.
+static DUMMY_DIGEST: LazyLock<String> =
+    LazyLock::new(|| secrets::hash_password("not a password").unwrap_or_default());
+
+async fn verify(password: &str, digest: Option<String>) -> bool {
+    let password = password.to_string();
+    let known = digest.is_some();
+    let ok = tokio::task::spawn_blocking(move || {
+        let digest = digest.unwrap_or_else(|| DUMMY_DIGEST.clone());
+        secrets::verify_password(&password, &digest)
+    })
+    .await
+    .unwrap_or(false);
+    ok && known
+}
+
+/// The user `login` names if `password` is theirs and the account is not locked. A wrong
+/// password counts toward the lock. Account states (blocked, deactivated) are the caller's
+/// to judge.
+pub async fn check(
+    db: &TenantDb,
+    login: &str,
+    password: &str,
+) -> sqlx::Result<Result<UserRow, Refusal>> {
+    let Some(user) = db.sign_in_candidate(login).await? else {
+        verify(password, None).await;
+        return Ok(Err(Refusal::Invalid));
+    };
+    if user.is_locked(now_ms()) {
+        return Ok(Err(Refusal::Locked));
+    }
+    if verify(password, user.password_digest.clone()).await {
+        return Ok(Ok(user));
+    }
+    if db.record_failed_sign_in(user.id).await? {
+        Ok(Err(Refusal::Locked))
+    } else {
+        Ok(Err(Refusal::Invalid))
+    }
+}

@@ -1,0 +1,120 @@
+//! Web sign-in: password candidates with their lockout state, failed-attempt counting, and
+//! server-side sessions (stored by the SHA-256 digest of the cookie value).
+
+use sqlx::AssertSqlSafe;
+
+use super::users::{USER_COLUMNS, UserRow, user_columns};
+use super::{TenantDb, now_ms};
+
+/// Failed password attempts that lock an account (Devise's `maximum_attempts`, as GitLab).
+pub const MAX_FAILED_ATTEMPTS: i64 = 10;
+/// How long a lock lasts (Devise's `unlock_in`, as GitLab): 10 minutes.
+pub const LOCK_MS: i64 = 10 * 60 * 1000;
+
+impl TenantDb {
+    /// The user a sign-in names, by username or email (case-insensitive).
+    pub async fn sign_in_candidate(&self, login: &str) -> sqlx::Result<Option<UserRow>> {
+        let login = login.trim().to_lowercase();
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users \
+             WHERE tenant_id = $1 AND (username_lower = $2 OR email_lower = $2)"
+        )))
+        .bind(self.tenant_id())
+        .bind(login)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// Counts a wrong password; the tenth in a row locks the account for [`LOCK_MS`]. A lock
+    /// that has run out starts the count afresh (Devise's lockable). Returns whether the
+    /// account is locked now.
+    pub async fn record_failed_sign_in(&self, user_id: i64) -> sqlx::Result<bool> {
+        let now = now_ms();
+        sqlx::query_scalar(
+            "UPDATE users SET \
+             failed_attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN 1 \
+                 ELSE failed_attempts + 1 END, \
+             locked_until = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN NULL \
+                 WHEN failed_attempts + 1 >= $2 THEN $3 ELSE locked_until END \
+             WHERE tenant_id = $4 AND id = $5 RETURNING locked_until",
+        )
+        .bind(now)
+        .bind(MAX_FAILED_ATTEMPTS)
+        .bind(now + LOCK_MS)
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .fetch_optional(self.writer())
+        .await
+        .map(|locked: Option<Option<i64>>| locked.flatten().is_some_and(|until| until > now))
+    }
+
+    /// A successful sign-in: clears failed attempts, records the sign-in, and reactivates a
+    /// deactivated user (GitLab reactivates on sign-in).
+    pub async fn record_sign_in(&self, user_id: i64, ip: Option<&str>) -> sqlx::Result<()> {
+        sqlx::query(
+            "UPDATE users SET failed_attempts = 0, locked_until = NULL, \
+             last_sign_in_at = current_sign_in_at, last_sign_in_ip = current_sign_in_ip, \
+             current_sign_in_at = $1, current_sign_in_ip = $2, \
+             state = CASE WHEN state = 'deactivated' THEN 'active' ELSE state END \
+             WHERE tenant_id = $3 AND id = $4",
+        )
+        .bind(now_ms())
+        .bind(ip)
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .execute(self.writer())
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn insert_session(
+        &self,
+        id_digest: &str,
+        user_id: i64,
+        expires_at: i64,
+    ) -> sqlx::Result<()> {
+        let now = now_ms();
+        let mut tx = self.writer().begin().await?;
+        // Expired sessions are cleared as new ones are made, so the table stays small.
+        sqlx::query("DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at <= $2")
+            .bind(self.tenant_id())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO web_sessions (tenant_id, id_digest, user_id, expires_at, created_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(self.tenant_id())
+        .bind(id_digest)
+        .bind(user_id)
+        .bind(expires_at)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
+    }
+
+    /// The user of a live session.
+    pub async fn session_user(&self, id_digest: &str) -> sqlx::Result<Option<UserRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {} FROM web_sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id \
+             WHERE s.tenant_id = $1 AND s.id_digest = $2 AND s.expires_at > $3",
+            user_columns("u")
+        )))
+        .bind(self.tenant_id())
+        .bind(id_digest)
+        .bind(now_ms())
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    pub async fn delete_session(&self, id_digest: &str) -> sqlx::Result<()> {
+        sqlx::query("DELETE FROM web_sessions WHERE tenant_id = $1 AND id_digest = $2")
+            .bind(self.tenant_id())
+            .bind(id_digest)
+            .execute(self.writer())
+            .await
+            .map(|_| ())
+    }
+}

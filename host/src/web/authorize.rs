@@ -1,0 +1,289 @@
+//! `/oauth/authorize`: checks the request (Doorkeeper's pre-authorization), asks the signed-in
+//! user for consent, and redirects back with a code (`response_type=code`) or a token in the
+//! fragment (`response_type=token`). Errors about the client or the redirect URI render a
+//! page (redirecting would send the user to an unverified place); the others redirect with
+//! `error`, `error_description` and `state`.
+
+use axum::Router;
+use axum::http::{Method, StatusCode};
+use axum::response::Response;
+use axum::routing::get;
+use maud::html;
+use url::Url;
+
+use super::layout::{self, csrf_field};
+use super::{Web, WebError, WebResult, found};
+use crate::auth::oauth::error::{Kind, OAuthError};
+use crate::auth::oauth::issue::{TOKEN_TYPE, TokenSecrets, expires_in};
+use crate::auth::oauth::{CODE_MS, pkce, random_hex, redirect, scopes};
+use crate::auth::secrets;
+use crate::context::ApiContext;
+use crate::store::now_ms;
+use crate::store::oauth::{ApplicationRow, NewGrant};
+
+pub fn router() -> Router<ApiContext> {
+    Router::new().route("/oauth/authorize", get(show).post(decide).delete(decide))
+}
+
+/// A checked authorization request.
+struct PreAuth {
+    app: ApplicationRow,
+    redirect_uri: String,
+    implicit: bool,
+    state: Option<String>,
+    scopes: Vec<String>,
+    code_challenge: Option<String>,
+    code_challenge_method: Option<String>,
+    /// OpenID Connect: echoed in the ID token.
+    nonce: Option<String>,
+}
+
+/// Why a request cannot go on: a page, or a redirect to the client with the error.
+enum Refused {
+    Page(OAuthError),
+    Redirect(String),
+}
+
+/// `redirect_uri` with `pairs` added to its query, or set as its fragment.
+fn redirect_with(redirect_uri: &str, pairs: &[(&str, String)], fragment: bool) -> String {
+    let Ok(mut url) = Url::parse(redirect_uri) else {
+        return redirect_uri.to_string();
+    };
+    if fragment {
+        let encoded = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        url.set_fragment(Some(&encoded));
+    } else {
+        url.query_pairs_mut()
+            .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())));
+    }
+    url.to_string()
+}
+
+fn error_redirect(
+    redirect_uri: &str,
+    error: &OAuthError,
+    state: &Option<String>,
+    fragment: bool,
+) -> String {
+    let mut pairs = vec![
+        ("error", error.kind.code().to_string()),
+        ("error_description", error.description.clone()),
+    ];
+    if let Some(state) = state {
+        pairs.push(("state", state.clone()));
+    }
+    redirect_with(redirect_uri, &pairs, fragment)
+}
+
+async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
+    let client_id = web.field("client_id");
+    if client_id.is_empty() {
+        return Err(Refused::Page(OAuthError::missing("client_id")));
+    }
+    let app = web
+        .tenant
+        .db
+        .application_by_uid(&client_id)
+        .await
+        .map_err(|e| Refused::Page(e.into()))?
+        .ok_or_else(|| Refused::Page(OAuthError::new(Kind::InvalidClient)))?;
+    let redirect_uri = web.field("redirect_uri");
+    if redirect_uri.is_empty() || !redirect::any_matches(&redirect_uri, app.redirect_uris()) {
+        return Err(Refused::Page(OAuthError::new(Kind::InvalidRedirectUri)));
+    }
+    let state = Some(web.field("state")).filter(|s| !s.is_empty());
+    let response_type = web.field("response_type");
+    let implicit = response_type == "token";
+    let refuse = |error: OAuthError| {
+        Refused::Redirect(error_redirect(&redirect_uri, &error, &state, implicit))
+    };
+    if response_type.is_empty() {
+        return Err(refuse(OAuthError::missing("response_type")));
+    }
+    let supported =
+        response_type == "code" || (implicit && web.settings.bool("oauth_implicit_grant_enabled"));
+    if !supported {
+        return Err(refuse(OAuthError::new(Kind::UnsupportedResponseType)));
+    }
+    let asked = web.field("scope");
+    let scopes = scopes::requested(Some(&asked), &app.scope_list())
+        .ok_or_else(|| refuse(OAuthError::new(Kind::InvalidScope)))?;
+    let code_challenge = Some(web.field("code_challenge")).filter(|s| !s.is_empty());
+    let mut code_challenge_method = None;
+    if let Some(challenge) = &code_challenge {
+        let method = Some(web.field("code_challenge_method"))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "plain".to_string());
+        if !pkce::METHODS.contains(&method.as_str()) {
+            return Err(refuse(
+                OAuthError::new(Kind::InvalidRequest)
+                    .describe("The code_challenge_method must be one of plain, S256."),
+            ));
+        }
+        // A challenge has a verifier's shape (an S256 challenge is 43 base64url characters).
+        if !pkce::is_valid_verifier(challenge) {
+            return Err(refuse(
+                OAuthError::new(Kind::InvalidRequest).describe("The code_challenge is invalid."),
+            ));
+        }
+        code_challenge_method = Some(method);
+    }
+    Ok(PreAuth {
+        app,
+        redirect_uri,
+        implicit,
+        state,
+        scopes,
+        code_challenge,
+        code_challenge_method,
+        nonce: Some(web.field("nonce")).filter(|s| !s.is_empty()),
+    })
+}
+
+fn refused_response(refused: Refused, web: &Web) -> Response {
+    match refused {
+        Refused::Redirect(location) => found(&location),
+        Refused::Page(error) => layout::page(
+            StatusCode::BAD_REQUEST,
+            "An error has occurred",
+            web.session.as_ref().map(|s| &s.user),
+            html! {
+                p role="alert" { (error.description) }
+                p { "Error code: " code { (error.kind.code()) } }
+            },
+        ),
+    }
+}
+
+async fn show(web: Web) -> WebResult {
+    let session = web.require_session()?;
+    let pre = match pre_authorize(&web).await {
+        Ok(pre) => pre,
+        Err(refused) => return Ok(refused_response(refused, &web)),
+    };
+    let scope_refs: Vec<&str> = pre.scopes.iter().map(String::as_str).collect();
+    let approved = web
+        .tenant
+        .db
+        .has_matching_token(pre.app.id, session.user.id, &scope_refs)
+        .await?;
+    if approved {
+        return approve(&web, &pre).await;
+    }
+    let hidden = [
+        ("client_id", pre.app.uid.clone()),
+        ("redirect_uri", pre.redirect_uri.clone()),
+        ("state", pre.state.clone().unwrap_or_default()),
+        (
+            "response_type",
+            if pre.implicit { "token" } else { "code" }.to_string(),
+        ),
+        ("scope", pre.scopes.join(" ")),
+        (
+            "code_challenge",
+            pre.code_challenge.clone().unwrap_or_default(),
+        ),
+        (
+            "code_challenge_method",
+            pre.code_challenge_method.clone().unwrap_or_default(),
+        ),
+        ("nonce", pre.nonce.clone().unwrap_or_default()),
+    ];
+    let fields = html! {
+        (csrf_field(&session.csrf))
+        @for (name, value) in &hidden {
+            input type="hidden" name=(name) value=(value);
+        }
+    };
+    let body = html! {
+        p {
+            "An application called " strong { (pre.app.name) }
+            " is requesting access to your account " strong { (session.user.username) } "."
+        }
+        p { "It asks for these scopes:" }
+        ul { @for scope in &pre.scopes { li { code { (scope) } } } }
+        p { "You will be redirected to " code { (pre.redirect_uri) } "." }
+        form method="post" action="/oauth/authorize" {
+            (fields)
+            button type="submit" name="commit" value="Authorize" { "Authorize" }
+        }
+        form method="post" action="/oauth/authorize" {
+            (fields)
+            input type="hidden" name="_method" value="delete";
+            button type="submit" name="commit" value="Deny" { "Deny" }
+        }
+    };
+    Ok(layout::page(
+        StatusCode::OK,
+        &format!("Authorize {}", pre.app.name),
+        Some(&session.user),
+        body,
+    ))
+}
+
+/// The Authorize or Deny button (Deny as `DELETE`, or a POST with `_method=delete`).
+async fn decide(web: Web) -> WebResult {
+    web.require_session()?;
+    web.check_csrf()?;
+    let pre = match pre_authorize(&web).await {
+        Ok(pre) => pre,
+        Err(refused) => return Ok(refused_response(refused, &web)),
+    };
+    let deny = web.method == Method::DELETE || web.field("_method").eq_ignore_ascii_case("delete");
+    if deny {
+        let error = OAuthError::new(Kind::AccessDenied);
+        return Ok(found(&error_redirect(
+            &pre.redirect_uri,
+            &error,
+            &pre.state,
+            pre.implicit,
+        )));
+    }
+    approve(&web, &pre).await
+}
+
+/// Issues the code (or, in the implicit flow, the token) and redirects back to the client.
+async fn approve(web: &Web, pre: &PreAuth) -> WebResult {
+    let session = web.session.as_ref().ok_or_else(WebError::not_found)?;
+    let db = &web.tenant.db;
+    let scopes = pre.scopes.join(" ");
+    let mut pairs: Vec<(&str, String)> = Vec::new();
+    if pre.implicit {
+        let secrets = TokenSecrets::new(false);
+        let row = db
+            .insert_access_token(secrets.row(pre.app.id, session.user.id, &scopes, None))
+            .await?;
+        pairs.push(("access_token", secrets.access.clone()));
+        pairs.push(("token_type", TOKEN_TYPE.to_string()));
+        pairs.push((
+            "expires_in",
+            expires_in(&row).unwrap_or_default().to_string(),
+        ));
+        pairs.push(("scope", scopes.clone()));
+    } else {
+        let code = random_hex();
+        db.insert_grant(NewGrant {
+            application_id: pre.app.id,
+            user_id: session.user.id,
+            code_digest: &secrets::digest(&code),
+            redirect_uri: &pre.redirect_uri,
+            scopes: &scopes,
+            code_challenge: pre.code_challenge.as_deref(),
+            code_challenge_method: pre.code_challenge_method.as_deref(),
+            nonce: pre.nonce.as_deref(),
+            expires_at: now_ms() + CODE_MS,
+        })
+        .await?;
+        pairs.push(("code", code));
+    }
+    if let Some(state) = &pre.state {
+        pairs.push(("state", state.clone()));
+    }
+    Ok(found(&redirect_with(
+        &pre.redirect_uri,
+        &pairs,
+        pre.implicit,
+    )))
+}

@@ -1,0 +1,93 @@
+//! The page frame and shared pieces. maud escapes every interpolated value.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use maud::{DOCTYPE, Markup, html};
+
+use crate::store::users::UserRow;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}\
+label{display:block;margin-top:.75rem;font-weight:600}input[type=text],input[type=password],textarea{width:100%;padding:.4rem;box-sizing:border-box}\
+button{margin-top:1rem;padding:.4rem 1rem}.error{color:#a00}.secret{font-family:monospace;background:#f4f4f4;padding:.2rem .4rem;word-break:break-all}\
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left}fieldset{border:0;padding:0}";
+
+/// A complete HTML page.
+pub fn page(status: StatusCode, title: &str, user: Option<&UserRow>, body: Markup) -> Response {
+    page_with_cookies(status, title, user, body, &[])
+}
+
+pub fn page_with_cookies(
+    status: StatusCode,
+    title: &str,
+    user: Option<&UserRow>,
+    body: Markup,
+    cookies: &[String],
+) -> Response {
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Trellis" }
+                style { (maud::PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    nav aria-label="Account" {
+                        @if let Some(user) = user {
+                            "Signed in as " strong { (user.username) }
+                        }
+                    }
+                }
+                main {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
+    };
+    let mut response = (status, markup.into_string()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    for cookie in cookies {
+        if let Ok(value) = HeaderValue::from_str(cookie) {
+            headers.append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+pub fn message_body(message: &str) -> Markup {
+    html! { p role="alert" { (message) } }
+}
+
+/// A hidden CSRF field.
+pub fn csrf_field(token: &str) -> Markup {
+    html! { input type="hidden" name="authenticity_token" value=(token); }
+}
+
+/// Error messages for a form, worded `Field message`.
+pub fn errors(list: &[String]) -> Markup {
+    html! {
+        @if !list.is_empty() {
+            div.error role="alert" {
+                p { "The form contains the following errors:" }
+                ul { @for e in list { li { (e) } } }
+            }
+        }
+    }
+}
+
+/// A sign-out button (a POST form with the session's CSRF token).
+pub fn sign_out(csrf: &str) -> Markup {
+    html! {
+        form method="post" action="/users/sign_out" {
+            (csrf_field(csrf))
+            button type="submit" { "Sign out" }
+        }
+    }
+}

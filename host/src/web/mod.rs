@@ -1,0 +1,200 @@
+//! Server-rendered HTML pages: sign in and out, the OAuth applications a user registers, and
+//! the OAuth consent page. Plain HTML forms, no JavaScript. Every page and redirect from here
+//! carries `Referrer-Policy: no-referrer` and `X-Frame-Options: DENY`, and is never cached.
+
+mod applications;
+mod authorize;
+mod layout;
+mod session;
+mod sign_in;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, FromRequest, Request};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::context::ApiContext;
+use crate::http::error::ApiError;
+use crate::http::params::{BodyLimits, Params};
+use crate::http::request::{Origin, Tenant};
+use crate::settings::Settings;
+use session::Session;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .merge(sign_in::router())
+        .merge(applications::router())
+        .merge(authorize::router())
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            ),
+        ))
+}
+
+/// What a page handler receives: the tenant, its settings, query and form parameters, the
+/// cookies, and the signed-in session if there is one.
+pub struct Web {
+    pub tenant: Tenant,
+    pub settings: Arc<Settings>,
+    pub params: Params,
+    pub method: Method,
+    pub origin: Origin,
+    pub headers: HeaderMap,
+    pub session: Option<Session>,
+    /// The client's address, recorded at sign-in.
+    pub peer_ip: Option<String>,
+}
+
+impl FromRequest<ApiContext> for Web {
+    type Rejection = WebError;
+
+    async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
+        let (parts, body) = request.into_parts();
+        let origin = Origin::from_parts(&parts.headers, &parts.uri);
+        let tenant = ctx.tenant_for(&origin);
+        let mut params = Params::from_query(parts.uri.query());
+        if parts.method != Method::GET {
+            let limits = BodyLimits {
+                structured: ctx.config.max_body_bytes,
+                multipart: ctx.config.max_body_bytes,
+            };
+            params
+                .merge_body(&parts.headers, body, limits)
+                .await
+                .map_err(|error| WebError::new(error.status(), "The form could not be read."))?;
+        }
+        let settings = ctx.settings.get(&tenant.db).await?;
+        let session = Session::load(&tenant.db, &parts.headers).await?;
+        let peer_ip = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip().to_canonical().to_string());
+        Ok(Web {
+            tenant,
+            settings,
+            params,
+            method: parts.method,
+            origin,
+            headers: parts.headers,
+            session,
+            peer_ip,
+        })
+    }
+}
+
+impl Web {
+    /// A form or query value ("" when absent or not a string).
+    pub fn field(&self, name: &str) -> String {
+        self.params.string(name).ok().flatten().unwrap_or_default()
+    }
+
+    /// A field of a nested form object such as `user[login]`.
+    pub fn nested(&self, object: &str, name: &str) -> Option<&serde_json::Value> {
+        self.params.object(object).ok().flatten()?.get(name)
+    }
+
+    /// Whether cookies must be `Secure`: the tenant's external URL is https.
+    pub fn secure(&self) -> bool {
+        self.tenant.base_url.starts_with("https://")
+    }
+
+    /// The signed-in session, or a redirect to the sign-in page that comes back here.
+    pub fn require_session(&self) -> Result<&Session, WebError> {
+        self.session.as_ref().ok_or_else(|| {
+            let mut back = self.origin.path.clone();
+            if self.method == Method::GET && !self.origin.query.is_empty() {
+                let query = form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(self.origin.query.iter())
+                    .finish();
+                back = format!("{back}?{query}");
+            }
+            let target = form_urlencoded::Serializer::new(String::new())
+                .append_pair("redirect_to", &back)
+                .finish();
+            WebError::Redirect(format!("/users/sign_in?{target}"))
+        })
+    }
+
+    /// The form's `authenticity_token` must be the one bound to this session (or, before
+    /// sign-in, to the anonymous CSRF cookie).
+    pub fn check_csrf(&self) -> Result<(), WebError> {
+        let sent = self.field("authenticity_token");
+        if session::csrf_matches(self.session.as_ref(), &self.headers, &sent) {
+            Ok(())
+        } else {
+            Err(WebError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Your session has expired or the form's authenticity token is invalid. Go back, reload the page and try again.",
+            ))
+        }
+    }
+}
+
+/// A page-level failure: an error page, or a redirect (to the sign-in page).
+#[derive(Debug)]
+pub enum WebError {
+    Page(StatusCode, String),
+    Redirect(String),
+}
+
+impl WebError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        WebError::Page(status, message.into())
+    }
+
+    pub fn not_found() -> Self {
+        WebError::new(StatusCode::NOT_FOUND, "The page could not be found.")
+    }
+}
+
+impl From<sqlx::Error> for WebError {
+    fn from(error: sqlx::Error) -> Self {
+        tracing::error!(error = %error, "page failed");
+        WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.")
+    }
+}
+
+impl From<ApiError> for WebError {
+    fn from(error: ApiError) -> Self {
+        WebError::new(error.status(), "The request could not be processed.")
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        match self {
+            WebError::Redirect(to) => found(&to),
+            WebError::Page(status, message) => {
+                layout::page(status, "Error", None, layout::message_body(&message))
+            }
+        }
+    }
+}
+
+pub type WebResult = Result<Response, WebError>;
+
+/// A `302 Found` to `location` (what OAuth clients and Doorkeeper expect).
+pub fn found(location: &str) -> Response {
+    match HeaderValue::from_str(location) {
+        Ok(value) => (StatusCode::FOUND, [(header::LOCATION, value)]).into_response(),
+        Err(_) => WebError::new(StatusCode::BAD_REQUEST, "Invalid redirect.").into_response(),
+    }
+}
