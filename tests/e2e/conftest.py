@@ -329,3 +329,29 @@ def make_server(engine):
 @pytest.fixture(scope="module")
 def server(make_server) -> Server:
     return make_server()
+
+
+def make_user(server: Server, prefix: str = "u", **extra):
+    """Creates a confirmed user with a random name (as root) and an api token for it."""
+    name = f"{prefix}{secrets.token_hex(3)}"
+    user = server.gitlab().users.create(
+        {
+            "username": name,
+            "email": f"{name}@example.com",
+            "name": name.title(),
+            "password": "password123",
+            "skip_confirmation": True,
+            **extra,
+        }
+    )
+    return user, server.create_token_api(user_id=user.id)["token"]
+
+
+def other_tenant(server: Server, prefix: str = "t") -> tuple[str, str]:
+    """Creates another tenant on `server`; returns its host and a root API token once it serves."""
+    host = f"{prefix}-{secrets.token_hex(3)}.example"
+    server.cli("tenant", "create", "--host", host)
+    token = server.create_token(user="root", name="t", scopes="api", tenant=host)
+    assert server.wait_for(
+        lambda: server.request("GET", "/user", token=token, host=host).status_code == 200, timeout=10)
+    return host, token

@@ -93,19 +93,25 @@ pub async fn permissions(
         return Ok(Permissions::default());
     };
     let today = today();
-    let project_level = api
-        .db()
-        .member(PROJECT, project.id, caller.user.id)
-        .await?
+    let db = api.db();
+    let user = caller.user.id;
+    let ancestry = if namespace.is_group() {
+        namespace.ancestry()
+    } else {
+        Vec::new()
+    };
+    let ids = [project.id];
+    // Independent lookups, run concurrently.
+    let (member, group_level, shared) = tokio::try_join!(
+        db.member(PROJECT, project.id, user),
+        db.group_access(user, &ancestry, &today),
+        db.shared_levels(user, &ids, &today),
+    )?;
+    let project_level = member
         .filter(|m| m.expires_at.as_deref().is_none_or(|e| e > today.as_str()))
         .map(|m| m.access_level);
-    let group_level = if namespace.is_group() {
-        api.db()
-            .group_access(caller.user.id, &namespace.ancestry(), &today)
-            .await?
-    } else {
-        None
-    };
+    let shared = shared.into_iter().map(|(_, level)| level).max();
+    let group_level = group_level.max(shared);
     Ok(Permissions {
         project: project_level,
         group: group_level,
@@ -130,11 +136,15 @@ pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
         .namespace_by_id(project.namespace_id)
         .await?
         .ok_or(ApiError::NotFound("Project"))?;
-    let owner = match namespace.owner_id {
-        Some(id) => api.db().user_by_id(id).await?,
-        None => None,
-    };
-    let permissions = permissions(api, &project, &namespace).await?;
+    let (owner, permissions) = tokio::try_join!(
+        async {
+            match namespace.owner_id {
+                Some(id) => api.db().user_by_id(id).await.map_err(ApiError::from),
+                None => Ok(None),
+            }
+        },
+        permissions(api, &project, &namespace),
+    )?;
     let personal_owner = api
         .caller
         .as_ref()

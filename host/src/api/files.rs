@@ -90,12 +90,14 @@ pub fn safe_filename(name: &str, fallback: &str) -> String {
 
 /// `DATA_DIR/uploads/<tenant>/<relative>`.
 pub fn directory(api: &Api, relative: &str) -> PathBuf {
-    api.ctx
-        .config
-        .storage
-        .data_dir
+    directory_in(&api.ctx.config.storage.data_dir, api.tenant.id, relative)
+}
+
+/// `data_dir/uploads/<tenant>/<relative>`, for work outside a request.
+pub fn directory_in(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
+    data_dir
         .join("uploads")
-        .join(api.tenant.id.to_string())
+        .join(tenant.to_string())
         .join(relative)
 }
 

@@ -378,7 +378,8 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::group(&api, &id).await?;
     ctx.require(OWNER)?;
-    api.db().delete_group(&ctx.group).await?;
+    let projects = api.db().delete_group(&ctx.group).await?;
+    super::projects::delete::remove_files_of(&api, &projects).await;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "message": "202 Accepted" })),

@@ -1,6 +1,6 @@
 //! Members of projects and groups: `/projects/:id/members` and `/groups/:id/members`, each
 //! with `/all` (members inherited from ancestor groups, and for projects from the project's
-//! group, at their highest level).
+//! group and the groups it is shared with, at their highest level).
 
 use std::collections::HashMap;
 
@@ -12,12 +12,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 
-use super::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, ProjectCtx, today};
+use super::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, today};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
-use crate::store::members::{MemberRow, NAMESPACE, PROJECT};
+use crate::store::members::{MemberFilter, MemberRow, NAMESPACE, PROJECT};
+use crate::store::users::UserRow;
 use crate::views::namespace::member;
 
 pub fn router() -> Router<ApiContext> {
@@ -114,6 +115,9 @@ async fn effective_members(api: &Api, source: &Source) -> ApiResult<Vec<MemberRo
             .members_of(NAMESPACE, &source.inherited_groups, &today)
             .await?,
     );
+    if source.kind == PROJECT {
+        all.extend(invited_members(api, source.id, &today).await?);
+    }
     let mut best: HashMap<i64, MemberRow> = HashMap::new();
     let mut order = Vec::new();
     for m in all {
@@ -131,39 +135,44 @@ async fn effective_members(api: &Api, source: &Source) -> ApiResult<Vec<MemberRo
     Ok(order.into_iter().filter_map(|u| best.remove(&u)).collect())
 }
 
-/// Everyone with access to a project through membership (for `GET /projects/:id/users`).
-pub async fn all_members_of_project(api: &Api, ctx: &ProjectCtx) -> ApiResult<Vec<MemberRow>> {
-    let source = Source {
-        kind: PROJECT,
-        id: ctx.project.id,
-        inherited_groups: if ctx.namespace.is_group() {
-            ctx.namespace.ancestry()
-        } else {
-            Vec::new()
-        },
-        manage_level: MAINTAINER,
-        caller_level: ctx.level(),
-        admin: ctx.admin,
-    };
-    effective_members(api, &source).await
+/// Members of the groups a project is shared with (and of those groups' ancestors), each at
+/// the lower of their level and the share's `group_access`, as GitLab's invited members.
+async fn invited_members(api: &Api, project_id: i64, today: &str) -> ApiResult<Vec<MemberRow>> {
+    let shares = api.db().shares_of(&[project_id], today).await?;
+    let group_ids: Vec<i64> = shares.iter().map(|s| s.group_id).collect();
+    let groups = api.db().namespaces_by_ids(&group_ids).await?;
+    let mut invited = Vec::new();
+    for share in &shares {
+        let Some(group) = groups.iter().find(|g| g.id == share.group_id) else {
+            continue;
+        };
+        for mut m in api
+            .db()
+            .members_of(NAMESPACE, &group.ancestry(), today)
+            .await?
+        {
+            m.access_level = m.access_level.min(share.group_access);
+            invited.push(m);
+        }
+    }
+    Ok(invited)
 }
 
-/// Filters by `query`/`user_ids`, pages and renders members.
-async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
-    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
-    let users: HashMap<i64, _> = api
-        .db()
-        .users_by_ids(&ids)
-        .await?
-        .into_iter()
-        .map(|u| (u.id, u))
-        .collect();
+/// The `query` and `user_ids` filters of member lists.
+fn member_filters(api: &Api) -> ApiResult<(Option<String>, Option<Vec<i64>>)> {
     let query = api
         .params
         .string("query")?
         .map(|s| s.trim().to_lowercase())
         .filter(|s| !s.is_empty());
-    let only = api.params.int_list("user_ids")?;
+    Ok((query, api.params.int_list("user_ids")?))
+}
+
+/// Filters by `query`/`user_ids`, pages and renders members (the effective members, merged
+/// from several sources in memory).
+async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
+    let users = users_of(api, &members).await?;
+    let (query, only) = member_filters(api)?;
     let members: Vec<MemberRow> = members
         .into_iter()
         .filter(|m| {
@@ -183,6 +192,16 @@ async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
         .skip(((request.page - 1) * request.per_page) as usize)
         .take(request.per_page as usize + 1)
         .collect();
+    render_page(api, &request, rows, total, users)
+}
+
+fn render_page(
+    api: &Api,
+    request: &PageRequest,
+    rows: Vec<MemberRow>,
+    total: i64,
+    users: HashMap<i64, UserRow>,
+) -> ApiResult<Response> {
     let views = api.user_views();
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
     Ok(Page {
@@ -190,7 +209,7 @@ async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
         total: Some(total),
     }
     .respond(
-        &request,
+        request,
         &api.origin,
         |m| m.user_id,
         |m| match users.get(&m.user_id) {
@@ -200,13 +219,42 @@ async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
     ))
 }
 
+/// `GET .../members`: the direct members, filtered and paged in SQL.
 async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let source = source(&api, kind_of(&api), &id).await?;
-    let members = api
+    let (query, user_ids) = member_filters(&api)?;
+    let today = today();
+    let filter = MemberFilter {
+        source_type: source.kind,
+        source_id: source.id,
+        today: &today,
+        query: query.as_deref(),
+        user_ids: user_ids.as_deref(),
+    };
+    let request = PageRequest::from_params(&api.params)?;
+    let rows = api
         .db()
-        .members_of(source.kind, &[source.id], &today())
+        .members_page(
+            &filter,
+            request.per_page + 1,
+            (request.page - 1) * request.per_page,
+        )
         .await?;
-    respond(&api, members).await
+    let total = api.db().count_members(&filter).await?;
+    let users = users_of(&api, &rows).await?;
+    render_page(&api, &request, rows, total, users)
+}
+
+/// The users of `members`, by id.
+async fn users_of(api: &Api, members: &[MemberRow]) -> ApiResult<HashMap<i64, UserRow>> {
+    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
+    Ok(api
+        .db()
+        .users_by_ids(&ids)
+        .await?
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect())
 }
 
 async fn list_all(Path(id): Path<String>, api: Api) -> ApiResult<Response> {

@@ -9,10 +9,14 @@ mod emails;
 mod files;
 mod groups;
 mod impersonation;
+mod issues;
 mod keys;
+mod labels;
 mod members;
+mod milestones;
 mod plugins;
 mod projects;
+pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
@@ -37,6 +41,9 @@ pub fn router() -> Router<ApiContext> {
         .merge(projects::router())
         .merge(groups::router())
         .merge(members::router())
+        .merge(issues::router())
+        .merge(labels::router())
+        .merge(milestones::router())
         .merge(plugins::router())
         .merge(applications::router())
 }

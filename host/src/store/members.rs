@@ -4,6 +4,7 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::namespaces::escape_like;
 use super::sql::Sql;
 use super::users::{USER_COLUMNS, UserRow};
 use super::{TenantDb, now_ms};
@@ -25,7 +26,140 @@ pub struct MemberRow {
 
 const MEMBER_COLUMNS: &str = "source_type, source_id, user_id, access_level, created_by_id, expires_at, created_at, updated_at";
 
+/// Direct members of one source matching the list filters.
+pub struct MemberFilter<'a> {
+    pub source_type: &'a str,
+    pub source_id: i64,
+    pub today: &'a str,
+    /// Part of the username or name (lower case).
+    pub query: Option<&'a str>,
+    pub user_ids: Option<&'a [i64]>,
+}
+
+impl MemberFilter<'_> {
+    fn apply(&self, sql: &mut Sql, tenant_id: i64) {
+        sql.push(" FROM members m JOIN users u ON u.tenant_id = m.tenant_id AND u.id = m.user_id WHERE m.tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND m.source_type = ")
+            .bind(self.source_type)
+            .push(" AND m.source_id = ")
+            .bind(self.source_id)
+            .push(" AND (m.expires_at IS NULL OR m.expires_at > ")
+            .bind(self.today)
+            .push(")");
+        if let Some(query) = self.query {
+            let pattern = format!("%{}%", escape_like(query));
+            sql.push(" AND (u.username_lower LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\' OR LOWER(u.name) LIKE ")
+                .bind(pattern)
+                .push(" ESCAPE '\\')");
+        }
+        if let Some(ids) = self.user_ids {
+            if ids.is_empty() {
+                sql.push(" AND 1 = 0");
+            } else {
+                sql.push(" AND m.user_id IN (")
+                    .bind_list(ids.iter().copied())
+                    .push(")");
+            }
+        }
+    }
+}
+
+/// The active users with access to a project through membership: of the project, of the
+/// groups in `group_ids` (its namespace's ancestry and the groups it is shared with).
+pub struct ProjectUsersFilter<'a> {
+    pub project_id: i64,
+    pub group_ids: &'a [i64],
+    pub today: &'a str,
+    pub search: Option<&'a str>,
+    pub skip: &'a [i64],
+}
+
+impl ProjectUsersFilter<'_> {
+    fn apply(&self, sql: &mut Sql, tenant_id: i64) {
+        sql.push(" FROM users u WHERE u.tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND u.state = 'active' AND u.id IN (SELECT user_id FROM members WHERE tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND (expires_at IS NULL OR expires_at > ")
+            .bind(self.today)
+            .push(") AND ((source_type = 'Project' AND source_id = ")
+            .bind(self.project_id)
+            .push(")");
+        if !self.group_ids.is_empty() {
+            sql.push(" OR (source_type = 'Namespace' AND source_id IN (")
+                .bind_list(self.group_ids.iter().copied())
+                .push("))");
+        }
+        sql.push("))");
+        if let Some(search) = self.search {
+            let pattern = format!("%{}%", escape_like(search));
+            sql.push(" AND (u.username_lower LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\' OR LOWER(u.name) LIKE ")
+                .bind(pattern)
+                .push(" ESCAPE '\\')");
+        }
+        if !self.skip.is_empty() {
+            sql.push(" AND u.id NOT IN (")
+                .bind_list(self.skip.iter().copied())
+                .push(")");
+        }
+    }
+}
+
 impl TenantDb {
+    /// One page of a project's users, by name.
+    pub async fn project_users(
+        &self,
+        filter: &ProjectUsersFilter<'_>,
+        limit: i64,
+        offset: i64,
+    ) -> sqlx::Result<Vec<UserRow>> {
+        let mut sql = Sql::new(&format!("SELECT {}", super::users::user_columns("u")));
+        filter.apply(&mut sql, self.tenant_id());
+        sql.push(" ORDER BY LOWER(u.name), u.id LIMIT ")
+            .bind(limit)
+            .push(" OFFSET ")
+            .bind(offset);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_project_users(&self, filter: &ProjectUsersFilter<'_>) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT COUNT(*)");
+        filter.apply(&mut sql, self.tenant_id());
+        sql.query_scalar().fetch_one(self.reader()).await
+    }
+
+    /// One page of a source's direct members, in the order they joined.
+    pub async fn members_page(
+        &self,
+        filter: &MemberFilter<'_>,
+        limit: i64,
+        offset: i64,
+    ) -> sqlx::Result<Vec<MemberRow>> {
+        let columns = MEMBER_COLUMNS
+            .split(", ")
+            .map(|c| format!("m.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut sql = Sql::new(&format!("SELECT {columns}"));
+        filter.apply(&mut sql, self.tenant_id());
+        sql.push(" ORDER BY m.created_at, m.user_id LIMIT ")
+            .bind(limit)
+            .push(" OFFSET ")
+            .bind(offset);
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn count_members(&self, filter: &MemberFilter<'_>) -> sqlx::Result<i64> {
+        let mut sql = Sql::new("SELECT COUNT(*)");
+        filter.apply(&mut sql, self.tenant_id());
+        sql.query_scalar().fetch_one(self.reader()).await
+    }
+
     /// Direct members of one source, in the order they joined.
     pub async fn members_of(
         &self,

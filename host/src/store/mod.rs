@@ -7,11 +7,18 @@
 
 pub mod hooks;
 pub mod ids;
+pub mod issue_filter;
+pub mod issue_notes;
+pub mod issues;
 pub mod keys;
+pub mod labels;
 pub mod members;
+pub mod milestones;
 pub mod namespaces;
 pub mod oauth;
 pub mod plugins;
+pub mod project_shares;
+pub mod project_state;
 pub mod projects;
 pub mod rate_limits;
 pub mod sessions;

@@ -441,11 +441,22 @@ impl TenantDb {
         Ok(row)
     }
 
-    /// Deletes a group, its subgroups, their projects and memberships.
-    pub async fn delete_group(&self, group: &NamespaceRow) -> sqlx::Result<()> {
+    /// Deletes a group with its subgroups, their projects and memberships; returns the ids of
+    /// the deleted projects (whose repositories and files the caller removes). Forks of those
+    /// projects lose their relation, and their sources get their fork counts recounted.
+    pub async fn delete_group(&self, group: &NamespaceRow) -> sqlx::Result<Vec<i64>> {
         let mut tx = self.writer().begin().await?;
         let t = self.tenant_id();
         let like = format!("{}%", group.traversal);
+        let projects: Vec<i64> = sqlx::query_scalar(
+            "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
+             AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.traversal LIKE $2",
+        )
+        .bind(t)
+        .bind(&like)
+        .fetch_all(&mut *tx)
+        .await?;
+        let sources = super::project_state::unlink_projects(&mut tx, t, &projects).await?;
         sqlx::query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
              (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
@@ -468,7 +479,11 @@ impl TenantDb {
             .bind(&like)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await
+        for source in sources {
+            super::project_state::count_forks(&mut tx, t, source).await?;
+        }
+        tx.commit().await?;
+        Ok(projects)
     }
 
     /// Whether any namespace lies below `group`.

@@ -5,6 +5,7 @@ use sqlx::AssertSqlSafe;
 
 use super::members::PROJECT;
 use super::namespaces::{escape_like, push_member_groups};
+use super::project_state::count_forks;
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
 use super::window::Window;
@@ -38,6 +39,9 @@ pub struct ProjectRow {
     pub packages_size: i64,
     pub settings: String,
     pub marked_for_deletion_at: Option<i64>,
+    pub forked_from_id: Option<i64>,
+    pub commit_count: i64,
+    pub repository_languages: String,
     pub created_at: i64,
     pub updated_at: i64,
     pub last_activity_at: i64,
@@ -56,8 +60,8 @@ impl ProjectRow {
 pub const PROJECT_COLUMNS: &str = "id, namespace_id, creator_id, name, path, description, default_branch, \
     visibility, archived, star_count, forks_count, open_issues_count, tag_list, avatar_path, import_url, \
     import_status, import_error, issues_access_level, merge_requests_access_level, repository_size, \
-    storage_size, wiki_size, packages_size, settings, marked_for_deletion_at, created_at, updated_at, \
-    last_activity_at";
+    storage_size, wiki_size, packages_size, settings, marked_for_deletion_at, forked_from_id, commit_count, \
+    repository_languages, created_at, updated_at, last_activity_at";
 
 fn project_columns(alias: &str) -> String {
     PROJECT_COLUMNS
@@ -107,8 +111,10 @@ pub struct ProjectFilter {
     pub last_activity_before: Option<i64>,
     pub with_issues_enabled: bool,
     pub with_merge_requests_enabled: bool,
-    /// Languages come with repositories; until then no project has one.
+    /// Projects whose default branch has this language (any case).
     pub with_programming_language: Option<String>,
+    /// Only forks of this project (`GET /projects/:id/forks`).
+    pub forked_from: Option<i64>,
     pub custom_attributes: Vec<(String, String)>,
     /// Only projects in this namespace (`GET /users/:id/projects`).
     pub namespace_id: Option<i64>,
@@ -117,8 +123,9 @@ pub struct ProjectFilter {
 }
 
 /// `p.id` is among the projects `user` reaches at `min` or above (direct membership, a
-/// membership of an ancestor group of the project's namespace, or the personal namespace).
-fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64, today: &str) {
+/// membership of an ancestor group of the project's namespace, the personal namespace, or a
+/// group the project is shared with at `min` or above).
+pub(crate) fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64, today: &str) {
     sql.push(" (p.id IN (SELECT source_id FROM members WHERE tenant_id = ")
         .bind(tenant_id)
         .push(" AND source_type = 'Project' AND user_id = ")
@@ -133,7 +140,15 @@ fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64, today: &s
         .bind(tenant_id)
         .push(" AND owner_id = ")
         .bind(user)
-        .push("))");
+        .push(") OR p.id IN (SELECT project_id FROM project_group_links WHERE tenant_id = ")
+        .bind(tenant_id)
+        .push(" AND group_access >= ")
+        .bind(min)
+        .push(" AND (expires_at IS NULL OR expires_at > ")
+        .bind(today)
+        .push(") AND group_id IN (");
+    push_member_groups(sql, tenant_id, user, min, today);
+    sql.push(")))");
 }
 
 impl ProjectFilter {
@@ -228,8 +243,15 @@ impl ProjectFilter {
         if self.with_merge_requests_enabled {
             sql.push(" AND p.merge_requests_access_level <> 'disabled'");
         }
-        if self.with_programming_language.is_some() {
-            sql.push(" AND 1 = 0");
+        if let Some(language) = &self.with_programming_language {
+            // The stored JSON object's keys are `"Name":`; match one of them case-insensitively.
+            let key = serde_json::to_string(&language.to_lowercase()).unwrap_or_default();
+            sql.push(" AND LOWER(p.repository_languages) LIKE ")
+                .bind(format!("%{}:%", escape_like(&key)))
+                .push(" ESCAPE '\\'");
+        }
+        if let Some(source) = self.forked_from {
+            sql.push(" AND p.forked_from_id = ").bind(source);
         }
         for (key, value) in &self.custom_attributes {
             sql.push(
@@ -255,6 +277,14 @@ impl ProjectChanges {
     pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
         self.columns.retain(|(c, _)| *c != column);
         self.columns.push((column, value.into()));
+    }
+
+    /// Name and path with their lower-cased lookup columns.
+    pub fn set_name_and_path(&mut self, name: &str, path: &str) {
+        self.set("name", name);
+        self.set("name_lower", name.to_lowercase());
+        self.set("path", path);
+        self.set("path_lower", path.to_lowercase());
     }
 
     pub fn get(&self, column: &str) -> Option<&Arg> {
@@ -331,13 +361,20 @@ impl TenantDb {
         .await
     }
 
-    /// Inserts a project with `changes` and its creator as owner, all or nothing.
-    pub async fn create_project(
+    /// Inserts a project with `changes` and its creator as owner, all or nothing: `prepare`
+    /// (which makes the repository) runs before the commit, and its failure rolls the insert
+    /// back. A fork's source gets its `forks_count` raised in the same transaction.
+    pub async fn create_project<F, Fut>(
         &self,
         namespace_id: i64,
         creator_id: i64,
         changes: &ProjectChanges,
-    ) -> sqlx::Result<ProjectRow> {
+        prepare: F,
+    ) -> sqlx::Result<ProjectRow>
+    where
+        F: FnOnce(ProjectRow) -> Fut,
+        Fut: Future<Output = anyhow::Result<()>>,
+    {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "projects").await?;
         let now = now_ms();
@@ -376,6 +413,12 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        if let Some(source) = row.forked_from_id {
+            count_forks(&mut tx, self.tenant_id(), source).await?;
+        }
+        prepare(row.clone())
+            .await
+            .map_err(|e| sqlx::Error::Io(std::io::Error::other(format!("{e:#}"))))?;
         tx.commit().await?;
         Ok(row)
     }
@@ -399,9 +442,24 @@ impl TenantDb {
         sql.query_as().fetch_optional(self.writer()).await
     }
 
-    /// Deletes a project with its memberships (stars and attributes cascade).
+    /// Deletes a project with its memberships (stars, attributes and shares cascade); its
+    /// forks lose their relation and its source gets its fork count lowered.
     pub async fn delete_project(&self, id: i64) -> sqlx::Result<bool> {
         let mut tx = self.writer().begin().await?;
+        let source: Option<Option<i64>> = sqlx::query_scalar(
+            "SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE projects SET forked_from_id = NULL WHERE tenant_id = $1 AND forked_from_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3",
         )
@@ -415,6 +473,9 @@ impl TenantDb {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        if let Some(Some(source)) = source {
+            count_forks(&mut tx, self.tenant_id(), source).await?;
+        }
         tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }

@@ -285,8 +285,20 @@ impl TenantDb {
 
     /// Removes a user and what hangs off it: tokens, identities, statuses, memberships and the
     /// personal namespace with its projects cascade; the members of those projects go here.
-    pub async fn delete_user(&self, id: i64) -> sqlx::Result<bool> {
+    /// Returns whether the user existed and the ids of the deleted projects (whose
+    /// repositories and files the caller removes).
+    pub async fn delete_user(&self, id: i64) -> sqlx::Result<(bool, Vec<i64>)> {
         let mut tx = self.writer().begin().await?;
+        let projects: Vec<i64> = sqlx::query_scalar(
+            "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
+             AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.owner_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let sources =
+            super::project_state::unlink_projects(&mut tx, self.tenant_id(), &projects).await?;
         sqlx::query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
              (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
@@ -301,8 +313,11 @@ impl TenantDb {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        for source in sources {
+            super::project_state::count_forks(&mut tx, self.tenant_id(), source).await?;
+        }
         tx.commit().await?;
-        Ok(done.rows_affected() == 1)
+        Ok((done.rows_affected() == 1, projects))
     }
 
     /// Groups in which the user is the only owner (GitLab refuses to delete such a user

@@ -2,6 +2,7 @@
 
 pub mod application;
 pub mod hook;
+pub mod issue;
 pub mod keys;
 pub mod namespace;
 pub mod plugin;

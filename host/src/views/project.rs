@@ -8,6 +8,7 @@ use super::namespace::NamespaceViews;
 use super::timestamp;
 use super::user::UserViews;
 use crate::store::namespaces::NamespaceRow;
+use crate::store::project_shares::ShareRow;
 use crate::store::projects::ProjectRow;
 use crate::store::users::UserRow;
 
@@ -179,6 +180,10 @@ pub struct ProjectContext<'a> {
     pub statistics: bool,
     pub license: bool,
     pub custom_attributes: Option<Vec<(String, String)>>,
+    /// The source's simple view, when this is a fork of a project the caller can see.
+    pub forked_from: Option<Map<String, Value>>,
+    /// The groups the project is shared with.
+    pub shares: &'a [ShareRow],
 }
 
 pub struct ProjectViews<'a> {
@@ -271,7 +276,7 @@ impl ProjectViews<'_> {
             }),
             "creator_id": project.creator_id,
             "packages_enabled": get("packages_enabled"),
-            "empty_repo": true,
+            "empty_repo": project.commit_count == 0,
             "archived": project.archived,
             "resolve_outdated_diff_discussions": get("resolve_outdated_diff_discussions"),
             "container_expiration_policy": settings.get("container_expiration_policy").cloned().unwrap_or_else(default_expiration_policy),
@@ -288,7 +293,11 @@ impl ProjectViews<'_> {
             "lfs_enabled": get("lfs_enabled"),
             "shared_runners_enabled": get("shared_runners_enabled"),
             "group_runners_enabled": true,
-            "import_url": null,
+            "import_url": if admin || ctx.permissions.project.max(ctx.permissions.group).is_some_and(|l| l >= 40) {
+                project.import_url.as_deref().map(without_credentials)
+            } else {
+                None
+            },
             "import_type": null,
             "import_status": project.import_status,
             "import_error": project.import_error,
@@ -311,7 +320,13 @@ impl ProjectViews<'_> {
             "auto_devops_deploy_strategy": get("auto_devops_deploy_strategy"),
             "ci_config_path": get("ci_config_path"),
             "public_jobs": get("public_builds"),
-            "shared_with_groups": [],
+            "shared_with_groups": ctx.shares.iter().filter(|l| l.project_id == project.id).map(|l| json!({
+                "group_id": l.group_id,
+                "group_name": l.group_name,
+                "group_full_path": l.group_full_path,
+                "group_access_level": l.group_access,
+                "expires_at": l.expires_at,
+            })).collect::<Vec<_>>(),
             "only_allow_merge_if_pipeline_succeeds": get("only_allow_merge_if_pipeline_succeeds"),
             "allow_merge_on_skipped_pipeline": get("allow_merge_on_skipped_pipeline"),
             "request_access_enabled": get("request_access_enabled"),
@@ -373,7 +388,7 @@ impl ProjectViews<'_> {
             map.insert(
                 "statistics".into(),
                 json!({
-                    "commit_count": 0,
+                    "commit_count": project.commit_count,
                     "storage_size": project.storage_size,
                     "repository_size": project.repository_size,
                     "wiki_size": project.wiki_size,
@@ -387,6 +402,9 @@ impl ProjectViews<'_> {
                 }),
             );
         }
+        if let Some(source) = &ctx.forked_from {
+            map.insert("forked_from_project".into(), Value::Object(source.clone()));
+        }
         if let Some(attributes) = &ctx.custom_attributes {
             map.insert(
                 "custom_attributes".into(),
@@ -397,6 +415,18 @@ impl ProjectViews<'_> {
             );
         }
         Value::Object(map)
+    }
+}
+
+/// A URL without its user name and password (import URLs may carry a token).
+fn without_credentials(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => String::new(),
     }
 }
 

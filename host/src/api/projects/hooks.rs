@@ -12,6 +12,7 @@ use crate::api::access::{self, MAINTAINER, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
+use crate::outbound::{AddressPolicy, Unresolved};
 use crate::store::hooks::{HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
 use crate::store::window::Direction;
 use crate::views;
@@ -34,30 +35,29 @@ fn created(body: Value) -> Response {
 
 // ---- hooks ------------------------------------------------------------------
 
-/// A hook target must be an absolute http(s) URL.
-fn check_url(url: &str) -> ApiResult<()> {
-    if url.trim().is_empty() {
-        return Err(ApiError::field("url", "can't be blank"));
-    }
-    let parsed = url::Url::parse(url.trim())
-        .map_err(|_| ApiError::field("url", "is blocked: URI is invalid"))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ApiError::field(
-            "url",
-            "is blocked: Only allowed schemes are http, https",
-        ));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(ApiError::field("url", "is blocked: URI is invalid"));
-    }
+/// A hook target must be an absolute http(s) URL that is not local (unless the settings
+/// allow it). Like GitLab, any URL problem is 422 "Invalid url given"; a host that does not
+/// resolve (yet) passes, since delivery checks again.
+async fn check_url(api: &Api, url: &str) -> ApiResult<()> {
+    let invalid = || {
+        ApiError::Custom(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({ "message": "Invalid url given" }),
+        )
+    };
+    let parsed = url::Url::parse(url.trim()).map_err(|_| invalid())?;
+    AddressPolicy::for_hooks_and_services(&api.settings)
+        .check(&parsed, &["http", "https"], Unresolved::Allow)
+        .await
+        .map_err(|_| invalid())?;
     Ok(())
 }
 
 /// Applies the request's settings to `hook`: `url` is required, toggles and the branch filter
 /// change only when given, `token` (stored encrypted) replaces the secret ("" clears it).
-fn apply_hook_params(api: &Api, hook: &mut HookRow) -> ApiResult<()> {
+async fn apply_hook_params(api: &Api, hook: &mut HookRow) -> ApiResult<()> {
     let url = api.params.required_string("url")?;
-    check_url(&url)?;
+    check_url(api, &url).await?;
     hook.url = url.trim().to_string();
     for (name, on) in hook.flags.iter_mut() {
         let mut given = api.params.bool(name)?;
@@ -110,7 +110,7 @@ pub async fn show_hook(
 pub async fn create_hook(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = managed_project(&api, &id).await?;
     let mut hook = HookRow::defaults(ctx.project.id);
-    apply_hook_params(&api, &mut hook)?;
+    apply_hook_params(&api, &mut hook).await?;
     let row = api.db().insert_hook(&hook).await?;
     Ok(created(views::hook::hook(&row)))
 }
@@ -121,7 +121,7 @@ pub async fn update_hook(
 ) -> ApiResult<Json<Value>> {
     let ctx = managed_project(&api, &id).await?;
     let mut row = existing_hook(&api, &ctx, &hook).await?;
-    apply_hook_params(&api, &mut row)?;
+    apply_hook_params(&api, &mut row).await?;
     let row = api
         .db()
         .update_hook(&row)

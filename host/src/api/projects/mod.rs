@@ -1,9 +1,14 @@
 //! The Projects API: lists and single projects, create/edit/delete, stars, archiving and a
 //! project's users. Members live in `api::members`, groups in `api::groups`.
 
+pub mod delete;
 mod fields;
+mod fork;
 mod hooks;
+mod mirror;
 mod read;
+mod repository;
+mod share;
 mod star;
 pub mod uploads;
 mod write;
@@ -14,16 +19,18 @@ pub use read::user_projects;
 use std::collections::HashMap;
 
 use axum::Router;
-use axum::routing::{get, post};
-use serde_json::Value;
+use axum::routing::{get, post, put};
+use serde_json::{Map, Value};
 
-use super::access::{self, ProjectCtx, today};
+use super::access::{self, OWNER, ProjectCtx, today};
 use crate::context::ApiContext;
+use crate::http::error::ApiError;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::store::members::{NAMESPACE, PROJECT};
 use crate::store::projects::ProjectRow;
 use crate::views::project::{Permissions, ProjectContext, ProjectViews};
+use repository::may_see_statistics;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -34,7 +41,37 @@ pub fn router() -> Router<ApiContext> {
         )
         .route(
             "/api/v4/projects/{id}",
-            get(read::show).put(write::update).delete(write::remove),
+            get(read::show).put(write::update).delete(delete::remove),
+        )
+        .route("/api/v4/projects/{id}/restore", post(delete::restore))
+        .route(
+            "/api/v4/projects/{id}/languages",
+            get(repository::languages),
+        )
+        .route("/api/v4/projects/{id}/snapshot", get(repository::snapshot))
+        .route(
+            "/api/v4/projects/{id}/housekeeping",
+            post(repository::housekeeping),
+        )
+        .route(
+            "/api/v4/projects/{id}/fork",
+            post(fork::create).delete(fork::unlink),
+        )
+        .route(
+            "/api/v4/projects/{id}/fork/{forked_from_id}",
+            post(fork::link),
+        )
+        .route("/api/v4/projects/{id}/forks", get(fork::list))
+        .route("/api/v4/projects/{id}/mirror/pull", post(mirror::pull))
+        .route("/api/v4/projects/{id}/share", post(share::create))
+        .route(
+            "/api/v4/projects/{id}/share/{group_id}",
+            axum::routing::delete(share::remove),
+        )
+        .route("/api/v4/projects/{id}/transfer", put(share::transfer))
+        .route(
+            "/uploads/-/system/project/avatar/{id}/{filename}",
+            get(write::serve_avatar),
         )
         .route("/api/v4/projects/{id}/users", get(read::users))
         .route("/api/v4/projects/{id}/star", post(star::star))
@@ -93,6 +130,22 @@ pub fn views(api: &Api) -> ProjectViews<'_> {
     }
 }
 
+/// The simple view of the project a fork comes from, when the caller can see it.
+async fn forked_from(api: &Api, project: &ProjectRow) -> ApiResult<Option<Map<String, Value>>> {
+    let Some(source) = project.forked_from_id else {
+        return Ok(None);
+    };
+    match access::project(api, &source.to_string()).await {
+        Ok(ctx) => Ok(Some(views(api).simple(
+            &ctx.project,
+            &ctx.namespace,
+            ctx.owner.as_ref(),
+        ))),
+        Err(ApiError::NotFound(_)) => Ok(None),
+        Err(other) => Err(other),
+    }
+}
+
 /// One project as the caller sees it.
 pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<Value> {
     let views = views(api);
@@ -115,19 +168,31 @@ pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<
     } else {
         None
     };
+    let today = today();
+    let (shares, source) = tokio::try_join!(
+        async {
+            api.db()
+                .shares_of(&[ctx.project.id], &today)
+                .await
+                .map_err(ApiError::from)
+        },
+        forked_from(api, &ctx.project),
+    )?;
     let context = ProjectContext {
         namespace: &ctx.namespace,
         owner: ctx.owner.as_ref(),
         permissions: ctx.permissions,
-        statistics: shape.statistics,
+        statistics: shape.statistics && may_see_statistics(ctx.level(), ctx.admin),
         license: shape.license,
         custom_attributes,
+        forked_from: source,
+        shares: &shares,
     };
     Ok(views.full(&ctx.project, &context, ctx.admin))
 }
 
-/// Many projects as the caller sees them, keyed by id; namespaces, owners and the caller's
-/// levels are loaded once for the whole page.
+/// Many projects as the caller sees them, keyed by id; namespaces, owners, shares and the
+/// caller's levels are loaded once for the whole page.
 pub async fn render_many(
     api: &Api,
     rows: &[ProjectRow],
@@ -137,12 +202,50 @@ pub async fn render_many(
     let mut namespace_ids: Vec<i64> = rows.iter().map(|p| p.namespace_id).collect();
     namespace_ids.sort_unstable();
     namespace_ids.dedup();
-    let namespaces: HashMap<i64, _> = db
-        .namespaces_by_ids(&namespace_ids)
-        .await?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
+    let today = today();
+    let caller = api.caller.as_ref().filter(|_| !shape.simple);
+    let full = !shape.simple;
+    // The page's independent lookups run concurrently (each on its own pooled connection).
+    let (namespaces, project_levels, group_levels, shared_levels, attributes, shares) = tokio::try_join!(
+        db.namespaces_by_ids(&namespace_ids),
+        async {
+            match caller {
+                Some(c) => db.levels_of(c.user.id, PROJECT, Some(&ids), &today).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            match caller {
+                Some(c) => db.levels_of(c.user.id, NAMESPACE, None, &today).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            match caller {
+                Some(c) => db.shared_levels(c.user.id, &ids, &today).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            if shape.custom_attributes && full {
+                db.project_custom_attributes_of(&ids).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        },
+        async {
+            if full {
+                db.shares_of(&ids, &today).await
+            } else {
+                Ok(Vec::new())
+            }
+        },
+    )?;
+    let namespaces: HashMap<i64, _> = namespaces.into_iter().map(|n| (n.id, n)).collect();
+    let project_levels: HashMap<i64, i64> = project_levels.into_iter().collect();
+    let group_levels: HashMap<i64, i64> = group_levels.into_iter().collect();
+    let shared_levels: HashMap<i64, i64> = shared_levels.into_iter().collect();
     let owner_ids: Vec<i64> = namespaces.values().filter_map(|n| n.owner_id).collect();
     let owners: HashMap<i64, _> = db
         .users_by_ids(&owner_ids)
@@ -150,27 +253,16 @@ pub async fn render_many(
         .into_iter()
         .map(|u| (u.id, u))
         .collect();
-    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
-    let today = today();
-    let (project_levels, group_levels): (HashMap<i64, i64>, HashMap<i64, i64>) =
-        match (&api.caller, shape.simple) {
-            (Some(caller), false) => (
-                db.levels_of(caller.user.id, PROJECT, Some(&ids), &today)
-                    .await?
-                    .into_iter()
-                    .collect(),
-                db.levels_of(caller.user.id, NAMESPACE, None, &today)
-                    .await?
-                    .into_iter()
-                    .collect(),
-            ),
-            _ => (HashMap::new(), HashMap::new()),
-        };
-    let attributes = if shape.custom_attributes && !shape.simple {
-        Some(db.project_custom_attributes_of(&ids).await?)
-    } else {
-        None
-    };
+    let mut sources: HashMap<i64, Option<Map<String, Value>>> = HashMap::new();
+    if !shape.simple {
+        for project in rows {
+            if let Some(source) = project.forked_from_id
+                && !sources.contains_key(&source)
+            {
+                sources.insert(source, forked_from(api, project).await?);
+            }
+        }
+    }
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
     let views = views(api);
     let mut out = HashMap::new();
@@ -186,7 +278,7 @@ pub async fn render_many(
             );
             continue;
         }
-        let group = if namespace.is_group() {
+        let inherited = if namespace.is_group() {
             namespace
                 .ancestry()
                 .iter()
@@ -195,14 +287,21 @@ pub async fn render_many(
         } else {
             None
         };
+        let permissions = Permissions {
+            project: project_levels.get(&project.id).copied(),
+            group: inherited.max(shared_levels.get(&project.id).copied()),
+        };
+        let personal = caller.is_some_and(|c| namespace.owner_id == Some(c.user.id));
+        let level = permissions
+            .project
+            .unwrap_or(0)
+            .max(permissions.group.unwrap_or(0))
+            .max(if personal { OWNER } else { 0 });
         let context = ProjectContext {
             namespace,
             owner,
-            permissions: Permissions {
-                project: project_levels.get(&project.id).copied(),
-                group,
-            },
-            statistics: shape.statistics,
+            permissions,
+            statistics: shape.statistics && may_see_statistics(level, admin),
             license: false,
             custom_attributes: attributes.as_ref().map(|all| {
                 all.iter()
@@ -210,6 +309,10 @@ pub async fn render_many(
                     .map(|(_, k, v)| (k.clone(), v.clone()))
                     .collect()
             }),
+            forked_from: project
+                .forked_from_id
+                .and_then(|id| sources.get(&id).cloned().flatten()),
+            shares: &shares,
         };
         out.insert(project.id, views.full(project, &context, admin));
     }

@@ -11,6 +11,7 @@ use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::store::members::ProjectUsersFilter;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::{ProjectFilter, ProjectRow};
 use crate::store::window::Direction;
@@ -164,8 +165,16 @@ pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Resp
     respond(&api, filter).await
 }
 
-/// `GET /projects/:id/users`: the users with access to the project (members, inherited
-/// group members), matching `search`, without `skip_users`.
+/// `GET /projects/:id/forks`: the direct forks of a project, with the user-list filters.
+pub async fn forks_of(api: Api, project_id: i64) -> ApiResult<Response> {
+    let mut filter = filter(&api, ListKind::UserProjects)?;
+    filter.forked_from = Some(project_id);
+    respond(&api, filter).await
+}
+
+/// `GET /projects/:id/users`: the active users with access to the project through
+/// membership (direct, inherited from its groups, or through a group it is shared with),
+/// matching `search`, without `skip_users`, by name; filtered and paged in SQL.
 pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = access::project(&api, &id).await?;
     let search = api
@@ -174,25 +183,36 @@ pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .map(|s| s.trim().to_lowercase())
         .filter(|s| !s.is_empty());
     let skip = api.params.int_list("skip_users")?.unwrap_or_default();
-    let members = crate::api::members::all_members_of_project(&api, &ctx).await?;
-    let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
-    let mut users = api.db().users_by_ids(&ids).await?;
-    users.retain(|u| {
-        !skip.contains(&u.id)
-            && u.state == "active"
-            && search.as_ref().is_none_or(|s| {
-                u.username.to_lowercase().contains(s) || u.name.to_lowercase().contains(s)
-            })
-    });
-    users.sort_by_key(|u| u.name.to_lowercase());
+    let today = today();
+    let mut group_ids = if ctx.namespace.is_group() {
+        ctx.namespace.ancestry()
+    } else {
+        Vec::new()
+    };
+    let shares = api.db().shares_of(&[ctx.project.id], &today).await?;
+    let shared: Vec<i64> = shares.iter().map(|s| s.group_id).collect();
+    for group in api.db().namespaces_by_ids(&shared).await? {
+        group_ids.extend(group.ancestry());
+    }
+    group_ids.sort_unstable();
+    group_ids.dedup();
+    let filter = ProjectUsersFilter {
+        project_id: ctx.project.id,
+        group_ids: &group_ids,
+        today: &today,
+        search: search.as_deref(),
+        skip: &skip,
+    };
     let request = PageRequest::from_params(&api.params)?;
-    let start = ((request.page - 1) * request.per_page) as usize;
-    let total = users.len() as i64;
-    let rows: Vec<_> = users
-        .into_iter()
-        .skip(start)
-        .take(request.per_page as usize + 1)
-        .collect();
+    let rows = api
+        .db()
+        .project_users(
+            &filter,
+            request.per_page + 1,
+            (request.page - 1) * request.per_page,
+        )
+        .await?;
+    let total = api.db().count_project_users(&filter).await?;
     let views = api.user_views();
     Ok(Page {
         rows,

@@ -9,13 +9,17 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
+use super::{delete, mirror, repository};
 use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use crate::api::users::avatar::{self, AvatarChange};
+use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::store::namespaces::{NamespaceRow, visibility_level};
+use crate::store::projects::{ProjectChanges, ProjectRow};
 use crate::store::users::UserRow;
 
-const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
+pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
     ("projects", "path_lower", "path"),
     ("projects", "name", "name"),
 ];
@@ -27,7 +31,6 @@ fn namespace_invalid() -> ApiError {
 /// The namespace a new project goes to: `namespace_id` (id or full path) when given and the
 /// caller may create projects there, else `owner`'s personal namespace.
 async fn target_namespace(api: &Api, owner: &UserRow) -> ApiResult<NamespaceRow> {
-    let caller = api.user()?;
     let key = api
         .params
         .string("namespace_id")?
@@ -45,33 +48,44 @@ async fn target_namespace(api: &Api, owner: &UserRow) -> ApiResult<NamespaceRow>
         .namespace_by_key(key.trim())
         .await?
         .ok_or_else(namespace_invalid)?;
-    if caller.is_admin() {
-        return Ok(namespace);
+    if may_create_in(api, owner, &namespace).await? {
+        Ok(namespace)
+    } else {
+        Err(namespace_invalid())
     }
-    if namespace.is_group() {
-        let level = api
-            .db()
-            .group_access(caller.user.id, &namespace.ancestry(), &today())
-            .await?
-            .unwrap_or(0);
-        let needed = match super::super::groups::setting_str(&namespace, "project_creation_level")
-            .as_str()
-        {
+}
+
+/// Whether the caller may create a project owned by `owner` in `namespace`: administrators
+/// anywhere, others in groups where their level meets `project_creation_level`, or in
+/// `owner`'s personal namespace.
+pub async fn may_create_in(
+    api: &Api,
+    owner: &UserRow,
+    namespace: &NamespaceRow,
+) -> ApiResult<bool> {
+    let caller = api.user()?;
+    if caller.is_admin() {
+        return Ok(true);
+    }
+    if !namespace.is_group() {
+        return Ok(namespace.owner_id == Some(owner.id));
+    }
+    let level = api
+        .db()
+        .group_access(caller.user.id, &namespace.ancestry(), &today())
+        .await?
+        .unwrap_or(0);
+    let needed =
+        match super::super::groups::setting_str(namespace, "project_creation_level").as_str() {
             "noone" => i64::MAX,
             "maintainer" => MAINTAINER,
             _ => DEVELOPER,
         };
-        if level >= needed {
-            return Ok(namespace);
-        }
-    } else if namespace.owner_id == Some(owner.id) {
-        return Ok(namespace);
-    }
-    Err(namespace_invalid())
+    Ok(level >= needed)
 }
 
 /// The user's personal project limit, for projects in their own namespace.
-async fn check_projects_limit(
+pub async fn check_projects_limit(
     api: &Api,
     owner: &UserRow,
     namespace: &NamespaceRow,
@@ -96,7 +110,7 @@ async fn check_projects_limit(
 }
 
 /// A project's visibility may not exceed its group's.
-fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResult<()> {
+pub fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResult<()> {
     if namespace.is_group()
         && visibility_level(visibility) > visibility_level(&namespace.visibility)
     {
@@ -112,7 +126,7 @@ fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResu
 }
 
 /// "has already been taken" for the name and/or path, as one field map.
-async fn check_taken(
+pub async fn check_taken(
     api: &Api,
     namespace_id: i64,
     name: &str,
@@ -140,6 +154,14 @@ async fn check_taken(
 async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     let mut settings = Map::new();
     let mut fields = fields::read(api, Mode::Create, &mut settings)?;
+    let import_url = api
+        .params
+        .string("import_url")?
+        .filter(|u| !u.trim().is_empty());
+    if let Some(url) = &import_url {
+        mirror::check_import_url(api, url).await?;
+    }
+    let avatar = avatar::requested(api)?;
     let (name, path) = match (fields.name.take(), fields.path.take()) {
         (None, None) => {
             return Err(ApiError::InvalidParam(
@@ -169,10 +191,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     check_projects_limit(api, owner, &namespace).await?;
     check_taken(api, namespace.id, &name, &path, None).await?;
     let mut changes = fields.changes;
-    changes.set("name", name.as_str());
-    changes.set("name_lower", name.to_lowercase());
-    changes.set("path", path.as_str());
-    changes.set("path_lower", path.to_lowercase());
+    changes.set_name_and_path(&name, &path);
     changes.set("visibility", visibility.as_str());
     changes.set("visibility_level", visibility_level(&visibility));
     if changes.get("default_branch").is_none() {
@@ -188,12 +207,73 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         settings.insert("initialize_with_readme".into(), json!(true));
     }
     changes.set("settings", Value::Object(settings).to_string());
-    let project = api
+    if let AvatarChange::Set(_, name) = &avatar {
+        changes.set("avatar_path", name.as_str());
+    }
+    let project = insert_with_repository(
+        api,
+        namespace.id,
+        owner,
+        &changes,
+        fields.initialize_with_readme,
+    )
+    .await?;
+    if let AvatarChange::Set(file, name) = &avatar
+        && let Err(error) = avatar::store(api, avatar::PROJECT, project.id, file, name).await
+    {
+        delete::purge(api.db(), &api.ctx.config.storage.data_dir, project.id).await?;
+        return Err(error);
+    }
+    let import = match import_url {
+        Some(url) => Some(mirror::schedule_fetch(api, &project, url).await?),
+        None => None,
+    };
+    let body = reload(api, project.id).await?;
+    if let Some(import) = import {
+        import.start();
+    }
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// Inserts a project and makes its repository, all or nothing: the repository is made before
+/// the row is committed, a failure there rolls the row back, and a failed commit removes the
+/// repository again. Statistics are stored once both exist.
+pub async fn insert_with_repository(
+    api: &Api,
+    namespace_id: i64,
+    owner: &UserRow,
+    changes: &ProjectChanges,
+    with_readme: bool,
+) -> ApiResult<ProjectRow> {
+    let made: std::sync::Mutex<Option<Repository>> = std::sync::Mutex::new(None);
+    let result = api
         .db()
-        .create_project(namespace.id, owner.id, &changes)
+        .create_project(namespace_id, owner.id, changes, |row| {
+            let repo = repository::repository(api, row.id, false);
+            *made.lock().expect("repository slot") = Some(repo.clone());
+            async move { repository::initialize(&repo, &row, with_readme, owner).await }
+        })
         .await
-        .on_constraints(PROJECT_UNIQUES)?;
-    Ok((StatusCode::CREATED, Json(reload(api, project.id).await?)).into_response())
+        .on_constraints(PROJECT_UNIQUES);
+    let project = match result {
+        Ok(project) => project,
+        Err(error) => {
+            let leftover = made.lock().expect("repository slot").take();
+            if let Some(repo) = leftover {
+                repo.remove().await;
+            }
+            return Err(error);
+        }
+    };
+    let repo = repository::repository(api, project.id, false);
+    repository::refresh_statistics(
+        api.db(),
+        &repo,
+        project.id,
+        &repository::default_branch(&project),
+    )
+    .await?;
+    Ok(project)
 }
 
 pub async fn create(api: Api) -> ApiResult<Response> {
@@ -224,6 +304,14 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
     ctx.require(MAINTAINER)?;
     let mut settings = ctx.project.settings_json();
     let fields = fields::read(&api, Mode::Edit, &mut settings)?;
+    if let Some(url) = api
+        .params
+        .string("import_url")?
+        .filter(|u| !u.trim().is_empty())
+    {
+        mirror::check_import_url(&api, &url).await?;
+    }
+    let avatar = avatar::requested(&api)?;
     let mut changes = fields.changes;
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
     let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());
@@ -236,30 +324,44 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
     if name != ctx.project.name || path != ctx.project.path {
         check_taken(&api, ctx.namespace.id, &name, &path, Some(ctx.project.id)).await?;
     }
-    changes.set("name", name.as_str());
-    changes.set("name_lower", name.to_lowercase());
-    changes.set("path", path.as_str());
-    changes.set("path_lower", path.to_lowercase());
+    changes.set_name_and_path(&name, &path);
     changes.set("settings", Value::Object(settings).to_string());
+    match &avatar {
+        AvatarChange::Keep => {}
+        AvatarChange::Set(file, name) => {
+            avatar::store(&api, avatar::PROJECT, ctx.project.id, file, name).await?;
+            changes.set("avatar_path", name.as_str());
+        }
+        AvatarChange::Remove => {
+            avatar::remove(&api, avatar::PROJECT, ctx.project.id).await?;
+            changes.set("avatar_path", None::<String>);
+        }
+    }
+    save(&api, ctx.project.id, &changes).await
+}
+
+/// `GET /uploads/-/system/project/avatar/:id/:filename`: the avatar, to whoever may see the
+/// project (404 otherwise).
+pub async fn serve_avatar(
+    Path((id, filename)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
+    let ctx = access::project(&api, &id).await.map_err(|_| not_found())?;
+    if ctx.project.avatar_path.as_deref() != Some(filename.as_str()) {
+        return Err(not_found());
+    }
+    avatar::send(&api, avatar::PROJECT, ctx.project.id, &filename).await
+}
+
+/// Applies `changes` to a project and answers with its full view.
+pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<Value>> {
     api.db()
-        .update_project(ctx.project.id, &changes)
+        .update_project(id, changes)
         .await
         .on_constraints(PROJECT_UNIQUES)?
         .ok_or(ApiError::NotFound("Project"))?;
-    Ok(Json(reload(&api, ctx.project.id).await?))
-}
-
-/// `DELETE /projects/:id`: owners and administrators; GitLab answers 202 Accepted.
-pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    api.user()?;
-    let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
-    api.db().delete_project(ctx.project.id).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "message": "202 Accepted" })),
-    )
-        .into_response())
+    Ok(Json(reload(api, id).await?))
 }
 
 async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {

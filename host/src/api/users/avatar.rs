@@ -1,5 +1,7 @@
-//! User avatars: validated on upload, stored under `DATA_DIR/uploads/<tenant>/user/avatar/<id>/`,
-//! and served without authentication at `/uploads/-/system/user/avatar/:id/:filename`.
+//! Avatars of users and projects: validated on upload, stored under
+//! `DATA_DIR/uploads/<tenant>/<owner>/avatar/<id>/` (`owner` is `user` or `project`). User
+//! avatars are served without authentication at `/uploads/-/system/user/avatar/:id/:filename`;
+//! project avatars by `api::projects`.
 
 use std::path::PathBuf;
 
@@ -47,18 +49,27 @@ pub fn requested(api: &Api) -> ApiResult<AvatarChange> {
     }
 }
 
-fn directory(api: &Api, user_id: i64) -> PathBuf {
-    files::directory(api, &format!("user/avatar/{user_id}"))
+pub const USER: &str = "user";
+pub const PROJECT: &str = "project";
+
+pub fn directory(api: &Api, owner: &str, id: i64) -> PathBuf {
+    files::directory(api, &format!("{owner}/avatar/{id}"))
 }
 
-/// Replaces the user's stored avatar file with `file` (named `name`).
-pub async fn store(api: &Api, user_id: i64, file: &UploadedFile, name: &str) -> ApiResult<()> {
-    remove(api, user_id).await?;
-    files::write(&directory(api, user_id), name, &file.bytes).await
+/// Replaces the stored avatar file of user or project `id` with `file` (named `name`).
+pub async fn store(
+    api: &Api,
+    owner: &str,
+    id: i64,
+    file: &UploadedFile,
+    name: &str,
+) -> ApiResult<()> {
+    remove(api, owner, id).await?;
+    files::write(&directory(api, owner, id), name, &file.bytes).await
 }
 
-pub async fn remove(api: &Api, user_id: i64) -> ApiResult<()> {
-    match tokio::fs::remove_dir_all(directory(api, user_id)).await {
+pub async fn remove(api: &Api, owner: &str, id: i64) -> ApiResult<()> {
+    match tokio::fs::remove_dir_all(directory(api, owner, id)).await {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(ApiError::Internal(e.into())),
@@ -77,9 +88,14 @@ pub async fn serve(
     let Some(name) = stored else {
         return Err(ApiError::NotFoundMessage("404 Not Found".into()));
     };
-    let bytes = tokio::fs::read(directory(&api, user_id).join(&name))
+    send(&api, USER, user_id, &name).await
+}
+
+/// The stored avatar file `name` of user or project `id`, or 404.
+pub async fn send(api: &Api, owner: &str, id: i64, name: &str) -> ApiResult<Response> {
+    let bytes = tokio::fs::read(directory(api, owner, id).join(name))
         .await
         .map_err(|_| ApiError::NotFoundMessage("404 Not Found".into()))?;
-    let content_type = files::content_type(&name);
+    let content_type = files::content_type(name);
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

@@ -94,7 +94,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         .await
         .on_constraints(USER_UNIQUES)?;
     if let AvatarChange::Set(file, name) = &avatar
-        && let Err(error) = avatar::store(&api, user.id, file, name).await
+        && let Err(error) = avatar::store(&api, avatar::USER, user.id, file, name).await
     {
         api.db().delete_user(user.id).await?;
         return Err(error);
@@ -161,8 +161,10 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .on_constraints(USER_UNIQUES)?
         .ok_or(ApiError::NotFound("User"))?;
     match &avatar {
-        AvatarChange::Set(file, name) => avatar::store(&api, user.id, file, name).await?,
-        AvatarChange::Remove => avatar::remove(&api, user.id).await?,
+        AvatarChange::Set(file, name) => {
+            avatar::store(&api, avatar::USER, user.id, file, name).await?
+        }
+        AvatarChange::Remove => avatar::remove(&api, avatar::USER, user.id).await?,
         AvatarChange::Keep => {}
     }
     if let Some(token) = confirmation {
@@ -183,15 +185,22 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     }
     for group_id in sole_owner_of {
         if let Some(group) = api.db().namespace_by_id(group_id).await? {
-            api.db().delete_group(&group).await?;
+            let projects = api.db().delete_group(&group).await?;
+            crate::api::projects::delete::remove_files_of(&api, &projects).await;
         }
     }
-    if !hard_delete {
+    if hard_delete {
+        api.db().delete_issue_contributions(user.id).await?;
+    } else {
         // Contributions are reassigned to GitLab's ghost user; it must exist first.
-        api.db().ghost_user().await?;
+        let ghost = api.db().ghost_user().await?;
+        api.db()
+            .reassign_issue_contributions(user.id, ghost.id)
+            .await?;
     }
-    api.db().delete_user(user.id).await?;
-    avatar::remove(&api, user.id).await?;
+    let (_, projects) = api.db().delete_user(user.id).await?;
+    crate::api::projects::delete::remove_files_of(&api, &projects).await;
+    avatar::remove(&api, avatar::USER, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

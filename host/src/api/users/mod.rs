@@ -2,7 +2,7 @@
 //! identities), statuses, activities and memberships, and avatars.
 
 mod activity;
-mod avatar;
+pub mod avatar;
 mod manage;
 mod profile;
 mod read;

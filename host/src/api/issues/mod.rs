@@ -1,0 +1,283 @@
+//! The Issues API: lists (`GET /issues`, `/groups/:id/issues`, `/projects/:id/issues`), single
+//! issues (create/read/update/delete), and what hangs off one issue: notes, award emoji,
+//! subscriptions, todos, time tracking, participants, move, user agent detail.
+//!
+//! Who may do what (GitLab's issue policy): reading needs the project and its issues feature
+//! (`private` = members only); confidential issues only for their author, assignees, reporters
+//! and above and administrators, 404 for everyone else. Authors and assignees may edit their
+//! issue; labels, milestone, assignees, due date and locking need reporter access.
+
+mod actions;
+mod award_emoji;
+mod list;
+mod notes;
+mod time;
+mod write;
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::routing::{get, post};
+use serde_json::Value;
+
+use super::access::{self, GUEST, OWNER, ProjectCtx, REPORTER};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::issues::IssueRow;
+use crate::store::users::UserRow;
+use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
+
+pub fn router() -> Router<ApiContext> {
+    let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
+    Router::new()
+        .route("/api/v4/issues", get(list::global))
+        .route("/api/v4/groups/{id}/issues", get(list::group))
+        .route(
+            "/api/v4/projects/{id}/issues",
+            get(list::project).post(write::create),
+        )
+        .route(
+            issue,
+            get(write::show).put(write::update).delete(write::remove),
+        )
+        .route(
+            &format!("{issue}/notes"),
+            get(notes::list).post(notes::create),
+        )
+        .route(
+            &format!("{issue}/notes/{{note_id}}"),
+            get(notes::show).put(notes::update).delete(notes::remove),
+        )
+        .route(
+            &format!("{issue}/award_emoji"),
+            get(award_emoji::list).post(award_emoji::create),
+        )
+        .route(
+            &format!("{issue}/award_emoji/{{award_id}}"),
+            get(award_emoji::show).delete(award_emoji::remove),
+        )
+        .route(&format!("{issue}/subscribe"), post(actions::subscribe))
+        .route(&format!("{issue}/unsubscribe"), post(actions::unsubscribe))
+        .route(&format!("{issue}/todo"), post(actions::todo))
+        .route(&format!("{issue}/move"), post(actions::move_issue))
+        .route(&format!("{issue}/participants"), get(actions::participants))
+        .route(&format!("{issue}/closed_by"), get(actions::closed_by))
+        .route(
+            &format!("{issue}/related_merge_requests"),
+            get(actions::closed_by),
+        )
+        .route(
+            &format!("{issue}/user_agent_detail"),
+            get(actions::user_agent_detail),
+        )
+        .route(&format!("{issue}/time_estimate"), post(time::set_estimate))
+        .route(
+            &format!("{issue}/reset_time_estimate"),
+            post(time::reset_estimate),
+        )
+        .route(&format!("{issue}/add_spent_time"), post(time::add_spent))
+        .route(
+            &format!("{issue}/reset_spent_time"),
+            post(time::reset_spent),
+        )
+        .route(&format!("{issue}/time_stats"), get(time::stats_of))
+}
+
+/// Whether the caller may read the project's issues at all (the issues feature's level).
+pub fn issues_readable(ctx: &ProjectCtx) -> bool {
+    match ctx.project.issues_access_level.as_str() {
+        "disabled" => false,
+        "private" => ctx.admin || ctx.level() >= GUEST,
+        _ => true,
+    }
+}
+
+/// Reporter access or above: sets labels, milestones, assignees; sees confidential issues.
+pub fn is_reporter(ctx: &ProjectCtx) -> bool {
+    ctx.admin || ctx.level() >= REPORTER
+}
+
+/// Administrators and project owners: may set `iid`, `created_at`, `updated_at`; may delete.
+pub fn is_owner(ctx: &ProjectCtx) -> bool {
+    ctx.admin || ctx.level() >= OWNER
+}
+
+/// One issue the caller may read, with its project.
+pub struct IssueCtx {
+    pub project: ProjectCtx,
+    pub issue: IssueRow,
+    pub assignee_ids: Vec<i64>,
+}
+
+impl IssueCtx {
+    fn caller_is(&self, api: &Api, user_id: i64) -> bool {
+        api.caller.as_ref().is_some_and(|c| c.user.id == user_id)
+    }
+
+    pub fn is_author_or_assignee(&self, api: &Api) -> bool {
+        self.caller_is(api, self.issue.author_id)
+            || self.assignee_ids.iter().any(|id| self.caller_is(api, *id))
+    }
+
+    /// Authors, assignees and reporters (and above) may edit the issue.
+    pub fn require_update(&self, api: &Api) -> ApiResult<()> {
+        api.user()?;
+        if is_reporter(&self.project) || self.is_author_or_assignee(api) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden())
+        }
+    }
+
+    /// Reporter access (GitLab's `admin_issue`): time tracking, labels, milestones.
+    pub fn require_reporter(&self, api: &Api) -> ApiResult<()> {
+        api.user()?;
+        if is_reporter(&self.project) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden())
+        }
+    }
+}
+
+/// `:issue_iid` as Grape's Integer coercion reads it.
+fn parse_iid(iid: &str) -> ApiResult<i64> {
+    iid.trim()
+        .parse()
+        .map_err(|_| ApiError::invalid("issue_iid"))
+}
+
+/// The issue `iid` of project `id` if the caller may read it, else `404 Issue Not Found`
+/// (`404 Project Not Found` for an invisible project).
+pub async fn load(api: &Api, id: &str, iid: &str) -> ApiResult<IssueCtx> {
+    let iid = parse_iid(iid)?;
+    let project = access::project(api, id).await?;
+    let issue = api
+        .db()
+        .issue_by_iid(project.project.id, iid)
+        .await?
+        .filter(|_| issues_readable(&project))
+        .ok_or(ApiError::NotFound("Issue"))?;
+    let assignee_ids = api
+        .db()
+        .assignees_of_issues(&[issue.id])
+        .await?
+        .into_iter()
+        .map(|a| a.user.id)
+        .collect();
+    let ctx = IssueCtx {
+        project,
+        issue,
+        assignee_ids,
+    };
+    if ctx.issue.confidential && !is_reporter(&ctx.project) && !ctx.is_author_or_assignee(api) {
+        return Err(ApiError::NotFound("Issue"));
+    }
+    Ok(ctx)
+}
+
+pub fn views(api: &Api) -> IssueViews<'_> {
+    IssueViews {
+        base_url: &api.tenant.base_url,
+        users: api.user_views(),
+    }
+}
+
+pub fn shape(api: &Api, single: bool) -> ApiResult<IssueShape> {
+    Ok(IssueShape {
+        single,
+        with_labels_details: api.params.bool("with_labels_details")?.unwrap_or(false),
+        limit_to_hours: api.settings.bool("time_tracking_limit_to_hours"),
+    })
+}
+
+/// Each id once, in ascending order.
+fn unique(ids: impl Iterator<Item = i64>) -> Vec<i64> {
+    let mut ids: Vec<i64> = ids.collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// The users among `ids`, by id (one query).
+pub async fn users_by_id(api: &Api, ids: Vec<i64>) -> ApiResult<HashMap<i64, UserRow>> {
+    Ok(api
+        .db()
+        .users_by_ids(&unique(ids.into_iter()))
+        .await?
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect())
+}
+
+/// One page of a list that is loaded whole (labels, milestones, award emoji: short lists).
+pub fn page_of<T>(all: Vec<T>, request: &PageRequest) -> Page<T> {
+    let total = all.len() as i64;
+    let rows = all
+        .into_iter()
+        .skip(((request.page - 1) * request.per_page) as usize)
+        .take(request.per_page as usize + 1)
+        .collect();
+    Page {
+        rows,
+        total: Some(total),
+    }
+}
+
+/// Loads what `rows` show (labels, assignees, users, milestones, projects) in one query each.
+pub async fn batch(api: &Api, rows: &[IssueRow], subscribed: bool) -> ApiResult<IssueBatch> {
+    let db = api.db();
+    let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
+    let mut batch = IssueBatch::default();
+    for row in db.labels_of_issues(&ids).await? {
+        batch
+            .labels
+            .entry(row.issue_id)
+            .or_default()
+            .push(row.label);
+    }
+    for row in db.assignees_of_issues(&ids).await? {
+        batch
+            .assignees
+            .entry(row.issue_id)
+            .or_default()
+            .push(row.user);
+    }
+    batch.users = users_by_id(
+        api,
+        rows.iter()
+            .flat_map(|i| [Some(i.author_id), i.closed_by_id])
+            .flatten()
+            .collect(),
+    )
+    .await?;
+    let milestone_ids = unique(rows.iter().filter_map(|i| i.milestone_id));
+    batch.milestones = db
+        .milestones_by_ids(&milestone_ids)
+        .await?
+        .into_iter()
+        .map(|m| (m.id, m))
+        .collect();
+    let project_ids = unique(rows.iter().map(|i| i.project_id));
+    batch.projects = db
+        .project_refs(&project_ids)
+        .await?
+        .into_iter()
+        .map(|p| (p.id, p))
+        .collect();
+    if subscribed {
+        batch.subscribed = Some(match &api.caller {
+            Some(caller) => db.subscribed_among(caller.user.id, &ids).await?,
+            None => Vec::new(),
+        });
+    }
+    Ok(batch)
+}
+
+/// One issue in its single form (with `subscribed`).
+pub async fn render(api: &Api, issue: &IssueRow) -> ApiResult<Value> {
+    let batch = batch(api, std::slice::from_ref(issue), true).await?;
+    Ok(views(api).issue(issue, &batch, shape(api, true)?))
+}

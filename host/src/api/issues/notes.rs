@@ -1,0 +1,168 @@
+//! `GET/POST/PUT/DELETE /projects/:id/issues/:issue_iid/notes[/:note_id]`. Anyone who can read
+//! the issue may comment, except on a locked discussion, where only project members may
+//! (GitLab's 403). Authors edit their notes; authors and maintainers delete them.
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::write::DESCRIPTION_MAX;
+use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
+use crate::api::access::{GUEST, MAINTAINER};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{Page, PageRequest};
+use crate::http::request::Api;
+use crate::store::issue_notes::{NoteOrder, NoteRow};
+
+fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
+    value.trim().parse().map_err(|_| ApiError::invalid(name))
+}
+
+async fn note_of(api: &Api, ctx: &IssueCtx, note_id: &str) -> ApiResult<NoteRow> {
+    let id = parse_id(note_id, "note_id")?;
+    api.db()
+        .issue_note(ctx.issue.id, id)
+        .await?
+        .filter(|n| !n.internal || is_reporter(&ctx.project))
+        .ok_or(ApiError::NotFound("Note"))
+}
+
+async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashMap<i64, Value>> {
+    let users = users_by_id(api, notes.iter().map(|n| n.author_id).collect()).await?;
+    let views = views(api);
+    Ok(notes
+        .iter()
+        .map(|n| (n.id, views.note(n, users.get(&n.author_id), &ctx.issue)))
+        .collect())
+}
+
+fn check_body(body: &str) -> ApiResult<()> {
+    if body.trim().is_empty() {
+        return Err(ApiError::field("note", "can't be blank"));
+    }
+    if body.chars().count() > DESCRIPTION_MAX {
+        return Err(ApiError::field(
+            "note",
+            format!("is too long (maximum is {DESCRIPTION_MAX} characters)"),
+        ));
+    }
+    Ok(())
+}
+
+pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let p = &api.params;
+    let order = NoteOrder {
+        updated: p
+            .one_of("order_by", &["created_at", "updated_at"])?
+            .as_deref()
+            == Some("updated_at"),
+        ascending: p.one_of("sort", &["asc", "desc"])?.as_deref() == Some("asc"),
+    };
+    let request = PageRequest::from_params(&api.params)?;
+    let mut rows = api
+        .db()
+        .issue_notes(
+            ctx.issue.id,
+            order,
+            request.per_page + 1,
+            (request.page - 1) * request.per_page,
+        )
+        .await?;
+    let mut total = api.db().count_issue_notes(ctx.issue.id).await?;
+    if !is_reporter(&ctx.project) {
+        let before = rows.len();
+        rows.retain(|n| !n.internal);
+        total -= (before - rows.len()) as i64;
+    }
+    let views = render(&api, &ctx, &rows).await?;
+    Ok(Page {
+        rows,
+        total: Some(total),
+    }
+    .respond(
+        &request,
+        &api.origin,
+        |n| n.id,
+        |n| views.get(&n.id).cloned().unwrap_or(Value::Null),
+    ))
+}
+
+pub async fn show(
+    Path((id, iid, note_id)): Path<(String, String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    let note = note_of(&api, &ctx, &note_id).await?;
+    let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
+    Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
+}
+
+pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let caller = api.user()?;
+    let member = ctx.project.admin || ctx.project.level() >= GUEST;
+    if ctx.issue.discussion_locked && !member {
+        return Err(ApiError::forbidden());
+    }
+    let p = &api.params;
+    let body = p.required_string("body")?;
+    check_body(&body)?;
+    let internal = p
+        .bool("internal")?
+        .or(p.bool("confidential")?)
+        .unwrap_or(false);
+    if internal && !is_reporter(&ctx.project) {
+        return Err(ApiError::forbidden());
+    }
+    let created_at = p.datetime("created_at")?;
+    let created_at = created_at
+        .filter(|_| is_owner(&ctx.project))
+        .map(|d| d.timestamp_millis());
+    let note = api
+        .db()
+        .create_note(ctx.issue.id, caller.user.id, &body, internal, created_at)
+        .await?;
+    let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(views.get(&note.id).cloned().unwrap_or(Value::Null)),
+    )
+        .into_response())
+}
+
+pub async fn update(
+    Path((id, iid, note_id)): Path<(String, String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    let caller = api.user()?;
+    let note = note_of(&api, &ctx, &note_id).await?;
+    if note.author_id != caller.user.id && !ctx.project.admin {
+        return Err(ApiError::forbidden());
+    }
+    let body = api.params.required_string("body")?;
+    check_body(&body)?;
+    api.db().update_note_body(note.id, &body).await?;
+    let note = note_of(&api, &ctx, &note_id).await?;
+    let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
+    Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
+}
+
+pub async fn remove(
+    Path((id, iid, note_id)): Path<(String, String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    let ctx = load(&api, &id, &iid).await?;
+    let caller = api.user()?;
+    let note = note_of(&api, &ctx, &note_id).await?;
+    if note.author_id != caller.user.id && !ctx.project.admin && ctx.project.level() < MAINTAINER {
+        return Err(ApiError::forbidden());
+    }
+    api.db().delete_note(&note).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,181 @@
+//! Time tracking: `time_estimate`, `reset_time_estimate`, `add_spent_time`, `reset_spent_time`,
+//! `time_stats`. Durations are GitLab's human format (`1mo 2w 3d 4h 5m 6s`, 1mo = 4w, 1w = 5d,
+//! 1d = 8h; a bare number is hours; a leading `-` subtracts spent time).
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use serde_json::Value;
+
+use super::load;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::issues::IssueChanges;
+use crate::views::issue::{DAY, HOUR, MINUTE, MONTH, WEEK, time_stats};
+
+fn unit_seconds(unit: &str) -> Option<f64> {
+    let seconds = match unit {
+        "mo" | "mon" | "mos" | "month" | "months" => MONTH,
+        "w" | "wk" | "wks" | "week" | "weeks" => WEEK,
+        "d" | "day" | "days" => DAY,
+        "" | "h" | "hr" | "hrs" | "hour" | "hours" => HOUR,
+        "m" | "min" | "mins" | "minute" | "minutes" => MINUTE,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        _ => return None,
+    };
+    Some(seconds as f64)
+}
+
+/// Seconds of a human duration, or `None` when it does not parse.
+pub fn parse_duration(text: &str) -> Option<i64> {
+    let text = text.trim().to_lowercase();
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest.trim_start()),
+        None => (false, text.as_str()),
+    };
+    let bytes = rest.as_bytes();
+    let mut i = 0;
+    let mut total = 0.0;
+    let mut terms = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        let number: f64 = rest[start..i].parse().ok()?;
+        while i < bytes.len() && bytes[i] == b' ' {
+            i += 1;
+        }
+        let unit_start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+            i += 1;
+        }
+        total += number * unit_seconds(&rest[unit_start..i])?;
+        terms += 1;
+    }
+    if terms == 0 {
+        return None;
+    }
+    let seconds = total.round() as i64;
+    Some(if negative { -seconds } else { seconds })
+}
+
+fn duration(api: &Api, field: &str) -> ApiResult<i64> {
+    let text = api.params.required_string("duration")?;
+    parse_duration(&text).ok_or_else(|| ApiError::field(field, "has an invalid format"))
+}
+
+fn stats(api: &Api, estimate: i64, spent: i64) -> Json<Value> {
+    Json(time_stats(
+        estimate,
+        spent,
+        api.settings.bool("time_tracking_limit_to_hours"),
+    ))
+}
+
+async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<Value>> {
+    let ctx = load(api, id, iid).await?;
+    ctx.require_reporter(api)?;
+    let seconds = if reset {
+        0
+    } else {
+        duration(api, "time_estimate")?
+    };
+    if seconds < 0 {
+        return Err(ApiError::field(
+            "time_estimate",
+            "must have a valid format and be greater than or equal to zero.",
+        ));
+    }
+    let mut changes = IssueChanges::default();
+    changes.set("time_estimate", seconds);
+    let row = api.db().update_issue(&ctx.issue, &changes).await?;
+    Ok(stats(api, row.time_estimate, row.total_time_spent))
+}
+
+pub async fn set_estimate(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    set_time_estimate(&api, &id, &iid, false).await
+}
+
+pub async fn reset_estimate(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    set_time_estimate(&api, &id, &iid, true).await
+}
+
+pub async fn add_spent(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let ctx = load(&api, &id, &iid).await?;
+    ctx.require_reporter(&api)?;
+    let caller = api.user()?;
+    let seconds = duration(&api, "time_spent")?;
+    if ctx.issue.total_time_spent + seconds < 0 {
+        return Err(ApiError::field(
+            "time_spent",
+            "Time to subtract exceeds the total time spent",
+        ));
+    }
+    let total = api
+        .db()
+        .add_spent_time(ctx.issue.id, caller.user.id, Some(seconds))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        stats(&api, ctx.issue.time_estimate, total),
+    ))
+}
+
+pub async fn reset_spent(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    ctx.require_reporter(&api)?;
+    let caller = api.user()?;
+    let total = api
+        .db()
+        .add_spent_time(ctx.issue.id, caller.user.id, None)
+        .await?;
+    Ok(stats(&api, ctx.issue.time_estimate, total))
+}
+
+pub async fn stats_of(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    Ok(stats(
+        &api,
+        ctx.issue.time_estimate,
+        ctx.issue.total_time_spent,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_in_gitlab_units() {
+        assert_eq!(parse_duration("3h30m"), Some(3 * HOUR + 30 * MINUTE));
+        assert_eq!(parse_duration("3h 30m"), Some(3 * HOUR + 30 * MINUTE));
+        assert_eq!(
+            parse_duration("1mo 2w 3d 4h 5m"),
+            Some(MONTH + 2 * WEEK + 3 * DAY + 4 * HOUR + 5 * MINUTE)
+        );
+        assert_eq!(parse_duration("1w"), Some(5 * 8 * HOUR));
+        assert_eq!(parse_duration("-1h"), Some(-HOUR));
+        assert_eq!(parse_duration("2"), Some(2 * HOUR));
+        assert_eq!(parse_duration("1.5h"), Some(90 * MINUTE));
+        assert_eq!(parse_duration("abc"), None);
+        assert_eq!(parse_duration(""), None);
+        assert_eq!(parse_duration("3x"), None);
+    }
+}

@@ -1,0 +1,338 @@
+//! `GET/POST/PUT/DELETE /projects/:id/issues[/:issue_iid]`.
+//!
+//! Create and update each run in one function: read and check the parameters into a
+//! `NewIssue` / `IssueChanges`, then write. A policy check on the finished write (a spam
+//! check) belongs between the two, where it sees the whole change and the request's origin.
+
+use std::net::SocketAddr;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Path};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::{IssueCtx, is_owner, is_reporter, issues_readable, load, render};
+use crate::api::access::{self, ProjectCtx};
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::params::Params;
+use crate::http::request::Api;
+use crate::store::issues::{IssueChanges, NewIssue, RequestOrigin};
+
+pub const TITLE_MAX: usize = 255;
+pub const DESCRIPTION_MAX: usize = 1_000_000;
+
+/// GitLab's `update_params_at_least_one_of`.
+const UPDATE_PARAMS: &[&str] = &[
+    "assignee_id",
+    "assignee_ids",
+    "confidential",
+    "created_at",
+    "description",
+    "discussion_locked",
+    "due_date",
+    "labels",
+    "add_labels",
+    "remove_labels",
+    "milestone_id",
+    "state_event",
+    "title",
+    "issue_type",
+];
+
+pub async fn show(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    Ok(Json(render(&api, &ctx.issue).await?))
+}
+
+fn check_title(title: &str) -> ApiResult<()> {
+    if title.trim().is_empty() {
+        return Err(ApiError::field("title", "can't be blank"));
+    }
+    if title.chars().count() > TITLE_MAX {
+        return Err(ApiError::field(
+            "title",
+            format!("is too long (maximum is {TITLE_MAX} characters)"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_description(description: &str) -> ApiResult<()> {
+    if description.chars().count() > DESCRIPTION_MAX {
+        return Err(ApiError::field(
+            "description",
+            format!("is too long (maximum is {DESCRIPTION_MAX} characters)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the parameter is present and blank (`""`, `[]`, `0` or `[0]`): "unset it".
+fn blank_or_zero(params: &Params, name: &str) -> bool {
+    match params.raw(name) {
+        Some(Value::String(s)) => s.trim().is_empty() || s.trim() == "0",
+        Some(Value::Array(items)) => items
+            .iter()
+            .all(|i| i.as_i64() == Some(0) || i.as_str().is_some_and(|s| s.trim() == "0")),
+        Some(Value::Number(n)) => n.as_i64() == Some(0),
+        _ => false,
+    }
+}
+
+/// What only reporters may set: assignees, milestone, labels, due date, locking.
+#[derive(Default)]
+struct Metadata {
+    assignee_ids: Option<Vec<i64>>,
+    milestone_id: Option<Option<i64>>,
+    labels: Option<Vec<String>>,
+    add_labels: Vec<String>,
+    remove_labels: Vec<String>,
+    due_date: Option<Option<String>>,
+    discussion_locked: Option<bool>,
+}
+
+async fn read_metadata(api: &Api, project: &ProjectCtx) -> ApiResult<Metadata> {
+    let p = &api.params;
+    let mut meta = Metadata::default();
+    let assignees = if p.raw("assignee_ids").is_some() {
+        Some(if blank_or_zero(p, "assignee_ids") {
+            Vec::new()
+        } else {
+            p.int_list("assignee_ids")?.unwrap_or_default()
+        })
+    } else if p.raw("assignee_id").is_some() {
+        Some(match p.int("assignee_id")? {
+            Some(0) | None => Vec::new(),
+            Some(id) => vec![id],
+        })
+    } else {
+        None
+    };
+    if let Some(ids) = assignees {
+        // Unknown users are dropped, as GitLab drops assignees it cannot assign.
+        let known = api.db().users_by_ids(&ids).await?;
+        let mut kept: Vec<i64> = Vec::new();
+        for id in ids {
+            if known.iter().any(|u| u.id == id) && !kept.contains(&id) {
+                kept.push(id);
+            }
+        }
+        meta.assignee_ids = Some(kept);
+    }
+    if p.raw("milestone_id").is_some() {
+        meta.milestone_id = Some(if blank_or_zero(p, "milestone_id") {
+            None
+        } else {
+            let id = p.int("milestone_id")?.unwrap_or(0);
+            let milestone = api.db().milestone_by_id(id).await?;
+            if milestone.is_none_or(|m| m.project_id != project.project.id) {
+                return Err(ApiError::field("milestone_id", "is invalid"));
+            }
+            Some(id)
+        });
+    }
+    meta.labels = p.string_list("labels")?;
+    meta.add_labels = p.string_list("add_labels")?.unwrap_or_default();
+    meta.remove_labels = p.string_list("remove_labels")?.unwrap_or_default();
+    if p.raw("due_date").is_some() {
+        meta.due_date = Some(p.date("due_date")?.map(|d| d.to_string()));
+    }
+    meta.discussion_locked = p.bool("discussion_locked")?;
+    Ok(meta)
+}
+
+/// The user agent and peer address of the request.
+fn request_origin(headers: &HeaderMap, peer: SocketAddr) -> RequestOrigin {
+    RequestOrigin {
+        user_agent: headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string(),
+        ip_address: peer.ip().to_canonical().to_string(),
+    }
+}
+
+/// 403 unless the caller may open issues in the project (signed in, issues feature on for
+/// them, project not archived; private projects need membership, which `access` checked).
+pub fn require_create(api: &Api, project: &ProjectCtx) -> ApiResult<()> {
+    api.user()?;
+    if !issues_readable(project) || project.project.archived {
+        return Err(ApiError::forbidden());
+    }
+    Ok(())
+}
+
+/// Label names as stored: the given names, in order, without case-insensitive repeats.
+fn label_names(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        if !out.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+pub async fn create(
+    Path(id): Path<String>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    api: Api,
+) -> ApiResult<Response> {
+    let project = access::project(&api, &id).await?;
+    require_create(&api, &project)?;
+    let caller = api.user()?;
+    let p = &api.params;
+    let title = p.required_string("title")?;
+    check_title(&title)?;
+    let description = p.string("description")?;
+    if let Some(description) = &description {
+        check_description(description)?;
+    }
+    if p.raw("merge_request_to_resolve_discussions_of").is_some() {
+        p.int("merge_request_to_resolve_discussions_of")?;
+        // Trellis has no merge requests, so every merge request named here is unknown.
+        return Err(ApiError::NotFound("Merge Request"));
+    }
+    let mut issue = NewIssue {
+        project_id: project.project.id,
+        author_id: caller.user.id,
+        title,
+        description,
+        confidential: p.bool("confidential")?.unwrap_or(false),
+        origin: request_origin(&headers, peer),
+        ..NewIssue::default()
+    };
+    let iid = p.int("iid")?;
+    let created_at = p.datetime("created_at")?;
+    if is_owner(&project) {
+        issue.iid = iid.filter(|i| *i > 0);
+        issue.created_at = created_at.map(|d| d.timestamp_millis());
+    }
+    let meta = read_metadata(&api, &project).await?;
+    if is_reporter(&project) {
+        issue.assignee_ids = meta.assignee_ids.unwrap_or_default();
+        issue.milestone_id = meta.milestone_id.flatten();
+        let mut labels = meta.labels.unwrap_or_default();
+        labels.extend(meta.add_labels);
+        issue.labels = label_names(&labels);
+        issue.due_date = meta.due_date.flatten();
+        issue.discussion_locked = meta.discussion_locked.unwrap_or(false);
+    }
+    let row = api
+        .db()
+        .create_issue(&issue)
+        .await
+        .on_constraint("issues", "iid", "iid")?;
+    Ok((StatusCode::CREATED, Json(render(&api, &row).await?)).into_response())
+}
+
+/// Applies the reporter-only fields of an update.
+async fn metadata_changes(
+    api: &Api,
+    ctx: &IssueCtx,
+    meta: Metadata,
+    changes: &mut IssueChanges,
+) -> ApiResult<()> {
+    if let Some(ids) = meta.assignee_ids {
+        changes.assignee_ids = Some(ids);
+    }
+    if let Some(milestone) = meta.milestone_id {
+        changes.set("milestone_id", milestone);
+    }
+    if let Some(due_date) = meta.due_date {
+        changes.set("due_date", due_date);
+    }
+    if let Some(locked) = meta.discussion_locked {
+        changes.set("discussion_locked", locked);
+    }
+    if meta.labels.is_some() || !meta.add_labels.is_empty() || !meta.remove_labels.is_empty() {
+        let mut labels = match meta.labels {
+            Some(labels) => labels,
+            None => api
+                .db()
+                .labels_of_issues(&[ctx.issue.id])
+                .await?
+                .into_iter()
+                .map(|l| l.label.name)
+                .collect(),
+        };
+        labels.extend(meta.add_labels);
+        labels.retain(|l| !meta.remove_labels.iter().any(|r| r.eq_ignore_ascii_case(l)));
+        changes.labels = Some(label_names(&labels));
+    }
+    Ok(())
+}
+
+pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    ctx.require_update(&api)?;
+    let caller = api.user()?;
+    let p = &api.params;
+    if !UPDATE_PARAMS.iter().any(|name| p.has(name)) {
+        return Err(ApiError::InvalidParam(format!(
+            "{} are missing, at least one parameter must be provided",
+            UPDATE_PARAMS.join(", ")
+        )));
+    }
+    let mut changes = IssueChanges::default();
+    if let Some(title) = p.string("title")? {
+        check_title(&title)?;
+        changes.set("title", title);
+    }
+    if let Some(description) = p.string("description")? {
+        check_description(&description)?;
+        changes.set("description", description);
+    }
+    if let Some(confidential) = p.bool("confidential")? {
+        changes.set("confidential", confidential);
+    }
+    let updated_at = p.datetime("updated_at")?;
+    let created_at = p.datetime("created_at")?;
+    if is_owner(&ctx.project) {
+        if let Some(at) = updated_at {
+            changes.set("updated_at", at.timestamp_millis());
+        }
+        if let Some(at) = created_at {
+            changes.set("created_at", at.timestamp_millis());
+        }
+    }
+    match p.one_of("state_event", &["close", "reopen"])?.as_deref() {
+        Some("close") if ctx.issue.state == "opened" => {
+            let now = crate::store::now_ms();
+            changes.set("state", "closed");
+            changes.set("closed_at", now);
+            changes.set("closed_by_id", caller.user.id);
+            changes.open_delta = -1;
+        }
+        Some("reopen") if ctx.issue.state == "closed" => {
+            changes.set("state", "opened");
+            changes.set("closed_at", None::<i64>);
+            changes.set("closed_by_id", None::<i64>);
+            changes.open_delta = 1;
+        }
+        _ => {}
+    }
+    let meta = read_metadata(&api, &ctx.project).await?;
+    if is_reporter(&ctx.project) {
+        metadata_changes(&api, &ctx, meta, &mut changes).await?;
+    }
+    let row = if changes.is_empty() {
+        ctx.issue.clone()
+    } else {
+        api.db().update_issue(&ctx.issue, &changes).await?
+    };
+    Ok(Json(render(&api, &row).await?))
+}
+
+pub async fn remove(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
+    let ctx = load(&api, &id, &iid).await?;
+    api.user()?;
+    if !is_owner(&ctx.project) {
+        return Err(ApiError::forbidden());
+    }
+    api.db().delete_issue(&ctx.issue).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

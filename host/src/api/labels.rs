@@ -1,0 +1,232 @@
+//! Project labels: `GET/POST/PUT/DELETE /projects/:id/labels[/:label_id]`. Reading needs the
+//! project; changing needs reporter access. Names are unique per project, case-insensitively.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::Value;
+
+use super::access::{self, ProjectCtx, REPORTER};
+use super::issues::{page_of, views};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::PageRequest;
+use crate::http::request::Api;
+use crate::store::labels::LabelRow;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route(
+            "/api/v4/projects/{id}/labels",
+            get(list)
+                .post(create)
+                .put(update_by_name)
+                .delete(remove_by_name),
+        )
+        .route(
+            "/api/v4/projects/{id}/labels/{label_id}",
+            get(show).put(update).delete(remove),
+        )
+}
+
+/// `#RGB`, `#RRGGBB` or a CSS color name, as GitLab's color validator accepts.
+fn valid_color(color: &str) -> bool {
+    if let Some(hex) = color.strip_prefix('#') {
+        return (hex.len() == 3 || hex.len() == 6) && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    }
+    const NAMES: &[&str] = &[
+        "black", "white", "red", "green", "blue", "yellow", "orange", "purple", "gray", "grey",
+        "pink", "brown", "cyan", "magenta", "navy", "teal", "olive", "maroon", "lime", "aqua",
+        "fuchsia", "silver",
+    ];
+    NAMES.contains(&color.to_ascii_lowercase().as_str())
+}
+
+fn check_name(name: &str) -> ApiResult<()> {
+    if name.trim().is_empty() {
+        return Err(ApiError::field("title", "can't be blank"));
+    }
+    if name.contains(',') {
+        return Err(ApiError::field("title", "is invalid"));
+    }
+    Ok(())
+}
+
+fn check_color(color: &str) -> ApiResult<()> {
+    if valid_color(color) {
+        Ok(())
+    } else {
+        Err(ApiError::field("color", "must be a valid color code"))
+    }
+}
+
+async fn render(api: &Api, label: &LabelRow) -> ApiResult<Value> {
+    let counts = if api.params.bool("with_counts")?.unwrap_or(false) {
+        Some(api.db().label_counts(label.id).await?)
+    } else {
+        None
+    };
+    Ok(views(api).label(label, counts, false))
+}
+
+async fn label_of(api: &Api, ctx: &ProjectCtx, key: &str) -> ApiResult<LabelRow> {
+    api.db()
+        .project_label(ctx.project.id, key)
+        .await?
+        .ok_or(ApiError::NotFound("Label"))
+}
+
+async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
+    api.user()?;
+    let ctx = access::project(api, id).await?;
+    ctx.require(REPORTER)?;
+    Ok(ctx)
+}
+
+pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = access::project(&api, &id).await?;
+    let search = api.params.string("search")?.filter(|s| !s.is_empty());
+    let all = api
+        .db()
+        .project_labels(ctx.project.id, search.as_deref())
+        .await?;
+    let request = PageRequest::from_params(&api.params)?;
+    let page = page_of(all, &request);
+    let mut rendered = std::collections::HashMap::new();
+    for label in &page.rows {
+        rendered.insert(label.id, render(&api, label).await?);
+    }
+    Ok(page.respond(
+        &request,
+        &api.origin,
+        |l| l.id,
+        |l| rendered.get(&l.id).cloned().unwrap_or(Value::Null),
+    ))
+}
+
+pub async fn show(
+    Path((id, label_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let ctx = access::project(&api, &id).await?;
+    let label = label_of(&api, &ctx, &label_id).await?;
+    Ok(Json(render(&api, &label).await?))
+}
+
+pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = writable(&api, &id).await?;
+    let p = &api.params;
+    let name = p.required_string("name")?;
+    let color = p.required_string("color")?;
+    check_name(&name)?;
+    check_color(&color)?;
+    let description = p.string("description")?;
+    let priority = p.int("priority")?;
+    if api
+        .db()
+        .project_label(ctx.project.id, &name)
+        .await?
+        .is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
+    {
+        return Err(ApiError::Conflict("Label already exists".into()));
+    }
+    let label = api
+        .db()
+        .create_label(
+            ctx.project.id,
+            &name,
+            &color,
+            description.as_deref(),
+            priority,
+        )
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(d) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => {
+                ApiError::Conflict("Label already exists".into())
+            }
+            _ => ApiError::from(e),
+        })?;
+    Ok((StatusCode::CREATED, Json(render(&api, &label).await?)).into_response())
+}
+
+async fn update_label(api: &Api, id: &str, key: &str) -> ApiResult<Json<Value>> {
+    let ctx = writable(api, id).await?;
+    let mut label = label_of(api, &ctx, key).await?;
+    let p = &api.params;
+    const FIELDS: &[&str] = &["new_name", "color", "description", "priority"];
+    if !FIELDS.iter().any(|f| p.has(f)) {
+        return Err(ApiError::InvalidParam(format!(
+            "{} are missing, at least one parameter must be provided",
+            FIELDS.join(", ")
+        )));
+    }
+    if let Some(name) = p.string("new_name")? {
+        check_name(&name)?;
+        if !name.eq_ignore_ascii_case(&label.name)
+            && api
+                .db()
+                .project_label(ctx.project.id, &name)
+                .await?
+                .is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
+        {
+            return Err(ApiError::Conflict("Label already exists".into()));
+        }
+        label.name = name;
+    }
+    if let Some(color) = p.string("color")? {
+        check_color(&color)?;
+        label.color = color;
+    }
+    if p.has("description") {
+        label.description = p.string("description")?;
+    }
+    if p.has("priority") {
+        label.priority = p.int("priority")?;
+    }
+    api.db().update_label(&label).await?;
+    Ok(Json(render(api, &label).await?))
+}
+
+pub async fn update(
+    Path((id, label_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    update_label(&api, &id, &label_id).await
+}
+
+/// The older form naming the label in the body (`label_id` or `name`).
+fn label_key(api: &Api) -> ApiResult<String> {
+    match (api.params.string("label_id")?, api.params.string("name")?) {
+        (Some(key), _) | (None, Some(key)) => Ok(key),
+        (None, None) => Err(ApiError::InvalidParam(
+            "label_id, name are missing, exactly one parameter must be provided".into(),
+        )),
+    }
+}
+
+pub async fn update_by_name(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let key = label_key(&api)?;
+    update_label(&api, &id, &key).await
+}
+
+async fn delete_label(api: &Api, id: &str, key: &str) -> ApiResult<StatusCode> {
+    let ctx = writable(api, id).await?;
+    let label = label_of(api, &ctx, key).await?;
+    api.db().delete_label(label.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn remove(
+    Path((id, label_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    delete_label(&api, &id, &label_id).await
+}
+
+pub async fn remove_by_name(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
+    let key = label_key(&api)?;
+    delete_label(&api, &id, &key).await
+}

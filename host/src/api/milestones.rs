@@ -1,0 +1,157 @@
+//! Project milestones: `GET/POST/PUT/DELETE /projects/:id/milestones[/:milestone_id]`, with
+//! `state_event` close/activate. Reading needs the project; changing needs reporter access.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::Value;
+
+use super::access::{self, ProjectCtx, REPORTER};
+use super::issues::{page_of, views};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::pagination::PageRequest;
+use crate::http::request::Api;
+use crate::store::milestones::{MilestoneFilter, MilestoneRow};
+use crate::store::sql::Arg;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/api/v4/projects/{id}/milestones", get(list).post(create))
+        .route(
+            "/api/v4/projects/{id}/milestones/{milestone_id}",
+            get(show).put(update).delete(remove),
+        )
+}
+
+async fn render(api: &Api, milestone: &MilestoneRow) -> ApiResult<Value> {
+    let project = api.db().project_refs(&[milestone.project_id]).await?.pop();
+    Ok(views(api).milestone(milestone, project.as_ref(), true))
+}
+
+async fn milestone_of(api: &Api, ctx: &ProjectCtx, key: &str) -> ApiResult<MilestoneRow> {
+    let id: i64 = key
+        .trim()
+        .parse()
+        .map_err(|_| ApiError::invalid("milestone_id"))?;
+    api.db()
+        .milestone_by_id(id)
+        .await?
+        .filter(|m| m.project_id == ctx.project.id)
+        .ok_or(ApiError::NotFound("Milestone"))
+}
+
+async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
+    api.user()?;
+    let ctx = access::project(api, id).await?;
+    ctx.require(REPORTER)?;
+    Ok(ctx)
+}
+
+/// The columns `title`, `description`, `due_date`, `start_date` from the parameters.
+fn columns(api: &Api) -> ApiResult<Vec<(&'static str, Arg)>> {
+    let p = &api.params;
+    let mut columns = Vec::new();
+    if let Some(title) = p.string("title")? {
+        if title.trim().is_empty() {
+            return Err(ApiError::field("title", "can't be blank"));
+        }
+        columns.push(("title", Arg::from(title)));
+    }
+    if p.has("description") {
+        columns.push(("description", Arg::from(p.string("description")?)));
+    }
+    for name in ["due_date", "start_date"] {
+        if p.has(name) {
+            columns.push((name, Arg::from(p.date(name)?.map(|d| d.to_string()))));
+        }
+    }
+    Ok(columns)
+}
+
+pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = access::project(&api, &id).await?;
+    let p = &api.params;
+    let filter = MilestoneFilter {
+        project_id: ctx.project.id,
+        state: p.one_of("state", &["active", "closed"])?,
+        iids: p.int_list("iids")?.unwrap_or_default(),
+        title: p.string("title")?,
+        search: p.string("search")?.filter(|s| !s.is_empty()),
+    };
+    let all = api.db().list_milestones(&filter).await?;
+    let request = PageRequest::from_params(&api.params)?;
+    let page = page_of(all, &request);
+    let project = api.db().project_refs(&[ctx.project.id]).await?.pop();
+    let views = views(&api);
+    Ok(page.respond(
+        &request,
+        &api.origin,
+        |m| m.id,
+        |m| views.milestone(m, project.as_ref(), true),
+    ))
+}
+
+pub async fn show(
+    Path((id, milestone_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let ctx = access::project(&api, &id).await?;
+    let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
+    Ok(Json(render(&api, &milestone).await?))
+}
+
+pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = writable(&api, &id).await?;
+    api.params.required_string("title")?;
+    let columns = columns(&api)?;
+    let milestone = api
+        .db()
+        .create_milestone(ctx.project.id, &columns)
+        .await
+        .on_constraint("milestones", "title", "title")?;
+    Ok((StatusCode::CREATED, Json(render(&api, &milestone).await?)).into_response())
+}
+
+pub async fn update(
+    Path((id, milestone_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let ctx = writable(&api, &id).await?;
+    let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
+    let mut columns = columns(&api)?;
+    match api
+        .params
+        .one_of("state_event", &["close", "activate"])?
+        .as_deref()
+    {
+        Some("close") if milestone.state != "closed" => {
+            columns.push(("state", Arg::from("closed")));
+            columns.push(("closed_at", Arg::from(crate::store::now_ms())));
+        }
+        Some("activate") if milestone.state != "active" => {
+            columns.push(("state", Arg::from("active")));
+            columns.push(("closed_at", Arg::NullInt));
+        }
+        _ => {}
+    }
+    api.db()
+        .update_milestone(milestone.id, &columns)
+        .await
+        .on_constraint("milestones", "title", "title")?;
+    let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
+    Ok(Json(render(&api, &milestone).await?))
+}
+
+pub async fn remove(
+    Path((id, milestone_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    let ctx = writable(&api, &id).await?;
+    let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
+    api.db().delete_milestone(milestone.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

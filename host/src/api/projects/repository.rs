@@ -1,0 +1,197 @@
+//! A project's git repository: made with the project (optionally with a README commit),
+//! statistics and languages refreshed after the server changes it, and the endpoints
+//! `GET /projects/:id/languages`, `GET /projects/:id/snapshot` (admin) and
+//! `POST /projects/:id/housekeeping`.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use crate::api::access::{self, MAINTAINER, REPORTER};
+use crate::git::{Author, Languages, Repository};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::TenantDb;
+use crate::store::projects::ProjectRow;
+use crate::store::users::UserRow;
+
+/// The project's repository (`wiki`: its wiki repository).
+pub fn repository(api: &Api, project_id: i64, wiki: bool) -> Repository {
+    let data_dir = &api.ctx.config.storage.data_dir;
+    if wiki {
+        Repository::wiki(data_dir, api.tenant.id, project_id)
+    } else {
+        Repository::project(data_dir, api.tenant.id, project_id)
+    }
+}
+
+/// The README a new project starts with when `initialize_with_readme` is set: the project's
+/// name as title and GitLab's getting-started text.
+fn readme(name: &str) -> String {
+    format!(
+        "# {name}\n\n\n\n## Getting started\n\n\
+To make it easy for you to get started with GitLab, here's a list of recommended next steps.\n\n\
+Already a pro? Just edit this README.md and make it your own. Want to make it easy? \
+[Use the template at the bottom](#editing-this-readme)!\n\n\
+## Add your files\n\n\
+- [ ] [Create](https://docs.gitlab.com/ee/user/project/repository/web_editor.html#create-a-file) \
+or [upload](https://docs.gitlab.com/ee/user/project/repository/web_editor.html#upload-a-file) files\n\
+- [ ] [Add files using the command line](https://docs.gitlab.com/ee/gitlab-basics/add-file.html#add-a-file-using-the-command-line) \
+or push an existing Git repository with the following command:\n\n\
+## Name\nChoose a self-explaining name for your project.\n\n\
+## Description\nLet people know what your project can do specifically.\n\n\
+## License\nFor open source projects, say how it is licensed.\n"
+    )
+}
+
+/// Makes the repository of a project being created (before its row is committed): an empty
+/// bare repository, plus the README commit when asked. A leftover directory under this id
+/// can only come from an interrupted creation (the id was never committed), so it is replaced.
+pub async fn initialize(
+    repo: &Repository,
+    project: &ProjectRow,
+    with_readme: bool,
+    author: &UserRow,
+) -> anyhow::Result<()> {
+    let branch = project.default_branch.as_deref().unwrap_or("master");
+    repo.remove().await;
+    repo.create(branch).await?;
+    if with_readme {
+        let author = Author {
+            name: &author.name,
+            email: &author.email,
+        };
+        let result = repo
+            .commit_file(
+                branch,
+                "README.md",
+                readme(&project.name).as_bytes(),
+                "Initial commit",
+                &author,
+            )
+            .await;
+        if let Err(error) = result {
+            repo.remove().await;
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// Stores the repository's commit count, size and languages on the project row.
+pub async fn refresh_statistics(
+    db: &TenantDb,
+    repo: &Repository,
+    project_id: i64,
+    branch: &str,
+) -> anyhow::Result<()> {
+    let stats = repo.statistics(branch).await?;
+    db.set_repository_statistics(
+        project_id,
+        stats.commit_count,
+        stats.size,
+        &stats.languages.to_json().to_string(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Runs `work` in the background and logs its failure (housekeeping, fork copies, mirrors).
+pub fn spawn_logged<F>(what: &'static str, work: F)
+where
+    F: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        if let Err(error) = work.await {
+            tracing::warn!(
+                task = what,
+                error = format!("{error:#}"),
+                "background task failed"
+            );
+        }
+    });
+}
+
+/// `GET /projects/:id/languages`: shares of the default branch (`{}` when empty).
+pub async fn languages(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let ctx = access::project(&api, &id).await?;
+    Ok(Json(
+        Languages::from_json(&ctx.project.repository_languages).to_json(),
+    ))
+}
+
+/// `GET /projects/:id/snapshot`: administrators only; an uncompressed tar of the bare
+/// repository (`wiki=true`: the wiki's, 404 when there is none).
+pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    api.admin()?;
+    let wiki = api.params.bool("wiki")?.unwrap_or(false);
+    let repo = repository(&api, ctx.project.id, wiki);
+    if !repo.exists().await {
+        return Err(ApiError::NotFoundMessage("404 Not Found".into()));
+    }
+    let stdout = repo.tar()?;
+    let stream = futures_util::stream::unfold(stdout, |mut out| async move {
+        use tokio::io::AsyncReadExt;
+        let mut buf = vec![0u8; 64 * 1024];
+        match out.read(&mut buf).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok::<_, std::io::Error>(axum::body::Bytes::from(buf)), out))
+            }
+        }
+    })
+    .boxed();
+    let filename = format!(
+        "{}-{}-snapshot.tar",
+        ctx.namespace.full_path.replace('/', "-"),
+        ctx.project.path
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/x-tar".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{filename}\""),
+            ),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// `POST /projects/:id/housekeeping`: maintainers; `git gc` runs in the background and the
+/// answer is 201 at once.
+pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(MAINTAINER)?;
+    let repo = repository(&api, ctx.project.id, false);
+    let db = api.db().clone();
+    let branch = default_branch(&ctx.project);
+    let project_id = ctx.project.id;
+    spawn_logged("housekeeping", async move {
+        repo.ensure(&branch).await?;
+        repo.gc().await?;
+        refresh_statistics(&db, &repo, project_id, &branch).await
+    });
+    Ok((StatusCode::CREATED, Json(json!({}))).into_response())
+}
+
+pub fn default_branch(project: &ProjectRow) -> String {
+    project
+        .default_branch
+        .clone()
+        .unwrap_or_else(|| "master".into())
+}
+
+/// Statistics are shown to reporters and above (and administrators).
+pub fn may_see_statistics(level: i64, admin: bool) -> bool {
+    admin || level >= REPORTER
+}

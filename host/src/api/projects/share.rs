@@ -1,0 +1,153 @@
+//! Sharing a project with a group (`POST /projects/:id/share`, `DELETE
+//! /projects/:id/share/:group_id`) and moving it to another namespace (`PUT
+//! /projects/:id/transfer`). The repository is keyed by project id, so a transfer changes
+//! only the project's path and URLs.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::write::{may_create_in, save};
+use crate::api::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, today};
+use crate::api::groups::setting_str;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::store::namespaces::visibility_level;
+use crate::store::projects::ProjectChanges;
+
+fn api_error(status: StatusCode, message: &str) -> ApiError {
+    ApiError::Custom(status, json!({ "message": message }))
+}
+
+/// `POST /projects/:id/share`: maintainers share the project with a group they can see.
+pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(MAINTAINER)?;
+    let group_id = api
+        .params
+        .int("group_id")?
+        .ok_or_else(|| ApiError::Missing("group_id".into()))?;
+    let group_access = api
+        .params
+        .int("group_access")?
+        .ok_or_else(|| ApiError::Missing("group_access".into()))?;
+    if !ACCESS_LEVELS.contains(&group_access) {
+        return Err(ApiError::InvalidParam(
+            "group_access does not have a valid value".into(),
+        ));
+    }
+    let expires_at = api
+        .params
+        .date("expires_at")?
+        .map(|d| d.format("%Y-%m-%d").to_string());
+    if ctx.namespace.is_group() && setting_str(&ctx.namespace, "share_with_group_lock") == "true" {
+        return Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "The project sharing with group is disabled",
+        ));
+    }
+    let group = access::group(&api, &group_id.to_string())
+        .await
+        .map_err(|_| api_error(StatusCode::NOT_FOUND, "Not Found"))?;
+    if let Some(date) = &expires_at
+        && date.as_str() <= today().as_str()
+    {
+        return Err(ApiError::field("expires_at", "must be in the future"));
+    }
+    let Some(link_id) = api
+        .db()
+        .add_share(
+            ctx.project.id,
+            group.group.id,
+            group_access,
+            expires_at.as_deref(),
+        )
+        .await?
+    else {
+        return Err(api_error(
+            StatusCode::CONFLICT,
+            "Group already shared with this group",
+        ));
+    };
+    let body = json!({
+        "id": link_id,
+        "project_id": ctx.project.id,
+        "group_id": group.group.id,
+        "group_access": group_access,
+        "expires_at": expires_at,
+    });
+    Ok((StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// `DELETE /projects/:id/share/:group_id`: 204, or 404 Group Link Not Found.
+pub async fn remove(Path((id, group_id)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(MAINTAINER)?;
+    let group_id: i64 = group_id
+        .parse()
+        .map_err(|_| ApiError::invalid("group_id"))?;
+    if api.db().remove_share(ctx.project.id, group_id).await? {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(ApiError::NotFound("Group Link"))
+    }
+}
+
+/// GitLab's transfer failure: 400 with the model errors shown the way Ruby prints them.
+fn transfer_failed(message: &str) -> ApiError {
+    api_error(
+        StatusCode::BAD_REQUEST,
+        &format!(
+            "Failed to transfer project {{:new_namespace=>{}}}",
+            Value::from(vec![message])
+        ),
+    )
+}
+
+/// `PUT /projects/:id/transfer`: owners and administrators move the project to `namespace`
+/// (id or full path) where they may create projects; its visibility drops to the target
+/// group's when that is lower.
+pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let caller = api.user()?;
+    let ctx = access::project(&api, &id).await?;
+    ctx.require(OWNER)?;
+    let key = api.params.required_string("namespace")?;
+    let namespace = api
+        .db()
+        .namespace_by_key(key.trim())
+        .await?
+        .ok_or(ApiError::NotFound("Namespace"))?;
+    if namespace.id == ctx.namespace.id {
+        return Err(transfer_failed("Project is already in this namespace."));
+    }
+    if !may_create_in(&api, &caller.user, &namespace).await? {
+        return Err(transfer_failed("Transfer failed, please contact an admin."));
+    }
+    let (name_taken, path_taken) = api
+        .db()
+        .project_taken(
+            namespace.id,
+            &ctx.project.name,
+            &ctx.project.path,
+            Some(ctx.project.id),
+        )
+        .await?;
+    if name_taken || path_taken {
+        return Err(transfer_failed(
+            "Project with same name or path in target namespace already exists",
+        ));
+    }
+    let mut changes = ProjectChanges::default();
+    changes.set("namespace_id", namespace.id);
+    if namespace.is_group()
+        && visibility_level(&ctx.project.visibility) > visibility_level(&namespace.visibility)
+    {
+        changes.set("visibility", namespace.visibility.as_str());
+        changes.set("visibility_level", visibility_level(&namespace.visibility));
+    }
+    save(&api, ctx.project.id, &changes).await
+}

@@ -1,0 +1,232 @@
+//! Requests the server makes to other hosts (hooks, repository imports and mirrors): which
+//! addresses they may go to. GitLab refuses requests to the local machine and the local
+//! network unless `allow_local_requests_from_web_hooks_and_services` is on or the host is in
+//! `outbound_local_requests_whitelist`; this module is that check, separate from any HTTP
+//! client so every outbound path (git fetches, hook deliveries) shares it.
+//!
+//! [`AddressPolicy::check`] resolves the host and classifies every address it resolves to;
+//! the checked addresses are returned so a client can connect to exactly those (no second
+//! lookup an attacker could answer differently).
+
+mod address;
+mod allowlist;
+
+pub use address::{AddressClass, classify};
+pub use allowlist::Allowlist;
+
+use std::net::{IpAddr, SocketAddr};
+
+use crate::settings::Settings;
+
+/// Why an outbound URL is refused, with GitLab's wording (shown after "is blocked: ").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Blocked {
+    #[error("URI is invalid")]
+    Invalid,
+    #[error("Only allowed schemes are {0}")]
+    Scheme(String),
+    #[error("Requests to localhost are not allowed")]
+    Localhost,
+    #[error("Requests to the local network are not allowed")]
+    LocalNetwork,
+    #[error("Requests to the link local network are not allowed")]
+    LinkLocal,
+    #[error("Requests to the limited broadcast address are not allowed")]
+    Broadcast,
+    #[error("Host cannot be resolved or invalid")]
+    Unresolvable,
+}
+
+/// When a host name does not resolve: refuse (before connecting), or let it pass (when only
+/// validating a URL that is stored for later, as GitLab does for hook URLs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unresolved {
+    Refuse,
+    Allow,
+}
+
+/// Which destinations outbound requests may reach.
+#[derive(Debug, Clone, Default)]
+pub struct AddressPolicy {
+    /// Loopback, private, link-local and unique-local addresses are allowed.
+    pub allow_local: bool,
+    /// Hosts, addresses and ranges allowed even when local ones are not.
+    pub allowlist: Allowlist,
+}
+
+impl AddressPolicy {
+    /// The policy for web hooks and integrations (and repository imports and mirrors).
+    pub fn for_hooks_and_services(settings: &Settings) -> AddressPolicy {
+        AddressPolicy {
+            allow_local: settings.bool("allow_local_requests_from_web_hooks_and_services"),
+            allowlist: Allowlist::from_setting(
+                &settings.value("outbound_local_requests_whitelist"),
+            ),
+        }
+    }
+
+    /// Checks `url` (its scheme among `schemes`) and returns the addresses it may be reached
+    /// at (empty when it did not resolve and `unresolved` let it pass).
+    pub async fn check(
+        &self,
+        url: &url::Url,
+        schemes: &[&str],
+        unresolved: Unresolved,
+    ) -> Result<Vec<SocketAddr>, Blocked> {
+        if !schemes.contains(&url.scheme()) {
+            return Err(Blocked::Scheme(schemes.join(", ")));
+        }
+        let host = match url.host() {
+            Some(url::Host::Domain(d)) if !d.is_empty() => Host::Name(d.to_string()),
+            Some(url::Host::Ipv4(ip)) => Host::Ip(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Host::Ip(IpAddr::V6(ip)),
+            _ => return Err(Blocked::Invalid),
+        };
+        let port = url.port_or_known_default().unwrap_or(match url.scheme() {
+            "git" => 9418,
+            "ssh" => 22,
+            _ => 80,
+        });
+        let addresses = match &host {
+            Host::Ip(ip) => vec![SocketAddr::new(*ip, port)],
+            Host::Name(name) => match tokio::net::lookup_host((name.as_str(), port)).await {
+                Ok(found) => found.collect(),
+                Err(_) => Vec::new(),
+            },
+        };
+        if addresses.is_empty() {
+            return match unresolved {
+                Unresolved::Allow => Ok(Vec::new()),
+                Unresolved::Refuse => Err(Blocked::Unresolvable),
+            };
+        }
+        let name = match &host {
+            Host::Name(name) => Some(name.as_str()),
+            Host::Ip(_) => None,
+        };
+        for address in &addresses {
+            self.check_address(name, *address)?;
+        }
+        Ok(addresses)
+    }
+
+    /// Whether one resolved address of `host` may be reached.
+    pub fn check_address(&self, host: Option<&str>, address: SocketAddr) -> Result<(), Blocked> {
+        let class = classify(address.ip());
+        if class == AddressClass::Public {
+            return Ok(());
+        }
+        if self.allow_local || self.allowlist.allows(host, address) {
+            return Ok(());
+        }
+        Err(match class {
+            AddressClass::Loopback | AddressClass::Unspecified => Blocked::Localhost,
+            AddressClass::LinkLocal => Blocked::LinkLocal,
+            AddressClass::Broadcast => Blocked::Broadcast,
+            AddressClass::Private | AddressClass::Public => Blocked::LocalNetwork,
+        })
+    }
+}
+
+enum Host {
+    Name(String),
+    Ip(IpAddr),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn url(s: &str) -> url::Url {
+        url::Url::parse(s).unwrap()
+    }
+
+    const WEB: &[&str] = &["http", "https"];
+
+    #[tokio::test]
+    async fn local_addresses_are_refused_by_default() {
+        let policy = AddressPolicy::default();
+        for (target, blocked) in [
+            ("http://127.0.0.1/", Blocked::Localhost),
+            ("http://[::1]:8080/", Blocked::Localhost),
+            ("http://0.0.0.0/", Blocked::Localhost),
+            ("http://localhost/", Blocked::Localhost),
+            ("http://10.1.2.3/", Blocked::LocalNetwork),
+            ("http://192.168.0.1/", Blocked::LocalNetwork),
+            ("http://[fd00::1]/", Blocked::LocalNetwork),
+            ("http://169.254.169.254/", Blocked::LinkLocal),
+            ("http://[fe80::1]/", Blocked::LinkLocal),
+            ("http://[::ffff:127.0.0.1]/", Blocked::Localhost),
+            ("http://255.255.255.255/", Blocked::Broadcast),
+        ] {
+            assert_eq!(
+                policy.check(&url(target), WEB, Unresolved::Refuse).await,
+                Err(blocked),
+                "{target}"
+            );
+        }
+        assert!(
+            policy
+                .check(&url("https://93.184.216.34/x"), WEB, Unresolved::Refuse)
+                .await
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn schemes_setting_and_allowlist() {
+        let policy = AddressPolicy::default();
+        assert_eq!(
+            policy
+                .check(&url("ftp://93.184.216.34/"), WEB, Unresolved::Refuse)
+                .await,
+            Err(Blocked::Scheme("http, https".into()))
+        );
+        let open = AddressPolicy {
+            allow_local: true,
+            ..AddressPolicy::default()
+        };
+        assert!(
+            open.check(&url("http://127.0.0.1:9/"), WEB, Unresolved::Refuse)
+                .await
+                .is_ok()
+        );
+        let listed = AddressPolicy {
+            allow_local: false,
+            allowlist: Allowlist::from_setting(&json!(["127.0.0.1:9000", "10.0.0.0/8"])),
+        };
+        assert!(
+            listed
+                .check(&url("http://127.0.0.1:9000/"), WEB, Unresolved::Refuse)
+                .await
+                .is_ok()
+        );
+        assert_eq!(
+            listed
+                .check(&url("http://127.0.0.1:9001/"), WEB, Unresolved::Refuse)
+                .await,
+            Err(Blocked::Localhost)
+        );
+        assert!(
+            listed
+                .check(&url("http://10.9.9.9/"), WEB, Unresolved::Refuse)
+                .await
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn unresolvable_hosts() {
+        let policy = AddressPolicy::default();
+        let unknown = url("http://no-such-host.invalid/");
+        assert_eq!(
+            policy.check(&unknown, WEB, Unresolved::Refuse).await,
+            Err(Blocked::Unresolvable)
+        );
+        assert_eq!(
+            policy.check(&unknown, WEB, Unresolved::Allow).await,
+            Ok(Vec::new())
+        );
+    }
+}

@@ -1,0 +1,382 @@
+//! What hangs off an issue besides labels and assignees: notes (comments), award emoji, todos,
+//! time logs and the creating request's user agent. Counters kept on the issue row
+//! (`user_notes_count`, `upvotes`, `downvotes`, `total_time_spent`) change in the same
+//! transaction as the rows they count.
+
+use sqlx::AssertSqlSafe;
+
+use super::issues::row_by_id;
+use super::{Flag, TenantDb, ids::next_id, now_ms};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct NoteRow {
+    pub id: i64,
+    pub issue_id: i64,
+    pub author_id: i64,
+    pub body: String,
+    #[sqlx(try_from = "Flag")]
+    pub system: bool,
+    #[sqlx(try_from = "Flag")]
+    pub internal: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const NOTE_COLUMNS: &str =
+    "id, issue_id, author_id, body, system, internal, created_at, updated_at";
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AwardRow {
+    pub id: i64,
+    pub issue_id: i64,
+    pub user_id: i64,
+    pub name: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const AWARD_COLUMNS: &str = "id, issue_id, user_id, name, created_at, updated_at";
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TodoRow {
+    pub id: i64,
+    pub user_id: i64,
+    pub author_id: i64,
+    pub project_id: i64,
+    pub issue_id: i64,
+    pub action_name: String,
+    pub body: String,
+    pub state: String,
+    pub created_at: i64,
+}
+
+const TODO_COLUMNS: &str =
+    "id, user_id, author_id, project_id, issue_id, action_name, body, state, created_at";
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UserAgentRow {
+    pub user_agent: String,
+    pub ip_address: String,
+    #[sqlx(try_from = "Flag")]
+    pub submitted: bool,
+}
+
+/// `upvotes`/`downvotes` change with these two emoji.
+fn vote_column(name: &str) -> Option<&'static str> {
+    match name {
+        "thumbsup" => Some("upvotes"),
+        "thumbsdown" => Some("downvotes"),
+        _ => None,
+    }
+}
+
+/// Sort for note lists: `created_at` or `updated_at`, asc or desc.
+#[derive(Debug, Clone, Copy)]
+pub struct NoteOrder {
+    pub updated: bool,
+    pub ascending: bool,
+}
+
+impl TenantDb {
+    pub async fn issue_notes(
+        &self,
+        issue_id: i64,
+        order: NoteOrder,
+        limit: i64,
+        offset: i64,
+    ) -> sqlx::Result<Vec<NoteRow>> {
+        let column = if order.updated {
+            "updated_at"
+        } else {
+            "created_at"
+        };
+        let direction = if order.ascending { "ASC" } else { "DESC" };
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {NOTE_COLUMNS} FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 \
+             ORDER BY {column} {direction}, id {direction} LIMIT $3 OFFSET $4"
+        )))
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    pub async fn count_issue_notes(&self, issue_id: i64) -> sqlx::Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .fetch_one(self.reader())
+        .await
+    }
+
+    pub async fn issue_note(&self, issue_id: i64, note_id: i64) -> sqlx::Result<Option<NoteRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {NOTE_COLUMNS} FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 AND id = $3"
+        )))
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .bind(note_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// The distinct authors of an issue's notes, in order of their first note.
+    pub async fn note_author_ids(&self, issue_id: i64) -> sqlx::Result<Vec<i64>> {
+        sqlx::query_scalar(
+            "SELECT author_id FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 AND system = 0 \
+             GROUP BY author_id ORDER BY MIN(id)",
+        )
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    pub async fn create_note(
+        &self,
+        issue_id: i64,
+        author_id: i64,
+        body: &str,
+        internal: bool,
+        created_at: Option<i64>,
+    ) -> sqlx::Result<NoteRow> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, tenant_id, "notes").await?;
+        let now = created_at.unwrap_or_else(now_ms);
+        sqlx::query(
+            "INSERT INTO issue_notes (tenant_id, id, issue_id, author_id, body, internal, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(issue_id)
+        .bind(author_id)
+        .bind(body)
+        .bind(i64::from(internal))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE issues SET user_notes_count = user_notes_count + 1 WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(issue_id)
+        .execute(&mut *tx)
+        .await?;
+        let row = row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn update_note_body(&self, note_id: i64, body: &str) -> sqlx::Result<()> {
+        sqlx::query(
+            "UPDATE issue_notes SET body = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(note_id)
+        .bind(body)
+        .bind(now_ms())
+        .execute(self.writer())
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn delete_note(&self, note: &NoteRow) -> sqlx::Result<()> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        sqlx::query("DELETE FROM issue_notes WHERE tenant_id = $1 AND id = $2")
+            .bind(tenant_id)
+            .bind(note.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "UPDATE issues SET user_notes_count = user_notes_count - 1 WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(note.issue_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
+    }
+
+    pub async fn issue_awards(&self, issue_id: i64) -> sqlx::Result<Vec<AwardRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 ORDER BY id"
+        )))
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    pub async fn issue_award(
+        &self,
+        issue_id: i64,
+        award_id: i64,
+    ) -> sqlx::Result<Option<AwardRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 AND id = $3"
+        )))
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .bind(award_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// Awards `name`; a duplicate is a unique violation on `issue_award_emoji_name_unique`.
+    pub async fn create_award(
+        &self,
+        issue_id: i64,
+        user_id: i64,
+        name: &str,
+    ) -> sqlx::Result<AwardRow> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, tenant_id, "award_emoji").await?;
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO issue_award_emoji (tenant_id, id, issue_id, user_id, name, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6)",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(issue_id)
+        .bind(user_id)
+        .bind(name)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if let Some(column) = vote_column(name) {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE issues SET {column} = {column} + 1 WHERE tenant_id = $1 AND id = $2"
+            )))
+            .bind(tenant_id)
+            .bind(issue_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let row = row_by_id(&mut *tx, "issue_award_emoji", AWARD_COLUMNS, tenant_id, id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn delete_award(&self, award: &AwardRow) -> sqlx::Result<()> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        sqlx::query("DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND id = $2")
+            .bind(tenant_id)
+            .bind(award.id)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(column) = vote_column(&award.name) {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE issues SET {column} = {column} - 1 WHERE tenant_id = $1 AND id = $2"
+            )))
+            .bind(tenant_id)
+            .bind(award.issue_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await
+    }
+
+    pub async fn pending_todo(&self, user_id: i64, issue_id: i64) -> sqlx::Result<Option<TodoRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {TODO_COLUMNS} FROM todos WHERE tenant_id = $1 AND user_id = $2 AND issue_id = $3 AND state = 'pending'"
+        )))
+        .bind(self.tenant_id())
+        .bind(user_id)
+        .bind(issue_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// A manual ("marked") todo for `user_id` on the issue.
+    pub async fn create_todo(
+        &self,
+        user_id: i64,
+        project_id: i64,
+        issue_id: i64,
+        body: &str,
+    ) -> sqlx::Result<TodoRow> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, tenant_id, "todos").await?;
+        sqlx::query(
+            "INSERT INTO todos (tenant_id, id, user_id, author_id, project_id, issue_id, action_name, body, created_at, updated_at) \
+             VALUES ($1, $2, $3, $3, $4, $5, 'marked', $6, $7, $7)",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(user_id)
+        .bind(project_id)
+        .bind(issue_id)
+        .bind(body)
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+        let row = row_by_id(&mut *tx, "todos", TODO_COLUMNS, tenant_id, id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Adds `seconds` (negative subtracts) to the issue's spent time with a time log entry;
+    /// `None` (reset) logs minus the current total. Returns the new total.
+    pub async fn add_spent_time(
+        &self,
+        issue_id: i64,
+        user_id: i64,
+        seconds: Option<i64>,
+    ) -> sqlx::Result<i64> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let total: i64 = sqlx::query_scalar(
+            "SELECT total_time_spent FROM issues WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(issue_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let delta = seconds.unwrap_or(-total);
+        let id = next_id(&mut *tx, tenant_id, "timelogs").await?;
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO issue_timelogs (tenant_id, id, issue_id, user_id, time_spent, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(issue_id)
+        .bind(user_id)
+        .bind(delta)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE issues SET total_time_spent = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(issue_id)
+        .bind(total + delta)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(total + delta)
+    }
+
+    pub async fn issue_user_agent(&self, issue_id: i64) -> sqlx::Result<Option<UserAgentRow>> {
+        sqlx::query_as(
+            "SELECT user_agent, ip_address, submitted FROM issue_user_agent_details WHERE tenant_id = $1 AND issue_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+}

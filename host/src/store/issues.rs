@@ -1,0 +1,631 @@
+//! Issues: rows, create (with its iid, labels, assignees and user agent in one transaction),
+//! update, delete, and the per-page loaders lists use (labels, assignees, project paths).
+//! The list filters live in `issue_filter`, notes and the rest of an issue's satellites in
+//! `issue_notes` and `issue_extras`.
+
+use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
+
+use super::labels::{DEFAULT_LABEL_COLOR, LabelRow, label_columns};
+use super::sql::{Arg, Sql};
+use super::users::{UserRow, user_columns};
+use super::{Flag, TenantDb, ids::next_id, now_ms};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct IssueRow {
+    pub id: i64,
+    pub project_id: i64,
+    pub iid: i64,
+    pub author_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    #[sqlx(try_from = "Flag")]
+    pub confidential: bool,
+    #[sqlx(try_from = "Flag")]
+    pub discussion_locked: bool,
+    pub milestone_id: Option<i64>,
+    pub due_date: Option<String>,
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub upvotes: i64,
+    pub downvotes: i64,
+    pub user_notes_count: i64,
+    pub closed_at: Option<i64>,
+    pub closed_by_id: Option<i64>,
+    pub moved_to_id: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub const ISSUE_COLUMNS: &str = "id, project_id, iid, author_id, title, description, state, confidential, \
+    discussion_locked, milestone_id, due_date, time_estimate, total_time_spent, upvotes, downvotes, \
+    user_notes_count, closed_at, closed_by_id, moved_to_id, created_at, updated_at";
+
+pub fn issue_columns(alias: &str) -> String {
+    ISSUE_COLUMNS
+        .split(", ")
+        .map(|c| format!("{alias}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The request an issue was created by (kept for `user_agent_detail` and spam review).
+#[derive(Debug, Clone, Default)]
+pub struct RequestOrigin {
+    pub user_agent: String,
+    pub ip_address: String,
+}
+
+/// Everything a new issue is made of. Labels are names: unknown ones are created.
+#[derive(Debug, Clone, Default)]
+pub struct NewIssue {
+    pub project_id: i64,
+    pub iid: Option<i64>,
+    pub author_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub confidential: bool,
+    pub discussion_locked: bool,
+    pub milestone_id: Option<i64>,
+    pub due_date: Option<String>,
+    pub state: Option<String>,
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub assignee_ids: Vec<i64>,
+    pub labels: Vec<String>,
+    pub origin: RequestOrigin,
+}
+
+/// Column changes of an update, plus replacement assignee and label sets.
+#[derive(Debug, Default)]
+pub struct IssueChanges {
+    pub columns: Vec<(&'static str, Arg)>,
+    pub assignee_ids: Option<Vec<i64>>,
+    pub labels: Option<Vec<String>>,
+    /// +1 when the update reopens, -1 when it closes (the project's open issue count).
+    pub open_delta: i64,
+}
+
+impl IssueChanges {
+    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
+        self.columns.retain(|(c, _)| *c != column);
+        self.columns.push((column, value.into()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty() && self.assignee_ids.is_none() && self.labels.is_none()
+    }
+}
+
+/// A project's path parts, for issue URLs and references.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ProjectRef {
+    pub id: i64,
+    pub name: String,
+    pub path: String,
+    pub namespace_full_path: String,
+    pub namespace_full_name: String,
+}
+
+impl ProjectRef {
+    pub fn full_path(&self) -> String {
+        format!("{}/{}", self.namespace_full_path, self.path)
+    }
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct IssueLabelRow {
+    pub issue_id: i64,
+    #[sqlx(flatten)]
+    pub label: LabelRow,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AssigneeRow {
+    pub issue_id: i64,
+    #[sqlx(flatten)]
+    pub user: UserRow,
+}
+
+fn iid_counter(project_id: i64) -> String {
+    format!("issue_iid:{project_id}")
+}
+
+/// Raises the project's iid counter to at least `iid` (an explicit iid given at creation).
+async fn raise_iid_counter<'c, E>(
+    executor: E,
+    tenant_id: i64,
+    project_id: i64,
+    iid: i64,
+) -> sqlx::Result<()>
+where
+    E: Executor<'c, Database = Any>,
+{
+    sqlx::query(
+        "INSERT INTO id_sequences (tenant_id, name, last_value) VALUES ($1, $2, $3) \
+         ON CONFLICT (tenant_id, name) DO UPDATE SET last_value = CASE \
+         WHEN id_sequences.last_value < $3 THEN $3 ELSE id_sequences.last_value END",
+    )
+    .bind(tenant_id)
+    .bind(iid_counter(project_id))
+    .bind(iid)
+    .execute(executor)
+    .await
+    .map(|_| ())
+}
+
+/// The ids of `names` among the project's labels (case-insensitive), creating the missing ones
+/// with the default color, as GitLab does for labels named on an issue.
+async fn ensure_labels(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    project_id: i64,
+    names: &[String],
+) -> sqlx::Result<Vec<i64>> {
+    let mut ids = Vec::new();
+    let now = now_ms();
+    for name in names {
+        let lower = name.to_lowercase();
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM labels WHERE tenant_id = $1 AND project_id = $2 AND name_lower = $3",
+        )
+        .bind(tenant_id)
+        .bind(project_id)
+        .bind(&lower)
+        .fetch_optional(&mut **tx)
+        .await?;
+        let id = match found {
+            Some(id) => id,
+            None => {
+                let id = next_id(&mut **tx, tenant_id, "labels").await?;
+                sqlx::query(
+                    "INSERT INTO labels (tenant_id, id, project_id, name, name_lower, color, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+                )
+                .bind(tenant_id)
+                .bind(id)
+                .bind(project_id)
+                .bind(name)
+                .bind(&lower)
+                .bind(DEFAULT_LABEL_COLOR)
+                .bind(now)
+                .execute(&mut **tx)
+                .await?;
+                id
+            }
+        };
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Attaches `names` (created where missing) to a new issue.
+async fn add_labels(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    project_id: i64,
+    issue_id: i64,
+    names: &[String],
+) -> sqlx::Result<()> {
+    for label_id in ensure_labels(tx, tenant_id, project_id, names).await? {
+        sqlx::query("INSERT INTO issue_labels (tenant_id, issue_id, label_id) VALUES ($1, $2, $3)")
+            .bind(tenant_id)
+            .bind(issue_id)
+            .bind(label_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+async fn add_assignees(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    issue_id: i64,
+    user_ids: &[i64],
+) -> sqlx::Result<()> {
+    for (position, user_id) in user_ids.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(tenant_id)
+        .bind(issue_id)
+        .bind(*user_id)
+        .bind(position as i64)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Removes an issue's labels (`issue_labels`) or assignees (`issue_assignees`) before they are
+/// replaced.
+async fn clear(
+    tx: &mut Transaction<'_, Any>,
+    table: &str,
+    tenant_id: i64,
+    issue_id: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "DELETE FROM {table} WHERE tenant_id = $1 AND issue_id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(issue_id)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+async fn adjust_open_count(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    project_id: i64,
+    delta: i64,
+) -> sqlx::Result<()> {
+    if delta == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE projects SET open_issues_count = open_issues_count + $3 WHERE tenant_id = $1 AND id = $2",
+    )
+    .bind(tenant_id)
+    .bind(project_id)
+    .bind(delta)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+/// The row `id` of `table` (selecting `columns`), inside a transaction that just wrote it.
+pub(super) async fn row_by_id<'c, E, T>(
+    executor: E,
+    table: &str,
+    columns: &str,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<T>
+where
+    E: Executor<'c, Database = Any>,
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_one(executor)
+    .await
+}
+
+/// Inserts an issue and its labels, assignees, creator subscription and user agent inside `tx`.
+async fn insert_issue(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    issue: &NewIssue,
+) -> sqlx::Result<IssueRow> {
+    let iid = match issue.iid {
+        Some(iid) => {
+            raise_iid_counter(&mut **tx, tenant_id, issue.project_id, iid).await?;
+            iid
+        }
+        None => next_id(&mut **tx, tenant_id, &iid_counter(issue.project_id)).await?,
+    };
+    let id = next_id(&mut **tx, tenant_id, "issues").await?;
+    let created_at = issue.created_at.unwrap_or_else(now_ms);
+    let updated_at = issue.updated_at.unwrap_or(created_at);
+    let state = issue.state.as_deref().unwrap_or("opened");
+    sqlx::query(
+        "INSERT INTO issues (tenant_id, id, project_id, iid, author_id, title, description, state, confidential, \
+         discussion_locked, milestone_id, due_date, time_estimate, total_time_spent, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .bind(issue.project_id)
+    .bind(iid)
+    .bind(issue.author_id)
+    .bind(&issue.title)
+    .bind(issue.description.as_deref())
+    .bind(state)
+    .bind(i64::from(issue.confidential))
+    .bind(i64::from(issue.discussion_locked))
+    .bind(issue.milestone_id)
+    .bind(issue.due_date.as_deref())
+    .bind(issue.time_estimate)
+    .bind(issue.total_time_spent)
+    .bind(created_at)
+    .bind(updated_at)
+    .execute(&mut **tx)
+    .await?;
+    add_labels(tx, tenant_id, issue.project_id, id, &issue.labels).await?;
+    add_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
+    sqlx::query(
+        "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, 1)",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .bind(issue.author_id)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .bind(&issue.origin.user_agent)
+    .bind(&issue.origin.ip_address)
+    .execute(&mut **tx)
+    .await?;
+    adjust_open_count(
+        tx,
+        tenant_id,
+        issue.project_id,
+        i64::from(state == "opened"),
+    )
+    .await?;
+    row_by_id(&mut **tx, "issues", ISSUE_COLUMNS, tenant_id, id).await
+}
+
+impl TenantDb {
+    pub async fn create_issue(&self, issue: &NewIssue) -> sqlx::Result<IssueRow> {
+        let mut tx = self.writer().begin().await?;
+        let row = insert_issue(&mut tx, self.tenant_id(), issue).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Moves `old` into another project: `new` is created there (new iid), and `old` is closed
+    /// by `closer` and points at it, in one transaction.
+    pub async fn move_issue(
+        &self,
+        old: &IssueRow,
+        new: &NewIssue,
+        closer: i64,
+    ) -> sqlx::Result<IssueRow> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let moved = insert_issue(&mut tx, tenant_id, new).await?;
+        let now = now_ms();
+        sqlx::query(
+            "UPDATE issues SET state = 'closed', closed_at = COALESCE(closed_at, $3), \
+             closed_by_id = COALESCE(closed_by_id, $4), moved_to_id = $5, updated_at = $3 \
+             WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(old.id)
+        .bind(now)
+        .bind(closer)
+        .bind(moved.id)
+        .execute(&mut *tx)
+        .await?;
+        if old.state == "opened" {
+            adjust_open_count(&mut tx, tenant_id, old.project_id, -1).await?;
+        }
+        tx.commit().await?;
+        Ok(moved)
+    }
+
+    pub async fn update_issue(
+        &self,
+        issue: &IssueRow,
+        changes: &IssueChanges,
+    ) -> sqlx::Result<IssueRow> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let mut sql = Sql::new("UPDATE issues SET updated_at = ");
+        let updated_at = changes
+            .columns
+            .iter()
+            .find(|(c, _)| *c == "updated_at")
+            .map(|(_, v)| v.clone())
+            .unwrap_or(Arg::Int(now_ms()));
+        sql.bind(updated_at);
+        for (column, value) in changes.columns.iter().filter(|(c, _)| *c != "updated_at") {
+            sql.push(&format!(", {column} = ")).bind(value.clone());
+        }
+        sql.push(" WHERE tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND id = ")
+            .bind(issue.id);
+        sql.query().execute(&mut *tx).await?;
+        if let Some(labels) = &changes.labels {
+            clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
+            add_labels(&mut tx, tenant_id, issue.project_id, issue.id, labels).await?;
+        }
+        if let Some(assignees) = &changes.assignee_ids {
+            clear(&mut tx, "issue_assignees", tenant_id, issue.id).await?;
+            add_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
+        }
+        adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
+        let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn delete_issue(&self, issue: &IssueRow) -> sqlx::Result<()> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND id = $2")
+            .bind(tenant_id)
+            .bind(issue.id)
+            .execute(&mut *tx)
+            .await?;
+        let open = i64::from(issue.state == "opened");
+        adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
+        tx.commit().await
+    }
+
+    pub async fn issue_by_iid(&self, project_id: i64, iid: i64) -> sqlx::Result<Option<IssueRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND project_id = $2 AND iid = $3"
+        )))
+        .bind(self.tenant_id())
+        .bind(project_id)
+        .bind(iid)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    pub async fn issue_by_id(&self, id: i64) -> sqlx::Result<Option<IssueRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// The labels of `issue_ids`, by name.
+    pub async fn labels_of_issues(&self, issue_ids: &[i64]) -> sqlx::Result<Vec<IssueLabelRow>> {
+        if issue_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!(
+            "SELECT il.issue_id, {} FROM issue_labels il JOIN labels l ON l.tenant_id = il.tenant_id \
+             AND l.id = il.label_id WHERE il.tenant_id = ",
+            label_columns("l")
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND il.issue_id IN (")
+            .bind_list(issue_ids.iter().copied())
+            .push(") ORDER BY l.name_lower, l.id");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    /// The assignees of `issue_ids`, in the order they were given.
+    pub async fn assignees_of_issues(&self, issue_ids: &[i64]) -> sqlx::Result<Vec<AssigneeRow>> {
+        if issue_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!(
+            "SELECT a.issue_id, {} FROM issue_assignees a JOIN users u ON u.tenant_id = a.tenant_id \
+             AND u.id = a.user_id WHERE a.tenant_id = ",
+            user_columns("u")
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND a.issue_id IN (")
+            .bind_list(issue_ids.iter().copied())
+            .push(") ORDER BY a.issue_id, a.position");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn project_refs(&self, project_ids: &[i64]) -> sqlx::Result<Vec<ProjectRef>> {
+        if project_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "SELECT p.id, p.name, p.path, n.full_path AS namespace_full_path, n.full_name AS namespace_full_name \
+             FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+             WHERE p.tenant_id = ",
+        );
+        sql.bind(self.tenant_id())
+            .push(" AND p.id IN (")
+            .bind_list(project_ids.iter().copied())
+            .push(")");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    /// The issues among `issue_ids` that `user_id` is subscribed to: an explicit choice wins,
+    /// otherwise participants (author, assignees, commenters) are.
+    pub async fn subscribed_among(
+        &self,
+        user_id: i64,
+        issue_ids: &[i64],
+    ) -> sqlx::Result<Vec<i64>> {
+        if issue_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "SELECT i.id FROM issues i LEFT JOIN issue_subscriptions s ON s.tenant_id = i.tenant_id AND s.issue_id = i.id AND s.user_id = ",
+        );
+        sql.bind(user_id)
+            .push(" WHERE i.tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND i.id IN (")
+            .bind_list(issue_ids.iter().copied())
+            .push(") AND (s.subscribed = 1 OR (s.subscribed IS NULL AND (i.author_id = ")
+            .bind(user_id)
+            .push(" OR EXISTS (SELECT 1 FROM issue_assignees a WHERE a.tenant_id = i.tenant_id AND a.issue_id = i.id AND a.user_id = ")
+            .bind(user_id)
+            .push(") OR EXISTS (SELECT 1 FROM issue_notes n WHERE n.tenant_id = i.tenant_id AND n.issue_id = i.id AND n.author_id = ")
+            .bind(user_id)
+            .push("))))");
+        sql.query_scalar().fetch_all(self.reader()).await
+    }
+
+    pub async fn set_subscription(
+        &self,
+        issue_id: i64,
+        user_id: i64,
+        subscribed: bool,
+    ) -> sqlx::Result<()> {
+        sqlx::query(
+            "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (tenant_id, issue_id, user_id) DO UPDATE SET subscribed = $4",
+        )
+        .bind(self.tenant_id())
+        .bind(issue_id)
+        .bind(user_id)
+        .bind(i64::from(subscribed))
+        .execute(self.writer())
+        .await
+        .map(|_| ())
+    }
+}
+
+impl TenantDb {
+    /// A deleted user's issues, notes and closings pass to the ghost user (GitLab's user
+    /// delete without `hard_delete`).
+    pub async fn reassign_issue_contributions(&self, from: i64, ghost: i64) -> sqlx::Result<()> {
+        let mut tx = self.writer().begin().await?;
+        for statement in [
+            "UPDATE issues SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
+            "UPDATE issues SET closed_by_id = $3 WHERE tenant_id = $1 AND closed_by_id = $2",
+            "UPDATE issue_notes SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
+        ] {
+            sqlx::query(statement)
+                .bind(self.tenant_id())
+                .bind(from)
+                .bind(ghost)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await
+    }
+
+    /// With `hard_delete`, a deleted user's issues go with them; their projects' open issue
+    /// counts are recounted.
+    pub async fn delete_issue_contributions(&self, user_id: i64) -> sqlx::Result<()> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let projects: Vec<i64> = sqlx::query_scalar(
+            "SELECT DISTINCT project_id FROM issues WHERE tenant_id = $1 AND author_id = $2",
+        )
+        .bind(tenant_id)
+        .bind(user_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND author_id = $2")
+            .bind(tenant_id)
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?;
+        for project_id in projects {
+            sqlx::query(
+                "UPDATE projects SET open_issues_count = (SELECT COUNT(*) FROM issues i \
+                 WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened') \
+                 WHERE tenant_id = $1 AND id = $2",
+            )
+            .bind(tenant_id)
+            .bind(project_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await
+    }
+}

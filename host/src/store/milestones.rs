@@ -1,0 +1,169 @@
+//! Project milestones (per-project `iid`, state active/closed).
+
+use sqlx::AssertSqlSafe;
+
+use super::issues::row_by_id;
+use super::sql::{Arg, Sql};
+use super::{TenantDb, ids::next_id, now_ms};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MilestoneRow {
+    pub id: i64,
+    pub project_id: i64,
+    pub iid: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub due_date: Option<String>,
+    pub start_date: Option<String>,
+    pub closed_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub const MILESTONE_COLUMNS: &str = "id, project_id, iid, title, description, state, due_date, start_date, \
+    closed_at, created_at, updated_at";
+
+#[derive(Debug, Default)]
+pub struct MilestoneFilter {
+    pub project_id: i64,
+    pub state: Option<String>,
+    pub iids: Vec<i64>,
+    pub title: Option<String>,
+    pub search: Option<String>,
+}
+
+impl TenantDb {
+    pub async fn list_milestones(
+        &self,
+        filter: &MilestoneFilter,
+    ) -> sqlx::Result<Vec<MilestoneRow>> {
+        let mut sql = Sql::new(&format!(
+            "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = "
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND project_id = ")
+            .bind(filter.project_id);
+        if let Some(state) = &filter.state {
+            sql.push(" AND state = ").bind(state);
+        }
+        if !filter.iids.is_empty() {
+            sql.push(" AND iid IN (")
+                .bind_list(filter.iids.iter().copied())
+                .push(")");
+        }
+        if let Some(title) = &filter.title {
+            sql.push(" AND title = ").bind(title);
+        }
+        if let Some(search) = &filter.search {
+            let pattern = format!(
+                "%{}%",
+                super::namespaces::escape_like(&search.to_lowercase())
+            );
+            sql.push(" AND (LOWER(title) LIKE ")
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\' OR LOWER(COALESCE(description, '')) LIKE ")
+                .bind(pattern)
+                .push(" ESCAPE '\\')");
+        }
+        sql.push(" ORDER BY due_date IS NULL, due_date, id DESC");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn milestone_by_id(&self, id: i64) -> sqlx::Result<Option<MilestoneRow>> {
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = $1 AND id = $2"
+        )))
+        .bind(self.tenant_id())
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    pub async fn milestones_by_ids(&self, ids: &[i64]) -> sqlx::Result<Vec<MilestoneRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(&format!(
+            "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = "
+        ));
+        sql.bind(self.tenant_id())
+            .push(" AND id IN (")
+            .bind_list(ids.iter().copied())
+            .push(")");
+        sql.query_as().fetch_all(self.reader()).await
+    }
+
+    pub async fn create_milestone(
+        &self,
+        project_id: i64,
+        columns: &[(&'static str, Arg)],
+    ) -> sqlx::Result<MilestoneRow> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let id = next_id(&mut *tx, tenant_id, "milestones").await?;
+        let iid = next_id(&mut *tx, tenant_id, &format!("milestone_iid:{project_id}")).await?;
+        let now = now_ms();
+        let mut sql = Sql::new(
+            "INSERT INTO milestones (tenant_id, id, project_id, iid, created_at, updated_at",
+        );
+        for (column, _) in columns {
+            sql.push(&format!(", {column}"));
+        }
+        sql.push(") VALUES (")
+            .bind(tenant_id)
+            .push(", ")
+            .bind(id)
+            .push(", ")
+            .bind(project_id)
+            .push(", ")
+            .bind(iid)
+            .push(", ")
+            .bind(now)
+            .push(", ")
+            .bind(now);
+        for (_, value) in columns {
+            sql.push(", ").bind(value.clone());
+        }
+        sql.push(")");
+        sql.query().execute(&mut *tx).await?;
+        let row = row_by_id(&mut *tx, "milestones", MILESTONE_COLUMNS, tenant_id, id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn update_milestone(
+        &self,
+        id: i64,
+        columns: &[(&'static str, Arg)],
+    ) -> sqlx::Result<()> {
+        let mut sql = Sql::new("UPDATE milestones SET updated_at = ");
+        sql.bind(now_ms());
+        for (column, value) in columns {
+            sql.push(&format!(", {column} = ")).bind(value.clone());
+        }
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id())
+            .push(" AND id = ")
+            .bind(id);
+        sql.query().execute(self.writer()).await.map(|_| ())
+    }
+
+    /// Deletes a milestone; its issues lose it.
+    pub async fn delete_milestone(&self, id: i64) -> sqlx::Result<()> {
+        let mut tx = self.writer().begin().await?;
+        sqlx::query(
+            "UPDATE issues SET milestone_id = NULL WHERE tenant_id = $1 AND milestone_id = $2",
+        )
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM milestones WHERE tenant_id = $1 AND id = $2")
+            .bind(self.tenant_id())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await
+    }
+}

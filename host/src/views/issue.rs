@@ -1,0 +1,400 @@
+//! The issue representations (the spec's Issue, Time stats, Todo, label detail and milestone
+//! shapes), notes and award emoji. GitLab's human durations are printed here too.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::timestamp_opt;
+use super::{timestamp, user::UserViews};
+use crate::store::issue_notes::{AwardRow, NoteRow, TodoRow};
+use crate::store::issues::{IssueRow, ProjectRef};
+use crate::store::labels::{LabelCounts, LabelRow};
+use crate::store::milestones::MilestoneRow;
+use crate::store::users::UserRow;
+
+/// Seconds per unit of GitLab's time tracking: 1mo = 4w, 1w = 5d, 1d = 8h.
+pub const MINUTE: i64 = 60;
+pub const HOUR: i64 = 60 * MINUTE;
+pub const DAY: i64 = 8 * HOUR;
+pub const WEEK: i64 = 5 * DAY;
+pub const MONTH: i64 = 4 * WEEK;
+
+/// `1mo 2w 3d 4h 5m` (seconds only when under a minute's remainder), or hours and minutes
+/// only with `limit_to_hours`; `None` for zero.
+pub fn human_duration(seconds: i64, limit_to_hours: bool) -> Option<String> {
+    if seconds == 0 {
+        return None;
+    }
+    let sign = if seconds < 0 { "-" } else { "" };
+    let mut rest = seconds.abs();
+    let units: &[(i64, &str)] = if limit_to_hours {
+        &[(HOUR, "h"), (MINUTE, "m"), (1, "s")]
+    } else {
+        &[
+            (MONTH, "mo"),
+            (WEEK, "w"),
+            (DAY, "d"),
+            (HOUR, "h"),
+            (MINUTE, "m"),
+            (1, "s"),
+        ]
+    };
+    let mut parts = Vec::new();
+    for (size, name) in units {
+        let count = rest / size;
+        rest %= size;
+        if count > 0 {
+            parts.push(format!("{count}{name}"));
+        }
+    }
+    Some(format!("{sign}{}", parts.join(" ")))
+}
+
+pub fn time_stats(estimate: i64, spent: i64, limit_to_hours: bool) -> Value {
+    json!({
+        "time_estimate": estimate,
+        "total_time_spent": spent,
+        "human_time_estimate": human_duration(estimate, limit_to_hours),
+        "human_total_time_spent": human_duration(spent, limit_to_hours),
+    })
+}
+
+/// Markdown task list items of a description: `(count, completed)`.
+pub fn task_counts(description: Option<&str>) -> (i64, i64) {
+    let mut count = 0;
+    let mut completed = 0;
+    let mut fenced = false;
+    for line in description.unwrap_or("").lines() {
+        let line = line.trim_start();
+        if line.starts_with("```") || line.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let rest = if let Some(rest) = line
+            .strip_prefix("- ")
+            .or_else(|| line.strip_prefix("* "))
+            .or_else(|| line.strip_prefix("+ "))
+        {
+            rest
+        } else {
+            let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+            match line[digits..]
+                .strip_prefix(". ")
+                .or_else(|| line[digits..].strip_prefix(") "))
+            {
+                Some(rest) if digits > 0 => rest,
+                _ => continue,
+            }
+        };
+        let rest = rest.trim_start();
+        let done = if rest.starts_with("[x]") || rest.starts_with("[X]") {
+            true
+        } else if rest.starts_with("[ ]") || rest.starts_with("[~]") {
+            false
+        } else {
+            continue;
+        };
+        if rest.len() > 3 && !rest[3..].starts_with(char::is_whitespace) {
+            continue;
+        }
+        count += 1;
+        completed += i64::from(done);
+    }
+    (count, completed)
+}
+
+/// GitLab's label text color: dark on light backgrounds, white otherwise.
+pub fn text_color(color: &str) -> &'static str {
+    let hex = color.trim_start_matches('#');
+    let channel = |i: usize| {
+        let part = if hex.len() == 3 {
+            hex.get(i..i + 1).map(|c| c.repeat(2))
+        } else {
+            hex.get(i * 2..i * 2 + 2).map(str::to_string)
+        };
+        part.and_then(|p| u32::from_str_radix(&p, 16).ok())
+            .unwrap_or(0)
+    };
+    if channel(0) + channel(1) + channel(2) > 500 {
+        "#333333"
+    } else {
+        "#FFFFFF"
+    }
+}
+
+/// What the issues of one response have around them, loaded once per page.
+#[derive(Default)]
+pub struct IssueBatch {
+    pub labels: HashMap<i64, Vec<LabelRow>>,
+    pub assignees: HashMap<i64, Vec<UserRow>>,
+    pub users: HashMap<i64, UserRow>,
+    pub milestones: HashMap<i64, MilestoneRow>,
+    pub projects: HashMap<i64, ProjectRef>,
+    pub subscribed: Option<Vec<i64>>,
+}
+
+/// How issues are shown in one response.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IssueShape {
+    pub single: bool,
+    pub with_labels_details: bool,
+    pub limit_to_hours: bool,
+}
+
+pub struct IssueViews<'a> {
+    pub base_url: &'a str,
+    pub users: UserViews<'a>,
+}
+
+impl IssueViews<'_> {
+    fn user(&self, user: Option<&UserRow>) -> Value {
+        user.map_or(Value::Null, |u| json!(self.users.summary(u)))
+    }
+
+    pub fn label_detail(&self, label: &LabelRow) -> Value {
+        json!({
+            "id": label.id,
+            "name": label.name,
+            "color": label.color,
+            "description": label.description,
+            "description_html": label.description.clone().unwrap_or_default(),
+            "text_color": text_color(&label.color),
+        })
+    }
+
+    /// A label of the labels API.
+    pub fn label(&self, label: &LabelRow, counts: Option<LabelCounts>, subscribed: bool) -> Value {
+        let mut value = self.label_detail(label);
+        let map = value.as_object_mut().expect("an object");
+        map.insert("priority".into(), json!(label.priority));
+        map.insert("is_project_label".into(), json!(true));
+        map.insert("subscribed".into(), json!(subscribed));
+        if let Some(counts) = counts {
+            map.insert("open_issues_count".into(), json!(counts.open_issues_count));
+            map.insert(
+                "closed_issues_count".into(),
+                json!(counts.closed_issues_count),
+            );
+            map.insert("open_merge_requests_count".into(), json!(0));
+        }
+        value
+    }
+
+    pub fn milestone(
+        &self,
+        milestone: &MilestoneRow,
+        project: Option<&ProjectRef>,
+        with_closed_at: bool,
+    ) -> Value {
+        let today = chrono::Utc::now()
+            .date_naive()
+            .format("%Y-%m-%d")
+            .to_string();
+        let mut value = json!({
+            "id": milestone.id,
+            "iid": milestone.iid,
+            "project_id": milestone.project_id,
+            "title": milestone.title,
+            "description": milestone.description,
+            "state": milestone.state,
+            "created_at": timestamp(milestone.created_at),
+            "updated_at": timestamp(milestone.updated_at),
+            "due_date": milestone.due_date,
+            "start_date": milestone.start_date,
+            "expired": milestone.due_date.as_deref().is_some_and(|d| d < today.as_str()),
+            "web_url": project.map(|p| format!("{}/{}/-/milestones/{}", self.base_url, p.full_path(), milestone.iid)),
+        });
+        if with_closed_at {
+            value["closed_at"] = json!(timestamp_opt(milestone.closed_at));
+        }
+        value
+    }
+
+    pub fn issue(&self, issue: &IssueRow, batch: &IssueBatch, shape: IssueShape) -> Value {
+        let project = batch.projects.get(&issue.project_id);
+        let full_path = project.map(ProjectRef::full_path).unwrap_or_default();
+        let api = format!(
+            "{}/api/v4/projects/{}/issues/{}",
+            self.base_url, issue.project_id, issue.iid
+        );
+        let labels: Vec<Value> = batch
+            .labels
+            .get(&issue.id)
+            .map(|labels| {
+                labels
+                    .iter()
+                    .map(|l| {
+                        if shape.with_labels_details {
+                            self.label_detail(l)
+                        } else {
+                            json!(l.name)
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let assignees: Vec<Value> = batch
+            .assignees
+            .get(&issue.id)
+            .map(|users| users.iter().map(|u| json!(self.users.summary(u))).collect())
+            .unwrap_or_default();
+        let milestone = issue
+            .milestone_id
+            .and_then(|id| batch.milestones.get(&id))
+            .map_or(Value::Null, |m| {
+                self.milestone(m, batch.projects.get(&m.project_id), shape.single)
+            });
+        let (count, completed) = task_counts(issue.description.as_deref());
+        let mut value = json!({
+            "id": issue.id,
+            "iid": issue.iid,
+            "project_id": issue.project_id,
+            "title": issue.title,
+            "description": issue.description,
+            "state": issue.state,
+            "created_at": timestamp(issue.created_at),
+            "updated_at": timestamp(issue.updated_at),
+            "closed_at": timestamp_opt(issue.closed_at),
+            "closed_by": self.user(issue.closed_by_id.and_then(|id| batch.users.get(&id))),
+            "labels": labels,
+            "milestone": milestone,
+            "assignees": assignees,
+            "author": self.user(batch.users.get(&issue.author_id)),
+            "type": "ISSUE",
+            "assignee": assignees.first().cloned().unwrap_or(Value::Null),
+            "user_notes_count": issue.user_notes_count,
+            "merge_requests_count": 0,
+            "upvotes": issue.upvotes,
+            "downvotes": issue.downvotes,
+            "due_date": issue.due_date,
+            "confidential": issue.confidential,
+            "discussion_locked": issue.discussion_locked,
+            "issue_type": "issue",
+            "web_url": format!("{}/{full_path}/-/issues/{}", self.base_url, issue.iid),
+            "time_stats": time_stats(issue.time_estimate, issue.total_time_spent, shape.limit_to_hours),
+            "task_completion_status": { "count": count, "completed_count": completed },
+            "has_tasks": count > 0,
+            "task_status": format!(
+                "{completed} of {count} checklist {} completed",
+                if count == 1 { "item" } else { "items" }
+            ),
+            "_links": {
+                "self": api,
+                "notes": format!("{api}/notes"),
+                "award_emoji": format!("{api}/award_emoji"),
+                "project": format!("{}/api/v4/projects/{}", self.base_url, issue.project_id),
+                "closed_as_duplicate_of": Value::Null,
+            },
+            "references": {
+                "short": format!("#{}", issue.iid),
+                "relative": format!("#{}", issue.iid),
+                "full": format!("{full_path}#{}", issue.iid),
+            },
+            "severity": "UNKNOWN",
+            "moved_to_id": issue.moved_to_id,
+            "imported": false,
+            "imported_from": "none",
+            "service_desk_reply_to": Value::Null,
+        });
+        if let Some(subscribed) = &batch.subscribed {
+            value["subscribed"] = json!(subscribed.contains(&issue.id));
+        }
+        value
+    }
+
+    pub fn note(&self, note: &NoteRow, author: Option<&UserRow>, issue: &IssueRow) -> Value {
+        json!({
+            "id": note.id,
+            "type": Value::Null,
+            "body": note.body,
+            "attachment": Value::Null,
+            "author": self.user(author),
+            "created_at": timestamp(note.created_at),
+            "updated_at": timestamp(note.updated_at),
+            "system": note.system,
+            "noteable_id": issue.id,
+            "noteable_type": "Issue",
+            "project_id": issue.project_id,
+            "resolvable": false,
+            "confidential": note.internal,
+            "internal": note.internal,
+            "noteable_iid": issue.iid,
+            "commands_changes": {},
+        })
+    }
+
+    pub fn award(&self, award: &AwardRow, user: Option<&UserRow>) -> Value {
+        json!({
+            "id": award.id,
+            "name": award.name,
+            "user": self.user(user),
+            "created_at": timestamp(award.created_at),
+            "updated_at": timestamp(award.updated_at),
+            "awardable_id": award.issue_id,
+            "awardable_type": "Issue",
+        })
+    }
+
+    pub fn todo(
+        &self,
+        todo: &TodoRow,
+        project: &ProjectRef,
+        author: Option<&UserRow>,
+        target: Value,
+    ) -> Value {
+        let target_url = target["web_url"].clone();
+        json!({
+            "id": todo.id,
+            "project": {
+                "id": project.id,
+                "name": project.name,
+                "name_with_namespace": format!("{} / {}", project.namespace_full_name, project.name),
+                "path": project.path,
+                "path_with_namespace": project.full_path(),
+            },
+            "author": self.user(author),
+            "action_name": todo.action_name,
+            "target_type": "Issue",
+            "target": target,
+            "target_url": target_url,
+            "body": todo.body,
+            "state": todo.state,
+            "created_at": timestamp(todo.created_at),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_in_gitlab_units() {
+        assert_eq!(human_duration(0, false), None);
+        assert_eq!(
+            human_duration(3 * HOUR + 30 * MINUTE, false).unwrap(),
+            "3h 30m"
+        );
+        let all = MONTH + 2 * WEEK + 3 * DAY + 4 * HOUR + 5 * MINUTE;
+        assert_eq!(human_duration(all, false).unwrap(), "1mo 2w 3d 4h 5m");
+        assert_eq!(human_duration(DAY + HOUR, true).unwrap(), "9h");
+    }
+
+    #[test]
+    fn task_lists_are_counted() {
+        let text =
+            "- [x] one\n- [ ] two\n* [X] three\n1. [ ] four\n- not a task\n```\n- [ ] code\n```";
+        assert_eq!(task_counts(Some(text)), (4, 2));
+        assert_eq!(task_counts(None), (0, 0));
+    }
+
+    #[test]
+    fn label_text_colors() {
+        assert_eq!(text_color("#FFFFFF"), "#333333");
+        assert_eq!(text_color("#6699cc"), "#FFFFFF");
+    }
+}
