@@ -76,6 +76,8 @@ pub struct NewIssue {
     pub assignee_ids: Vec<i64>,
     pub labels: Vec<String>,
     pub origin: RequestOrigin,
+    /// A spam check passed it (`user_agent_detail.spam_filter_submitted`).
+    pub spam_checked: bool,
 }
 
 /// Column changes of an update, plus replacement assignee and label sets.
@@ -84,6 +86,8 @@ pub struct IssueChanges {
     pub columns: Vec<(&'static str, Arg)>,
     pub assignee_ids: Option<Vec<i64>>,
     pub labels: Option<Vec<String>>,
+    /// A spam check passed the new text (`user_agent_detail.spam_filter_submitted`).
+    pub spam_checked: bool,
     /// +1 when the update reopens, -1 when it closes (the project's open issue count).
     pub open_delta: i64,
 }
@@ -352,12 +356,13 @@ async fn insert_issue(
     .execute(&mut **tx)
     .await?;
     sqlx::query(
-        "INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address, submitted) VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(tenant_id)
     .bind(id)
     .bind(&issue.origin.user_agent)
     .bind(&issue.origin.ip_address)
+    .bind(i64::from(issue.spam_checked))
     .execute(&mut **tx)
     .await?;
     adjust_open_count(
@@ -439,6 +444,15 @@ impl TenantDb {
         if let Some(assignees) = &changes.assignee_ids {
             clear(&mut tx, "issue_assignees", tenant_id, issue.id).await?;
             add_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
+        }
+        if changes.spam_checked {
+            sqlx::query(
+                "UPDATE issue_user_agent_details SET submitted = 1 WHERE tenant_id = $1 AND issue_id = $2",
+            )
+            .bind(tenant_id)
+            .bind(issue.id)
+            .execute(&mut *tx)
+            .await?;
         }
         adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;

@@ -14,10 +14,13 @@ use serde_json::Value;
 
 use super::{IssueCtx, is_owner, is_reporter, issues_readable, load, render};
 use crate::api::access::{self, ProjectCtx};
+use crate::api::spam::{self, Spammable};
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::params::Params;
 use crate::http::request::Api;
+use crate::plugins::spam::{SpamProject, SpammableKind};
 use crate::store::issues::{IssueChanges, NewIssue, RequestOrigin};
+use crate::store::users::UserRow;
 
 pub const TITLE_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 1_000_000;
@@ -175,6 +178,32 @@ fn label_names(names: &[String]) -> Vec<String> {
     out
 }
 
+/// Runs the tenant's spam check (if one is bound) on the issue as it will be written.
+/// `Ok(true)`: checked and allowed, which the user agent detail records.
+async fn spam_check(
+    api: &Api,
+    project: &ProjectCtx,
+    author: &UserRow,
+    issue: (&str, &str, bool),
+    is_update: bool,
+) -> ApiResult<bool> {
+    let (title, description, confidential) = issue;
+    let spammable = Spammable {
+        kind: SpammableKind::Issue,
+        noteable_type: "Issue",
+        title,
+        description,
+        is_update,
+        confidential,
+        project: Some(SpamProject {
+            id: project.project.id,
+            path: format!("{}/{}", project.namespace.full_path, project.project.path),
+            visibility: project.project.visibility.clone(),
+        }),
+    };
+    Ok(spam::check(api, author, &spammable).await?.is_some())
+}
+
 pub async fn create(
     Path(id): Path<String>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -221,6 +250,18 @@ pub async fn create(
         issue.due_date = meta.due_date.flatten();
         issue.discussion_locked = meta.discussion_locked.unwrap_or(false);
     }
+    issue.spam_checked = spam_check(
+        &api,
+        &project,
+        &caller.user,
+        (
+            &issue.title,
+            issue.description.as_deref().unwrap_or(""),
+            issue.confidential,
+        ),
+        false,
+    )
+    .await?;
     let row = api
         .db()
         .create_issue(&issue)
@@ -278,15 +319,18 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
         )));
     }
     let mut changes = IssueChanges::default();
-    if let Some(title) = p.string("title")? {
-        check_title(&title)?;
-        changes.set("title", title);
+    let title = p.string("title")?;
+    if let Some(title) = &title {
+        check_title(title)?;
+        changes.set("title", title.clone());
     }
-    if let Some(description) = p.string("description")? {
-        check_description(&description)?;
-        changes.set("description", description);
+    let description = p.string("description")?;
+    if let Some(description) = &description {
+        check_description(description)?;
+        changes.set("description", description.clone());
     }
-    if let Some(confidential) = p.bool("confidential")? {
+    let confidential = p.bool("confidential")?;
+    if let Some(confidential) = confidential {
         changes.set("confidential", confidential);
     }
     let updated_at = p.datetime("updated_at")?;
@@ -318,6 +362,20 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     let meta = read_metadata(&api, &ctx.project).await?;
     if is_reporter(&ctx.project) {
         metadata_changes(&api, &ctx, meta, &mut changes).await?;
+    }
+    // GitLab checks an update for spam when its title or description changes.
+    if title.is_some() || description.is_some() {
+        let title = title.as_deref().unwrap_or(&ctx.issue.title);
+        let description = description.as_deref().or(ctx.issue.description.as_deref());
+        let confidential = confidential.unwrap_or(ctx.issue.confidential);
+        changes.spam_checked = spam_check(
+            &api,
+            &ctx.project,
+            &caller.user,
+            (title, description.unwrap_or(""), confidential),
+            true,
+        )
+        .await?;
     }
     let row = if changes.is_empty() {
         ctx.issue.clone()
