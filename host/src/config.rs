@@ -37,6 +37,53 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Inspect and try policy plugins (WebAssembly components) locally.
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Show what a component is: its world, imports, size and sha256.
+    Check { file: PathBuf },
+    /// Call a plugin once with the production limits and print its answer, time, fuel and
+    /// peak memory.
+    Run {
+        file: PathBuf,
+        /// The hook to call, e.g. `spam-check`.
+        #[arg(long)]
+        hook: String,
+        /// The hook's input as a JSON file.
+        #[arg(long)]
+        input: PathBuf,
+        /// The configuration: a JSON file, or JSON text.
+        #[arg(long)]
+        config: Option<String>,
+        #[command(flatten)]
+        limits: PluginLimitArgs,
+    },
+}
+
+/// The operator's ceilings for plugin calls (also the limits of `trellis plugin run`).
+#[derive(Debug, Clone, Args)]
+pub struct PluginLimitArgs {
+    /// Longest wall time a binding may give one plugin call, in milliseconds.
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_TIMEOUT_MS", default_value_t = 1000)]
+    pub plugin_max_timeout_ms: u64,
+    /// Most fuel a binding may give one call; unset: bindings may run without a fuel limit.
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_FUEL")]
+    pub plugin_max_fuel: Option<u64>,
+    /// Most linear memory a binding may give one plugin instance, in bytes.
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_MEMORY_BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub plugin_max_memory_bytes: u64,
+    /// Plugin instances one tenant may run at once (the rest wait, within their deadline).
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_TENANT_INSTANCES", default_value_t = 4)]
+    pub plugin_max_tenant_instances: usize,
+    /// Plugin instances the process's pool holds (over all tenants).
+    #[arg(long, env = "TRELLIS_PLUGIN_POOL_INSTANCES", default_value_t = 64)]
+    pub plugin_pool_instances: u32,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -105,6 +152,12 @@ pub struct ServeConfig {
     /// GITLAB_THROTTLE_BYPASS_HEADER). Only for a proxy in front that strips it from clients.
     #[arg(long, env = "TRELLIS_THROTTLE_BYPASS_HEADER")]
     pub throttle_bypass_header: Option<String>,
+    /// Whether tenant administrators may upload their own plugins (built-ins are always
+    /// available).
+    #[arg(long, env = "TRELLIS_ALLOW_TENANT_PLUGIN_UPLOADS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub allow_tenant_plugin_uploads: bool,
+    #[command(flatten)]
+    pub plugin_limits: PluginLimitArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@ use crate::auth::cache::TokenCache;
 use crate::config::ServeConfig;
 use crate::http::request::{Origin, Tenant};
 use crate::mail::Mailer;
+use crate::plugins::Plugins;
 use crate::ratelimit::Limiter;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
@@ -29,6 +30,8 @@ pub struct Inner {
     pub metrics: PrometheusHandle,
     /// Rate-limit counters (see `ratelimit`).
     pub limiter: Limiter,
+    /// Policy plugins bound to hooks (see `plugins`).
+    pub plugins: Arc<Plugins>,
 }
 
 impl Deref for ApiContext {

@@ -14,6 +14,7 @@ pub mod http;
 pub mod keys;
 pub mod mail;
 pub mod outbound;
+pub mod plugins;
 pub mod ratelimit;
 pub mod settings;
 pub mod store;

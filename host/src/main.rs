@@ -10,9 +10,13 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use tracing_subscriber::EnvFilter;
 
 use trellis::auth::cache::TokenCache;
-use trellis::config::{Cli, Command, ServeConfig, StorageArgs, TenantCommand, TokenCommand};
+use trellis::config::{
+    Cli, Command, PluginCommand, ServeConfig, StorageArgs, TenantCommand, TokenCommand,
+};
 use trellis::context::{ApiContext, Inner};
 use trellis::mail::Mailer;
+use trellis::plugins::runtime::{Runtime, RuntimeOptions};
+use trellis::plugins::{self, Maxima, Plugins};
 use trellis::ratelimit::{self, Limiter};
 use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
@@ -45,6 +49,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Tenant { storage, command } => tenant(&storage, command).await,
         Command::Token { storage, command } => token(&storage, command).await,
+        Command::Plugin { command } => match command {
+            PluginCommand::Check { file } => plugins::local::check(&file, Maxima::default()).await,
+            PluginCommand::Run {
+                file,
+                hook,
+                input,
+                config,
+                limits,
+            } => {
+                plugins::local::run(
+                    &file,
+                    &hook,
+                    &input,
+                    config.as_deref(),
+                    Maxima::from(&limits),
+                )
+                .await
+            }
+        },
     }
 }
 
@@ -110,6 +133,14 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         ])?
         .install_recorder()
         .context("installing the metrics recorder")?;
+    let maxima = Maxima::from(&config.plugin_limits);
+    let runtime = Runtime::new(RuntimeOptions {
+        cache_dir: Some(config.storage.data_dir.join("plugin-cache")),
+        pool_instances: config.plugin_limits.plugin_pool_instances,
+        max_memory_bytes: maxima.memory_bytes,
+    })?;
+    let plugins = Plugins::new(runtime, maxima);
+    plugins.refresh(&db).await?;
     let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
     let ctx = ApiContext::new(Inner {
         db: db.clone(),
@@ -125,7 +156,9 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         config: config.clone(),
         metrics,
         limiter: Limiter::new(db.engine(), config.throttle_bypass_header.as_deref())?,
+        plugins: plugins.clone(),
     });
+    tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));
     tokio::spawn(ratelimit::purge_loop(ctx.clone()));
     tokio::spawn(api::project_deletion_loop(ctx.clone()));

@@ -14,8 +14,10 @@ mod keys;
 mod labels;
 mod members;
 mod milestones;
+mod plugins;
 mod projects;
 pub use projects::delete::sweep_loop as project_deletion_loop;
+pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
 mod tokens;
@@ -42,5 +44,6 @@ pub fn router() -> Router<ApiContext> {
         .merge(issues::router())
         .merge(labels::router())
         .merge(milestones::router())
+        .merge(plugins::router())
         .merge(applications::router())
 }

@@ -119,6 +119,9 @@ pub struct Api {
     pub params: Params,
     pub origin: Origin,
     pub settings: Arc<Settings>,
+    /// The connection's peer and `User-Agent` (the spam check and its log record them).
+    pub client_ip: std::net::IpAddr,
+    pub user_agent: Option<String>,
 }
 
 impl Api {
@@ -178,6 +181,12 @@ impl FromRequest<ApiContext> for Api {
             params: &params,
         };
         let caller = auth::authenticate(&tenant.db, &ctx.tokens, &settings, request).await?;
+        let client_ip = crate::ratelimit::client_ip(&parts);
+        let user_agent = parts
+            .headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         Ok(Api {
             ctx: ctx.clone(),
             tenant,
@@ -185,6 +194,8 @@ impl FromRequest<ApiContext> for Api {
             params,
             origin,
             settings,
+            client_ip,
+            user_agent,
         })
     }
 }

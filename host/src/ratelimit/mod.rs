@@ -179,7 +179,7 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
 }
 
 /// The peer address of the connection (proxies' forwarding headers are not trusted).
-fn client_ip(parts: &Parts) -> IpAddr {
+pub(crate) fn client_ip(parts: &Parts) -> IpAddr {
     parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()

@@ -16,6 +16,7 @@ pub mod members;
 pub mod milestones;
 pub mod namespaces;
 pub mod oauth;
+pub mod plugins;
 pub mod project_shares;
 pub mod project_state;
 pub mod projects;

@@ -5,6 +5,7 @@ pub mod hook;
 pub mod issue;
 pub mod keys;
 pub mod namespace;
+pub mod plugin;
 pub mod project;
 pub mod settings;
 pub mod token;

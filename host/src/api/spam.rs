@@ -1,0 +1,91 @@
+//! The spam check as the API applies it to a write (issue create and update...): runs the
+//! tenant's bound spam-check plugin (nothing when none is bound), records the check in the spam
+//! log, blocks the author on `block_user`, and turns a refusal into GitLab's error.
+
+use crate::http::error::ApiResult;
+use crate::http::request::Api;
+use crate::plugins::spam::{
+    self, SpamAction, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind,
+};
+use crate::store::plugins::SpamLogEntry;
+use crate::store::users::UserRow;
+
+/// What is written, by whom, from this request.
+pub struct Spammable<'a> {
+    pub kind: SpammableKind,
+    /// GitLab's class name for the spam log (`Issue`) and the noun of the error (`issue`).
+    pub noteable_type: &'static str,
+    pub title: &'a str,
+    pub description: &'a str,
+    pub is_update: bool,
+    pub confidential: bool,
+    pub project: Option<SpamProject>,
+}
+
+pub fn subject(api: &Api, author: &UserRow, s: &Spammable<'_>) -> SpamSubject {
+    SpamSubject {
+        kind: s.kind,
+        title: s.title.to_string(),
+        description: s.description.to_string(),
+        is_update: s.is_update,
+        confidential: s.confidential,
+        author: SpamAuthor {
+            id: author.id,
+            username: author.username.clone(),
+            created_at_ms: author.created_at,
+            is_admin: author.is_admin,
+            external: author.external,
+        },
+        ip: Some(api.client_ip.to_string()),
+        user_agent: api.user_agent.clone(),
+        project: s.project.clone(),
+    }
+}
+
+/// Checks a write. `Ok(None)`: no plugin bound; `Ok(Some(_))`: checked and allowed (the
+/// caller records `spam_filter_submitted` on the object's user agent detail); `Err`: the
+/// write is refused (400 spam, or 409 asking for a CAPTCHA).
+pub async fn check(
+    api: &Api,
+    author: &UserRow,
+    spammable: &Spammable<'_>,
+) -> ApiResult<Option<SpamOutcome>> {
+    if api
+        .ctx
+        .plugins
+        .binding(api.tenant.id, crate::plugins::Hook::SpamCheck)
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let subject = subject(api, author, spammable);
+    let captcha = api.settings.bool("captcha_enabled");
+    let Some(outcome) = spam::check(&api.ctx.plugins, api.tenant.id, &subject, captcha).await
+    else {
+        return Ok(None);
+    };
+    let log_id = api
+        .db()
+        .insert_spam_log(&SpamLogEntry {
+            user_id: author.id,
+            source_ip: subject.ip.as_deref(),
+            user_agent: subject.user_agent.as_deref(),
+            noteable_type: spammable.noteable_type,
+            title: spammable.title,
+            description: spammable.description,
+            verdict: outcome.verdict.map(|v| v.name()),
+            reason: &outcome.reason,
+            plugin: &outcome.plugin,
+        })
+        .await?;
+    if outcome.action == SpamAction::RefuseAndBlock && !author.is_admin {
+        // The token cache follows the write generation, so the block takes effect at once.
+        api.db().set_user_state(author.id, "blocked").await?;
+    }
+    let site_key = api.settings.value("captcha_site_key");
+    let entity = spammable.noteable_type.to_ascii_lowercase();
+    match outcome.api_error(&entity, log_id, site_key.as_str()) {
+        Some(error) => Err(error),
+        None => Ok(Some(outcome)),
+    }
+}

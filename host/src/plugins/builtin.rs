@@ -1,0 +1,36 @@
+//! Plugins compiled from `plugins/` by host/build.rs and embedded in the binary. They are in
+//! every tenant's catalog.
+
+use std::sync::LazyLock;
+
+use sha2::{Digest, Sha256};
+
+pub struct BuiltIn {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub bytes: &'static [u8],
+}
+
+pub const BUILT_INS: &[BuiltIn] = &[BuiltIn {
+    name: "spam-filter",
+    version: env!("CARGO_PKG_VERSION"),
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_spam_filter.wasm")),
+}];
+
+/// The built-ins with their sha256, computed once.
+pub fn with_digests() -> &'static [(&'static BuiltIn, String)] {
+    static DIGESTS: LazyLock<Vec<(&'static BuiltIn, String)>> = LazyLock::new(|| {
+        BUILT_INS
+            .iter()
+            .map(|b| (b, hex::encode(Sha256::digest(b.bytes))))
+            .collect()
+    });
+    &DIGESTS
+}
+
+pub fn by_sha256(sha256: &str) -> Option<&'static BuiltIn> {
+    with_digests()
+        .iter()
+        .find(|(_, digest)| digest == sha256)
+        .map(|(b, _)| *b)
+}

@@ -1,0 +1,253 @@
+//! One plugin call: a fresh `Store` from the plugin's `InstancePre`, with the binding's limits,
+//! an empty WASI context, and the plugin's config and log buffer as host state.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::limits::{Limits, MAX_LOG_BYTES};
+use super::wit::since_v0_1::LogLevel;
+
+/// Why a call produced no answer. Each becomes an outcome label in the metrics.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum PluginError {
+    #[error("the plugin trapped: {0}")]
+    Trap(String),
+    #[error("the plugin ran out of time")]
+    Timeout,
+    #[error("the plugin ran out of fuel")]
+    OutOfFuel,
+    #[error("the plugin ran out of memory")]
+    OutOfMemory,
+    #[error("too large: {0}")]
+    Oversize(String),
+    #[error("malformed answer: {0}")]
+    Malformed(String),
+    /// The plugin answered with an error of its own.
+    #[error("the plugin failed: {0}")]
+    Failed(String),
+    /// The tenant's instance slots stayed taken until the call's deadline.
+    #[error("no plugin instance available")]
+    Busy,
+}
+
+impl PluginError {
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            PluginError::Trap(_) => "trap",
+            PluginError::Timeout => "timeout",
+            PluginError::OutOfFuel => "fuel",
+            PluginError::OutOfMemory => "oom",
+            PluginError::Oversize(_) => "oversize",
+            PluginError::Malformed(_) => "malformed",
+            PluginError::Failed(_) => "error",
+            PluginError::Busy => "busy",
+        }
+    }
+}
+
+/// Who is calling, for log lines and metrics.
+#[derive(Debug, Clone)]
+pub struct CallTags {
+    pub tenant_id: i64,
+    /// `name@version`.
+    pub plugin: Arc<str>,
+    pub hook: &'static str,
+}
+
+/// Host state of one call.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(super) limiter: MemoryLimiter,
+    pub(super) config: Arc<str>,
+    tags: CallTags,
+    log_bytes: usize,
+    log_dropped: usize,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl CallState {
+    pub fn new(config: Arc<str>, memory_bytes: u64, tags: CallTags) -> Self {
+        CallState {
+            // No arguments, environment, preopened directories, stdio or network.
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(memory_bytes),
+            config,
+            tags,
+            log_bytes: 0,
+            log_dropped: 0,
+        }
+    }
+
+    /// A plugin log line, tagged with tenant and plugin; at most [`MAX_LOG_BYTES`] per call.
+    pub fn log(&mut self, level: LogLevel, message: &str) {
+        let room = MAX_LOG_BYTES.saturating_sub(self.log_bytes);
+        if room == 0 {
+            self.log_dropped += message.len();
+            return;
+        }
+        let mut end = message.len().min(room);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        let line = &message[..end];
+        self.log_bytes += line.len().max(1);
+        self.log_dropped += message.len() - end;
+        let (tenant, plugin, hook) = (self.tags.tenant_id, &*self.tags.plugin, self.tags.hook);
+        match level {
+            LogLevel::Trace => tracing::trace!(tenant, plugin, hook, "plugin: {line}"),
+            LogLevel::Debug => tracing::debug!(tenant, plugin, hook, "plugin: {line}"),
+            LogLevel::Info => tracing::info!(tenant, plugin, hook, "plugin: {line}"),
+            LogLevel::Warn => tracing::warn!(tenant, plugin, hook, "plugin: {line}"),
+            LogLevel::Error => tracing::error!(tenant, plugin, hook, "plugin: {line}"),
+        }
+    }
+
+    fn finish_log(&self) {
+        if self.log_dropped > 0 {
+            let (tenant, plugin, hook) = (self.tags.tenant_id, &*self.tags.plugin, self.tags.hook);
+            tracing::warn!(
+                tenant,
+                plugin,
+                hook,
+                dropped_bytes = self.log_dropped,
+                "plugin log output over 1 KiB per call was dropped"
+            );
+        }
+    }
+}
+
+/// Refuses memory growth beyond the binding's limit, remembering the peak and whether it
+/// refused (so the trap that follows reads as out-of-memory).
+pub struct MemoryLimiter {
+    max: usize,
+    pub peak: usize,
+    pub refused: bool,
+}
+
+impl MemoryLimiter {
+    fn new(max: u64) -> Self {
+        MemoryLimiter {
+            max: usize::try_from(max).unwrap_or(usize::MAX),
+            peak: 0,
+            refused: false,
+        }
+    }
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max {
+            self.refused = true;
+            return Ok(false);
+        }
+        self.peak = self.peak.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// What a finished call cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallStats {
+    pub elapsed: Duration,
+    pub fuel: u64,
+    pub peak_memory: usize,
+}
+
+/// Fuel given when the binding sets no limit: effectively unbounded (wall time still is).
+const UNLIMITED_FUEL: u64 = u64::MAX / 2;
+
+/// Prepares a store with the limits set.
+pub fn store(
+    engine: &wasmtime::Engine,
+    state: CallState,
+    limits: &Limits,
+    epoch_tick: Duration,
+) -> Store<CallState> {
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.limiter);
+    let ticks = (limits.timeout_ms as u128 * 1000 / epoch_tick.as_micros().max(1)).max(1);
+    store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+    store.epoch_deadline_trap();
+    // Fuel is always on in the engine (so it can be measured); set a budget.
+    let _ = store.set_fuel(limits.fuel.unwrap_or(UNLIMITED_FUEL));
+    store
+}
+
+/// Runs `f` on a prepared store and classifies what went wrong.
+pub fn run<R>(
+    mut store: Store<CallState>,
+    limits: &Limits,
+    f: impl FnOnce(&mut Store<CallState>) -> wasmtime::Result<Result<R, String>>,
+) -> (Result<R, PluginError>, CallStats) {
+    let start = Instant::now();
+    let result = f(&mut store);
+    let elapsed = start.elapsed();
+    let budget = limits.fuel.unwrap_or(UNLIMITED_FUEL);
+    let fuel = budget.saturating_sub(store.get_fuel().unwrap_or(budget));
+    let state = store.data();
+    state.finish_log();
+    let stats = CallStats {
+        elapsed,
+        fuel,
+        peak_memory: state.limiter.peak,
+    };
+    let result = match result {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(message)) => Err(PluginError::Failed(truncate(message))),
+        Err(error) => Err(classify(&error, state.limiter.refused)),
+    };
+    (result, stats)
+}
+
+fn classify(error: &wasmtime::Error, memory_refused: bool) -> PluginError {
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => PluginError::Timeout,
+        Some(Trap::OutOfFuel) => PluginError::OutOfFuel,
+        _ if memory_refused => PluginError::OutOfMemory,
+        Some(trap) => PluginError::Trap(trap.to_string()),
+        // Not a trap: the answer could not be lifted (bad UTF-8, out-of-bounds pointers...) or
+        // the instance not created.
+        None => PluginError::Malformed(truncate(format!("{error:#}"))),
+    }
+}
+
+fn truncate(mut message: String) -> String {
+    const MAX: usize = 500;
+    if message.len() > MAX {
+        let mut end = MAX;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}

@@ -1,0 +1,23 @@
+//! The plugin host: WebAssembly policy plugins (WIT package `trellis:policy`, see wit/) run
+//! sandboxed in wasmtime, bound per tenant to hooks by administrators.
+//!
+//! - `runtime`: the engine (pooling allocator, epochs, fuel, `.cwasm` cache) and compilation.
+//! - `call`: one call on a fresh `Store` with its limits; typed errors.
+//! - `registry`: the bindings every process sees (polled from the database), compiled plugins
+//!   by sha256, the per-tenant instance caps; calls go through [`Plugins`].
+//! - `spam`: the spam-check hook with GitLab's verdict semantics.
+
+pub mod builtin;
+pub mod call;
+pub mod hooks;
+pub mod limits;
+pub mod local;
+pub mod registry;
+pub mod runtime;
+pub mod spam;
+pub mod wit;
+
+pub use call::{CallStats, PluginError};
+pub use hooks::{FailurePolicy, Hook};
+pub use limits::{Limits, Maxima};
+pub use registry::{Binding, Plugins};

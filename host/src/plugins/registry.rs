@@ -1,0 +1,349 @@
+//! What is bound where, as every process sees it, and the calls through those bindings.
+//!
+//! Bindings live in the database; each process keeps a snapshot that a background task
+//! re-reads every [`POLL_INTERVAL`] (and the writing process refreshes at once), so a change is
+//! in effect everywhere within a second. A call takes the binding it finds (an `Arc`), so a
+//! call in flight finishes on the plugin version it started with. Compiled plugins are kept by
+//! sha256 and shared by tenants binding the same binary.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+use super::builtin;
+use super::call::{self, CallState, CallStats, CallTags, PluginError};
+use super::hooks::{FailurePolicy, Hook};
+use super::limits::{Limits, Maxima};
+use super::runtime::{Compiled, EPOCH_TICK, Runtime};
+use crate::store::Db;
+use crate::store::plugins::BindingRow;
+
+pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// A plugin bound to a hook of a tenant.
+pub struct Binding {
+    pub tenant_id: i64,
+    pub hook: Hook,
+    pub plugin: Arc<Compiled>,
+    /// `name@version`, for logs and metrics.
+    pub label: Arc<str>,
+    pub config: Arc<str>,
+    pub failure_policy: FailurePolicy,
+    pub limits: Limits,
+}
+
+type Snapshot = HashMap<(i64, Hook), Arc<Binding>>;
+
+pub struct Plugins {
+    pub runtime: Arc<Runtime>,
+    pub maxima: Maxima,
+    compiled: Mutex<HashMap<String, Arc<Compiled>>>,
+    bindings: RwLock<Arc<Snapshot>>,
+    /// The rows the snapshot was built from, to rebuild only on change.
+    rows: tokio::sync::Mutex<Vec<BindingRow>>,
+    slots: Mutex<HashMap<i64, Arc<Semaphore>>>,
+}
+
+impl Plugins {
+    pub fn new(runtime: Arc<Runtime>, maxima: Maxima) -> Arc<Plugins> {
+        Arc::new(Plugins {
+            runtime,
+            maxima,
+            compiled: Mutex::default(),
+            bindings: RwLock::default(),
+            rows: tokio::sync::Mutex::default(),
+            slots: Mutex::default(),
+        })
+    }
+
+    /// The tenant's binding for a hook: a map lookup, no I/O (no binding, no cost).
+    pub fn binding(&self, tenant_id: i64, hook: Hook) -> Option<Arc<Binding>> {
+        let snapshot = self.bindings.read().unwrap_or_else(|e| e.into_inner());
+        if snapshot.is_empty() {
+            return None;
+        }
+        snapshot.get(&(tenant_id, hook)).cloned()
+    }
+
+    /// Compiles a binary once per sha256 (blocking work runs off the executor).
+    pub async fn compile(&self, bytes: Arc<[u8]>) -> Result<Arc<Compiled>, String> {
+        use sha2::{Digest, Sha256};
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        if let Some(found) = self.lock_compiled().get(&sha256) {
+            return Ok(found.clone());
+        }
+        let runtime = self.runtime.clone();
+        let compiled = tokio::task::spawn_blocking(move || runtime.compile(&bytes))
+            .await
+            .map_err(|e| format!("compilation failed: {e}"))??;
+        let compiled = Arc::new(compiled);
+        self.lock_compiled().insert(sha256, compiled.clone());
+        Ok(compiled)
+    }
+
+    fn lock_compiled(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Compiled>>> {
+        self.compiled.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-reads every tenant's bindings; rebuilds the snapshot when they changed.
+    pub async fn refresh(&self, db: &Db) -> anyhow::Result<()> {
+        let rows = db.all_plugin_bindings().await?;
+        let mut current = self.rows.lock().await;
+        if *current == rows {
+            return Ok(());
+        }
+        let mut snapshot = Snapshot::new();
+        for row in &rows {
+            let Some(hook) = Hook::parse(&row.hook) else {
+                continue;
+            };
+            match self.load(db, row.tenant_id, &row.sha256).await {
+                Ok(plugin) => {
+                    snapshot.insert(
+                        (row.tenant_id, hook),
+                        Arc::new(self.binding_of(row, hook, plugin)),
+                    );
+                }
+                Err(error) => {
+                    tracing::error!(
+                        tenant = row.tenant_id,
+                        hook = row.hook,
+                        sha256 = row.sha256,
+                        error,
+                        "a bound plugin cannot be loaded; the hook fails per its policy"
+                    );
+                }
+            }
+        }
+        // Compiled plugins nobody binds any more are dropped (built-ins stay warm).
+        self.lock_compiled().retain(|sha, _| {
+            builtin::by_sha256(sha).is_some() || rows.iter().any(|r| &r.sha256 == sha)
+        });
+        *self.bindings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
+        *current = rows;
+        Ok(())
+    }
+
+    fn binding_of(&self, row: &BindingRow, hook: Hook, plugin: Arc<Compiled>) -> Binding {
+        Binding {
+            tenant_id: row.tenant_id,
+            hook,
+            plugin,
+            label: Arc::from(format!(
+                "{}@{}",
+                row.name,
+                row.version.as_deref().unwrap_or("unversioned")
+            )),
+            config: Arc::from(row.config.as_str()),
+            failure_policy: FailurePolicy::parse(&row.failure_policy)
+                .unwrap_or(hook.default_policy()),
+            limits: Limits {
+                timeout_ms: row.timeout_ms.clamp(1, self.maxima.timeout_ms as i64) as u64,
+                fuel: row.fuel.map(|f| f.max(1) as u64),
+                memory_bytes: (row.memory_bytes.max(1 << 20) as u64).min(self.maxima.memory_bytes),
+            },
+        }
+    }
+
+    /// A catalog entry's compiled plugin (built-in or uploaded).
+    pub async fn load(
+        &self,
+        db: &Db,
+        tenant_id: i64,
+        sha256: &str,
+    ) -> Result<Arc<Compiled>, String> {
+        let bytes: Arc<[u8]> = match builtin::by_sha256(sha256) {
+            Some(b) => Arc::from(b.bytes),
+            None => db
+                .tenant(tenant_id)
+                .plugin_content(sha256)
+                .await
+                .map_err(|e| format!("{e:#}"))?
+                .ok_or("the plugin's binary is missing")?
+                .into(),
+        };
+        self.compile(bytes).await
+    }
+
+    /// Compiles the built-in plugins (or loads them from the cache) so binding one is quick.
+    pub async fn warm_built_ins(&self) {
+        for (built_in, _) in builtin::with_digests() {
+            if let Err(error) = self.compile(Arc::from(built_in.bytes)).await {
+                tracing::error!(
+                    plugin = built_in.name,
+                    error,
+                    "a built-in plugin does not compile"
+                );
+            }
+        }
+    }
+
+    /// Polls the bindings for the life of the process.
+    pub async fn poll(self: Arc<Self>, db: Db) {
+        self.warm_built_ins().await;
+        let mut interval = tokio::time::interval(POLL_INTERVAL);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            if let Err(error) = self.refresh(&db).await {
+                tracing::warn!(
+                    error = format!("{error:#}"),
+                    "could not refresh plugin bindings"
+                );
+            }
+        }
+    }
+
+    fn slots(&self, tenant_id: i64) -> Arc<Semaphore> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots
+            .entry(tenant_id)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.maxima.tenant_instances.max(1))))
+            .clone()
+    }
+
+    /// Runs `f` on a fresh instance of the binding's plugin, on a blocking thread, within the
+    /// tenant's instance cap; records metrics and a span.
+    pub async fn call<R: Send + 'static>(
+        &self,
+        binding: &Arc<Binding>,
+        f: impl FnOnce(
+            &mut wasmtime::Store<CallState>,
+            &Compiled,
+        ) -> wasmtime::Result<Result<R, String>>
+        + Send
+        + 'static,
+    ) -> Result<R, PluginError> {
+        self.call_with_stats(binding, f).await.0
+    }
+
+    /// [`Plugins::call`], also telling what the call cost.
+    pub async fn call_with_stats<R: Send + 'static>(
+        &self,
+        binding: &Arc<Binding>,
+        f: impl FnOnce(
+            &mut wasmtime::Store<CallState>,
+            &Compiled,
+        ) -> wasmtime::Result<Result<R, String>>
+        + Send
+        + 'static,
+    ) -> (Result<R, PluginError>, CallStats) {
+        let span = tracing::info_span!(
+            "plugin_call",
+            tenant = binding.tenant_id,
+            plugin = &*binding.label,
+            hook = binding.hook.name(),
+            outcome = tracing::field::Empty
+        );
+        let started = Instant::now();
+        let (result, stats) = async {
+            // Waiting for a slot counts against the call's wall time: a tenant whose plugin
+            // loops saturates only its own slots, and its queued calls end by their deadline.
+            let deadline = Duration::from_millis(binding.limits.timeout_ms);
+            let slots = self.slots(binding.tenant_id);
+            let Ok(Ok(permit)) = tokio::time::timeout(deadline, slots.acquire_owned()).await else {
+                return (Err(PluginError::Busy), CallStats::default());
+            };
+            let remaining = deadline.saturating_sub(started.elapsed());
+            if remaining < EPOCH_TICK {
+                return (Err(PluginError::Busy), CallStats::default());
+            }
+            let mut limits = binding.limits;
+            limits.timeout_ms = remaining.as_millis().max(1) as u64;
+            let binding = binding.clone();
+            let engine = self.runtime.engine.clone();
+            let joined = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                invoke_blocking(&engine, &binding, &limits, f)
+            })
+            .await;
+            joined.unwrap_or_else(|e| {
+                (
+                    Err(PluginError::Trap(format!("host task failed: {e}"))),
+                    CallStats::default(),
+                )
+            })
+        }
+        .instrument(span.clone())
+        .await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => e.outcome(),
+        };
+        span.record("outcome", outcome);
+        record_metrics(binding, outcome, started.elapsed(), &stats);
+        if let Err(error) = &result {
+            tracing::warn!(parent: &span, error = %error, "plugin call failed");
+        }
+        (result, stats)
+    }
+
+    /// Calls `validate-config` of a plugin (any world) with `config`; used before a binding is
+    /// accepted. The outer error is the plugin's rejection or failure, for the administrator.
+    pub async fn validate_config(
+        &self,
+        tenant_id: i64,
+        hook: Hook,
+        plugin: Arc<Compiled>,
+        label: &str,
+        config: &str,
+        limits: Limits,
+    ) -> Result<(), String> {
+        let binding = Arc::new(Binding {
+            tenant_id,
+            hook,
+            plugin,
+            label: Arc::from(label),
+            config: Arc::from(config),
+            failure_policy: FailurePolicy::FailClosed,
+            limits,
+        });
+        let config = config.to_string();
+        let result = self
+            .call(&binding, move |store, compiled| {
+                compiled.validate_config(store, &config)
+            })
+            .await;
+        match result {
+            Ok(()) => Ok(()),
+            Err(PluginError::Failed(message)) => Err(message),
+            Err(error) => Err(format!("validate-config failed: {error}")),
+        }
+    }
+}
+
+/// One call on the current thread, without the tenant cap, metrics or span: what
+/// [`Plugins::call`] runs on a blocking thread (and what the benchmark measures).
+pub fn invoke_blocking<R>(
+    engine: &wasmtime::Engine,
+    binding: &Binding,
+    limits: &Limits,
+    f: impl FnOnce(&mut wasmtime::Store<CallState>, &Compiled) -> wasmtime::Result<Result<R, String>>,
+) -> (Result<R, PluginError>, CallStats) {
+    let tags = CallTags {
+        tenant_id: binding.tenant_id,
+        plugin: binding.label.clone(),
+        hook: binding.hook.name(),
+    };
+    let state = CallState::new(binding.config.clone(), limits.memory_bytes, tags);
+    let store = call::store(engine, state, limits, EPOCH_TICK);
+    let plugin = &binding.plugin;
+    call::run(store, limits, |store| f(store, plugin))
+}
+
+fn record_metrics(binding: &Binding, outcome: &'static str, elapsed: Duration, stats: &CallStats) {
+    let labels = [
+        ("tenant", binding.tenant_id.to_string()),
+        ("plugin", binding.label.to_string()),
+        ("hook", binding.hook.name().to_string()),
+    ];
+    let mut with_outcome = labels.to_vec();
+    with_outcome.push(("outcome", outcome.to_string()));
+    metrics::counter!("trellis_plugin_calls_total", &with_outcome).increment(1);
+    metrics::histogram!("trellis_plugin_call_duration_seconds", &labels)
+        .record(elapsed.as_secs_f64());
+    metrics::counter!("trellis_plugin_fuel_consumed_total", &labels).increment(stats.fuel);
+}

@@ -1,0 +1,205 @@
+//! The wasmtime engine shared by all tenants: pooling allocator with copy-on-write memory
+//! images, epoch interruption driven by a ticker thread, fuel metering, and compiled code
+//! cached on disk as `.cwasm` so a restart does not recompile.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::call::CallState;
+use super::wit::{self, Target};
+
+/// How often the epoch advances: the granularity of wall-time limits.
+pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+
+pub struct RuntimeOptions {
+    /// Where compiled code is cached; `None`: no cache (the CLI's one-off runs).
+    pub cache_dir: Option<PathBuf>,
+    /// Instances the pool holds at once (over all tenants).
+    pub pool_instances: u32,
+    /// The largest memory any binding may give an instance.
+    pub max_memory_bytes: u64,
+}
+
+pub struct Runtime {
+    pub engine: Engine,
+    linker: Linker<CallState>,
+    cache_dir: Option<PathBuf>,
+    /// Identifies the engine's configuration in cache keys.
+    engine_hash: String,
+}
+
+/// A compiled plugin, ready to instantiate (one per plugin version).
+pub struct Compiled {
+    pub sha256: String,
+    pub target: Target,
+    pub pre: InstancePre<CallState>,
+    /// The typed entry points of a spam-check plugin.
+    pub spam_check: Option<wit::since_v0_1::spam_check::SpamCheckPluginPre<CallState>>,
+    pub size: usize,
+}
+
+impl Runtime {
+    pub fn new(options: RuntimeOptions) -> anyhow::Result<Arc<Runtime>> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        config.consume_fuel(true);
+        config.memory_init_cow(true);
+        let instances = options.pool_instances.max(1);
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(instances)
+            .total_core_instances(instances * 8)
+            .total_memories(instances * 2)
+            .total_tables(instances * 4)
+            .max_memory_size(usize::try_from(options.max_memory_bytes).unwrap_or(usize::MAX));
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)
+            .map_err(anyhow::Error::from)
+            .context("configuring the plugin engine")?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        wit::since_v0_1::add_to_linker(&mut linker)?;
+        let mut hasher = DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let engine_hash = format!("{:016x}", hasher.finish());
+        if let Some(dir) = &options.cache_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the plugin cache {}", dir.display()))?;
+        }
+        let runtime = Arc::new(Runtime {
+            engine,
+            linker,
+            cache_dir: options.cache_dir,
+            engine_hash,
+        });
+        start_ticker(&runtime.engine);
+        Ok(runtime)
+    }
+
+    /// Compiles (or loads from the cache) and links a component. Errors are for the
+    /// administrator: not a component, no known world, imports this host does not provide.
+    /// Blocking: call it off the async executor.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Compiled, String> {
+        if !is_component(bytes) {
+            return Err(if bytes.starts_with(b"\0asm") {
+                "the file is a core WebAssembly module, not a component: build it for \
+                 wasm32-wasip2 (or run wasm-tools component new)"
+                    .into()
+            } else {
+                "the file is not a WebAssembly component".into()
+            });
+        }
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        let component = self
+            .load(&sha256, bytes)
+            .map_err(|e| format!("the component is invalid: {e:#}"))?;
+        let target = wit::target(&self.engine, &component)?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| format!("the component cannot be linked: {e:#}"))?;
+        let spam_check = match (target.world, target.api) {
+            (wit::World::SpamCheck, wit::ApiVersion::V0_1) => Some(
+                wit::since_v0_1::spam_check::SpamCheckPluginPre::new(pre.clone()).map_err(|e| {
+                    format!("the component's spam-check exports are malformed: {e:#}")
+                })?,
+            ),
+            _ => None,
+        };
+        Ok(Compiled {
+            sha256,
+            target,
+            pre,
+            spam_check,
+            size: bytes.len(),
+        })
+    }
+
+    fn load(&self, sha256: &str, bytes: &[u8]) -> anyhow::Result<Component> {
+        let Some(dir) = &self.cache_dir else {
+            return Ok(Component::new(&self.engine, bytes)?);
+        };
+        let path = dir.join(format!("{sha256}-{}.cwasm", self.engine_hash));
+        if path.exists() {
+            // SAFETY: the file was written by `Component::serialize` of an engine with this
+            // configuration (the name carries its hash) into the server's own data directory.
+            match unsafe { Component::deserialize_file(&self.engine, &path) } {
+                Ok(component) => return Ok(component),
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), error = format!("{error:#}"), "discarding an unreadable compiled plugin");
+                }
+            }
+        }
+        let component = Component::new(&self.engine, bytes)?;
+        if let Err(error) = write_atomically(&path, &component.serialize()?) {
+            tracing::warn!(path = %path.display(), error = format!("{error:#}"), "could not cache a compiled plugin");
+        }
+        Ok(component)
+    }
+}
+
+/// A component's preamble: `\0asm`, then version 0x0d and layer 1.
+fn is_component(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[6..8] == [1, 0]
+}
+
+fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Advances the engine's epoch once per [`EPOCH_TICK`] of real time (catching up when the
+/// thread slept long), so a deadline of N ticks is N milliseconds; calls past it trap.
+fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("plugin-epoch".into())
+        .spawn(move || {
+            let start = std::time::Instant::now();
+            let mut ticks: u128 = 0;
+            while let Some(engine) = weak.upgrade() {
+                let due = start.elapsed().as_micros() / EPOCH_TICK.as_micros();
+                while ticks < due {
+                    engine.increment_epoch();
+                    ticks += 1;
+                }
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("starting the plugin epoch thread");
+}
+
+impl Compiled {
+    /// Calls the plugin's `validate-config` (every world exports it).
+    pub fn validate_config(
+        &self,
+        store: &mut wasmtime::Store<CallState>,
+        config: &str,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let instance = self.pre.instantiate(&mut *store)?;
+        let interface = format!(
+            "trellis:policy/configurable@{}",
+            self.target.package_version
+        );
+        let missing =
+            || wasmtime::Error::msg("the plugin does not export trellis:policy/configurable");
+        let interface = instance
+            .get_export_index(&mut *store, None, &interface)
+            .ok_or_else(missing)?;
+        let func = instance
+            .get_export_index(&mut *store, Some(&interface), "validate-config")
+            .ok_or_else(missing)?;
+        let func = instance.get_typed_func::<(&str,), (Result<(), String>,)>(&mut *store, &func)?;
+        let (answer,) = func.call(&mut *store, (config,))?;
+        Ok(answer)
+    }
+}

@@ -1,0 +1,260 @@
+//! The spam-check hook with GitLab's semantics (SpamActionService): `disallow` refuses the
+//! write with the spam error, `conditional_allow` asks for a CAPTCHA when the instance has
+//! CAPTCHA enabled and otherwise refuses, `block_user` refuses and blocks the author,
+//! `allow`/`noop` let it through. A failed plugin answers per the binding's failure policy.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use wasmtime::Store;
+
+use super::call::{CallState, CallStats, PluginError};
+use super::hooks::{FailurePolicy, Hook};
+use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
+use super::registry::{Binding, Plugins};
+use super::runtime::Compiled;
+use super::wit::since_v0_1::{self as v0_1, VerdictKind};
+use crate::http::error::ApiError;
+
+pub use v0_1::{SpamInput, SpammableKind};
+
+/// What is checked: the spammable and who wrote it from where.
+#[derive(Debug, Clone)]
+pub struct SpamSubject {
+    pub kind: SpammableKind,
+    pub title: String,
+    pub description: String,
+    pub is_update: bool,
+    pub confidential: bool,
+    pub author: SpamAuthor,
+    pub ip: Option<String>,
+    pub user_agent: Option<String>,
+    pub project: Option<SpamProject>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SpamAuthor {
+    pub id: i64,
+    pub username: String,
+    pub created_at_ms: i64,
+    pub is_admin: bool,
+    pub external: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct SpamProject {
+    pub id: i64,
+    pub path: String,
+    /// `private`, `internal` or `public`.
+    pub visibility: String,
+}
+
+/// GitLab's verdicts, as stored in the spam log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    ConditionalAllow,
+    Disallow,
+    BlockUser,
+    Noop,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::ConditionalAllow => "conditional_allow",
+            Verdict::Disallow => "disallow",
+            Verdict::BlockUser => "block_user",
+            Verdict::Noop => "noop",
+        }
+    }
+}
+
+/// What the API does with the write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpamAction {
+    Proceed,
+    NeedsCaptcha,
+    Refuse,
+    RefuseAndBlock,
+}
+
+/// The result of one check.
+#[derive(Debug, Clone)]
+pub struct SpamOutcome {
+    /// The plugin's verdict, or `None` when the plugin failed.
+    pub verdict: Option<Verdict>,
+    pub reason: String,
+    pub action: SpamAction,
+    pub error: Option<PluginError>,
+    /// The plugin (`name@version`) that judged.
+    pub plugin: Arc<str>,
+}
+
+/// Runs the tenant's spam-check plugin, if one is bound (otherwise `None`, at the cost of a
+/// map lookup). `captcha_enabled` is the tenant's setting of that name.
+pub async fn check(
+    plugins: &Plugins,
+    tenant_id: i64,
+    subject: &SpamSubject,
+    captcha_enabled: bool,
+) -> Option<SpamOutcome> {
+    let binding = plugins.binding(tenant_id, Hook::SpamCheck)?;
+    Some(
+        check_with(plugins, &binding, subject, captcha_enabled)
+            .await
+            .0,
+    )
+}
+
+/// One check through a given binding (the local runner makes its own), with its cost.
+pub async fn check_with(
+    plugins: &Plugins,
+    binding: &Arc<Binding>,
+    subject: &SpamSubject,
+    captcha_enabled: bool,
+) -> (SpamOutcome, CallStats) {
+    let (answer, stats) = if subject.title.len() + subject.description.len() > MAX_INPUT_BYTES {
+        let error =
+            PluginError::Oversize(format!("the input is larger than {MAX_INPUT_BYTES} bytes"));
+        (Err(error), CallStats::default())
+    } else {
+        let input = wit_input(subject);
+        plugins
+            .call_with_stats(binding, move |store, compiled| {
+                call(store, compiled, &input)
+            })
+            .await
+    };
+    let answer = answer.and_then(|verdict| {
+        if verdict.reason.len() > MAX_OUTPUT_BYTES {
+            Err(PluginError::Oversize(format!(
+                "the verdict's reason is larger than {MAX_OUTPUT_BYTES} bytes"
+            )))
+        } else {
+            Ok(verdict)
+        }
+    });
+    let plugin = binding.label.clone();
+    let outcome = match answer {
+        Ok(v) => {
+            let verdict = match v.kind {
+                VerdictKind::Allow => Verdict::Allow,
+                VerdictKind::ConditionalAllow => Verdict::ConditionalAllow,
+                VerdictKind::Disallow => Verdict::Disallow,
+                VerdictKind::BlockUser => Verdict::BlockUser,
+                VerdictKind::Noop => Verdict::Noop,
+            };
+            SpamOutcome {
+                verdict: Some(verdict),
+                reason: v.reason,
+                action: action(verdict, captcha_enabled),
+                error: None,
+                plugin,
+            }
+        }
+        Err(error) => SpamOutcome {
+            verdict: None,
+            reason: error.to_string(),
+            action: match binding.failure_policy {
+                FailurePolicy::FailOpen => SpamAction::Proceed,
+                FailurePolicy::FailClosed => SpamAction::Refuse,
+            },
+            error: Some(error),
+            plugin,
+        },
+    };
+    (outcome, stats)
+}
+
+/// Instantiates a spam-check plugin in `store` and calls its `check`.
+pub fn call(
+    store: &mut Store<CallState>,
+    compiled: &Compiled,
+    input: &SpamInput,
+) -> wasmtime::Result<Result<v0_1::Verdict, String>> {
+    let pre = compiled
+        .spam_check
+        .as_ref()
+        .ok_or_else(|| wasmtime::Error::msg("not a spam-check plugin"))?;
+    let plugin = pre.instantiate(&mut *store)?;
+    plugin
+        .trellis_policy_spam_check()
+        .call_check(&mut *store, input)
+}
+
+/// GitLab's SpamActionService: what each verdict does to the request.
+pub fn action(verdict: Verdict, captcha_enabled: bool) -> SpamAction {
+    match verdict {
+        Verdict::Allow | Verdict::Noop => SpamAction::Proceed,
+        Verdict::ConditionalAllow if captcha_enabled => SpamAction::NeedsCaptcha,
+        Verdict::ConditionalAllow | Verdict::Disallow => SpamAction::Refuse,
+        Verdict::BlockUser => SpamAction::RefuseAndBlock,
+    }
+}
+
+impl SpamOutcome {
+    /// The API error for a refused write of a `entity` ("issue"), as GitLab's API renders it:
+    /// 400 with the spammable's base error, or 409 asking for a CAPTCHA
+    /// (`SpammableActions::CaptchaCheck::RestApiActionsSupport`). `None` when the write goes on.
+    pub fn api_error(
+        &self,
+        entity: &str,
+        spam_log_id: i64,
+        captcha_site_key: Option<&str>,
+    ) -> Option<ApiError> {
+        match self.action {
+            SpamAction::Proceed => None,
+            SpamAction::NeedsCaptcha => Some(ApiError::Custom(
+                axum::http::StatusCode::CONFLICT,
+                json!({
+                    "needs_captcha_response": true,
+                    "spam_log_id": spam_log_id,
+                    "captcha_site_key": captcha_site_key,
+                    "message": {
+                        "error": format!("Your {entity} has been recognized as spam. Please, change the content or solve the reCAPTCHA to proceed.")
+                    },
+                }),
+            )),
+            SpamAction::Refuse | SpamAction::RefuseAndBlock => Some(ApiError::Custom(
+                axum::http::StatusCode::BAD_REQUEST,
+                json!({
+                    "message": {
+                        "base": [format!("Your {entity} has been recognized as spam. Please, change the content to proceed.")]
+                    }
+                }),
+            )),
+        }
+    }
+}
+
+/// The WIT input of a check.
+pub fn wit_input(subject: &SpamSubject) -> SpamInput {
+    SpamInput {
+        kind: subject.kind,
+        title: subject.title.clone(),
+        description: subject.description.clone(),
+        is_update: subject.is_update,
+        confidential: subject.confidential,
+        author: v0_1::User {
+            id: subject.author.id.max(0) as u64,
+            username: subject.author.username.clone(),
+            created_at: subject.author.created_at_ms,
+            is_admin: subject.author.is_admin,
+            external: subject.author.external,
+        },
+        ip: subject.ip.clone(),
+        user_agent: subject.user_agent.clone(),
+        project: subject.project.as_ref().map(|p| v0_1::Project {
+            id: p.id.max(0) as u64,
+            path: p.path.clone(),
+            visibility: match p.visibility.as_str() {
+                "public" => v0_1::Visibility::Public,
+                "internal" => v0_1::Visibility::Internal,
+                _ => v0_1::Visibility::Private,
+            },
+        }),
+    }
+}

@@ -1,0 +1,120 @@
+//! Host bindings per WIT package version, laid out like zed's `extension_host`: `since_v0_1`
+//! serves every plugin built against `trellis:policy@0.1.x`. A breaking WIT change becomes
+//! `since_v1_0` (or `since_v0_2`) beside it, and plugins built against 0.1 keep running through
+//! this module.
+
+pub mod since_v0_1;
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+use wasmtime::component::types::ComponentItem;
+
+/// The behaviours a plugin can implement, one WIT world each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum World {
+    SpamCheck,
+    ExternalAuthorization,
+    PushRules,
+    WebhookFormatter,
+}
+
+impl World {
+    pub const ALL: [World; 4] = [
+        World::SpamCheck,
+        World::ExternalAuthorization,
+        World::PushRules,
+        World::WebhookFormatter,
+    ];
+
+    /// The exported interface that identifies the world.
+    pub fn interface(self) -> &'static str {
+        match self {
+            World::SpamCheck => "spam-check",
+            World::ExternalAuthorization => "external-authorization",
+            World::PushRules => "push-rules",
+            World::WebhookFormatter => "webhook-formatter",
+        }
+    }
+
+    /// The WIT world's name (`trellis:policy/<world>`).
+    pub fn world_name(self) -> &'static str {
+        match self {
+            World::SpamCheck => "spam-check-plugin",
+            World::ExternalAuthorization => "external-authorization-plugin",
+            World::PushRules => "push-rules-plugin",
+            World::WebhookFormatter => "webhook-formatter-plugin",
+        }
+    }
+
+    pub fn from_interface(name: &str) -> Option<World> {
+        World::ALL.into_iter().find(|w| w.interface() == name)
+    }
+}
+
+/// The versions of the WIT package this host serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiVersion {
+    V0_1,
+}
+
+impl ApiVersion {
+    /// A plugin's package version, if this host has bindings for it (same major; for 0.x the
+    /// same minor, as semver reads 0.x versions).
+    fn of(version: &str) -> Option<ApiVersion> {
+        let mut parts = version.split('.');
+        match (parts.next(), parts.next()) {
+            (Some("0"), Some("1")) => Some(ApiVersion::V0_1),
+            _ => None,
+        }
+    }
+}
+
+/// What a component is, judged from its exports.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub world: World,
+    pub api: ApiVersion,
+    /// The package version the plugin was built against, e.g. `0.1.0`.
+    pub package_version: String,
+}
+
+/// Finds the `trellis:policy` world a component implements (the reason is shown to the
+/// administrator when there is none).
+pub fn target(engine: &Engine, component: &Component) -> Result<Target, String> {
+    let ty = component.component_type();
+    let mut seen = Vec::new();
+    for (name, item) in ty.exports(engine) {
+        let Some(rest) = name.strip_prefix("trellis:policy/") else {
+            seen.push(name.to_string());
+            continue;
+        };
+        let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
+        let Some(world) = World::from_interface(interface) else {
+            continue;
+        };
+        if !matches!(item.ty, ComponentItem::ComponentInstance(_)) {
+            continue;
+        }
+        let api = ApiVersion::of(version).ok_or_else(|| {
+            format!(
+                "the plugin was built against trellis:policy@{version}, which this server does \
+                 not support (it serves 0.1.x)"
+            )
+        })?;
+        return Ok(Target {
+            world,
+            api,
+            package_version: version.to_string(),
+        });
+    }
+    let known = World::ALL.map(|w| format!("trellis:policy/{}", w.interface()));
+    Err(format!(
+        "the component does not export a known trellis:policy interface ({}); it exports: {}",
+        known.join(", "),
+        if seen.is_empty() {
+            "nothing".to_string()
+        } else {
+            seen.join(", ")
+        }
+    ))
+}
