@@ -4,6 +4,10 @@
 //! to the configured URL; `200` grants access, any other status refuses it with the `reason`
 //! of the JSON body. A request that fails (refused address, timeout, connection error) is an
 //! error, which the host treats as a refusal.
+//!
+//! WebAssembly only (see Cargo.toml); its behaviour is tested end to end
+//! (tests/e2e/test_external_auth.py).
+#![cfg(target_arch = "wasm32")]
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -82,73 +86,4 @@ pub fn decision(status: u16, body: &[u8]) -> Decision {
         .and_then(|v| v.get("reason")?.as_str().map(str::to_string))
         .unwrap_or_default();
     Decision::refuse(reason)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use trellis_sdk::external_authorization::Identity;
-    use trellis_sdk::{User, Visibility};
-
-    fn request(identities: Vec<Identity>) -> Request {
-        Request {
-            user: User {
-                id: 1,
-                username: "alice".into(),
-                created_at: 0,
-                is_admin: false,
-                external: false,
-            },
-            user_email: Some("alice@example.com".into()),
-            identities,
-            classification_label: "secret".into(),
-            project: Some(trellis_sdk::Project {
-                id: 2,
-                path: "g/p".into(),
-                visibility: Visibility::Private,
-            }),
-        }
-    }
-
-    #[test]
-    fn body_follows_gitlab() {
-        assert_eq!(
-            body(&request(Vec::new())),
-            json!({"user_identifier": "alice@example.com", "project_classification_label": "secret", "identities": []})
-        );
-        let ldap = Identity {
-            provider: "ldapmain".into(),
-            extern_uid: "uid=alice,dc=example".into(),
-        };
-        assert_eq!(
-            body(&request(vec![ldap]))["user_ldap_dn"],
-            json!("uid=alice,dc=example")
-        );
-    }
-
-    #[test]
-    fn statuses() {
-        assert!(decision(200, b"").allowed);
-        let refused = decision(401, br#"{"reason": "no clearance"}"#);
-        assert!(!refused.allowed);
-        assert_eq!(refused.reason, "no clearance");
-        assert_eq!(decision(500, b"oops").reason, "");
-        assert!(!decision(302, b"").allowed);
-    }
-
-    #[test]
-    fn config() {
-        assert!(
-            GitLabProtocol::validate(&Config {
-                url: "ftp://x".into()
-            })
-            .is_err()
-        );
-        assert!(
-            GitLabProtocol::validate(&Config {
-                url: "http://x/".into()
-            })
-            .is_ok()
-        );
-    }
 }
