@@ -7,7 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// (package, artifact) of each built-in plugin.
-const BUILT_INS: &[(&str, &str)] = &[("trellis-spam-filter", "trellis_spam_filter.wasm")];
+const BUILT_INS: &[(&str, &str)] = &[
+    ("trellis-spam-filter", "trellis_spam_filter.wasm"),
+    (
+        "trellis-external-authorization",
+        "trellis_external_authorization.wasm",
+    ),
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -35,6 +35,7 @@ fn setup() -> (Arc<Plugins>, Arc<Binding>, spam::SpamInput) {
         ),
         failure_policy: FailurePolicy::FailOpen,
         limits: maxima.defaults(),
+        outbound: None,
     });
     let input = spam::wit_input(&SpamSubject {
         kind: SpammableKind::Issue,
@@ -67,6 +68,7 @@ fn call_once(plugins: &Plugins, binding: &Binding, input: &spam::SpamInput) {
         &plugins.runtime.engine,
         binding,
         &binding.limits,
+        None,
         |store, compiled| spam::call(store, compiled, input),
     );
     assert!(verdict.is_ok());

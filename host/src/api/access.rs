@@ -5,6 +5,7 @@
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::plugins::external_auth;
 use crate::store::members::PROJECT;
 use crate::store::namespaces::NamespaceRow;
 use crate::store::projects::{ProjectRow, Viewer};
@@ -158,11 +159,89 @@ pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
         admin: is_admin(api),
     };
     let member = ctx.level() >= GUEST;
-    if ctx.admin || member || open_to(api, &ctx.project.visibility) {
-        Ok(ctx)
-    } else {
-        Err(ApiError::NotFound("Project"))
+    if !(ctx.admin || member || open_to(api, &ctx.project.visibility)) {
+        return Err(ApiError::NotFound("Project"));
     }
+    external_authorization(api, &ctx.project).await?;
+    Ok(ctx)
+}
+
+/// GitLab's external authorization of project access (plugins::external_auth), for every
+/// caller, administrators included: 403 with the service's reason when it refuses.
+pub async fn external_authorization(api: &Api, project: &ProjectRow) -> ApiResult<()> {
+    if !external_auth::enabled(&api.settings) {
+        return Ok(());
+    }
+    let Some(label) = external_auth::label_for(&api.settings, &project.classification_label())
+    else {
+        return Ok(());
+    };
+    let decision = decide_label(api, &label).await;
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden_because(decision.reason))
+    }
+}
+
+/// The projects the external authorization service refuses the caller, which lists leave out
+/// (so their counts agree): each distinct label of the tenant's projects is decided once
+/// (and cached). Empty when the service is off.
+pub async fn refused_projects(api: &Api) -> ApiResult<Vec<i64>> {
+    if !external_auth::enabled(&api.settings) {
+        return Ok(Vec::new());
+    }
+    let mut by_label: std::collections::HashMap<String, Vec<i64>> = Default::default();
+    for project in api.db().project_classification_labels().await? {
+        if let Some(label) = external_auth::label_for(&api.settings, &project.1) {
+            by_label.entry(label).or_default().push(project.0);
+        }
+    }
+    let mut refused = Vec::new();
+    for (label, ids) in by_label {
+        if !decide_label(api, &label).await.allowed {
+            refused.extend(ids);
+        }
+    }
+    Ok(refused)
+}
+
+/// The service's decision on the caller for `label` (cached).
+pub async fn decide_label(api: &Api, label: &str) -> external_auth::Decision {
+    let subject = api.caller.as_ref().map(|c| external_auth::Subject {
+        user: crate::plugins::wit::since_v0_1::User {
+            id: c.user.id.max(0) as u64,
+            username: c.user.username.clone(),
+            created_at: c.user.created_at,
+            is_admin: c.user.is_admin,
+            external: c.user.external,
+        },
+        email: c.user.email.clone(),
+    });
+    let identities = async {
+        let Some(caller) = &api.caller else {
+            return Vec::new();
+        };
+        match api.db().identities_of(&[caller.user.id]).await {
+            Ok(rows) => rows
+                .into_iter()
+                .map(|r| (r.provider, r.extern_uid))
+                .collect(),
+            Err(error) => {
+                tracing::warn!(error = %error, "could not read identities for external authorization");
+                Vec::new()
+            }
+        }
+    };
+    external_auth::decide(
+        &api.ctx.plugins,
+        api.tenant.id,
+        &api.settings,
+        subject.as_ref(),
+        label,
+        identities,
+    )
+    .await
 }
 
 /// A group with the caller's level in it (direct or inherited).

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::outbound::http::Grant;
 use crate::plugins::runtime::Compiled;
 use crate::plugins::spam::{self, SpammableKind};
 use crate::plugins::{FailurePolicy, Hook, Limits, builtin};
@@ -267,6 +268,13 @@ async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<Value>> {
         None => hook.default_policy(),
     };
     let limits = limits_param(&api)?;
+    let grant = match api.params.string_list("outbound_http")? {
+        Some(origins) => Some(
+            Grant::from_json(&Value::from(origins))
+                .map_err(|reason| ApiError::BadRequest(format!("outbound_http {reason}")))?,
+        ),
+        None => None,
+    };
     let plugins = &api.ctx.plugins;
     let compiled = plugins
         .load(&api.ctx.db, api.tenant.id, &row.sha256)
@@ -279,6 +287,12 @@ async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<Value>> {
             compiled.target.world.world_name(),
             hook.name(),
             hook.world().world_name()
+        )));
+    }
+    if compiled.imports_outbound_http && grant.is_none() {
+        return Err(ApiError::BadRequest(format!(
+            "{} imports outbound-http: grant it the origins it may reach with outbound_http",
+            row.name
         )));
     }
     let label = format!(
@@ -299,6 +313,7 @@ async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<Value>> {
             timeout_ms: limits.timeout_ms as i64,
             fuel: limits.fuel.map(|f| f as i64),
             memory_bytes: limits.memory_bytes as i64,
+            outbound_http: grant.map(|g| g.to_json().to_string()),
         })
         .await?;
     plugins.refresh(&api.ctx.db).await?;

@@ -10,6 +10,7 @@
 
 mod address;
 mod allowlist;
+pub mod http;
 
 pub use address::{AddressClass, classify};
 pub use allowlist::Allowlist;

@@ -11,11 +11,25 @@ pub struct BuiltIn {
     pub bytes: &'static [u8],
 }
 
-pub const BUILT_INS: &[BuiltIn] = &[BuiltIn {
-    name: "spam-filter",
+pub const BUILT_INS: &[BuiltIn] = &[
+    BuiltIn {
+        name: "spam-filter",
+        version: env!("CARGO_PKG_VERSION"),
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_spam_filter.wasm")),
+    },
+    EXTERNAL_AUTHORIZATION,
+];
+
+/// Speaks GitLab's external authorization protocol; the host binds it itself when
+/// `external_authorization_service_enabled` is on (plugins::external_auth).
+pub const EXTERNAL_AUTHORIZATION: BuiltIn = BuiltIn {
+    name: "external-authorization",
     version: env!("CARGO_PKG_VERSION"),
-    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_spam_filter.wasm")),
-}];
+    bytes: include_bytes!(concat!(
+        env!("OUT_DIR"),
+        "/trellis_external_authorization.wasm"
+    )),
+};
 
 /// The built-ins with their sha256, computed once.
 pub fn with_digests() -> &'static [(&'static BuiltIn, String)] {

@@ -10,6 +10,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::{Limits, MAX_LOG_BYTES};
 use super::wit::since_v0_1::LogLevel;
+use crate::outbound::AddressPolicy;
+use crate::outbound::http::{self, Grant, Request, Response};
 
 /// Why a call produced no answer. Each becomes an outcome label in the metrics.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -58,6 +60,15 @@ pub struct CallTags {
     pub hook: &'static str,
 }
 
+/// What a call may reach over `outbound-http`: the binding's grant, the instance's address
+/// policy, and the runtime the blocking call thread hands the request to.
+#[derive(Clone)]
+pub struct OutboundAccess {
+    pub grant: Arc<Grant>,
+    pub policy: AddressPolicy,
+    pub runtime: tokio::runtime::Handle,
+}
+
 /// Host state of one call.
 pub struct CallState {
     wasi: WasiCtx,
@@ -67,6 +78,9 @@ pub struct CallState {
     tags: CallTags,
     log_bytes: usize,
     log_dropped: usize,
+    outbound: Option<OutboundAccess>,
+    /// When the call's wall time runs out (host functions that wait stop then).
+    deadline: Instant,
 }
 
 impl WasiView for CallState {
@@ -89,7 +103,26 @@ impl CallState {
             tags,
             log_bytes: 0,
             log_dropped: 0,
+            outbound: None,
+            deadline: Instant::now(),
         }
+    }
+
+    /// Grants `outbound-http` for this call, which must end by `deadline`.
+    pub fn with_outbound(mut self, outbound: Option<OutboundAccess>, deadline: Instant) -> Self {
+        self.outbound = outbound;
+        self.deadline = deadline;
+        self
+    }
+
+    /// `outbound-http.send`: runs the request on the async runtime from this blocking call
+    /// thread, within the call's remaining time (epochs do not interrupt host code).
+    pub fn send_http(&mut self, request: Request) -> Result<Response, String> {
+        let Some(access) = &self.outbound else {
+            return Err("outbound HTTP is not granted to this plugin binding".into());
+        };
+        let send = http::send(&access.policy, &access.grant, request, self.deadline);
+        access.runtime.block_on(send)
     }
 
     /// A plugin log line, tagged with tenant and plugin; at most [`MAX_LOG_BYTES`] per call.

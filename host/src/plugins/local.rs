@@ -186,6 +186,7 @@ pub async fn run(
         config: Arc::from(config),
         failure_policy: FailurePolicy::FailClosed,
         limits,
+        outbound: None,
     });
     let (outcome, stats) = spam::check_with(&plugins, &binding, &subject, false).await;
     match (&outcome.verdict, &outcome.error) {

@@ -6,9 +6,11 @@
 //! - `registry`: the bindings every process sees (polled from the database), compiled plugins
 //!   by sha256, the per-tenant instance caps; calls go through [`Plugins`].
 //! - `spam`: the spam-check hook with GitLab's verdict semantics.
+//! - `external_auth`: GitLab's external authorization of project access.
 
 pub mod builtin;
 pub mod call;
+pub mod external_auth;
 pub mod hooks;
 pub mod limits;
 pub mod local;

@@ -14,16 +14,20 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use super::builtin;
-use super::call::{self, CallState, CallStats, CallTags, PluginError};
+use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginError};
+use super::external_auth::DecisionCache;
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
+use crate::outbound::AddressPolicy;
+use crate::outbound::http::Grant;
 use crate::store::Db;
 use crate::store::plugins::BindingRow;
 
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// A plugin bound to a hook of a tenant.
+#[derive(Clone)]
 pub struct Binding {
     pub tenant_id: i64,
     pub hook: Hook,
@@ -33,6 +37,8 @@ pub struct Binding {
     pub config: Arc<str>,
     pub failure_policy: FailurePolicy,
     pub limits: Limits,
+    /// The origins `outbound-http` may reach (none: not granted).
+    pub outbound: Option<Arc<Grant>>,
 }
 
 type Snapshot = HashMap<(i64, Hook), Arc<Binding>>;
@@ -45,6 +51,8 @@ pub struct Plugins {
     /// The rows the snapshot was built from, to rebuild only on change.
     rows: tokio::sync::Mutex<Vec<BindingRow>>,
     slots: Mutex<HashMap<i64, Arc<Semaphore>>>,
+    /// Recent external authorization decisions.
+    pub authorizations: DecisionCache,
 }
 
 impl Plugins {
@@ -56,6 +64,7 @@ impl Plugins {
             bindings: RwLock::default(),
             rows: tokio::sync::Mutex::default(),
             slots: Mutex::default(),
+            authorizations: DecisionCache::default(),
         })
     }
 
@@ -145,6 +154,7 @@ impl Plugins {
                 fuel: row.fuel.map(|f| f.max(1) as u64),
                 memory_bytes: (row.memory_bytes.max(1 << 20) as u64).min(self.maxima.memory_bytes),
             },
+            outbound: row.outbound_grant().map(Arc::new),
         }
     }
 
@@ -231,6 +241,30 @@ impl Plugins {
         + Send
         + 'static,
     ) -> (Result<R, PluginError>, CallStats) {
+        self.call_reaching(binding, None, f).await
+    }
+
+    /// [`Plugins::call_with_stats`] for a binding that may use `outbound-http` (when granted)
+    /// to the addresses `policy` accepts.
+    pub async fn call_reaching<R: Send + 'static>(
+        &self,
+        binding: &Arc<Binding>,
+        policy: Option<AddressPolicy>,
+        f: impl FnOnce(
+            &mut wasmtime::Store<CallState>,
+            &Compiled,
+        ) -> wasmtime::Result<Result<R, String>>
+        + Send
+        + 'static,
+    ) -> (Result<R, PluginError>, CallStats) {
+        let outbound = match (&binding.outbound, policy) {
+            (Some(grant), Some(policy)) => Some(OutboundAccess {
+                grant: grant.clone(),
+                policy,
+                runtime: tokio::runtime::Handle::current(),
+            }),
+            _ => None,
+        };
         let span = tracing::info_span!(
             "plugin_call",
             tenant = binding.tenant_id,
@@ -257,7 +291,7 @@ impl Plugins {
             let engine = self.runtime.engine.clone();
             let joined = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                invoke_blocking(&engine, &binding, &limits, f)
+                invoke_blocking(&engine, &binding, &limits, outbound, f)
             })
             .await;
             joined.unwrap_or_else(|e| {
@@ -300,6 +334,7 @@ impl Plugins {
             config: Arc::from(config),
             failure_policy: FailurePolicy::FailClosed,
             limits,
+            outbound: None,
         });
         let config = config.to_string();
         let result = self
@@ -321,6 +356,7 @@ pub fn invoke_blocking<R>(
     engine: &wasmtime::Engine,
     binding: &Binding,
     limits: &Limits,
+    outbound: Option<OutboundAccess>,
     f: impl FnOnce(&mut wasmtime::Store<CallState>, &Compiled) -> wasmtime::Result<Result<R, String>>,
 ) -> (Result<R, PluginError>, CallStats) {
     let tags = CallTags {
@@ -328,7 +364,9 @@ pub fn invoke_blocking<R>(
         plugin: binding.label.clone(),
         hook: binding.hook.name(),
     };
-    let state = CallState::new(binding.config.clone(), limits.memory_bytes, tags);
+    let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
+    let state = CallState::new(binding.config.clone(), limits.memory_bytes, tags)
+        .with_outbound(outbound, deadline);
     let store = call::store(engine, state, limits, EPOCH_TICK);
     let plugin = &binding.plugin;
     call::run(store, limits, |store| f(store, plugin))

@@ -42,6 +42,11 @@ pub struct Compiled {
     pub pre: InstancePre<CallState>,
     /// The typed entry points of a spam-check plugin.
     pub spam_check: Option<wit::since_v0_1::spam_check::SpamCheckPluginPre<CallState>>,
+    /// The typed entry points of an external-authorization plugin.
+    pub external_authorization:
+        Option<wit::since_v0_1::external_authorization::ExternalAuthorizationPluginPre<CallState>>,
+    /// The plugin imports `outbound-http`: binding it needs a grant.
+    pub imports_outbound_http: bool,
     pub size: usize,
 }
 
@@ -113,11 +118,28 @@ impl Runtime {
             ),
             _ => None,
         };
+        let external_authorization = match (target.world, target.api) {
+            (wit::World::ExternalAuthorization, wit::ApiVersion::V0_1) => Some(
+                wit::since_v0_1::external_authorization::ExternalAuthorizationPluginPre::new(
+                    pre.clone(),
+                )
+                .map_err(|e| {
+                    format!("the component's external-authorization exports are malformed: {e:#}")
+                })?,
+            ),
+            _ => None,
+        };
+        let imports_outbound_http = component
+            .component_type()
+            .imports(&self.engine)
+            .any(|(name, _)| name.starts_with("trellis:policy/outbound-http"));
         Ok(Compiled {
             sha256,
             target,
             pre,
             spam_check,
+            external_authorization,
+            imports_outbound_http,
             size: bytes.len(),
         })
     }

@@ -51,6 +51,8 @@ pub struct IssueFilter {
     pub updated_after: Option<i64>,
     pub updated_before: Option<i64>,
     pub confidential: Option<bool>,
+    /// Projects left out (refused by external authorization).
+    pub excluded_projects: Vec<i64>,
 }
 
 impl IssueFilter {
@@ -74,6 +76,7 @@ impl IssueFilter {
             updated_after: None,
             updated_before: None,
             confidential: None,
+            excluded_projects: Vec::new(),
         }
     }
 
@@ -94,6 +97,7 @@ impl IssueFilter {
                 .bind(format!("{}%", escape_like(traversal)))
                 .push(" ESCAPE '\\'");
         }
+        super::projects::push_excluded(sql, &self.excluded_projects);
         match self.viewer {
             Viewer::Admin { .. } => {}
             Viewer::Anonymous => {

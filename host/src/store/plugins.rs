@@ -47,11 +47,20 @@ pub struct BindingRow {
     pub timeout_ms: i64,
     pub fuel: Option<i64>,
     pub memory_bytes: i64,
+    /// JSON array of the origins granted to `outbound-http`, if any.
+    pub outbound_http: Option<String>,
     pub updated_at: i64,
 }
 
+impl BindingRow {
+    pub fn outbound_grant(&self) -> Option<crate::outbound::http::Grant> {
+        let value = serde_json::from_str(self.outbound_http.as_deref()?).ok()?;
+        crate::outbound::http::Grant::from_json(&value).ok()
+    }
+}
+
 const BINDING_SELECT: &str = "SELECT b.tenant_id, b.hook, b.plugin_id, p.sha256, p.name, \
-     p.version, b.config, b.failure_policy, b.timeout_ms, b.fuel, b.memory_bytes, b.updated_at \
+     p.version, b.config, b.failure_policy, b.timeout_ms, b.fuel, b.memory_bytes, b.outbound_http, b.updated_at \
      FROM plugin_bindings b JOIN plugins p ON p.tenant_id = b.tenant_id AND p.id = b.plugin_id";
 
 pub struct NewBinding<'a> {
@@ -62,6 +71,7 @@ pub struct NewBinding<'a> {
     pub timeout_ms: i64,
     pub fuel: Option<i64>,
     pub memory_bytes: i64,
+    pub outbound_http: Option<String>,
 }
 
 pub struct SpamLogEntry<'a> {
@@ -201,10 +211,11 @@ impl TenantDb {
         let now = now_ms();
         sqlx::query(
             "INSERT INTO plugin_bindings (tenant_id, hook, plugin_id, config, failure_policy, \
-             timeout_ms, fuel, memory_bytes, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) \
+             timeout_ms, fuel, memory_bytes, outbound_http, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, $9, $9) \
              ON CONFLICT (tenant_id, hook) DO UPDATE SET plugin_id = $3, config = $4, \
-             failure_policy = $5, timeout_ms = $6, fuel = $7, memory_bytes = $8, updated_at = $9",
+             failure_policy = $5, timeout_ms = $6, fuel = $7, memory_bytes = $8, \
+             outbound_http = $10, updated_at = $9",
         )
         .bind(self.tenant_id())
         .bind(new.hook)
@@ -215,6 +226,7 @@ impl TenantDb {
         .bind(new.fuel)
         .bind(new.memory_bytes)
         .bind(now)
+        .bind(new.outbound_http.as_deref())
         .execute(self.writer())
         .await?;
         Ok(())

@@ -47,7 +47,23 @@ pub struct ProjectRow {
     pub last_activity_at: i64,
 }
 
+/// The `external_authorization_classification_label` in a project's settings (`""` if none).
+pub fn classification_label(settings: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(settings)
+        .ok()
+        .and_then(|v| {
+            v.get("external_authorization_classification_label")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
 impl ProjectRow {
+    pub fn classification_label(&self) -> String {
+        classification_label(&self.settings)
+    }
+
     pub fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::from_str(&self.settings).unwrap_or_default()
     }
@@ -120,6 +136,8 @@ pub struct ProjectFilter {
     pub namespace_id: Option<i64>,
     /// Only projects starred by this user (`GET /users/:id/starred_projects`).
     pub starred_by: Option<i64>,
+    /// Projects left out (refused by external authorization).
+    pub excluded: Vec<i64>,
 }
 
 /// `p.id` is among the projects `user` reaches at `min` or above (direct membership, a
@@ -151,6 +169,21 @@ pub(crate) fn push_authorized(sql: &mut Sql, tenant_id: i64, user: i64, min: i64
     sql.push(")))");
 }
 
+/// `AND p.id NOT IN (excluded)` when there are any.
+pub(crate) fn push_excluded(sql: &mut Sql, excluded: &[i64]) {
+    if excluded.is_empty() {
+        return;
+    }
+    sql.push(" AND p.id NOT IN (");
+    for (i, id) in excluded.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.bind(*id);
+    }
+    sql.push(")");
+}
+
 impl ProjectFilter {
     fn apply(&self, sql: &mut Sql, tenant_id: i64) {
         sql.push(" WHERE p.tenant_id = ").bind(tenant_id);
@@ -168,6 +201,7 @@ impl ProjectFilter {
                 sql.push(")");
             }
         }
+        push_excluded(sql, &self.excluded);
         if let Some(user) = self.viewer.user_id() {
             if self.owned {
                 sql.push(" AND (p.namespace_id IN (SELECT id FROM namespaces WHERE tenant_id = ")
@@ -303,6 +337,20 @@ pub struct StarrerRow {
 }
 
 impl TenantDb {
+    /// Every project's id and classification label (`""` when none), for external
+    /// authorization of lists.
+    pub async fn project_classification_labels(&self) -> sqlx::Result<Vec<(i64, String)>> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT id, settings FROM projects WHERE tenant_id = $1")
+                .bind(self.tenant_id())
+                .fetch_all(self.reader())
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, settings)| (id, classification_label(&settings)))
+            .collect())
+    }
+
     pub async fn project_by_id(&self, id: i64) -> sqlx::Result<Option<ProjectRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"

@@ -90,6 +90,7 @@ async fn filter(api: &Api, source: IssueSource, default_scope: &str) -> ApiResul
     exclusive(api, "author_id", "author_username")?;
     exclusive(api, "assignee_id", "assignee_username")?;
     let mut filter = IssueFilter::new(source, viewer(api), today());
+    filter.excluded_projects = access::refused_projects(api).await?;
     filter.state = match p.one_of("state", &["opened", "closed", "all"])?.as_deref() {
         Some("all") | None => None,
         Some(state) => Some(state.to_string()),

@@ -39,7 +39,7 @@ enum ListKind {
     Starred,
 }
 
-fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
+async fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
     let p = &api.params;
     let mut filter = ProjectFilter {
         viewer: viewer(api),
@@ -59,6 +59,7 @@ fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
         starred: p.bool("starred")?.unwrap_or(false),
         with_issues_enabled: p.bool("with_issues_enabled")?.unwrap_or(false),
         with_merge_requests_enabled: p.bool("with_merge_requests_enabled")?.unwrap_or(false),
+        excluded: access::refused_projects(api).await?,
         ..ProjectFilter::default()
     };
     if let Some(level) = filter.min_access_level
@@ -129,7 +130,7 @@ async fn respond(api: &Api, filter: ProjectFilter) -> ApiResult<Response> {
 }
 
 pub async fn list(api: Api) -> ApiResult<Response> {
-    let filter = filter(&api, ListKind::All)?;
+    let filter = filter(&api, ListKind::All).await?;
     respond(&api, filter).await
 }
 
@@ -149,11 +150,11 @@ pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Resp
         .filter(|u| u.user_type == "human")
         .ok_or(ApiError::NotFound("User"))?;
     let filter = if starred {
-        let mut f = filter(&api, ListKind::Starred)?;
+        let mut f = filter(&api, ListKind::Starred).await?;
         f.starred_by = Some(user.id);
         f
     } else {
-        let mut f = filter(&api, ListKind::UserProjects)?;
+        let mut f = filter(&api, ListKind::UserProjects).await?;
         let namespace = api
             .db()
             .user_namespace(user.id)
@@ -167,7 +168,7 @@ pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Resp
 
 /// `GET /projects/:id/forks`: the direct forks of a project, with the user-list filters.
 pub async fn forks_of(api: Api, project_id: i64) -> ApiResult<Response> {
-    let mut filter = filter(&api, ListKind::UserProjects)?;
+    let mut filter = filter(&api, ListKind::UserProjects).await?;
     filter.forked_from = Some(project_id);
     respond(&api, filter).await
 }

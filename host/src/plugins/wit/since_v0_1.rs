@@ -13,11 +13,27 @@ pub mod spam_check {
     });
 }
 
+/// Generated from the external-authorization world, reusing the shared interfaces above.
+pub mod external_authorization {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.1.0",
+        world: "external-authorization-plugin",
+        with: {
+            "trellis:policy/types": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::types,
+            "trellis:policy/host": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::host,
+        },
+    });
+}
+
+pub use external_authorization::exports::trellis::policy::external_authorization::{
+    AuthorizationRequest, Decision, Identity,
+};
 pub use spam_check::exports::trellis::policy::spam_check::{
     SpamInput, SpammableKind, Verdict, VerdictKind,
 };
 pub use spam_check::trellis::policy::types::{LogLevel, Project, User, Visibility};
 
+use external_authorization::trellis::policy::outbound_http;
 use spam_check::trellis::policy::{host, types};
 
 impl types::Host for CallState {}
@@ -32,6 +48,22 @@ impl host::Host for CallState {
     }
 }
 
+impl outbound_http::Host for CallState {
+    fn send(&mut self, request: outbound_http::Request) -> Result<outbound_http::Response, String> {
+        let answer = self.send_http(crate::outbound::http::Request {
+            method: request.method,
+            url: request.url,
+            headers: request.headers,
+            body: request.body,
+        })?;
+        Ok(outbound_http::Response {
+            status: answer.status,
+            headers: answer.headers,
+            body: answer.body,
+        })
+    }
+}
+
 struct Data;
 impl HasData for Data {
     type Data<'a> = &'a mut CallState;
@@ -40,5 +72,8 @@ impl HasData for Data {
 /// Adds the 0.1 host interfaces to a linker.
 pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     types::add_to_linker::<CallState, Data>(linker, |s| s)?;
-    host::add_to_linker::<CallState, Data>(linker, |s| s)
+    host::add_to_linker::<CallState, Data>(linker, |s| s)?;
+    // Always linked so any plugin compiles; a call without a grant gets an error, and a
+    // binding of a plugin importing it without a grant is refused (plugins::outbound).
+    outbound_http::add_to_linker::<CallState, Data>(linker, |s| s)
 }

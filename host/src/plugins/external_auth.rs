@@ -1,0 +1,231 @@
+//! GitLab's external authorization (`Gitlab::ExternalAuthorization`): when
+//! `external_authorization_service_enabled` is on, access to a project with a classification
+//! label (its own, else `external_authorization_service_default_label`) is decided by the
+//! tenant's `external_authorization` plugin. An administrator's binding of that hook is used
+//! when there is one; otherwise the host binds the built-in plugin itself, configured from the
+//! settings (URL, timeout) and granted the service URL's origin, so turning the setting on is
+//! enough, as in GitLab.
+//!
+//! Decisions are cached per tenant, user and label for [`CACHE_TTL`]; the key carries the
+//! settings' `updated_at`, so changing any setting drops every earlier decision. Failures
+//! (timeout, refused address, broken plugin) are refusals and are not cached.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::builtin::EXTERNAL_AUTHORIZATION;
+use super::call::PluginError;
+use super::hooks::{FailurePolicy, Hook};
+use super::registry::{Binding, Plugins};
+use super::wit::since_v0_1::{self as v0_1, AuthorizationRequest};
+use crate::outbound::AddressPolicy;
+use crate::outbound::http::{Grant, Origin};
+use crate::settings::Settings;
+
+/// How long an answer of the service is reused (GitLab: six hours; shorter here so a changed
+/// decision of the service shows within a minute).
+pub const CACHE_TTL: Duration = Duration::from_secs(60);
+
+/// Entries beyond this are dropped all at once (a bound on memory, not an LRU).
+const CACHE_MAX: usize = 100_000;
+
+/// GitLab's message when the service refuses without a reason.
+pub const DEFAULT_REASON: &str = "External authorization denied access to this project";
+
+/// Who asks, as the service is told.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    pub user: v0_1::User,
+    pub email: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub reason: String,
+}
+
+impl Decision {
+    fn refused(reason: impl Into<String>) -> Decision {
+        let reason = reason.into();
+        Decision {
+            allowed: false,
+            reason: if reason.is_empty() {
+                DEFAULT_REASON.to_string()
+            } else {
+                reason
+            },
+        }
+    }
+}
+
+type Key = (i64, i64, String, i64);
+
+#[derive(Default)]
+pub struct DecisionCache {
+    entries: Mutex<HashMap<Key, (Instant, Decision)>>,
+}
+
+impl DecisionCache {
+    fn get(&self, key: &Key) -> Option<Decision> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, decision) = entries.get(key)?;
+        (at.elapsed() < CACHE_TTL).then(|| decision.clone())
+    }
+
+    fn put(&self, key: Key, decision: Decision) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= CACHE_MAX {
+            entries.clear();
+        }
+        entries.insert(key, (Instant::now(), decision));
+    }
+}
+
+/// The label the check is made for: the project's, else the default; `None` when external
+/// authorization is off or there is no label (GitLab checks only labelled projects).
+pub fn label_for(settings: &Settings, project_label: &str) -> Option<String> {
+    if !enabled(settings) {
+        return None;
+    }
+    let label = match project_label.trim() {
+        "" => settings.string("external_authorization_service_default_label"),
+        own => own.to_string(),
+    };
+    (!label.trim().is_empty()).then_some(label)
+}
+
+/// Whether project access is decided by the service at all.
+pub fn enabled(settings: &Settings) -> bool {
+    settings.bool("external_authorization_service_enabled")
+}
+
+/// May `subject` (`None`: anonymous, always refused) access projects labelled `label`?
+/// `identities` (provider, extern_uid) are loaded only when the service is asked.
+pub async fn decide(
+    plugins: &Plugins,
+    tenant_id: i64,
+    settings: &Settings,
+    subject: Option<&Subject>,
+    label: &str,
+    identities: impl Future<Output = Vec<(String, String)>>,
+) -> Decision {
+    let Some(subject) = subject else {
+        return Decision::refused(DEFAULT_REASON);
+    };
+    let key = (
+        tenant_id,
+        subject.user.id as i64,
+        label.to_string(),
+        settings.updated_at,
+    );
+    if let Some(hit) = plugins.authorizations.get(&key) {
+        return hit;
+    }
+    let binding = match binding(plugins, tenant_id, settings).await {
+        Ok(binding) => binding,
+        Err(reason) => {
+            tracing::warn!(
+                tenant = tenant_id,
+                reason,
+                "external authorization unavailable"
+            );
+            return Decision::refused(reason);
+        }
+    };
+    let request = AuthorizationRequest {
+        user: subject.user.clone(),
+        user_email: Some(subject.email.clone()),
+        identities: identities
+            .await
+            .into_iter()
+            .map(|(provider, extern_uid)| v0_1::Identity {
+                provider,
+                extern_uid,
+            })
+            .collect(),
+        classification_label: label.to_string(),
+        project: None,
+    };
+    let policy = AddressPolicy::for_hooks_and_services(settings);
+    let (answer, _) = plugins
+        .call_reaching(&binding, Some(policy), move |store, compiled| {
+            let pre = compiled
+                .external_authorization
+                .as_ref()
+                .ok_or_else(|| wasmtime::Error::msg("not an external-authorization plugin"))?;
+            let plugin = pre.instantiate(&mut *store)?;
+            plugin
+                .trellis_policy_external_authorization()
+                .call_authorize(&mut *store, &request)
+        })
+        .await;
+    match answer {
+        Ok(decision) => {
+            let decision = if decision.allowed {
+                Decision {
+                    allowed: true,
+                    reason: String::new(),
+                }
+            } else {
+                Decision::refused(decision.reason)
+            };
+            plugins.authorizations.put(key, decision.clone());
+            decision
+        }
+        // Fail closed: GitLab refuses when the service cannot be asked.
+        Err(PluginError::Failed(reason)) => Decision::refused(reason),
+        Err(error) => Decision::refused(error.to_string()),
+    }
+}
+
+/// The administrator's binding of the hook, else the built-in plugin bound from the settings.
+async fn binding(
+    plugins: &Plugins,
+    tenant_id: i64,
+    settings: &Settings,
+) -> Result<Arc<Binding>, String> {
+    let timeout_ms = timeout_ms(settings);
+    if let Some(bound) = plugins.binding(tenant_id, Hook::ExternalAuthorization) {
+        let mut binding = Binding::clone(&bound);
+        binding.limits.timeout_ms = binding.limits.timeout_ms.min(timeout_ms);
+        return Ok(Arc::new(binding));
+    }
+    let url = settings.string("external_authorization_service_url");
+    let origin = url::Url::parse(&url)
+        .ok()
+        .and_then(|u| Origin::parse(&u.origin().ascii_serialization()).ok())
+        .ok_or("the external authorization service URL is not set or invalid")?;
+    let plugin = plugins
+        .compile(Arc::from(EXTERNAL_AUTHORIZATION.bytes))
+        .await?;
+    let mut limits = plugins.maxima.defaults();
+    limits.timeout_ms = timeout_ms;
+    Ok(Arc::new(Binding {
+        tenant_id,
+        hook: Hook::ExternalAuthorization,
+        plugin,
+        label: Arc::from(format!(
+            "{}@{}",
+            EXTERNAL_AUTHORIZATION.name, EXTERNAL_AUTHORIZATION.version
+        )),
+        config: Arc::from(json!({ "url": url }).to_string()),
+        failure_policy: FailurePolicy::FailClosed,
+        limits,
+        outbound: Some(Arc::new(Grant {
+            origins: vec![origin],
+        })),
+    }))
+}
+
+/// `external_authorization_service_timeout` (seconds, GitLab's default 0.5) in milliseconds.
+fn timeout_ms(settings: &Settings) -> u64 {
+    let seconds = settings
+        .value("external_authorization_service_timeout")
+        .as_f64()
+        .unwrap_or(0.5);
+    ((seconds * 1000.0).round() as u64).max(1)
+}
