@@ -293,21 +293,12 @@ impl TenantDb {
         grant_id: i64,
         token: NewAccessToken<'_>,
     ) -> sqlx::Result<Exchange> {
-        let mut tx = self.writer().begin().await?;
-        let done = sqlx::query(
+        self.claim_and_issue(
             "UPDATE oauth_access_grants SET used_at = $1 WHERE tenant_id = $2 AND id = $3 AND used_at IS NULL",
+            grant_id,
+            token,
         )
-        .bind(now_ms())
-        .bind(self.tenant_id())
-        .bind(grant_id)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() != 1 {
-            return Ok(Exchange::AlreadyUsed);
-        }
-        let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
-        tx.commit().await?;
-        Ok(Exchange::Issued(row))
+        .await
     }
 
     /// Revokes every token issued from a code (directly or by refreshing): what a replayed
@@ -342,15 +333,30 @@ impl TenantDb {
         old_id: i64,
         token: NewAccessToken<'_>,
     ) -> sqlx::Result<Exchange> {
-        let mut tx = self.writer().begin().await?;
-        let done = sqlx::query(
+        self.claim_and_issue(
             "UPDATE oauth_access_tokens SET revoked_at = $1 WHERE tenant_id = $2 AND id = $3 AND revoked_at IS NULL",
+            old_id,
+            token,
         )
-        .bind(now_ms())
-        .bind(self.tenant_id())
-        .bind(old_id)
-        .execute(&mut *tx)
-        .await?;
+        .await
+    }
+
+    /// Runs `claim` (an UPDATE of row `id` that only matches while it is unclaimed) and, when
+    /// it claimed the row, issues `token` in the same transaction: of concurrent exchanges of
+    /// one code or refresh token exactly one wins.
+    async fn claim_and_issue(
+        &self,
+        claim: &'static str,
+        id: i64,
+        token: NewAccessToken<'_>,
+    ) -> sqlx::Result<Exchange> {
+        let mut tx = self.writer().begin().await?;
+        let done = sqlx::query(claim)
+            .bind(now_ms())
+            .bind(self.tenant_id())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         if done.rows_affected() != 1 {
             return Ok(Exchange::AlreadyUsed);
         }

@@ -4,11 +4,9 @@
 //! `NewIssue` / `IssueChanges`, then write. A policy check on the finished write (a spam
 //! check) belongs between the two, where it sees the whole change and the request's origin.
 
-use std::net::SocketAddr;
-
 use axum::Json;
-use axum::extract::{ConnectInfo, Path};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::Path;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
@@ -145,15 +143,11 @@ async fn read_metadata(api: &Api, project: &ProjectCtx) -> ApiResult<Metadata> {
     Ok(meta)
 }
 
-/// The user agent and peer address of the request.
-fn request_origin(headers: &HeaderMap, peer: SocketAddr) -> RequestOrigin {
+/// The user agent and client address of the request, as the `Api` extractor read them.
+fn request_origin(api: &Api) -> RequestOrigin {
     RequestOrigin {
-        user_agent: headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string(),
-        ip_address: peer.ip().to_canonical().to_string(),
+        user_agent: api.user_agent.clone().unwrap_or_default(),
+        ip_address: api.client_ip.to_string(),
     }
 }
 
@@ -204,12 +198,7 @@ async fn spam_check(
     Ok(spam::check(api, author, &spammable).await?.is_some())
 }
 
-pub async fn create(
-    Path(id): Path<String>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    api: Api,
-) -> ApiResult<Response> {
+pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let project = access::project(&api, &id).await?;
     require_create(&api, &project)?;
     let caller = api.user()?;
@@ -231,7 +220,7 @@ pub async fn create(
         title,
         description,
         confidential: p.bool("confidential")?.unwrap_or(false),
-        origin: request_origin(&headers, peer),
+        origin: request_origin(&api),
         ..NewIssue::default()
     };
     let iid = p.int("iid")?;
