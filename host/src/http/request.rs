@@ -2,7 +2,9 @@
 //! parameters, and authenticates the caller (which needs the merged parameters for `sudo`
 //! and `access_token`), so handlers start from a known tenant, caller and parameter set.
 
+use axum::body::Body;
 use axum::extract::{FromRequest, MatchedPath, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, header};
 
 use super::error::{ApiError, ApiResult};
@@ -153,21 +155,35 @@ impl Api {
     }
 }
 
+/// What every extractor (API, OAuth endpoints, web pages) reads first: the tenant the Host
+/// header names, and the query merged with the body (GET and HEAD bodies are not read).
+/// `multipart_limit` caps multipart bodies; other bodies get `max_body_bytes`.
+pub async fn tenant_and_params(
+    ctx: &ApiContext,
+    parts: &Parts,
+    body: Body,
+    multipart_limit: usize,
+) -> ApiResult<(Origin, Tenant, Params)> {
+    let origin = Origin::from_parts(&parts.headers, &parts.uri);
+    let tenant = ctx.tenant_for(&origin);
+    let mut params = Params::from_query(parts.uri.query());
+    if !matches!(parts.method, Method::GET | Method::HEAD) {
+        let limits = BodyLimits {
+            structured: ctx.config.max_body_bytes,
+            multipart: multipart_limit,
+        };
+        params.merge_body(&parts.headers, body, limits).await?;
+    }
+    Ok((origin, tenant, params))
+}
+
 impl FromRequest<ApiContext> for Api {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
-        let origin = Origin::from_parts(&parts.headers, &parts.uri);
-        let tenant = ctx.tenant_for(&origin);
-        let mut params = Params::from_query(parts.uri.query());
-        if !matches!(parts.method, Method::GET | Method::HEAD) {
-            let limits = BodyLimits {
-                structured: ctx.config.max_body_bytes,
-                multipart: ctx.config.max_upload_bytes,
-            };
-            params.merge_body(&parts.headers, body, limits).await?;
-        }
+        let (origin, tenant, params) =
+            tenant_and_params(ctx, &parts, body, ctx.config.max_upload_bytes).await?;
         let settings = ctx.settings.get(&tenant.db).await?;
         let route = parts
             .extensions

@@ -19,8 +19,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
-use crate::http::params::{BodyLimits, Params};
-use crate::http::request::{Origin, Tenant};
+use crate::http::params::Params;
+use crate::http::request::{Origin, Tenant, tenant_and_params};
 use crate::settings::Settings;
 use session::Session;
 
@@ -68,19 +68,10 @@ impl FromRequest<ApiContext> for Web {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
-        let origin = Origin::from_parts(&parts.headers, &parts.uri);
-        let tenant = ctx.tenant_for(&origin);
-        let mut params = Params::from_query(parts.uri.query());
-        if parts.method != Method::GET {
-            let limits = BodyLimits {
-                structured: ctx.config.max_body_bytes,
-                multipart: ctx.config.max_body_bytes,
-            };
-            params
-                .merge_body(&parts.headers, body, limits)
+        let (origin, tenant, params) =
+            tenant_and_params(ctx, &parts, body, ctx.config.max_body_bytes)
                 .await
                 .map_err(|error| WebError::new(error.status(), "The form could not be read."))?;
-        }
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;
         let peer_ip = parts

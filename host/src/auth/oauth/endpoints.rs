@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -18,8 +18,8 @@ use crate::auth::password::{self, Refusal};
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
-use crate::http::params::{BodyLimits, Params};
-use crate::http::request::{Origin, Tenant};
+use crate::http::params::Params;
+use crate::http::request::{Tenant, tenant_and_params};
 use crate::settings::Settings;
 use crate::store::now_ms;
 use crate::store::oauth::{AccessTokenRow, ApplicationRow, Exchange};
@@ -53,16 +53,8 @@ impl FromRequest<ApiContext> for OAuthRequest {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
-        let origin = Origin::from_parts(&parts.headers, &parts.uri);
-        let tenant = ctx.tenant_for(&origin);
-        let mut params = Params::from_query(parts.uri.query());
-        if parts.method != Method::GET {
-            let limits = BodyLimits {
-                structured: ctx.config.max_body_bytes,
-                multipart: ctx.config.max_body_bytes,
-            };
-            params.merge_body(&parts.headers, body, limits).await?;
-        }
+        let (_, tenant, params) =
+            tenant_and_params(ctx, &parts, body, ctx.config.max_body_bytes).await?;
         let settings = ctx.settings.get(&tenant.db).await?;
         Ok(OAuthRequest {
             ctx: ctx.clone(),
