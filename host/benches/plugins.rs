@@ -28,7 +28,7 @@ fn setup() -> (Arc<Plugins>, Arc<Binding>, spam::SpamInput) {
     let binding = Arc::new(Binding {
         tenant_id: 1,
         hook: Hook::SpamCheck,
-        plugin: compiled,
+        plugin: Ok(compiled),
         label: Arc::from("spam-filter"),
         config: Arc::from(
             r#"{"blocked_words": ["casino", "free money"], "blocked_link_domains": ["spam.example"]}"#,

@@ -12,6 +12,7 @@ import os
 import secrets
 import signal
 import socket
+import sqlite3
 import string
 import subprocess
 import tempfile
@@ -180,6 +181,18 @@ class Server:
             return self.stdout_path.read_text(errors="replace")
         except FileNotFoundError:
             return ""
+
+    def sql(self, statement: str):
+        """Runs a statement on the server's own database (to age or damage a row on purpose)."""
+        if self.engine == "postgres":
+            psql(self.database_url, statement)
+            return
+        db = sqlite3.connect(self.data_dir / "trellis.db", timeout=30)
+        try:
+            db.execute(statement)
+            db.commit()
+        finally:
+            db.close()
 
     # ---- CLI -------------------------------------------------------------
 

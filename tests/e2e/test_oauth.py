@@ -9,7 +9,6 @@ import concurrent.futures
 import hashlib
 import re
 import secrets
-import sqlite3
 import urllib.parse
 
 import pytest
@@ -18,7 +17,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 import gitlab
-from conftest import assert_json, psql
+from conftest import assert_json
 
 PASSWORD = "Oauth-Pass-9821!"
 REDIRECT = "https://client.example/callback"
@@ -50,19 +49,6 @@ def new_tenant(server, host: str) -> str:
         lambda: server.request("GET", "/user", token=token, host=host).status_code == 200,
         timeout=10, interval=0.2)
     return token
-
-
-def db_exec(server, sql: str):
-    """Runs a statement on the server's database (to age a code without waiting)."""
-    if server.engine == "postgres":
-        psql(server.database_url, sql)
-    else:
-        con = sqlite3.connect(server.data_dir / "trellis.db", timeout=30)
-        try:
-            con.execute(sql)
-            con.commit()
-        finally:
-            con.close()
 
 
 def make_user(server, **extra) -> dict:
@@ -271,9 +257,9 @@ def test_password_grant_refusals(server):
     blocked = make_user(server)
     server.request("POST", f"/users/{blocked['id']}/block", token=server.root_token)
     deactivated = make_user(server)
-    db_exec(server, f"UPDATE users SET state = 'deactivated' WHERE id = {deactivated['id']}")
+    server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {deactivated['id']}")
     two_factor = make_user(server)
-    db_exec(server, f"UPDATE users SET two_factor_enabled = 1 WHERE id = {two_factor['id']}")
+    server.sql(f"UPDATE users SET two_factor_enabled = 1 WHERE id = {two_factor['id']}")
     for u in (blocked, deactivated, two_factor):
         r = post_token(server, {"grant_type": "password", "username": u["username"],
                                 "password": PASSWORD}, auth=auth)
@@ -309,7 +295,7 @@ def test_lockout_after_ten_failures(server):
     shown = assert_json(server.request("GET", f"/users/{u['id']}", token=server.root_token), 200)
     assert shown["locked"] is True
     # after the lock time (10 minutes, aged in the database) the password works again
-    db_exec(server, f"UPDATE users SET locked_until = 1 WHERE id = {u['id']}")
+    server.sql(f"UPDATE users SET locked_until = 1 WHERE id = {u['id']}")
     r = post_token(server, {"grant_type": "password", "username": u["username"],
                             "password": PASSWORD}, auth=auth)
     assert r.status_code == 200
@@ -526,7 +512,7 @@ def test_expired_code(server, browser):
     app = admin_app(server)
     code = code_for(server, browser, app)
     digest = hashlib.sha256(code.encode()).hexdigest()
-    db_exec(server, f"UPDATE oauth_access_grants SET expires_at = 1 WHERE code_digest = '{digest}'")
+    server.sql(f"UPDATE oauth_access_grants SET expires_at = 1 WHERE code_digest = '{digest}'")
     assert_json(exchange(server, app, code), 400, GRANT_ERROR)
 
 
@@ -534,7 +520,7 @@ def test_expired_access_token(server, browser):
     app = admin_app(server)
     token = assert_json(exchange(server, app, code_for(server, browser, app)), 200)
     digest = hashlib.sha256(token["access_token"].encode()).hexdigest()
-    db_exec(server, f"UPDATE oauth_access_tokens SET expires_at = 1 WHERE token_digest = '{digest}'")
+    server.sql(f"UPDATE oauth_access_tokens SET expires_at = 1 WHERE token_digest = '{digest}'")
     r = requests.get(server.api_url + "/user",
                      headers={"Authorization": f"Bearer {token['access_token']}"})
     assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Bearer")
@@ -751,7 +737,7 @@ def test_secure_cookie_with_https_external_url(make_server):
 
 def test_deactivated_user_signing_in_becomes_active(server):
     u = make_user(server)
-    db_exec(server, f"UPDATE users SET state = 'deactivated' WHERE id = {u['id']}")
+    server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {u['id']}")
     sign_in(server, u["username"])
     body = assert_json(server.request("GET", f"/users/{u['id']}", token=server.root_token), 200)
     assert body["state"] == "active"

@@ -76,14 +76,6 @@ def stored_data(server) -> str:
         return "\n".join(row[0] for row in db.execute(query))
 
 
-def sql(server, statement: str):
-    if server.engine == "postgres":
-        psql(server.database_url, statement)
-    else:
-        with sqlite3.connect(server.data_dir / "trellis.db") as db:
-            db.execute(statement)
-
-
 # ---- read ------------------------------------------------------------------
 
 
@@ -144,7 +136,7 @@ def test_get_and_put_need_a_token(server):
 
 
 def test_non_admin_gets_403(server):
-    sql(server, "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, "
+    server.sql("INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, "
                 "state, is_admin, projects_limit, created_at, updated_at) "
                 "SELECT tenant_id, 9001, 'alice', 'alice', 'alice@example.com', 'alice@example.com', "
                 "'Alice', 'active', 0, 100000, 0, 0 FROM users WHERE username = 'root'")

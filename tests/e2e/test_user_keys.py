@@ -7,7 +7,6 @@ inserted into the database directly, the way test_settings.py does.
 import datetime as dt
 import os
 import re
-import sqlite3
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import gitlab
 import pytest
 
-from conftest import assert_json, psql, today_utc
+from conftest import assert_json, today_utc
 
 FIXTURES = Path(__file__).resolve().parents[2] / "host" / "tests" / "fixtures"
 ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -58,14 +57,6 @@ def gpg_key(uid: str) -> str:
                               text=True, env=env).stdout.strip()
 
 
-def sql(server, statement: str):
-    if server.engine == "postgres":
-        psql(server.database_url, statement)
-    else:
-        with sqlite3.connect(server.data_dir / "trellis.db") as db:
-            db.execute(statement)
-
-
 def publishable(key: str, name: str, server) -> str:
     return " ".join(key.split()[:2]) + f" {name} (127.0.0.1)"
 
@@ -73,7 +64,7 @@ def publishable(key: str, name: str, server) -> str:
 @pytest.fixture(scope="module")
 def alice(server):
     """A second, non-admin user (id 9001) and a token of theirs."""
-    sql(server, "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, "
+    server.sql("INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, "
                 "state, is_admin, projects_limit, created_at, updated_at) "
                 "SELECT tenant_id, 9001, 'alice', 'alice', 'alice@example.com', 'alice@example.com', "
                 "'Alice', 'active', 0, 100000, 0, 0 FROM users WHERE username = 'root'")
@@ -144,7 +135,7 @@ def test_key_listed_publicly_by_id_and_username(server):
 def test_expired_key_is_still_listed(server):
     key, _ = ssh_key()
     data = assert_json(post(server, "/user/keys", title="old", key=key), 201)
-    sql(server, f"UPDATE ssh_keys SET expires_at = 1000 WHERE id = {data['id']}")
+    server.sql(f"UPDATE ssh_keys SET expires_at = 1000 WHERE id = {data['id']}")
     listed = assert_json(server.request("GET", "/user/keys", token=server.root_token), 200)
     assert {"id": data["id"], "expires_at": "1970-01-01T00:00:01.000Z"} in [
         {"id": k["id"], "expires_at": k["expires_at"]} for k in listed]
@@ -453,7 +444,7 @@ def test_impersonation_token_expires_at_and_bad_input(server, alice):
     assert_json(post(server, path, name="x", scopes=["api"], expires_at="2001-01-01"), 400,
                 {"message": {"expires_at": ["must be in the future"]}})
     # an expired token stops working
-    sql(server, f"UPDATE personal_access_tokens SET expires_at = '2001-01-01' WHERE id = {data['id']}")
+    server.sql(f"UPDATE personal_access_tokens SET expires_at = '2001-01-01' WHERE id = {data['id']}")
     assert server.request("GET", "/user", token=data["token"]).status_code == 401
     listed = assert_json(server.request("GET", path, token=server.root_token, params={"state": "inactive"}), 200)
     assert data["id"] in [t["id"] for t in listed]

@@ -15,7 +15,6 @@ import email.policy
 import hashlib
 import re
 import secrets
-import sqlite3
 import struct
 import time
 import zlib
@@ -23,7 +22,7 @@ import zlib
 import gitlab
 import pytest
 
-from conftest import assert_json, insufficient_scope, psql, today_utc
+from conftest import assert_json, insufficient_scope, today_utc
 
 # ---- constants -------------------------------------------------------------
 
@@ -179,15 +178,7 @@ def mail_body(msg) -> str:
 def db_write(server, sql: str):
     """Runs one statement straight against the server's database, then waits out the
     server's 1 s token-lookup cache."""
-    if server.engine == "sqlite":
-        conn = sqlite3.connect(server.data_dir / "trellis.db", timeout=30)
-        try:
-            conn.execute(sql)
-            conn.commit()
-        finally:
-            conn.close()
-    else:
-        psql(server.database_url, sql)
+    server.sql(sql)
     time.sleep(1.1)
 
 

@@ -34,6 +34,9 @@ pub enum PluginError {
     /// The tenant's instance slots stayed taken until the call's deadline.
     #[error("no plugin instance available")]
     Busy,
+    /// The bound plugin's binary is missing or no longer compiles.
+    #[error("the bound plugin cannot be loaded: {0}")]
+    Unavailable(String),
 }
 
 impl PluginError {
@@ -47,6 +50,7 @@ impl PluginError {
             PluginError::Malformed(_) => "malformed",
             PluginError::Failed(_) => "error",
             PluginError::Busy => "busy",
+            PluginError::Unavailable(_) => "unavailable",
         }
     }
 }

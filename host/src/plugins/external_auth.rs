@@ -152,7 +152,7 @@ pub async fn decide(
     };
     let policy = AddressPolicy::for_hooks_and_services(settings);
     let (answer, _) = plugins
-        .call_reaching(&binding, Some(policy), move |store, compiled| {
+        .call(&binding, Some(policy), move |store, compiled| {
             let pre = compiled
                 .external_authorization
                 .as_ref()
@@ -207,7 +207,7 @@ async fn binding(
     Ok(Arc::new(Binding {
         tenant_id,
         hook: Hook::ExternalAuthorization,
-        plugin,
+        plugin: Ok(plugin),
         label: Arc::from(format!(
             "{}@{}",
             EXTERNAL_AUTHORIZATION.name, EXTERNAL_AUTHORIZATION.version

@@ -181,7 +181,7 @@ pub async fn run(
     let binding = Arc::new(Binding {
         tenant_id: 0,
         hook,
-        plugin: compiled,
+        plugin: Ok(compiled),
         label: Arc::from(label),
         config: Arc::from(config),
         failure_policy: FailurePolicy::FailClosed,

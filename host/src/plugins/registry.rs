@@ -31,7 +31,10 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 pub struct Binding {
     pub tenant_id: i64,
     pub hook: Hook,
-    pub plugin: Arc<Compiled>,
+    /// The compiled plugin, or why the bound binary cannot be loaded: such a binding stays in
+    /// effect, and every call through it fails per the binding's failure policy (a fail-closed
+    /// hook must not become a no-op because its plugin went missing).
+    pub plugin: Result<Arc<Compiled>, Arc<str>>,
     /// `name@version`, for logs and metrics.
     pub label: Arc<str>,
     pub config: Arc<str>,
@@ -109,23 +112,21 @@ impl Plugins {
             let Some(hook) = Hook::parse(&row.hook) else {
                 continue;
             };
-            match self.load(db, row.tenant_id, &row.sha256).await {
-                Ok(plugin) => {
-                    snapshot.insert(
-                        (row.tenant_id, hook),
-                        Arc::new(self.binding_of(row, hook, plugin)),
-                    );
-                }
-                Err(error) => {
-                    tracing::error!(
-                        tenant = row.tenant_id,
-                        hook = row.hook,
-                        sha256 = row.sha256,
-                        error,
-                        "a bound plugin cannot be loaded; the hook fails per its policy"
-                    );
-                }
+            let plugin = self.load(db, row.tenant_id, &row.sha256).await;
+            if let Err(error) = &plugin {
+                tracing::error!(
+                    tenant = row.tenant_id,
+                    hook = row.hook,
+                    sha256 = row.sha256,
+                    error,
+                    "a bound plugin cannot be loaded; the hook fails per its policy"
+                );
             }
+            let plugin = plugin.map_err(Arc::from);
+            snapshot.insert(
+                (row.tenant_id, hook),
+                Arc::new(self.binding_of(row, hook, plugin)),
+            );
         }
         // Compiled plugins nobody binds any more are dropped (built-ins stay warm).
         self.lock_compiled().retain(|sha, _| {
@@ -136,7 +137,12 @@ impl Plugins {
         Ok(())
     }
 
-    fn binding_of(&self, row: &BindingRow, hook: Hook, plugin: Arc<Compiled>) -> Binding {
+    fn binding_of(
+        &self,
+        row: &BindingRow,
+        hook: Hook,
+        plugin: Result<Arc<Compiled>, Arc<str>>,
+    ) -> Binding {
         Binding {
             tenant_id: row.tenant_id,
             hook,
@@ -216,37 +222,10 @@ impl Plugins {
     }
 
     /// Runs `f` on a fresh instance of the binding's plugin, on a blocking thread, within the
-    /// tenant's instance cap; records metrics and a span.
+    /// tenant's instance cap; records metrics and a span, and tells what the call cost. A
+    /// binding granted `outbound-http` may reach the addresses `policy` accepts (none without
+    /// a policy).
     pub async fn call<R: Send + 'static>(
-        &self,
-        binding: &Arc<Binding>,
-        f: impl FnOnce(
-            &mut wasmtime::Store<CallState>,
-            &Compiled,
-        ) -> wasmtime::Result<Result<R, String>>
-        + Send
-        + 'static,
-    ) -> Result<R, PluginError> {
-        self.call_with_stats(binding, f).await.0
-    }
-
-    /// [`Plugins::call`], also telling what the call cost.
-    pub async fn call_with_stats<R: Send + 'static>(
-        &self,
-        binding: &Arc<Binding>,
-        f: impl FnOnce(
-            &mut wasmtime::Store<CallState>,
-            &Compiled,
-        ) -> wasmtime::Result<Result<R, String>>
-        + Send
-        + 'static,
-    ) -> (Result<R, PluginError>, CallStats) {
-        self.call_reaching(binding, None, f).await
-    }
-
-    /// [`Plugins::call_with_stats`] for a binding that may use `outbound-http` (when granted)
-    /// to the addresses `policy` accepts.
-    pub async fn call_reaching<R: Send + 'static>(
         &self,
         binding: &Arc<Binding>,
         policy: Option<AddressPolicy>,
@@ -329,7 +308,7 @@ impl Plugins {
         let binding = Arc::new(Binding {
             tenant_id,
             hook,
-            plugin,
+            plugin: Ok(plugin),
             label: Arc::from(label),
             config: Arc::from(config),
             failure_policy: FailurePolicy::FailClosed,
@@ -337,8 +316,8 @@ impl Plugins {
             outbound: None,
         });
         let config = config.to_string();
-        let result = self
-            .call(&binding, move |store, compiled| {
+        let (result, _) = self
+            .call(&binding, None, move |store, compiled| {
                 compiled.validate_config(store, &config)
             })
             .await;
@@ -367,8 +346,16 @@ pub fn invoke_blocking<R>(
     let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
     let state = CallState::new(binding.config.clone(), limits.memory_bytes, tags)
         .with_outbound(outbound, deadline);
+    let plugin = match &binding.plugin {
+        Ok(plugin) => plugin,
+        Err(why) => {
+            return (
+                Err(PluginError::Unavailable(why.to_string())),
+                CallStats::default(),
+            );
+        }
+    };
     let store = call::store(engine, state, limits, EPOCH_TICK);
-    let plugin = &binding.plugin;
     call::run(store, limits, |store| f(store, plugin))
 }
 

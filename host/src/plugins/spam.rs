@@ -123,7 +123,7 @@ pub async fn check_with(
     } else {
         let input = wit_input(subject);
         plugins
-            .call_with_stats(binding, move |store, compiled| {
+            .call(binding, None, move |store, compiled| {
                 call(store, compiled, &input)
             })
             .await

@@ -313,17 +313,8 @@ impl TenantDb {
 
     /// Users by id, in no particular order.
     pub async fn users_by_ids(&self, ids: &[i64]) -> sqlx::Result<Vec<UserRow>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = "
-        ));
-        sql.bind(self.tenant_id())
-            .push(" AND id IN (")
-            .bind_list(ids.iter().copied())
-            .push(")");
-        sql.query_as().fetch_all(self.reader()).await
+        let select = format!("SELECT {USER_COLUMNS} FROM users");
+        self.rows_with_keys(&select, "id", ids, "").await
     }
 
     /// `(source_id, access_level)` of a user's live memberships of one kind (all sources

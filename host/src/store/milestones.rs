@@ -81,17 +81,8 @@ impl TenantDb {
     }
 
     pub async fn milestones_by_ids(&self, ids: &[i64]) -> sqlx::Result<Vec<MilestoneRow>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!(
-            "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = "
-        ));
-        sql.bind(self.tenant_id())
-            .push(" AND id IN (")
-            .bind_list(ids.iter().copied())
-            .push(")");
-        sql.query_as().fetch_all(self.reader()).await
+        let select = format!("SELECT {MILESTONE_COLUMNS} FROM milestones");
+        self.rows_with_keys(&select, "id", ids, "").await
     }
 
     pub async fn create_milestone(

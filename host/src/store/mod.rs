@@ -205,6 +205,32 @@ impl TenantDb {
     pub fn write_generation(&self) -> u64 {
         self.db.write_generation()
     }
+
+    /// The tenant's rows of `select` (`SELECT columns FROM table`) whose `key` is one of
+    /// `ids`, then `tail` (an `ORDER BY`, or nothing): the one query a page of views makes to
+    /// load each kind of related row.
+    pub(in crate::store) async fn rows_with_keys<T>(
+        &self,
+        select: &str,
+        key: &str,
+        ids: &[i64],
+        tail: &str,
+    ) -> sqlx::Result<Vec<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = sql::Sql::new(select);
+        sql.push(" WHERE tenant_id = ")
+            .bind(self.tenant_id)
+            .push(&format!(" AND {key} IN ("))
+            .bind_list(ids.iter().copied())
+            .push(")")
+            .push(tail);
+        sql.query_as().fetch_all(self.reader()).await
+    }
 }
 
 /// Milliseconds since the epoch, the stored form of every timestamp.

@@ -249,17 +249,8 @@ impl TenantDb {
     }
 
     pub async fn namespaces_by_ids(&self, ids: &[i64]) -> sqlx::Result<Vec<NamespaceRow>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(&format!(
-            "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = "
-        ));
-        sql.bind(self.tenant_id())
-            .push(" AND id IN (")
-            .bind_list(ids.iter().copied())
-            .push(")");
-        sql.query_as().fetch_all(self.reader()).await
+        let select = format!("SELECT {NAMESPACE_COLUMNS} FROM namespaces");
+        self.rows_with_keys(&select, "id", ids, "").await
     }
 
     /// The user's personal namespace, created when missing (users made before namespaces

@@ -624,17 +624,13 @@ impl TenantDb {
         &self,
         ids: &[i64],
     ) -> sqlx::Result<Vec<(i64, String, String)>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(
-            "SELECT project_id, key, value FROM project_custom_attributes WHERE tenant_id = ",
-        );
-        sql.bind(self.tenant_id())
-            .push(" AND project_id IN (")
-            .bind_list(ids.iter().copied())
-            .push(") ORDER BY key");
-        sql.query_as().fetch_all(self.reader()).await
+        self.rows_with_keys(
+            "SELECT project_id, key, value FROM project_custom_attributes",
+            "project_id",
+            ids,
+            " ORDER BY key",
+        )
+        .await
     }
 
     /// Whether `name` and `path` are taken in a namespace (by a project other than `except`).

@@ -420,17 +420,13 @@ impl TenantDb {
     }
 
     pub async fn identities_of(&self, user_ids: &[i64]) -> sqlx::Result<Vec<IdentityRow>> {
-        if user_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(
-            "SELECT user_id, provider, extern_uid, saml_provider_id FROM identities WHERE tenant_id = ",
-        );
-        sql.bind(self.tenant_id())
-            .push(" AND user_id IN (")
-            .bind_list(user_ids.iter().copied())
-            .push(") ORDER BY provider");
-        sql.query_as().fetch_all(self.reader()).await
+        self.rows_with_keys(
+            "SELECT user_id, provider, extern_uid, saml_provider_id FROM identities",
+            "user_id",
+            user_ids,
+            " ORDER BY provider",
+        )
+        .await
     }
 
     pub async fn delete_identity(&self, user_id: i64, provider: &str) -> sqlx::Result<bool> {
@@ -469,16 +465,13 @@ impl TenantDb {
         &self,
         user_ids: &[i64],
     ) -> sqlx::Result<Vec<(i64, String, String)>> {
-        if user_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql =
-            Sql::new("SELECT user_id, key, value FROM user_custom_attributes WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND user_id IN (")
-            .bind_list(user_ids.iter().copied())
-            .push(") ORDER BY key");
-        sql.query_as().fetch_all(self.reader()).await
+        self.rows_with_keys(
+            "SELECT user_id, key, value FROM user_custom_attributes",
+            "user_id",
+            user_ids,
+            " ORDER BY key",
+        )
+        .await
     }
 
     pub async fn user_status(&self, user_id: i64) -> sqlx::Result<Option<StatusRow>> {
