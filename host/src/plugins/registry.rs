@@ -19,8 +19,7 @@ use super::external_auth::DecisionCache;
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
-use crate::outbound::AddressPolicy;
-use crate::outbound::http::Grant;
+use crate::outbound::http::{Client, Grant};
 use crate::store::Db;
 use crate::store::plugins::BindingRow;
 
@@ -245,11 +244,11 @@ impl Plugins {
     }
 
     /// [`Plugins::call_with_stats`] for a binding that may use `outbound-http` (when granted)
-    /// to the addresses `policy` accepts.
+    /// through `client`.
     pub async fn call_reaching<R: Send + 'static>(
         &self,
         binding: &Arc<Binding>,
-        policy: Option<AddressPolicy>,
+        client: Option<Client>,
         f: impl FnOnce(
             &mut wasmtime::Store<CallState>,
             &Compiled,
@@ -257,10 +256,10 @@ impl Plugins {
         + Send
         + 'static,
     ) -> (Result<R, PluginError>, CallStats) {
-        let outbound = match (&binding.outbound, policy) {
-            (Some(grant), Some(policy)) => Some(OutboundAccess {
+        let outbound = match (&binding.outbound, client) {
+            (Some(grant), Some(client)) => Some(OutboundAccess {
                 grant: grant.clone(),
-                policy,
+                client,
                 runtime: tokio::runtime::Handle::current(),
             }),
             _ => None,
