@@ -237,6 +237,7 @@ pub async fn decide_label(api: &Api, label: &str) -> external_auth::Decision {
         &api.ctx.plugins,
         api.tenant.id,
         &api.settings,
+        &api.ctx.secret_key,
         subject.as_ref(),
         label,
         identities,

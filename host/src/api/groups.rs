@@ -137,7 +137,8 @@ async fn subgroups(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     respond_groups(&api, filter).await
 }
 
-/// The group with its projects, as `GET /groups/:id` shows it.
+/// The group with its projects (those the caller may see and external authorization allows),
+/// as `GET /groups/:id` shows it.
 async fn group_view(api: &Api, group: &NamespaceRow) -> ApiResult<Value> {
     let mut view = views(api).group(group);
     if api.params.bool("with_projects")?.unwrap_or(true) {
@@ -145,6 +146,7 @@ async fn group_view(api: &Api, group: &NamespaceRow) -> ApiResult<Value> {
             viewer: access::viewer(api),
             today: today(),
             namespace_id: Some(group.id),
+            excluded: access::refused_projects(api).await?,
             ..ProjectFilter::default()
         };
         let window = Window {

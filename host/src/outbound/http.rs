@@ -1,24 +1,28 @@
 //! Outbound HTTP as plugins use it (and, later, hook deliveries and mirrors): a request goes
 //! only to an origin the administrator granted, to an address [`AddressPolicy`] accepts, over a
-//! connection opened to exactly that checked address (a second DNS answer cannot switch it),
-//! without following redirects, with the response body capped at [`MAX_BODY_BYTES`] and the
-//! whole exchange ended at the caller's deadline.
+//! connection opened to exactly that checked address (a second DNS answer cannot switch it;
+//! unless `dns_rebinding_protection_enabled` is off, see [`AddressPolicy::pin`]), over TLS for
+//! `https` (server name and certificate checked against the URL's host), without following
+//! redirects, with the response body capped at [`MAX_BODY_BYTES`] and the whole exchange ended
+//! at the caller's deadline.
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Bytes;
+use hyper::rt::{Read, Write};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
+use super::tls::Tls;
 use super::{AddressPolicy, Unresolved};
 
 /// Response bodies larger than this are refused (the plugin gets an error, not a prefix).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// The schemes outbound HTTP speaks. TLS (`https`) is not implemented yet.
-const SCHEMES: &[&str] = &["http"];
+/// The schemes outbound HTTP speaks.
+const SCHEMES: &[&str] = &["http", "https"];
 
 /// An origin a binding may send requests to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,41 +121,77 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
-/// Sends `request` if `grant` and `policy` allow it, giving up at `deadline`. The error says
-/// why (for the plugin, and through it the logs).
-pub async fn send(
-    policy: &AddressPolicy,
-    grant: &Grant,
-    request: Request,
-    deadline: Instant,
-) -> Result<Response, String> {
-    let url = url::Url::parse(&request.url).map_err(|_| "the URL is invalid".to_string())?;
-    if !grant.allows(&url) {
-        return Err(format!(
-            "{} is not among the origins granted to this plugin",
-            Origin::of(&url).map_or_else(|| request.url.clone(), |o| o.to_string())
-        ));
-    }
-    if url.scheme() == "https" {
-        return Err("https requests are not supported by this server yet".into());
-    }
-    let addresses = policy
-        .check(&url, SCHEMES, Unresolved::Refuse)
-        .await
-        .map_err(|blocked| format!("URL is blocked: {blocked}"))?;
-    let deadline = tokio::time::Instant::from_std(deadline);
-    tokio::time::timeout_at(deadline, exchange(&url, &addresses, request))
-        .await
-        .map_err(|_| "the request timed out".to_string())?
+/// The outbound client as one kind of caller sets it up: where it may connect, and how it
+/// speaks TLS (trust roots, and the client certificate of the service it calls, if any).
+#[derive(Clone)]
+pub struct Client {
+    pub policy: AddressPolicy,
+    pub tls: Tls,
 }
 
-async fn exchange(
-    url: &url::Url,
-    addresses: &[SocketAddr],
-    request: Request,
-) -> Result<Response, String> {
-    let stream = connect(addresses).await?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+impl Client {
+    /// Sends `request` if `grant` and the policy allow it, giving up at `deadline`. The error
+    /// says why (for the plugin, and through it the logs).
+    pub async fn send(
+        &self,
+        grant: &Grant,
+        request: Request,
+        deadline: Instant,
+    ) -> Result<Response, String> {
+        let url = url::Url::parse(&request.url).map_err(|_| "the URL is invalid".to_string())?;
+        if !grant.allows(&url) {
+            return Err(format!(
+                "{} is not among the origins granted to this plugin",
+                Origin::of(&url).map_or_else(|| request.url.clone(), |o| o.to_string())
+            ));
+        }
+        // GitLab lets an unresolvable host pass validation when it connects by name anyway.
+        let unresolved = if self.policy.pin {
+            Unresolved::Refuse
+        } else {
+            Unresolved::Allow
+        };
+        let addresses = self
+            .policy
+            .check(&url, SCHEMES, unresolved)
+            .await
+            .map_err(|blocked| format!("URL is blocked: {blocked}"))?;
+        let deadline = tokio::time::Instant::from_std(deadline);
+        tokio::time::timeout_at(deadline, self.exchange(&url, &addresses, request))
+            .await
+            .map_err(|_| "the request timed out".to_string())?
+    }
+
+    async fn exchange(
+        &self,
+        url: &url::Url,
+        addresses: &[SocketAddr],
+        request: Request,
+    ) -> Result<Response, String> {
+        let host = url.host_str().unwrap_or_default();
+        let stream = if self.policy.pin {
+            connect(addresses).await?
+        } else {
+            let port = url.port_or_known_default().unwrap_or(80);
+            tokio::net::TcpStream::connect((host, port))
+                .await
+                .map_err(|e| format!("connecting to {host}:{port} failed: {e}"))?
+        };
+        if url.scheme() == "https" {
+            let stream = self.tls.connect(host, stream).await?;
+            over(TokioIo::new(stream), url, request).await
+        } else {
+            over(TokioIo::new(stream), url, request).await
+        }
+    }
+}
+
+/// The HTTP/1 exchange over an open connection (plain or TLS).
+async fn over<T>(io: T, url: &url::Url, request: Request) -> Result<Response, String>
+where
+    T: Read + Write + Unpin + Send + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
         .map_err(|e| format!("HTTP handshake failed: {e}"))?;
     tokio::spawn(connection);
@@ -221,6 +261,7 @@ async fn connect(addresses: &[SocketAddr]) -> Result<tokio::net::TcpStream, Stri
 
 #[cfg(test)]
 mod tests {
+    use super::super::tls::tests::{CLIENT, CLIENT_KEY, CLIENT_KEY_ENCRYPTED, serve_tls, test_tls};
     use super::*;
     use serde_json::json;
     use std::time::Duration;
@@ -257,10 +298,18 @@ mod tests {
         port
     }
 
-    fn open() -> AddressPolicy {
-        AddressPolicy {
+    fn open() -> Client {
+        client(AddressPolicy {
             allow_local: true,
             ..AddressPolicy::default()
+        })
+    }
+
+    /// A client trusting the test CA only.
+    fn client(policy: AddressPolicy) -> Client {
+        Client {
+            policy,
+            tls: test_tls(None),
         }
     }
 
@@ -287,15 +336,15 @@ mod tests {
 
     #[tokio::test]
     async fn ungranted_and_local_targets_are_refused() {
-        let policy = AddressPolicy::default();
-        let error = send(
-            &policy,
-            &grant(&["http://93.184.216.34"]),
-            get("http://10.0.0.1/"),
-            soon(),
-        )
-        .await
-        .unwrap_err();
+        let closed = client(AddressPolicy::default());
+        let error = closed
+            .send(
+                &grant(&["http://93.184.216.34"]),
+                get("http://10.0.0.1/"),
+                soon(),
+            )
+            .await
+            .unwrap_err();
         assert!(error.contains("not among the origins granted"), "{error}");
         for (target, expected) in [
             ("http://127.0.0.1:9/", "localhost"),
@@ -308,7 +357,8 @@ mod tests {
                 .unwrap()
                 .origin()
                 .ascii_serialization();
-            let error = send(&policy, &grant(&[&origin]), get(target), soon())
+            let error = closed
+                .send(&grant(&[&origin]), get(target), soon())
                 .await
                 .unwrap_err();
             assert!(error.contains(expected), "{target}: {error}");
@@ -322,21 +372,18 @@ mod tests {
         let port = serve(reply.to_vec(), Duration::ZERO).await;
         let url = format!("http://127.0.0.1:{port}/check");
         let origin = format!("http://127.0.0.1:{port}");
-        let answer = send(&open(), &grant(&[&origin]), get(&url), soon())
+        let answer = open()
+            .send(&grant(&[&origin]), get(&url), soon())
             .await
             .unwrap();
         assert_eq!(answer.status, 302);
         let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
         let port = serve(reply.to_vec(), Duration::ZERO).await;
         let origin = format!("http://127.0.0.1:{port}");
-        let answer = send(
-            &open(),
-            &grant(&[&origin]),
-            get(&format!("{origin}/")),
-            soon(),
-        )
-        .await
-        .unwrap();
+        let answer = open()
+            .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap();
         assert_eq!((answer.status, answer.body.as_slice()), (200, &b"ok"[..]));
     }
 
@@ -346,14 +393,10 @@ mod tests {
         let port = serve(reply.to_vec(), Duration::from_secs(5)).await;
         let origin = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_millis(200);
-        let error = send(
-            &open(),
-            &grant(&[&origin]),
-            get(&format!("{origin}/")),
-            deadline,
-        )
-        .await
-        .unwrap_err();
+        let error = open()
+            .send(&grant(&[&origin]), get(&format!("{origin}/")), deadline)
+            .await
+            .unwrap_err();
         assert_eq!(error, "the request timed out");
         let mut big = format!(
             "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
@@ -363,14 +406,112 @@ mod tests {
         big.resize(big.len() + MAX_BODY_BYTES + 1, b'x');
         let port = serve(big, Duration::ZERO).await;
         let origin = format!("http://127.0.0.1:{port}");
-        let error = send(
-            &open(),
-            &grant(&[&origin]),
-            get(&format!("{origin}/")),
-            soon(),
-        )
-        .await
-        .unwrap_err();
+        let error = open()
+            .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap_err();
         assert!(error.contains("larger than"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn https_checks_the_url_host_over_the_pinned_connection() {
+        for host in ["localhost", "127.0.0.1"] {
+            let port = serve_tls(false).await;
+            let origin = format!("https://{host}:{port}");
+            let answer = open()
+                .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+                .await
+                .unwrap();
+            assert_eq!(
+                (answer.status, answer.body.as_slice()),
+                (200, &b"anonymous"[..])
+            );
+        }
+        // Plain HTTP to a TLS port, and TLS to a certificate the roots do not trust.
+        let port = serve_tls(false).await;
+        let origin = format!("http://127.0.0.1:{port}");
+        assert!(
+            open()
+                .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+                .await
+                .is_err()
+        );
+        let port = serve_tls(false).await;
+        let origin = format!("https://localhost:{port}");
+        let untrusted = Client {
+            tls: Tls::system(),
+            ..open()
+        };
+        let error = untrusted
+            .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap_err();
+        assert!(
+            error.contains("UnknownIssuer") || error.contains("no trusted root"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn client_certificate_is_presented() {
+        let port = serve_tls(true).await;
+        let origin = format!("https://localhost:{port}");
+        let with_certificate = Client {
+            tls: test_tls(Some((CLIENT, CLIENT_KEY_ENCRYPTED, "hunter2"))),
+            ..open()
+        };
+        let answer = with_certificate
+            .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap();
+        assert_eq!(answer.body, b"client");
+        let port = serve_tls(true).await;
+        let origin = format!("https://localhost:{port}");
+        assert!(
+            open()
+                .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+                .await
+                .is_err()
+        );
+        let plain_key = Client {
+            tls: test_tls(Some((CLIENT, CLIENT_KEY, ""))),
+            ..open()
+        };
+        let port = serve_tls(true).await;
+        let origin = format!("https://127.0.0.1:{port}");
+        let answer = plain_key
+            .send(&grant(&[&origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap();
+        assert_eq!(answer.body, b"client");
+    }
+
+    #[tokio::test]
+    async fn without_rebinding_protection_the_connection_is_made_by_name() {
+        let origin = "http://no-such-host.invalid:9";
+        let pinned = open()
+            .send(&grant(&[origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap_err();
+        assert!(pinned.contains("cannot be resolved"), "{pinned}");
+        let by_name = client(AddressPolicy {
+            pin: false,
+            ..AddressPolicy::default()
+        });
+        let error = by_name
+            .send(&grant(&[origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap_err();
+        assert!(
+            error.contains("connecting to no-such-host.invalid:9"),
+            "{error}"
+        );
+        // Still checked: a name that resolves to a local address is refused.
+        let origin = "http://localhost:9";
+        let error = by_name
+            .send(&grant(&[origin]), get(&format!("{origin}/")), soon())
+            .await
+            .unwrap_err();
+        assert!(error.contains("localhost are not allowed"), "{error}");
     }
 }

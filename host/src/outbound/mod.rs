@@ -11,6 +11,7 @@
 mod address;
 mod allowlist;
 pub mod http;
+pub mod tls;
 
 pub use address::{AddressClass, classify};
 pub use allowlist::Allowlist;
@@ -47,12 +48,27 @@ pub enum Unresolved {
 }
 
 /// Which destinations outbound requests may reach.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AddressPolicy {
     /// Loopback, private, link-local and unique-local addresses are allowed.
     pub allow_local: bool,
     /// Hosts, addresses and ranges allowed even when local ones are not.
     pub allowlist: Allowlist,
+    /// Connect to the address that was checked (`dns_rebinding_protection_enabled`, GitLab's
+    /// default). Off, the URL is still checked but the connection is made by host name, as
+    /// GitLab does, so a second DNS answer decides where it goes.
+    pub pin: bool,
+}
+
+impl Default for AddressPolicy {
+    /// Nothing local allowed, addresses pinned.
+    fn default() -> AddressPolicy {
+        AddressPolicy {
+            allow_local: false,
+            allowlist: Allowlist::default(),
+            pin: true,
+        }
+    }
 }
 
 impl AddressPolicy {
@@ -63,6 +79,7 @@ impl AddressPolicy {
             allowlist: Allowlist::from_setting(
                 &settings.value("outbound_local_requests_whitelist"),
             ),
+            pin: settings.bool("dns_rebinding_protection_enabled"),
         }
     }
 
@@ -194,8 +211,8 @@ mod tests {
                 .is_ok()
         );
         let listed = AddressPolicy {
-            allow_local: false,
             allowlist: Allowlist::from_setting(&json!(["127.0.0.1:9000", "10.0.0.0/8"])),
+            ..AddressPolicy::default()
         };
         assert!(
             listed

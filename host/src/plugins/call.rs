@@ -10,8 +10,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::{Limits, MAX_LOG_BYTES};
 use super::wit::since_v0_1::LogLevel;
-use crate::outbound::AddressPolicy;
-use crate::outbound::http::{self, Grant, Request, Response};
+use crate::outbound::http::{Client, Grant, Request, Response};
 
 /// Why a call produced no answer. Each becomes an outcome label in the metrics.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -64,12 +63,13 @@ pub struct CallTags {
     pub hook: &'static str,
 }
 
-/// What a call may reach over `outbound-http`: the binding's grant, the instance's address
-/// policy, and the runtime the blocking call thread hands the request to.
+/// What a call may reach over `outbound-http`: the binding's grant, the client the hook set up
+/// (the instance's address policy, its TLS), and the runtime the blocking call thread hands
+/// the request to.
 #[derive(Clone)]
 pub struct OutboundAccess {
     pub grant: Arc<Grant>,
-    pub policy: AddressPolicy,
+    pub client: Client,
     pub runtime: tokio::runtime::Handle,
 }
 
@@ -125,7 +125,7 @@ impl CallState {
         let Some(access) = &self.outbound else {
             return Err("outbound HTTP is not granted to this plugin binding".into());
         };
-        let send = http::send(&access.policy, &access.grant, request, self.deadline);
+        let send = access.client.send(&access.grant, request, self.deadline);
         access.runtime.block_on(send)
     }
 

@@ -9,6 +9,10 @@
 //! Decisions are cached per tenant, user and label for [`CACHE_TTL`]; the key carries the
 //! settings' `updated_at`, so changing any setting drops every earlier decision. Failures
 //! (timeout, refused address, broken plugin) are refusals and are not cached.
+//!
+//! The service's client certificate (`external_auth_client_cert`, `_key`, `_key_pass`) is
+//! presented on this hook's HTTPS requests only; a certificate or key that cannot be used
+//! refuses those requests (fail closed) rather than connecting without it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,8 +26,9 @@ use super::hooks::{FailurePolicy, Hook};
 use super::registry::{Binding, Plugins};
 use super::wit::since_v0_1::{self as v0_1, AuthorizationRequest};
 use crate::outbound::AddressPolicy;
-use crate::outbound::http::{Grant, Origin};
-use crate::settings::Settings;
+use crate::outbound::http::{Client, Grant, Origin};
+use crate::outbound::tls::Tls;
+use crate::settings::{SecretKey, Settings};
 
 /// How long an answer of the service is reused (GitLab: six hours; shorter here so a changed
 /// decision of the service shows within a minute).
@@ -64,9 +69,12 @@ impl Decision {
 
 type Key = (i64, i64, String, i64);
 
+/// Recent decisions, and each tenant's TLS set up from its client certificate settings (kept
+/// until the settings change: an encrypted key costs a key derivation to read).
 #[derive(Default)]
 pub struct DecisionCache {
     entries: Mutex<HashMap<Key, (Instant, Decision)>>,
+    tls: Mutex<HashMap<i64, (i64, Tls)>>,
 }
 
 impl DecisionCache {
@@ -82,6 +90,35 @@ impl DecisionCache {
             entries.clear();
         }
         entries.insert(key, (Instant::now(), decision));
+    }
+
+    /// The TLS of `tenant_id`'s calls to the service: its client certificate when one is set.
+    fn tls(&self, tenant_id: i64, settings: &Settings, secret_key: &SecretKey) -> Tls {
+        let cert = settings.string("external_auth_client_cert");
+        if cert.trim().is_empty() {
+            return Tls::system();
+        }
+        let mut cached = self.tls.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, tls)) = cached.get(&tenant_id)
+            && *at == settings.updated_at
+        {
+            return tls.clone();
+        }
+        let secret = |name| settings.secret(name, secret_key).unwrap_or_default();
+        let tls = Tls::with_client_certificate(
+            &cert,
+            &secret("external_auth_client_key"),
+            &secret("external_auth_client_key_pass"),
+        );
+        if let Some(error) = tls.error() {
+            tracing::warn!(
+                tenant = tenant_id,
+                error,
+                "the external authorization client certificate cannot be used"
+            );
+        }
+        cached.insert(tenant_id, (settings.updated_at, tls.clone()));
+        tls
     }
 }
 
@@ -109,6 +146,7 @@ pub async fn decide(
     plugins: &Plugins,
     tenant_id: i64,
     settings: &Settings,
+    secret_key: &SecretKey,
     subject: Option<&Subject>,
     label: &str,
     identities: impl Future<Output = Vec<(String, String)>>,
@@ -150,9 +188,12 @@ pub async fn decide(
         classification_label: label.to_string(),
         project: None,
     };
-    let policy = AddressPolicy::for_hooks_and_services(settings);
+    let client = Client {
+        policy: AddressPolicy::for_hooks_and_services(settings),
+        tls: plugins.authorizations.tls(tenant_id, settings, secret_key),
+    };
     let (answer, _) = plugins
-        .call(&binding, Some(policy), move |store, compiled| {
+        .call(&binding, Some(client), move |store, compiled| {
             let pre = compiled
                 .external_authorization
                 .as_ref()

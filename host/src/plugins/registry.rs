@@ -19,8 +19,7 @@ use super::external_auth::DecisionCache;
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
-use crate::outbound::AddressPolicy;
-use crate::outbound::http::Grant;
+use crate::outbound::http::{Client, Grant};
 use crate::store::Db;
 use crate::store::plugins::BindingRow;
 
@@ -223,12 +222,12 @@ impl Plugins {
 
     /// Runs `f` on a fresh instance of the binding's plugin, on a blocking thread, within the
     /// tenant's instance cap; records metrics and a span, and tells what the call cost. A
-    /// binding granted `outbound-http` may reach the addresses `policy` accepts (none without
-    /// a policy).
+    /// binding granted `outbound-http` sends through `client` (its address policy and TLS
+    /// setup; no outbound HTTP without one).
     pub async fn call<R: Send + 'static>(
         &self,
         binding: &Arc<Binding>,
-        policy: Option<AddressPolicy>,
+        client: Option<Client>,
         f: impl FnOnce(
             &mut wasmtime::Store<CallState>,
             &Compiled,
@@ -236,10 +235,10 @@ impl Plugins {
         + Send
         + 'static,
     ) -> (Result<R, PluginError>, CallStats) {
-        let outbound = match (&binding.outbound, policy) {
-            (Some(grant), Some(policy)) => Some(OutboundAccess {
+        let outbound = match (&binding.outbound, client) {
+            (Some(grant), Some(client)) => Some(OutboundAccess {
                 grant: grant.clone(),
-                policy,
+                client,
                 runtime: tokio::runtime::Handle::current(),
             }),
             _ => None,
