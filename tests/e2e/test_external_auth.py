@@ -452,3 +452,36 @@ def test_every_project_and_issue_list_leaves_refused_projects_out(server, servic
             assert int(r.headers["X-Total"]) == len(rows), path
         shown = assert_json(server.request("GET", f"/groups/{group.id}", token=who), 200)
         assert [p["id"] for p in shown["projects"]] == [in_group["allowed"]]
+
+
+def test_group_project_lists_leave_refused_projects_out(server, service, world):
+    """`GET /groups/:id/projects` (own and shared projects) and `/projects/shared`."""
+    (_, token), projects = world
+    settings(server, external_authorization_service_enabled=False)
+    group = server.gitlab().groups.create({"name": "ea-gp", "path": f"ea-gp-{time.time_ns()}",
+                                           "visibility": "public"})
+    own = {}
+    for label in ("allowed", "refused"):
+        r = server.request("POST", "/projects", token=server.root_token, json={
+            "name": f"ea-gp-{label}", "visibility": "public", "namespace_id": group.id,
+            "external_authorization_classification_label": label})
+        own[label] = assert_json(r, 201)["id"]
+        r = server.request("POST", f"/projects/{projects[label]}/share", token=server.root_token,
+                           json={"group_id": group.id, "group_access": 30})
+        assert_json(r, 201)
+    for who in (token, server.root_token):
+        r = server.request("GET", f"/groups/{group.id}/projects", token=who)
+        assert len(assert_json(r, 200)) == int(r.headers["X-Total"]) == 4
+    enable(server, service)
+    lists = {"projects": {own["allowed"], projects["allowed"]},
+             "projects/shared": {projects["allowed"]}}
+    for who in (token, server.root_token):
+        for suffix, expected in lists.items():
+            r = server.request("GET", f"/groups/{group.id}/{suffix}", token=who,
+                               params={"per_page": 1})
+            rows = assert_json(r, 200)
+            assert int(r.headers["X-Total"]) == len(expected), suffix
+            r = server.request("GET", f"/groups/{group.id}/{suffix}", token=who,
+                               params={"per_page": 100})
+            assert {p["id"] for p in assert_json(r, 200)} == expected, suffix
+            assert rows and rows[0]["id"] in expected

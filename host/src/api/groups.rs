@@ -1,5 +1,5 @@
-//! Groups (`/groups`, `/groups/:id`, `/groups/:id/subgroups`) and the namespace API
-//! (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
+//! Groups (`/groups`, `/groups/:id`, `/groups/:id/subgroups`, `/groups/:id/projects`) and the
+//! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
 //! may not exceed its parent's nor fall below what it contains.
 
 use axum::Json;
@@ -28,6 +28,8 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/groups", get(list).post(create))
         .route("/api/v4/groups/{id}", get(show).put(update).delete(remove))
         .route("/api/v4/groups/{id}/subgroups", get(subgroups))
+        .route("/api/v4/groups/{id}/projects", get(group_projects))
+        .route("/api/v4/groups/{id}/projects/shared", get(shared_projects))
         .route("/api/v4/namespaces", get(namespaces))
         .route("/api/v4/namespaces/{id}", get(namespace))
 }
@@ -135,6 +137,16 @@ async fn subgroups(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         filter.member_of = None;
     }
     respond_groups(&api, filter).await
+}
+
+async fn group_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = access::group(&api, &id).await?;
+    projects::group_projects(api, &ctx.group, false).await
+}
+
+async fn shared_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ctx = access::group(&api, &id).await?;
+    projects::group_projects(api, &ctx.group, true).await
 }
 
 /// The group with its projects (those the caller may see and external authorization allows),

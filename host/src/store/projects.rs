@@ -134,10 +134,54 @@ pub struct ProjectFilter {
     pub custom_attributes: Vec<(String, String)>,
     /// Only projects in this namespace (`GET /users/:id/projects`).
     pub namespace_id: Option<i64>,
+    /// Only a group's projects (`GET /groups/:id/projects`, `/groups/:id/projects/shared`).
+    pub group: Option<GroupScope>,
     /// Only projects starred by this user (`GET /users/:id/starred_projects`).
     pub starred_by: Option<i64>,
     /// Projects left out (refused by external authorization).
     pub excluded: Vec<i64>,
+}
+
+/// Which projects of a group a list shows.
+#[derive(Debug, Clone)]
+pub struct GroupScope {
+    pub group_id: i64,
+    /// Projects in the group itself.
+    pub own: bool,
+    /// The group's `traversal` when projects in its subgroups count too.
+    pub subgroups_of: Option<String>,
+    /// Projects shared with the group (live shares only).
+    pub shared: bool,
+}
+
+impl GroupScope {
+    fn apply(&self, sql: &mut Sql, tenant_id: i64, today: &str) {
+        sql.push(" AND (1 = 0");
+        if self.own {
+            match &self.subgroups_of {
+                Some(traversal) => {
+                    sql.push(" OR p.namespace_id IN (SELECT id FROM namespaces WHERE tenant_id = ")
+                        .bind(tenant_id)
+                        .push(" AND traversal LIKE ")
+                        .bind(format!("{traversal}%"))
+                        .push(")");
+                }
+                None => {
+                    sql.push(" OR p.namespace_id = ").bind(self.group_id);
+                }
+            }
+        }
+        if self.shared {
+            sql.push(" OR p.id IN (SELECT project_id FROM project_group_links WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND group_id = ")
+                .bind(self.group_id)
+                .push(" AND (expires_at IS NULL OR expires_at > ")
+                .bind(today)
+                .push("))");
+        }
+        sql.push(")");
+    }
 }
 
 /// `p.id` is among the projects `user` reaches at `min` or above (direct membership, a
@@ -239,6 +283,9 @@ impl ProjectFilter {
         }
         if let Some(namespace) = self.namespace_id {
             sql.push(" AND p.namespace_id = ").bind(namespace);
+        }
+        if let Some(scope) = &self.group {
+            scope.apply(sql, tenant_id, &self.today);
         }
         if let Some(archived) = self.archived {
             sql.push(" AND p.archived = ").bind(archived);

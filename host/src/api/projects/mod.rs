@@ -14,7 +14,7 @@ pub mod uploads;
 mod write;
 
 pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility, valid_path};
-pub use read::user_projects;
+pub use read::{group_projects, user_projects};
 
 use std::collections::HashMap;
 

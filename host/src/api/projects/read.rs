@@ -1,5 +1,6 @@
-//! `GET /projects`, `GET /projects/:id`, `GET /projects/:id/users`, and a user's project
-//! lists (`GET /users/:id/projects`, `/starred_projects`).
+//! `GET /projects`, `GET /projects/:id`, `GET /projects/:id/users`, a user's project lists
+//! (`GET /users/:id/projects`, `/starred_projects`) and a group's (`GET /groups/:id/projects`,
+//! `/groups/:id/projects/shared`).
 
 use axum::Json;
 use axum::extract::Path;
@@ -12,8 +13,8 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::store::members::ProjectUsersFilter;
-use crate::store::namespaces::visibility_level;
-use crate::store::projects::{ProjectFilter, ProjectRow};
+use crate::store::namespaces::{NamespaceRow, visibility_level};
+use crate::store::projects::{GroupScope, ProjectFilter, ProjectRow};
 use crate::store::window::Direction;
 
 const ORDERS: &[&str] = &[
@@ -31,12 +32,16 @@ const ORDERS: &[&str] = &[
     "wiki_size",
 ];
 
+/// Group project lists order by the same keys minus the storage sizes.
+const GROUP_ORDERS: &[&str] = ORDERS.split_at(8).0;
+
 /// Which list is being filtered: the general one has every filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ListKind {
     All,
     UserProjects,
     Starred,
+    Group,
 }
 
 async fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
@@ -69,7 +74,7 @@ async fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
             "min_access_level does not have a valid value".into(),
         ));
     }
-    if kind != ListKind::Starred {
+    if matches!(kind, ListKind::All | ListKind::UserProjects) {
         filter.with_programming_language = p
             .string("with_programming_language")?
             .filter(|s| !s.is_empty());
@@ -88,10 +93,16 @@ async fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
     Ok(filter)
 }
 
-/// The ordering: `created_at` by default, storage sizes for administrators only.
-fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
+/// The ordering: `created_at` by default, storage sizes for administrators only (and not in
+/// group lists, where they are not valid values).
+fn ordering(api: &Api, kind: ListKind) -> ApiResult<(&'static str, Direction)> {
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
-    let order_by = match api.params.one_of("order_by", ORDERS)?.as_deref() {
+    let orders = if kind == ListKind::Group {
+        GROUP_ORDERS
+    } else {
+        ORDERS
+    };
+    let order_by = match api.params.one_of("order_by", orders)?.as_deref() {
         Some("id") => "id",
         Some("name") => "name",
         Some("path") => "path",
@@ -107,10 +118,10 @@ fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
     Ok((order_by, sort_direction(&api.params, Direction::Desc)?))
 }
 
-async fn respond(api: &Api, filter: ProjectFilter) -> ApiResult<Response> {
+async fn respond(api: &Api, filter: ProjectFilter, kind: ListKind) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
     request.check_offset_cap(PROJECT_MAX_OFFSET, "Project")?;
-    let (order_by, direction) = ordering(api)?;
+    let (order_by, direction) = ordering(api, kind)?;
     let window = request.window(&api.params, order_by, direction)?;
     let rows = api.db().list_projects(&filter, &window).await?;
     let total = if request.keyset {
@@ -131,7 +142,7 @@ async fn respond(api: &Api, filter: ProjectFilter) -> ApiResult<Response> {
 
 pub async fn list(api: Api) -> ApiResult<Response> {
     let filter = filter(&api, ListKind::All).await?;
-    respond(&api, filter).await
+    respond(&api, filter, ListKind::All).await
 }
 
 pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
@@ -149,28 +160,53 @@ pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Resp
         .await?
         .filter(|u| u.user_type == "human")
         .ok_or(ApiError::NotFound("User"))?;
-    let filter = if starred {
-        let mut f = filter(&api, ListKind::Starred).await?;
-        f.starred_by = Some(user.id);
-        f
+    let kind = if starred {
+        ListKind::Starred
     } else {
-        let mut f = filter(&api, ListKind::UserProjects).await?;
+        ListKind::UserProjects
+    };
+    let mut filter = filter(&api, kind).await?;
+    if starred {
+        filter.starred_by = Some(user.id);
+    } else {
         let namespace = api
             .db()
             .user_namespace(user.id)
             .await?
             .ok_or(ApiError::NotFound("User"))?;
-        f.namespace_id = Some(namespace.id);
-        f
-    };
-    respond(&api, filter).await
+        filter.namespace_id = Some(namespace.id);
+    }
+    respond(&api, filter, kind).await
+}
+
+/// `GET /groups/:id/projects` (the group's projects, its subgroups' with `include_subgroups`,
+/// and those shared with it unless `with_shared=false`) and `GET /groups/:id/projects/shared`
+/// (only those shared with it), with the group-list filters, limited to what the caller sees.
+pub async fn group_projects(
+    api: Api,
+    group: &NamespaceRow,
+    shared_only: bool,
+) -> ApiResult<Response> {
+    let mut filter = filter(&api, ListKind::Group).await?;
+    let p = &api.params;
+    // accepted for compatibility: there are no security reports
+    p.bool("with_security_reports")?;
+    let include_subgroups = p.bool("include_subgroups")?.unwrap_or(false);
+    let with_shared = p.bool("with_shared")?.unwrap_or(true);
+    filter.group = Some(GroupScope {
+        group_id: group.id,
+        own: !shared_only,
+        subgroups_of: include_subgroups.then(|| group.traversal.clone()),
+        shared: shared_only || with_shared,
+    });
+    respond(&api, filter, ListKind::Group).await
 }
 
 /// `GET /projects/:id/forks`: the direct forks of a project, with the user-list filters.
 pub async fn forks_of(api: Api, project_id: i64) -> ApiResult<Response> {
     let mut filter = filter(&api, ListKind::UserProjects).await?;
     filter.forked_from = Some(project_id);
-    respond(&api, filter).await
+    respond(&api, filter, ListKind::UserProjects).await
 }
 
 /// `GET /projects/:id/users`: the active users with access to the project through
