@@ -153,6 +153,7 @@ impl IssueFilter {
     /// changes the cheapest form of the label filter. `engine` picks the case-insensitive match.
     fn apply(&self, sql: &mut Sql, tenant_id: i64, counting: bool, engine: Engine) {
         sql.push(" WHERE i.tenant_id = ").bind(tenant_id);
+        sql.push(" AND i.deleted_at IS NULL");
         match &self.source {
             IssueSource::Project { id, .. } => {
                 sql.push(" AND i.project_id = ").bind(*id);

@@ -460,22 +460,33 @@ impl TenantDb {
         Ok(row)
     }
 
-    pub async fn delete_issue(&self, issue: &IssueRow) -> sqlx::Result<()> {
+    /// Soft delete: the row stays, marked, and every read leaves it out. Only the call that
+    /// marks it lowers the project's open count (a concurrent second delete changes nothing).
+    pub async fn delete_issue(&self, issue: &IssueRow, deleter: i64) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
-        sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND id = $2")
-            .bind(tenant_id)
-            .bind(issue.id)
-            .execute(&mut *tx)
-            .await?;
-        let open = i64::from(issue.state == "opened");
-        adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
+        let marked = sqlx::query(
+            "UPDATE issues SET deleted_at = $3, deleted_by_id = $4 \
+             WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
+        )
+        .bind(tenant_id)
+        .bind(issue.id)
+        .bind(now_ms())
+        .bind(deleter)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if marked > 0 {
+            let open = i64::from(issue.state == "opened");
+            adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
+        }
         tx.commit().await
     }
 
     pub async fn issue_by_iid(&self, project_id: i64, iid: i64) -> sqlx::Result<Option<IssueRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND project_id = $2 AND iid = $3"
+            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND project_id = $2 AND iid = $3 \
+             AND deleted_at IS NULL"
         )))
         .bind(self.tenant_id())
         .bind(project_id)
@@ -486,7 +497,7 @@ impl TenantDb {
 
     pub async fn issue_by_id(&self, id: i64) -> sqlx::Result<Option<IssueRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2"
+            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL"
         )))
         .bind(self.tenant_id())
         .bind(id)
@@ -632,7 +643,8 @@ impl TenantDb {
         for project_id in projects {
             sqlx::query(
                 "UPDATE projects SET open_issues_count = (SELECT COUNT(*) FROM issues i \
-                 WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened') \
+                 WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened' \
+                 AND i.deleted_at IS NULL) \
                  WHERE tenant_id = $1 AND id = $2",
             )
             .bind(tenant_id)

@@ -376,10 +376,10 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
 
 pub async fn remove(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
     let ctx = load(&api, &id, &iid).await?;
-    api.user()?;
+    let caller = api.user()?;
     if !is_owner(&ctx.project) {
         return Err(ApiError::forbidden());
     }
-    api.db().delete_issue(&ctx.issue).await?;
+    api.db().delete_issue(&ctx.issue, caller.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
