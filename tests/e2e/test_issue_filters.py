@@ -133,6 +133,19 @@ CASES = [
     ({"scope": "all"}, lambda s: True),
     ({"labels": "bug", "state": "opened", "milestone": "m1"},
      lambda s: "Bug" in s["labels"] and not s["closed"] and s["milestone"] == "m1"),
+    # the label walk with other filters, another order, and the search index beside it
+    ({"labels": "bug", "order_by": "updated_at"}, lambda s: "Bug" in s["labels"]),
+    ({"labels": "ui,bug", "confidential": "false"},
+     lambda s: s["labels"] == ["Bug", "UI"] and not s["confidential"]),
+    ({"labels": "bug", "search": "needle"}, lambda s: "Bug" in s["labels"] and "needle" in s["title"]),
+    ({"labels": "bug,nope"}, lambda s: False),
+    # search: short terms (no trigrams) scan, longer ones use the index; both are substrings
+    ({"search": "ne"}, lambda s: "ne" in s["title"].lower() or "ne" in s["description"]),
+    ({"search": "7 NEED"}, lambda s: "7 need" in s["title"].lower()),
+    ({"search": "ssue 1"}, lambda s: "ssue 1" in s["title"]),
+    ({"search": "ne%dle"}, lambda s: False),
+    ({"search": "%"}, lambda s: False),
+    ({"search": 'nee"dle'}, lambda s: False),
 ]
 
 
@@ -176,6 +189,31 @@ def test_order_and_sort(server, world):
     assert_json(server.request("GET", f"/projects/{world['project'].id}/issues",
                                token=server.root_token, params={"order_by": "bogus"}), 400,
                 {"error": "order_by does not have a valid value"})
+
+
+def test_label_walk_order_and_pages(server, world):
+    path = f"/projects/{world['project'].id}/issues"
+    every = server.request("GET", path, token=server.root_token,
+                           params={"labels": "bug", "per_page": 100}).json()
+    assert len(every) == len(expected(lambda s: "Bug" in s["labels"]))
+    created = [i["created_at"] for i in every]
+    assert created == sorted(created, reverse=True)
+    paged = []
+    for page in (1, 2, 3, 4, 5):
+        r = server.request("GET", path, token=server.root_token,
+                           params={"labels": "bug", "per_page": 5, "page": page})
+        assert r.headers["X-Total"] == str(len(every))
+        paged += r.json()
+    assert [i["iid"] for i in paged] == [i["iid"] for i in every]
+    ascending = server.request("GET", path, token=server.root_token,
+                               params={"labels": "bug", "sort": "asc", "per_page": 100}).json()
+    assert [i["iid"] for i in ascending] == [i["iid"] for i in reversed(every)]
+    # a guest needs the confidential check (issue 7 is confidential and labelled Bug)
+    guest, guest_token = make_user(server, "labelguest")
+    world["project"].members.create({"user_id": guest.id, "access_level": 10})
+    r = server.request("GET", path, token=guest_token, params={"labels": "bug", "per_page": 100})
+    assert [i["iid"] for i in r.json()] == [i["iid"] for i in every if i["iid"] != world["iids"][7]]
+    assert r.headers["X-Total"] == str(len(every) - 1)
 
 
 def test_pagination_headers(server, world):
@@ -250,3 +288,47 @@ def test_bad_filters(server, world, params, body):
     for path in (f"/projects/{world['project'].id}/issues", f"/groups/{world['group'].id}/issues", "/issues"):
         r = server.request("GET", path, token=server.root_token, params=params)
         assert_json(r, 400, body)
+
+
+def test_label_and_search_indexes_follow_every_write(server):
+    """The label walk's copies and the search index follow create, update, move and delete."""
+    gl = server.gitlab()
+    p = gl.projects.create({"name": "idx-" + secrets.token_hex(3)})
+    target = gl.projects.create({"name": "idx-target-" + secrets.token_hex(3)})
+    word = "zq" + secrets.token_hex(4)
+
+    def found(params, project=p):
+        r = server.request("GET", f"/projects/{project.id}/issues", token=server.root_token,
+                           params={"per_page": 100, **params})
+        assert r.headers["X-Total"] == str(len(r.json()))
+        return [i["iid"] for i in assert_json(r, 200)]
+
+    old = p.issues.create({"title": "first", "labels": "walk", "created_at": "2020-01-01T00:00:00Z"})
+    new = p.issues.create({"title": f"second {word}", "labels": "walk,other"})
+    assert found({"labels": "walk"}) == [new.iid, old.iid]
+    assert found({"search": word}) == [new.iid]
+    # created_at moves the issue in the label walk; relabelling moves it in and out
+    p.issues.update(old.iid, {"created_at": "2030-01-01T00:00:00Z"})
+    assert found({"labels": "walk"}) == [old.iid, new.iid]
+    p.issues.update(new.iid, {"labels": "other"})
+    assert found({"labels": "walk"}) == [old.iid]
+    p.issues.update(new.iid, {"add_labels": "walk"})
+    assert found({"labels": "walk,other"}) == [new.iid]
+    # a new title or description is searchable, the old one is not
+    p.issues.update(old.iid, {"title": f"renamed {word.upper()}"})
+    assert sorted(found({"search": word})) == sorted([new.iid, old.iid])
+    p.issues.update(new.iid, {"title": "plain", "description": f"body {word}"})
+    assert sorted(found({"search": word})) == sorted([old.iid, new.iid])
+    assert found({"search": word, "in": "title"}) == [old.iid]
+    assert found({"search": word, "in": "description"}) == [new.iid]
+    # moved: the copy is found in its new project (with its label), the original stays closed
+    moved = server.request("POST", f"/projects/{p.id}/issues/{new.iid}/move",
+                           token=server.root_token, json={"to_project_id": target.id}).json()
+    assert found({"search": word}, project=target) == [moved["iid"]]
+    assert found({"search": word, "state": "closed"}) == [new.iid]
+    # deleted: gone from the label walk, its count and the search
+    assert server.request("DELETE", f"/projects/{p.id}/issues/{old.iid}",
+                          token=server.root_token).status_code == 204
+    assert found({"labels": "walk"}) == [new.iid]
+    assert found({"search": word}) == [new.iid]
+    assert found({"labels": "walk", "search": "renamed"}) == []

@@ -214,11 +214,74 @@ def test_delete_owner_or_admin_only(server, people, project):
     issue = project_as(server, owner_token, project.id).issues.create({"title": "doomed"})
     url = f"/projects/{project.id}/issues/{issue.iid}"
     assert_json(server.request("DELETE", url, token=reporter_token), 403)
+    assert server.request("DELETE", url).status_code in (401, 404)
     assert server.request("GET", url, token=owner_token).status_code == 200
     r = server.request("DELETE", url, token=owner_token)
-    assert r.status_code == 204
+    assert r.status_code == 204 and r.content == b""
     assert_json(server.request("GET", url, token=owner_token), 404, ISSUE_NOT_FOUND)
     assert_json(server.request("DELETE", url, token=server.root_token), 404, ISSUE_NOT_FOUND)
+
+
+def test_soft_deleted_issue_vanishes_everywhere_and_keeps_its_iid(server, people):
+    owner, owner_token = people["owner"]
+    reporter, reporter_token = people["reporter"]
+    gl = server.gitlab(owner_token)
+    group = gl.groups.create({"name": "sd-" + secrets.token_hex(3), "path": "sd-" + secrets.token_hex(3),
+                              "visibility": "public"})
+    p = gl.projects.create({"name": "softdel", "namespace_id": group.id, "visibility": "public"})
+    target = gl.projects.create({"name": "softdel-target-" + secrets.token_hex(3)})
+    p.members.create({"user_id": reporter.id, "access_level": 20})
+    word = "vanish" + secrets.token_hex(3)
+    kept = p.issues.create({"title": f"kept {word}", "labels": "sdlabel"})
+    doomed = p.issues.create({"title": f"doomed {word}", "description": f"{word} body",
+                              "labels": "sdlabel", "assignee_ids": [reporter.id]})
+    p.issues.get(doomed.iid).notes.create({"body": "a note"})
+    p.issues.get(doomed.iid).awardemojis.create({"name": "thumbsup"})
+    url = f"/projects/{p.id}/issues/{doomed.iid}"
+    label_counts = lambda: next(l for l in server.request(
+        "GET", f"/projects/{p.id}/labels", token=owner_token, params={"with_counts": "true"}).json()
+        if l["name"] == "sdlabel")["open_issues_count"]
+    assert label_counts() == 2
+    assert gl.projects.get(p.id).open_issues_count == 2
+
+    assert server.request("DELETE", url, token=owner_token).status_code == 204
+
+    assert gl.projects.get(p.id).open_issues_count == 1
+    assert label_counts() == 1
+    for token in (owner_token, server.root_token, reporter_token):
+        for path, params in ((f"/projects/{p.id}/issues", {}),
+                             (f"/projects/{p.id}/issues", {"search": word}),
+                             (f"/projects/{p.id}/issues", {"labels": "sdlabel"}),
+                             (f"/projects/{p.id}/issues", {"assignee_id": reporter.id}),
+                             (f"/projects/{p.id}/issues", {"iids[]": doomed.iid}),
+                             (f"/groups/{group.id}/issues", {"search": word}),
+                             ("/issues", {"scope": "all", "search": word})):
+            r = server.request("GET", path, token=token, params=params)
+            iids = [i["iid"] for i in assert_json(r, 200)]
+            assert doomed.iid not in iids, (path, params)
+            assert r.headers["X-Total"] == str(len(iids)), (path, params)
+    # everything hanging off the issue is gone with it
+    for method, sub, body in (("GET", "", None), ("PUT", "", {"title": "x"}),
+                              ("GET", "/notes", None), ("POST", "/notes", {"body": "x"}),
+                              ("GET", "/award_emoji", None),
+                              ("POST", "/award_emoji", {"name": "thumbsdown"}),
+                              ("GET", "/participants", None), ("GET", "/time_stats", None),
+                              ("POST", "/todo", None), ("POST", "/subscribe", None),
+                              ("POST", "/unsubscribe", None),
+                              ("POST", "/move", {"to_project_id": target.id}),
+                              ("POST", "/add_spent_time", {"duration": "1h"}),
+                              ("GET", "/closed_by", None), ("GET", "/user_agent_detail", None)):
+        r = server.request(method, url + sub, token=server.root_token, json=body)
+        assert_json(r, 404, ISSUE_NOT_FOUND), (method, sub)
+    assert target.issues.list() == []
+    assert_json(server.request("DELETE", url, token=owner_token), 404, ISSUE_NOT_FOUND)
+    assert gl.projects.get(p.id).open_issues_count == 1
+    # the number stays taken: neither the counter nor an explicit iid gives it out again
+    dup = server.request("POST", f"/projects/{p.id}/issues", token=owner_token,
+                         json={"title": "reuse", "iid": doomed.iid})
+    assert dup.status_code == 400 and "iid" in dup.json()["message"]
+    assert p.issues.create({"title": "next"}).iid == doomed.iid + 1
+    assert p.issues.get(kept.iid).title == f"kept {word}"
 
 
 def test_confidential_visibility_by_caller(server, people, project):

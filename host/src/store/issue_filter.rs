@@ -2,12 +2,26 @@
 //! which issues the viewer may see (project visibility, the issues feature, confidentiality) and
 //! the filters of the spec's table.
 
+use super::issue_search::{MIN_INDEXED_CHARS, ROWID_TENANT_STRIDE};
 use super::issues::{IssueRow, issue_columns};
 use super::namespaces::escape_like;
 use super::projects::{Viewer, push_authorized};
 use super::sql::Sql;
 use super::window::Window;
 use super::{Engine, TenantDb};
+
+/// How one query of a list is built.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    engine: Engine,
+    /// Filter on labels (false when the query walks a label's index instead).
+    labels: bool,
+    /// The query counts (capped) rather than fetching a page, which changes the cheapest form
+    /// of the label filter.
+    counting: bool,
+    /// Answer `search` from SQLite's trigram index (a rare enough term; see `search_plan`).
+    search_index: bool,
+}
 
 /// Which issues the list starts from.
 #[derive(Debug, Clone)]
@@ -149,10 +163,12 @@ impl IssueFilter {
         }
     }
 
-    /// `counting`: the query counts matches (up to the cap) instead of fetching a page, which
-    /// changes the cheapest form of the label filter. `engine` picks the case-insensitive match.
-    fn apply(&self, sql: &mut Sql, tenant_id: i64, counting: bool, engine: Engine) {
-        sql.push(" WHERE i.tenant_id = ").bind(tenant_id);
+    /// Where the issues come from: the tenant's live issues of the project, or of the readable
+    /// projects (group and global lists).
+    fn push_source(&self, sql: &mut Sql, tenant_id: i64) {
+        sql.push(" WHERE i.tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND i.deleted_at IS NULL");
         match &self.source {
             IssueSource::Project { id, .. } => {
                 sql.push(" AND i.project_id = ").bind(*id);
@@ -163,10 +179,10 @@ impl IssueFilter {
                 sql.push(")");
             }
         }
-        self.push_confidentiality(sql, tenant_id);
-        if let Some(state) = &self.state {
-            sql.push(" AND i.state = ").bind(state);
-        }
+    }
+
+    /// The label filter when the list is not driven by a label's own index.
+    fn push_labels(&self, sql: &mut Sql, tenant_id: i64, counting: bool) {
         match &self.labels {
             Wildcard::Unset => {}
             Wildcard::None => {
@@ -196,6 +212,77 @@ impl IssueFilter {
                         .push("))");
                 }
             }
+        }
+    }
+
+    /// The `search` term: SQLite's trigram index for terms it can answer, else a substring
+    /// scan (`LOWER(...)` on PostgreSQL, where the `pg_trgm` indexes answer it).
+    fn push_search(&self, sql: &mut Sql, tenant_id: i64, mode: Mode) {
+        let Some(search) = &self.search else {
+            return;
+        };
+        if mode.search_index {
+            sql.push(" AND i.id IN (SELECT rowid - ")
+                .bind(tenant_id * ROWID_TENANT_STRIDE)
+                .push(" FROM issue_search WHERE");
+            self.push_search_match(sql, tenant_id, search);
+            sql.push(")");
+            return;
+        }
+        let engine = mode.engine;
+        let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
+        // SQLite's LIKE ignores ASCII case by itself (and its LOWER() knows no more than
+        // ASCII), so only PostgreSQL needs LOWER(), which its trigram indexes are built on.
+        let lower = |column: &'static str| match engine {
+            Engine::Sqlite => column,
+            Engine::Postgres if column == "i.title" => "LOWER(i.title)",
+            Engine::Postgres => "LOWER(i.description)",
+        };
+        let mut terms = Vec::new();
+        if self.search_title {
+            terms.push(lower("i.title"));
+        }
+        if self.search_description {
+            terms.push(lower("i.description"));
+        }
+        sql.push(" AND (");
+        for (n, term) in terms.iter().enumerate() {
+            if n > 0 {
+                sql.push(" OR ");
+            }
+            sql.push(&format!("{term} LIKE "))
+                .bind(pattern.clone())
+                .push(" ESCAPE '\\'");
+        }
+        sql.push(")");
+    }
+
+    /// `issue_search MATCH` the term as one quoted FTS5 string (a substring: the trigram
+    /// tokenizer's phrase), within the tenant's rowid range.
+    fn push_search_match(&self, sql: &mut Sql, tenant_id: i64, search: &str) {
+        let columns = match (self.search_title, self.search_description) {
+            (true, false) => "title",
+            (false, true) => "description",
+            _ => "{title description}",
+        };
+        let base = tenant_id * ROWID_TENANT_STRIDE;
+        sql.push(" issue_search MATCH ")
+            .bind(format!("{columns} : \"{}\"", search.replace('"', "\"\"")))
+            .push(" AND rowid >= ")
+            .bind(base)
+            .push(" AND rowid < ")
+            .bind(base + ROWID_TENANT_STRIDE);
+    }
+
+    /// Every condition on the issue row beyond its source: `labels` unless the list walks a
+    /// label's index, `counting` picking the cheaper label form for a count.
+    fn push_conditions(&self, sql: &mut Sql, tenant_id: i64, mode: Mode) {
+        self.push_confidentiality(sql, tenant_id);
+        if let Some(state) = &self.state {
+            sql.push(" AND i.state = ").bind(state);
+        }
+        if mode.labels {
+            self.push_labels(sql, tenant_id, mode.counting);
         }
         match &self.milestone {
             Wildcard::Unset => {}
@@ -258,33 +345,7 @@ impl IssueFilter {
                     .push(")");
             }
         }
-        if let Some(search) = &self.search {
-            let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
-            // SQLite's LIKE ignores ASCII case by itself (and its LOWER() knows no more than
-            // ASCII), so only PostgreSQL needs LOWER(), which would cost SQLite a third.
-            let lower = |column: &'static str| match engine {
-                Engine::Sqlite => column,
-                Engine::Postgres if column == "i.title" => "LOWER(i.title)",
-                Engine::Postgres => "LOWER(i.description)",
-            };
-            let mut terms = Vec::new();
-            if self.search_title {
-                terms.push(lower("i.title"));
-            }
-            if self.search_description {
-                terms.push(lower("i.description"));
-            }
-            sql.push(" AND (");
-            for (n, term) in terms.iter().enumerate() {
-                if n > 0 {
-                    sql.push(" OR ");
-                }
-                sql.push(&format!("{term} LIKE "))
-                    .bind(pattern.clone())
-                    .push(" ESCAPE '\\'");
-            }
-            sql.push(")");
-        }
+        self.push_search(sql, tenant_id, mode);
         for (column, op, value) in [
             ("created_at", ">=", self.created_after),
             ("created_at", "<=", self.created_before),
@@ -301,24 +362,149 @@ impl IssueFilter {
     }
 }
 
+/// How a list finds its issues.
+#[derive(Clone, Copy)]
+enum Plan<'a> {
+    /// Walk the issues (an index of `issues` or the search index) and filter.
+    Issues,
+    /// Walk the first label's entries in `issue_labels_walk` (project, newest first): the
+    /// page reads `per_page` of them, the count (when nothing else needs the issue row) is a
+    /// covering walk of at most the cap. Every issue must also carry the other labels.
+    Label {
+        project_id: i64,
+        names: &'a [String],
+    },
+}
+
+impl<'a> Plan<'a> {
+    /// Project lists filtered by label names walk the first label's index in creation order.
+    fn of(filter: &'a IssueFilter, order_by: &str) -> Plan<'a> {
+        match (&filter.source, &filter.labels) {
+            (IssueSource::Project { id, .. }, Wildcard::Value(names))
+                if order_by == "created_at" && !names.is_empty() =>
+            {
+                Plan::Label {
+                    project_id: *id,
+                    names,
+                }
+            }
+            _ => Plan::Issues,
+        }
+    }
+}
+
+/// The project's label id named `name` (lower-cased), as a subquery: evaluated once, and an
+/// unknown name matches nothing.
+fn push_label_id(sql: &mut Sql, tenant_id: i64, project_id: i64, name: &str) {
+    sql.push("(SELECT l.id FROM labels l WHERE l.tenant_id = ")
+        .bind(tenant_id)
+        .push(" AND l.project_id = ")
+        .bind(project_id)
+        .push(" AND l.name_lower = ")
+        .bind(name)
+        .push(")");
+}
+
+/// A search term with at least this many matches in the tenant is answered by walking the
+/// list (matches are common, so pages and the capped count end early); below it, from the
+/// trigram index, whose cost grows with the matches.
+const SEARCH_INDEX_MAX_MATCHES: i64 = 2_000;
+
 impl TenantDb {
-    pub async fn list_issues(
+    /// Whether SQLite's trigram index should answer the search term: it must be long enough
+    /// for trigrams, and rare enough (counted up to the threshold in the index itself).
+    async fn search_plan(&self, filter: &IssueFilter) -> sqlx::Result<bool> {
+        let Some(search) = &filter.search else {
+            return Ok(false);
+        };
+        if self.engine() != Engine::Sqlite || search.chars().count() < MIN_INDEXED_CHARS {
+            return Ok(false);
+        }
+        let mut sql = Sql::new("SELECT COUNT(*) FROM (SELECT 1 FROM issue_search WHERE");
+        filter.push_search_match(&mut sql, self.tenant_id(), search);
+        sql.push(" LIMIT ")
+            .bind(SEARCH_INDEX_MAX_MATCHES)
+            .push(") probe");
+        let matches: i64 = sql.query_scalar().fetch_one(self.reader()).await?;
+        Ok(matches < SEARCH_INDEX_MAX_MATCHES)
+    }
+
+    /// `SELECT {columns}` of the issues the plan walks, with every filter; a count leaves out
+    /// the issue row when no condition needs it.
+    fn issue_query(&self, filter: &IssueFilter, plan: &Plan, columns: &str, mode: Mode) -> Sql {
+        let tenant_id = self.tenant_id();
+        let Plan::Label { project_id, names } = *plan else {
+            let mut sql = Sql::new(&format!("SELECT {columns} FROM issues i"));
+            filter.push_source(&mut sql, tenant_id);
+            filter.push_conditions(&mut sql, tenant_id, mode);
+            return sql;
+        };
+        let mode = Mode {
+            labels: false,
+            ..mode
+        };
+        let mut conditions = Sql::default();
+        filter.push_conditions(&mut conditions, tenant_id, mode);
+        let row_needed = !mode.counting || !conditions.text().is_empty();
+        // CROSS JOIN keeps `issue_labels` the outer loop on SQLite (PostgreSQL plans it freely).
+        let mut sql = Sql::new(&format!("SELECT {columns} FROM issue_labels il"));
+        if row_needed {
+            sql.push(" CROSS JOIN issues i");
+        }
+        sql.push(" WHERE il.tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND il.label_id = ");
+        push_label_id(&mut sql, tenant_id, project_id, &names[0]);
+        sql.push(" AND il.project_id = ")
+            .bind(project_id)
+            .push(" AND il.deleted_at IS NULL");
+        for name in &names[1..] {
+            sql.push(
+                " AND EXISTS (SELECT 1 FROM issue_labels ol WHERE ol.tenant_id = il.tenant_id \
+                 AND ol.issue_id = il.issue_id AND ol.label_id = ",
+            );
+            push_label_id(&mut sql, tenant_id, project_id, name);
+            sql.push(")");
+        }
+        if row_needed {
+            sql.push(" AND i.tenant_id = il.tenant_id AND i.id = il.issue_id");
+            filter.push_conditions(&mut sql, tenant_id, mode);
+        }
+        sql
+    }
+
+    /// One page of the list (`window`) and the number of matches up to `cap`, read side by
+    /// side.
+    pub async fn issue_page(
         &self,
         filter: &IssueFilter,
         window: &Window,
-    ) -> sqlx::Result<Vec<IssueRow>> {
-        let mut sql = Sql::new(&format!("SELECT {} FROM issues i", issue_columns("i")));
-        filter.apply(&mut sql, self.tenant_id(), false, self.engine());
-        window.apply_on(&mut sql, "i.");
-        sql.query_as().fetch_all(self.reader()).await
-    }
-
-    pub async fn count_issues(&self, filter: &IssueFilter, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM issues i");
-        filter.apply(&mut sql, self.tenant_id(), true, self.engine());
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        cap: i64,
+    ) -> sqlx::Result<(Vec<IssueRow>, i64)> {
+        let search_index = self.search_plan(filter).await?;
+        let plan = Plan::of(filter, window.order_by);
+        let mode = Mode {
+            engine: self.engine(),
+            labels: true,
+            counting: false,
+            search_index,
+        };
+        let mut page = self.issue_query(filter, &plan, &issue_columns("i"), mode);
+        match plan {
+            Plan::Label { .. } => window.apply_to(&mut page, "il.created_at", "il.issue_id"),
+            Plan::Issues => window.apply_on(&mut page, "i."),
+        }
+        // The count may walk a label's index whatever the page's order.
+        let counting = Mode {
+            counting: true,
+            ..mode
+        };
+        let count = self
+            .issue_query(filter, &Plan::of(filter, "created_at"), "1", counting)
+            .count_capped(cap);
+        tokio::try_join!(
+            page.query_as().fetch_all(self.reader()),
+            count.query_scalar().fetch_one(self.reader()),
+        )
     }
 }

@@ -5,7 +5,7 @@
 
 use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 
-use super::labels::{DEFAULT_LABEL_COLOR, LabelRow, label_columns};
+use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, LabelRow, label_columns};
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
 use super::{Flag, TenantDb, ids::next_id, now_ms};
@@ -160,28 +160,34 @@ where
     .map(|_| ())
 }
 
-/// The ids of `names` among the project's labels (case-insensitive), creating the missing ones
-/// with the default color, as GitLab does for labels named on an issue.
+/// The project's labels named `names` (case-insensitive), in one read, creating the missing
+/// ones with the default color, as GitLab does for labels named on an issue.
 async fn ensure_labels(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     project_id: i64,
     names: &[String],
-) -> sqlx::Result<Vec<i64>> {
-    let mut ids = Vec::new();
-    let now = now_ms();
-    for name in names {
-        let lower = name.to_lowercase();
-        let found: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM labels WHERE tenant_id = $1 AND project_id = $2 AND name_lower = $3",
-        )
-        .bind(tenant_id)
+) -> sqlx::Result<Vec<LabelRow>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let mut sql = Sql::new(&format!(
+        "SELECT name_lower, {LABEL_COLUMNS} FROM labels WHERE tenant_id = "
+    ));
+    sql.bind(tenant_id)
+        .push(" AND project_id = ")
         .bind(project_id)
-        .bind(&lower)
-        .fetch_optional(&mut **tx)
-        .await?;
-        let id = match found {
-            Some(id) => id,
+        .push(" AND name_lower IN (")
+        .bind_list(lower.iter().map(String::as_str))
+        .push(")");
+    let found: Vec<NamedLabel> = sql.query_as().fetch_all(&mut **tx).await?;
+    let now = now_ms();
+    let mut labels: Vec<LabelRow> = Vec::new();
+    for (name, lower) in names.iter().zip(&lower) {
+        let label = match found.iter().find(|f| &f.name_lower == lower) {
+            Some(found) => found.label.clone(),
+            None if labels.iter().any(|l| l.name.to_lowercase() == *lower) => continue,
             None => {
                 let id = next_id(&mut **tx, tenant_id, "labels").await?;
                 sqlx::query(
@@ -192,58 +198,100 @@ async fn ensure_labels(
                 .bind(id)
                 .bind(project_id)
                 .bind(name)
-                .bind(&lower)
+                .bind(lower)
                 .bind(DEFAULT_LABEL_COLOR)
                 .bind(now)
                 .execute(&mut **tx)
                 .await?;
-                id
+                LabelRow {
+                    id,
+                    project_id,
+                    name: name.clone(),
+                    color: DEFAULT_LABEL_COLOR.to_string(),
+                    description: None,
+                    priority: None,
+                }
             }
         };
-        if !ids.contains(&id) {
-            ids.push(id);
+        if !labels.iter().any(|l| l.id == label.id) {
+            labels.push(label);
         }
     }
-    Ok(ids)
+    Ok(labels)
 }
 
-/// Attaches `names` (created where missing) to a new issue.
+#[derive(sqlx::FromRow)]
+struct NamedLabel {
+    name_lower: String,
+    #[sqlx(flatten)]
+    label: LabelRow,
+}
+
+/// Where an issue's label rows sit in `issue_labels_walk`: copies of its project and creation
+/// time, kept in step with the issue.
+struct LabelSlot {
+    project_id: i64,
+    issue_id: i64,
+    created_at: Arg,
+}
+
+/// Attaches `names` (created where missing) to an issue without labels, in one insert, and
+/// returns them in the order lists show them (by name).
 async fn add_labels(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
-    project_id: i64,
-    issue_id: i64,
+    slot: &LabelSlot,
     names: &[String],
-) -> sqlx::Result<()> {
-    for label_id in ensure_labels(tx, tenant_id, project_id, names).await? {
-        sqlx::query("INSERT INTO issue_labels (tenant_id, issue_id, label_id) VALUES ($1, $2, $3)")
-            .bind(tenant_id)
-            .bind(issue_id)
-            .bind(label_id)
-            .execute(&mut **tx)
-            .await?;
+) -> sqlx::Result<Vec<LabelRow>> {
+    let mut labels = ensure_labels(tx, tenant_id, slot.project_id, names).await?;
+    if labels.is_empty() {
+        return Ok(labels);
     }
-    Ok(())
+    let mut sql = Sql::new(
+        "INSERT INTO issue_labels (tenant_id, issue_id, label_id, project_id, created_at) VALUES ",
+    );
+    for (n, label) in labels.iter().enumerate() {
+        sql.push(if n == 0 { "(" } else { ", (" })
+            .bind(tenant_id)
+            .push(", ")
+            .bind(slot.issue_id)
+            .push(", ")
+            .bind(label.id)
+            .push(", ")
+            .bind(slot.project_id)
+            .push(", ")
+            .bind(slot.created_at.clone())
+            .push(")");
+    }
+    sql.query().execute(&mut **tx).await?;
+    labels.sort_by_key(|l| (l.name.to_lowercase(), l.id));
+    Ok(labels)
 }
 
+/// Assigns `user_ids` (in this order) to an issue without assignees, in one insert.
 async fn add_assignees(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     issue_id: i64,
     user_ids: &[i64],
 ) -> sqlx::Result<()> {
-    for (position, user_id) in user_ids.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(tenant_id)
-        .bind(issue_id)
-        .bind(*user_id)
-        .bind(position as i64)
-        .execute(&mut **tx)
-        .await?;
+    if user_ids.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let mut sql =
+        Sql::new("INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) VALUES ");
+    for (position, user_id) in user_ids.iter().enumerate() {
+        sql.push(if position == 0 { "(" } else { ", (" })
+            .bind(tenant_id)
+            .push(", ")
+            .bind(issue_id)
+            .push(", ")
+            .bind(*user_id)
+            .push(", ")
+            .bind(position as i64)
+            .push(")");
+    }
+    sql.query().execute(&mut **tx).await.map(|_| ())
 }
 
 /// Removes an issue's labels (`issue_labels`) or assignees (`issue_assignees`) before they are
@@ -305,20 +353,54 @@ where
     .await
 }
 
+/// A new issue as written, with its labels: what the response shows, without reading back.
+pub struct CreatedIssue {
+    pub row: IssueRow,
+    pub labels: Vec<LabelRow>,
+}
+
+/// The next issue id of the tenant and iid of the project, in one statement. The rows are
+/// taken in this order by every create (also one with an explicit iid), so concurrent
+/// creates on PostgreSQL queue on them instead of deadlocking.
+async fn next_issue_numbers(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    project_id: i64,
+) -> sqlx::Result<(i64, i64)> {
+    let counter = iid_counter(project_id);
+    let taken: Vec<(String, i64)> = sqlx::query_as(
+        "INSERT INTO id_sequences (tenant_id, name, last_value) VALUES ($1, 'issues', 1), ($1, $2, 1) \
+         ON CONFLICT (tenant_id, name) DO UPDATE SET last_value = id_sequences.last_value + 1 \
+         RETURNING name, last_value",
+    )
+    .bind(tenant_id)
+    .bind(&counter)
+    .fetch_all(&mut **tx)
+    .await?;
+    let value = |name: &str| {
+        taken
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .ok_or(sqlx::Error::RowNotFound)
+    };
+    Ok((value("issues")?, value(&counter)?))
+}
+
 /// Inserts an issue and its labels, assignees, creator subscription and user agent inside `tx`.
 async fn insert_issue(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     issue: &NewIssue,
-) -> sqlx::Result<IssueRow> {
-    let iid = match issue.iid {
+) -> sqlx::Result<CreatedIssue> {
+    let (id, iid) = match issue.iid {
         Some(iid) => {
+            let id = next_id(&mut **tx, tenant_id, "issues").await?;
             raise_iid_counter(&mut **tx, tenant_id, issue.project_id, iid).await?;
-            iid
+            (id, iid)
         }
-        None => next_id(&mut **tx, tenant_id, &iid_counter(issue.project_id)).await?,
+        None => next_issue_numbers(tx, tenant_id, issue.project_id).await?,
     };
-    let id = next_id(&mut **tx, tenant_id, "issues").await?;
     let created_at = issue.created_at.unwrap_or_else(now_ms);
     let updated_at = issue.updated_at.unwrap_or(created_at);
     let state = issue.state.as_deref().unwrap_or("opened");
@@ -345,7 +427,12 @@ async fn insert_issue(
     .bind(updated_at)
     .execute(&mut **tx)
     .await?;
-    add_labels(tx, tenant_id, issue.project_id, id, &issue.labels).await?;
+    let slot = LabelSlot {
+        project_id: issue.project_id,
+        issue_id: id,
+        created_at: Arg::Int(created_at),
+    };
+    let labels = add_labels(tx, tenant_id, &slot, &issue.labels).await?;
     add_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
     sqlx::query(
         "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, 1)",
@@ -372,15 +459,38 @@ async fn insert_issue(
         i64::from(state == "opened"),
     )
     .await?;
-    row_by_id(&mut **tx, "issues", ISSUE_COLUMNS, tenant_id, id).await
+    let row = IssueRow {
+        id,
+        project_id: issue.project_id,
+        iid,
+        author_id: issue.author_id,
+        title: issue.title.clone(),
+        description: issue.description.clone(),
+        state: state.to_string(),
+        confidential: issue.confidential,
+        discussion_locked: issue.discussion_locked,
+        milestone_id: issue.milestone_id,
+        due_date: issue.due_date.clone(),
+        time_estimate: issue.time_estimate,
+        total_time_spent: issue.total_time_spent,
+        upvotes: 0,
+        downvotes: 0,
+        user_notes_count: 0,
+        closed_at: None,
+        closed_by_id: None,
+        moved_to_id: None,
+        created_at,
+        updated_at,
+    };
+    Ok(CreatedIssue { row, labels })
 }
 
 impl TenantDb {
-    pub async fn create_issue(&self, issue: &NewIssue) -> sqlx::Result<IssueRow> {
+    pub async fn create_issue(&self, issue: &NewIssue) -> sqlx::Result<CreatedIssue> {
         let mut tx = self.writer().begin().await?;
-        let row = insert_issue(&mut tx, self.tenant_id(), issue).await?;
+        let created = insert_issue(&mut tx, self.tenant_id(), issue).await?;
         tx.commit().await?;
-        Ok(row)
+        Ok(created)
     }
 
     /// Moves `old` into another project: `new` is created there (new iid), and `old` is closed
@@ -393,7 +503,7 @@ impl TenantDb {
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
-        let moved = insert_issue(&mut tx, tenant_id, new).await?;
+        let moved = insert_issue(&mut tx, tenant_id, new).await?.row;
         let now = now_ms();
         sqlx::query(
             "UPDATE issues SET state = 'closed', closed_at = COALESCE(closed_at, $3), \
@@ -437,9 +547,27 @@ impl TenantDb {
             .push(" AND id = ")
             .bind(issue.id);
         sql.query().execute(&mut *tx).await?;
+        let created_at = changes
+            .columns
+            .iter()
+            .find(|(c, _)| *c == "created_at")
+            .map(|(_, v)| v.clone());
         if let Some(labels) = &changes.labels {
             clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
-            add_labels(&mut tx, tenant_id, issue.project_id, issue.id, labels).await?;
+            let slot = LabelSlot {
+                project_id: issue.project_id,
+                issue_id: issue.id,
+                created_at: created_at.unwrap_or(Arg::Int(issue.created_at)),
+            };
+            add_labels(&mut tx, tenant_id, &slot, labels).await?;
+        } else if let Some(created_at) = created_at {
+            let mut sql = Sql::new("UPDATE issue_labels SET created_at = ");
+            sql.bind(created_at)
+                .push(" WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND issue_id = ")
+                .bind(issue.id);
+            sql.query().execute(&mut *tx).await?;
         }
         if let Some(assignees) = &changes.assignee_ids {
             clear(&mut tx, "issue_assignees", tenant_id, issue.id).await?;
@@ -460,22 +588,41 @@ impl TenantDb {
         Ok(row)
     }
 
-    pub async fn delete_issue(&self, issue: &IssueRow) -> sqlx::Result<()> {
+    /// Soft delete: the row stays, marked, and every read leaves it out. Only the call that
+    /// marks it lowers the project's open count (a concurrent second delete changes nothing).
+    pub async fn delete_issue(&self, issue: &IssueRow, deleter: i64) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
-        sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND id = $2")
+        let marked = sqlx::query(
+            "UPDATE issues SET deleted_at = $3, deleted_by_id = $4 \
+             WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
+        )
+        .bind(tenant_id)
+        .bind(issue.id)
+        .bind(now_ms())
+        .bind(deleter)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if marked > 0 {
+            sqlx::query(
+                "UPDATE issue_labels SET deleted_at = $3 WHERE tenant_id = $1 AND issue_id = $2",
+            )
             .bind(tenant_id)
             .bind(issue.id)
+            .bind(now_ms())
             .execute(&mut *tx)
             .await?;
-        let open = i64::from(issue.state == "opened");
-        adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
+            let open = i64::from(issue.state == "opened");
+            adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
+        }
         tx.commit().await
     }
 
     pub async fn issue_by_iid(&self, project_id: i64, iid: i64) -> sqlx::Result<Option<IssueRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND project_id = $2 AND iid = $3"
+            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND project_id = $2 AND iid = $3 \
+             AND deleted_at IS NULL"
         )))
         .bind(self.tenant_id())
         .bind(project_id)
@@ -486,7 +633,7 @@ impl TenantDb {
 
     pub async fn issue_by_id(&self, id: i64) -> sqlx::Result<Option<IssueRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2"
+            "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL"
         )))
         .bind(self.tenant_id())
         .bind(id)
@@ -632,7 +779,8 @@ impl TenantDb {
         for project_id in projects {
             sqlx::query(
                 "UPDATE projects SET open_issues_count = (SELECT COUNT(*) FROM issues i \
-                 WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened') \
+                 WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened' \
+                 AND i.deleted_at IS NULL) \
                  WHERE tenant_id = $1 AND id = $2",
             )
             .bind(tenant_id)

@@ -85,7 +85,7 @@ impl TenantDb {
             "SELECT COALESCE(SUM(CASE WHEN i.state = 'opened' THEN 1 ELSE 0 END), 0) AS open_issues_count, \
              COALESCE(SUM(CASE WHEN i.state = 'closed' THEN 1 ELSE 0 END), 0) AS closed_issues_count \
              FROM issue_labels il JOIN issues i ON i.tenant_id = il.tenant_id AND i.id = il.issue_id \
-             WHERE il.tenant_id = $1 AND il.label_id = $2",
+             WHERE il.tenant_id = $1 AND il.label_id = $2 AND i.deleted_at IS NULL",
         )
         .bind(self.tenant_id())
         .bind(label_id)

@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod ids;
 pub mod issue_filter;
 pub mod issue_notes;
+pub mod issue_search;
 pub mod issues;
 pub mod keys;
 pub mod labels;
@@ -136,7 +137,7 @@ impl Db {
             .run(&self.write)
             .await
             .context("running migrations")?;
-        Ok(())
+        issue_search::prepare(&self.write, self.engine).await
     }
 
     pub fn engine(&self) -> Engine {

@@ -38,16 +38,23 @@ impl Window {
 
     /// The same, for a query whose table has an alias (`prefix` like `"i."`).
     pub fn apply_on(&self, sql: &mut Sql, prefix: &str) {
+        let order = format!("{prefix}{}", self.order_by);
+        self.apply_to(sql, &order, &format!("{prefix}id"));
+    }
+
+    /// The same, naming the columns that stand for the order column and `id` (a query that
+    /// walks another table's copies of them, like `issue_labels`).
+    pub fn apply_to(&self, sql: &mut Sql, order: &str, id: &str) {
         if let Some(after) = self.id_after {
-            sql.push(&format!(" AND {prefix}id > ")).bind(after);
+            sql.push(&format!(" AND {id} > ")).bind(after);
         }
         if let Some(before) = self.id_before {
-            sql.push(&format!(" AND {prefix}id < ")).bind(before);
+            sql.push(&format!(" AND {id} < ")).bind(before);
         }
         let direction = self.direction.sql();
-        sql.push(&format!(" ORDER BY {prefix}{} {direction}", self.order_by));
+        sql.push(&format!(" ORDER BY {order} {direction}"));
         if self.order_by != "id" {
-            sql.push(&format!(", {prefix}id {direction}"));
+            sql.push(&format!(", {id} {direction}"));
         }
         sql.push(" LIMIT ").bind(self.limit);
         if self.offset > 0 {

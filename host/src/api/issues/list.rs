@@ -208,8 +208,8 @@ async fn respond(api: &Api, filter: IssueFilter) -> ApiResult<Response> {
     let order_by = order_column(api)?;
     let direction = sort_direction(&api.params, Direction::Desc)?;
     let window = request.window(&api.params, order_by, direction)?;
-    let rows = api.db().list_issues(&filter, &window).await?;
-    let total = Some(api.db().count_issues(&filter, COUNT_CAP + 1).await?);
+    let (rows, total) = api.db().issue_page(&filter, &window, COUNT_CAP + 1).await?;
+    let total = Some(total);
     let shown = &rows[..rows.len().min(request.per_page as usize)];
     let batch = batch(api, shown, false).await?;
     let views = views(api);

@@ -25,7 +25,8 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
-use crate::store::issues::IssueRow;
+use crate::store::issues::{CreatedIssue, IssueRow, ProjectRef};
+use crate::store::milestones::MilestoneRow;
 use crate::store::users::UserRow;
 use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
 
@@ -274,6 +275,44 @@ pub async fn batch(api: &Api, rows: &[IssueRow], subscribed: bool) -> ApiResult<
         });
     }
     Ok(batch)
+}
+
+/// What a new issue shows besides its row and labels, as the create request already read it.
+#[derive(Default)]
+pub struct Shown {
+    pub assignees: Vec<UserRow>,
+    pub milestone: Option<MilestoneRow>,
+}
+
+/// A new issue in its single form, from what the create read and wrote (no further reads):
+/// the caller is its author and subscribed to it.
+pub fn render_created(
+    api: &Api,
+    project: &ProjectCtx,
+    author: &UserRow,
+    created: CreatedIssue,
+    shown: Shown,
+) -> ApiResult<Value> {
+    let issue = created.row;
+    let mut batch = IssueBatch::default();
+    batch.labels.insert(issue.id, created.labels);
+    batch.assignees.insert(issue.id, shown.assignees);
+    batch.users.insert(author.id, author.clone());
+    if let Some(milestone) = shown.milestone {
+        batch.milestones.insert(milestone.id, milestone);
+    }
+    batch.projects.insert(
+        project.project.id,
+        ProjectRef {
+            id: project.project.id,
+            name: project.project.name.clone(),
+            path: project.project.path.clone(),
+            namespace_full_path: project.namespace.full_path.clone(),
+            namespace_full_name: project.namespace.full_name.clone(),
+        },
+    );
+    batch.subscribed = Some(vec![issue.id]);
+    Ok(views(api).issue(&issue, &batch, shape(api, true)?))
 }
 
 /// One issue in its single form (with `subscribed`).

@@ -10,7 +10,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::{IssueCtx, is_owner, is_reporter, issues_readable, load, render};
+use super::{
+    IssueCtx, Shown, is_owner, is_reporter, issues_readable, load, render, render_created,
+};
 use crate::api::access::{self, ProjectCtx};
 use crate::api::spam::{self, Spammable};
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
@@ -18,6 +20,7 @@ use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::plugins::spam::{SpamProject, SpammableKind};
 use crate::store::issues::{IssueChanges, NewIssue, RequestOrigin};
+use crate::store::milestones::MilestoneRow;
 use crate::store::users::UserRow;
 
 pub const TITLE_MAX: usize = 255;
@@ -84,8 +87,9 @@ fn blank_or_zero(params: &Params, name: &str) -> bool {
 /// What only reporters may set: assignees, milestone, labels, due date, locking.
 #[derive(Default)]
 struct Metadata {
-    assignee_ids: Option<Vec<i64>>,
-    milestone_id: Option<Option<i64>>,
+    /// The known users among those named, in the given order.
+    assignees: Option<Vec<UserRow>>,
+    milestone: Option<Option<MilestoneRow>>,
     labels: Option<Vec<String>>,
     add_labels: Vec<String>,
     remove_labels: Vec<String>,
@@ -113,24 +117,28 @@ async fn read_metadata(api: &Api, project: &ProjectCtx) -> ApiResult<Metadata> {
     if let Some(ids) = assignees {
         // Unknown users are dropped, as GitLab drops assignees it cannot assign.
         let known = api.db().users_by_ids(&ids).await?;
-        let mut kept: Vec<i64> = Vec::new();
+        let mut kept: Vec<UserRow> = Vec::new();
         for id in ids {
-            if known.iter().any(|u| u.id == id) && !kept.contains(&id) {
-                kept.push(id);
+            if let Some(user) = known.iter().find(|u| u.id == id)
+                && !kept.iter().any(|k| k.id == id)
+            {
+                kept.push(user.clone());
             }
         }
-        meta.assignee_ids = Some(kept);
+        meta.assignees = Some(kept);
     }
     if p.raw("milestone_id").is_some() {
-        meta.milestone_id = Some(if blank_or_zero(p, "milestone_id") {
+        meta.milestone = Some(if blank_or_zero(p, "milestone_id") {
             None
         } else {
             let id = p.int("milestone_id")?.unwrap_or(0);
-            let milestone = api.db().milestone_by_id(id).await?;
-            if milestone.is_none_or(|m| m.project_id != project.project.id) {
-                return Err(ApiError::field("milestone_id", "is invalid"));
-            }
-            Some(id)
+            let milestone = api
+                .db()
+                .milestone_by_id(id)
+                .await?
+                .filter(|m| m.project_id == project.project.id)
+                .ok_or_else(|| ApiError::field("milestone_id", "is invalid"))?;
+            Some(milestone)
         });
     }
     meta.labels = p.string_list("labels")?;
@@ -230,9 +238,12 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         issue.created_at = created_at.map(|d| d.timestamp_millis());
     }
     let meta = read_metadata(&api, &project).await?;
+    let mut shown = Shown::default();
     if is_reporter(&project) {
-        issue.assignee_ids = meta.assignee_ids.unwrap_or_default();
-        issue.milestone_id = meta.milestone_id.flatten();
+        shown.assignees = meta.assignees.unwrap_or_default();
+        issue.assignee_ids = shown.assignees.iter().map(|u| u.id).collect();
+        shown.milestone = meta.milestone.flatten();
+        issue.milestone_id = shown.milestone.as_ref().map(|m| m.id);
         let mut labels = meta.labels.unwrap_or_default();
         labels.extend(meta.add_labels);
         issue.labels = label_names(&labels);
@@ -251,12 +262,13 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         false,
     )
     .await?;
-    let row = api
+    let created = api
         .db()
         .create_issue(&issue)
         .await
         .on_constraint("issues", "iid", "iid")?;
-    Ok((StatusCode::CREATED, Json(render(&api, &row).await?)).into_response())
+    let body = render_created(&api, &project, &caller.user, created, shown)?;
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 /// Applies the reporter-only fields of an update.
@@ -266,11 +278,11 @@ async fn metadata_changes(
     meta: Metadata,
     changes: &mut IssueChanges,
 ) -> ApiResult<()> {
-    if let Some(ids) = meta.assignee_ids {
-        changes.assignee_ids = Some(ids);
+    if let Some(users) = meta.assignees {
+        changes.assignee_ids = Some(users.iter().map(|u| u.id).collect());
     }
-    if let Some(milestone) = meta.milestone_id {
-        changes.set("milestone_id", milestone);
+    if let Some(milestone) = meta.milestone {
+        changes.set("milestone_id", milestone.map(|m| m.id));
     }
     if let Some(due_date) = meta.due_date {
         changes.set("due_date", due_date);
@@ -376,10 +388,10 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
 
 pub async fn remove(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
     let ctx = load(&api, &id, &iid).await?;
-    api.user()?;
+    let caller = api.user()?;
     if !is_owner(&ctx.project) {
         return Err(ApiError::forbidden());
     }
-    api.db().delete_issue(&ctx.issue).await?;
+    api.db().delete_issue(&ctx.issue, caller.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
