@@ -182,15 +182,17 @@ class Server:
         except FileNotFoundError:
             return ""
 
-    def sql(self, statement: str):
-        """Runs a statement on the server's own database (to age or damage a row on purpose)."""
+    def sql(self, statement: str) -> list[tuple]:
+        """Runs a statement on the server's own database (to age or damage a row on purpose,
+        or to read what the API does not show); returns its rows (PostgreSQL's as text)."""
         if self.engine == "postgres":
-            psql(self.database_url, statement)
-            return
+            out = psql(self.database_url, statement)
+            return [tuple(line.split("|")) for line in out.splitlines() if line]
         db = sqlite3.connect(self.data_dir / "trellis.db", timeout=30)
         try:
-            db.execute(statement)
+            rows = db.execute(statement).fetchall()
             db.commit()
+            return rows
         finally:
             db.close()
 

@@ -56,6 +56,22 @@ def test_clean_issue_is_accepted_and_recorded(server, author):
     assert detail(server, author["project"].id, issue.iid)["spam_filter_submitted"] is True
 
 
+def spam_log_titles(server, user_id) -> list[str]:
+    """The titles of the author's spam log rows (the admin spam log API is not served)."""
+    rows = server.sql(f"SELECT title FROM spam_logs WHERE user_id = {user_id} ORDER BY id")
+    return [title for (title,) in rows]
+
+
+def test_only_spam_verdicts_are_logged(server, author):
+    """As GitLab's SpamActionService: a disallowed write leaves a spam log row, an allowed one
+    does not."""
+    bind_filter(server, blocked_words=["casino"])
+    author["project"].issues.create({"title": "An ordinary bug", "description": "Steps"})
+    with pytest.raises(gitlab.GitlabCreateError):
+        author["project"].issues.create({"title": "casino bonus", "description": "x"})
+    assert spam_log_titles(server, author["user"].id) == ["casino bonus"]
+
+
 def test_spam_create_is_refused_with_gitlabs_error(server, author):
     bind_filter(server, blocked_words=["casino"])
     r = server.request("POST", issues_url(author), token=author["token"],

@@ -1,5 +1,5 @@
 //! The spam check as the API applies it to a write (issue create and update...): runs the
-//! tenant's bound spam-check plugin (nothing when none is bound), records the check in the spam
+//! tenant's bound spam-check plugin (nothing when none is bound), records spam in the spam
 //! log, blocks the author on `block_user`, and turns a refusal into GitLab's error.
 
 use crate::http::error::ApiResult;
@@ -64,20 +64,28 @@ pub async fn check(
     else {
         return Ok(None);
     };
-    let log_id = api
-        .db()
-        .insert_spam_log(&SpamLogEntry {
-            user_id: author.id,
-            source_ip: subject.ip.as_deref(),
-            user_agent: subject.user_agent.as_deref(),
-            noteable_type: spammable.noteable_type,
-            title: spammable.title,
-            description: spammable.description,
-            verdict: outcome.verdict.map(|v| v.name()),
-            reason: &outcome.reason,
-            plugin: &outcome.plugin,
-        })
-        .await?;
+    // As GitLab's SpamActionService: spam verdicts go to the spam log, allowed writes do not
+    // (nor does the write path pay for a log row). A failure that refuses the write
+    // (fail-closed) is logged too, so an administrator can see why.
+    let log_id = if outcome.action == SpamAction::Proceed {
+        None
+    } else {
+        let id = api
+            .db()
+            .insert_spam_log(&SpamLogEntry {
+                user_id: author.id,
+                source_ip: subject.ip.as_deref(),
+                user_agent: subject.user_agent.as_deref(),
+                noteable_type: spammable.noteable_type,
+                title: spammable.title,
+                description: spammable.description,
+                verdict: outcome.verdict.map(|v| v.name()),
+                reason: &outcome.reason,
+                plugin: &outcome.plugin,
+            })
+            .await?;
+        Some(id)
+    };
     if outcome.action == SpamAction::RefuseAndBlock && !author.is_admin {
         // The token cache follows the write generation, so the block takes effect at once.
         api.db().set_user_state(author.id, "blocked").await?;

@@ -202,7 +202,7 @@ impl SpamOutcome {
     pub fn api_error(
         &self,
         entity: &str,
-        spam_log_id: i64,
+        spam_log_id: Option<i64>,
         captcha_site_key: Option<&str>,
     ) -> Option<ApiError> {
         match self.action {
