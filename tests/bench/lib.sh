@@ -12,7 +12,9 @@ set -euo pipefail
 
 BASE="http://127.0.0.1:$PORT/api/v4"
 
-cargo build --release -q -p trellis
+# TRELLIS_BIN runs another binary (a debug build, to try a script); figures are release-only.
+bin="${TRELLIS_BIN:-${CARGO_TARGET_DIR:-target}/release/trellis}"
+[ -n "${TRELLIS_BIN:-}" ] || cargo build --release -q -p trellis
 
 work="$(mktemp -d)"
 server_pid=""
@@ -38,7 +40,7 @@ else
 fi
 
 env "${database_env[@]}" TRELLIS_DATA_DIR="$work" TRELLIS_LISTEN="127.0.0.1:$PORT" \
-    TRELLIS_INITIAL_ROOT_TOKEN="$TOKEN" TRELLIS_LOG=warn "${CARGO_TARGET_DIR:-target}/release/trellis" serve &
+    TRELLIS_INITIAL_ROOT_TOKEN="$TOKEN" TRELLIS_LOG=warn "$bin" serve &
 server_pid=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/-/health" >/dev/null && break; sleep 0.1; done
 
