@@ -50,20 +50,16 @@ pub async fn check(
     author: &UserRow,
     spammable: &Spammable<'_>,
 ) -> ApiResult<Option<SpamOutcome>> {
-    if api
+    let Some(binding) = api
         .ctx
         .plugins
         .binding(api.tenant.id, crate::plugins::Hook::SpamCheck)
-        .is_none()
-    {
-        return Ok(None);
-    }
-    let subject = subject(api, author, spammable);
-    let captcha = api.settings.bool("captcha_enabled");
-    let Some(outcome) = spam::check(&api.ctx.plugins, api.tenant.id, &subject, captcha).await
     else {
         return Ok(None);
     };
+    let subject = subject(api, author, spammable);
+    let captcha = api.settings.bool("captcha_enabled");
+    let (outcome, _) = spam::check_with(&api.ctx.plugins, &binding, &subject, captcha).await;
     // As GitLab's SpamActionService: spam verdicts go to the spam log, allowed writes do not
     // (nor does the write path pay for a log row). A failure that refuses the write
     // (fail-closed) is logged too, so an administrator can see why.

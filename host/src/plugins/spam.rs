@@ -10,7 +10,7 @@ use serde_json::json;
 use wasmtime::Store;
 
 use super::call::{CallState, CallStats, PluginError};
-use super::hooks::{FailurePolicy, Hook};
+use super::hooks::FailurePolicy;
 use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
 use super::registry::{Binding, Plugins};
 use super::runtime::Compiled;
@@ -93,23 +93,8 @@ pub struct SpamOutcome {
     pub plugin: Arc<str>,
 }
 
-/// Runs the tenant's spam-check plugin, if one is bound (otherwise `None`, at the cost of a
-/// map lookup). `captcha_enabled` is the tenant's setting of that name.
-pub async fn check(
-    plugins: &Plugins,
-    tenant_id: i64,
-    subject: &SpamSubject,
-    captcha_enabled: bool,
-) -> Option<SpamOutcome> {
-    let binding = plugins.binding(tenant_id, Hook::SpamCheck)?;
-    Some(
-        check_with(plugins, &binding, subject, captcha_enabled)
-            .await
-            .0,
-    )
-}
-
-/// One check through a given binding (the local runner makes its own), with its cost.
+/// One check through the tenant's binding (the local runner makes its own), with its cost.
+/// Callers look the binding up first: no binding, no check, at the cost of a map lookup.
 pub async fn check_with(
     plugins: &Plugins,
     binding: &Arc<Binding>,
