@@ -139,9 +139,13 @@ pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
         .ok_or(ApiError::NotFound("Project"))?;
     let (owner, permissions) = tokio::try_join!(
         async {
-            match namespace.owner_id {
-                Some(id) => api.db().user_by_id(id).await.map_err(ApiError::from),
-                None => Ok(None),
+            match (namespace.owner_id, &api.caller) {
+                // The caller's own personal project: their row is already at hand.
+                (Some(id), Some(caller)) if caller.user.id == id => {
+                    Ok(Some(UserRow::clone(&caller.user)))
+                }
+                (Some(id), _) => api.db().user_by_id(id).await.map_err(ApiError::from),
+                (None, _) => Ok(None),
             }
         },
         permissions(api, &project, &namespace),

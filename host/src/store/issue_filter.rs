@@ -470,6 +470,11 @@ impl TenantDb {
             sql.push(" AND i.tenant_id = il.tenant_id AND i.id = il.issue_id");
             filter.push_conditions(&mut sql, tenant_id, mode);
         }
+        if mode.counting {
+            // The walk's own order: without it PostgreSQL, which cannot know the label id when
+            // planning, may count by scanning the whole table instead of the capped index walk.
+            sql.push(" ORDER BY il.created_at DESC");
+        }
         sql
     }
 

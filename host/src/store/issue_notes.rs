@@ -145,7 +145,7 @@ impl TenantDb {
         created_at: Option<i64>,
     ) -> sqlx::Result<NoteRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "notes").await?;
         let now = created_at.unwrap_or_else(now_ms);
         sqlx::query(
@@ -181,14 +181,14 @@ impl TenantDb {
         .bind(note_id)
         .bind(body)
         .bind(now_ms())
-        .execute(self.writer())
+        .execute(self.uncached_writer())
         .await
         .map(|_| ())
     }
 
     pub async fn delete_note(&self, note: &NoteRow) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         sqlx::query("DELETE FROM issue_notes WHERE tenant_id = $1 AND id = $2")
             .bind(tenant_id)
             .bind(note.id)
@@ -237,7 +237,7 @@ impl TenantDb {
         name: &str,
     ) -> sqlx::Result<AwardRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "award_emoji").await?;
         let now = now_ms();
         sqlx::query(
@@ -268,7 +268,7 @@ impl TenantDb {
 
     pub async fn delete_award(&self, award: &AwardRow) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         sqlx::query("DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND id = $2")
             .bind(tenant_id)
             .bind(award.id)
@@ -306,7 +306,7 @@ impl TenantDb {
         body: &str,
     ) -> sqlx::Result<TodoRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "todos").await?;
         sqlx::query(
             "INSERT INTO todos (tenant_id, id, user_id, author_id, project_id, issue_id, action_name, body, created_at, updated_at) \
@@ -335,7 +335,7 @@ impl TenantDb {
         seconds: Option<i64>,
     ) -> sqlx::Result<i64> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let total: i64 = sqlx::query_scalar(
             "SELECT total_time_spent FROM issues WHERE tenant_id = $1 AND id = $2",
         )

@@ -387,7 +387,8 @@ async fn next_issue_numbers(
     Ok((value("issues")?, value(&counter)?))
 }
 
-/// Inserts an issue and its labels, assignees, creator subscription and user agent inside `tx`.
+/// Inserts an issue and its labels, assignees and user agent inside `tx`. The author needs no
+/// subscription row: participants are subscribed unless they chose otherwise.
 async fn insert_issue(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
@@ -435,14 +436,6 @@ async fn insert_issue(
     let labels = add_labels(tx, tenant_id, &slot, &issue.labels).await?;
     add_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
     sqlx::query(
-        "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, 1)",
-    )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(issue.author_id)
-    .execute(&mut **tx)
-    .await?;
-    sqlx::query(
         "INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address, submitted) VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(tenant_id)
@@ -487,7 +480,7 @@ async fn insert_issue(
 
 impl TenantDb {
     pub async fn create_issue(&self, issue: &NewIssue) -> sqlx::Result<CreatedIssue> {
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let created = insert_issue(&mut tx, self.tenant_id(), issue).await?;
         tx.commit().await?;
         Ok(created)
@@ -502,7 +495,7 @@ impl TenantDb {
         closer: i64,
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let moved = insert_issue(&mut tx, tenant_id, new).await?.row;
         let now = now_ms();
         sqlx::query(
@@ -530,7 +523,7 @@ impl TenantDb {
         changes: &IssueChanges,
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let mut sql = Sql::new("UPDATE issues SET updated_at = ");
         let updated_at = changes
             .columns
@@ -592,7 +585,7 @@ impl TenantDb {
     /// marks it lowers the project's open count (a concurrent second delete changes nothing).
     pub async fn delete_issue(&self, issue: &IssueRow, deleter: i64) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.uncached_writer().begin().await?;
         let marked = sqlx::query(
             "UPDATE issues SET deleted_at = $3, deleted_by_id = $4 \
              WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
@@ -733,7 +726,7 @@ impl TenantDb {
         .bind(issue_id)
         .bind(user_id)
         .bind(i64::from(subscribed))
-        .execute(self.writer())
+        .execute(self.uncached_writer())
         .await
         .map(|_| ())
     }

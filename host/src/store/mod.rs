@@ -162,9 +162,11 @@ impl Db {
         &self.write
     }
 
-    /// The pool rate-limit counters are written through: the write pool, without advancing
-    /// the write generation (counters are no data that caches depend on).
-    pub(in crate::store) fn counters(&self) -> &AnyPool {
+    /// The write pool, without advancing the write generation: for tables no in-process cache
+    /// reads (the token cache reads tokens and users), namely rate-limit counters and issues
+    /// with what hangs off them (labels, milestones, notes, award emoji, subscriptions, todos).
+    /// Advancing it there would empty the token cache at every request of a stream of creates.
+    pub(in crate::store) fn uncached_writer(&self) -> &AnyPool {
         &self.write
     }
 
@@ -201,6 +203,10 @@ impl TenantDb {
 
     pub(in crate::store) fn writer(&self) -> &AnyPool {
         self.db.writer()
+    }
+
+    pub(in crate::store) fn uncached_writer(&self) -> &AnyPool {
+        self.db.uncached_writer()
     }
 
     pub fn write_generation(&self) -> u64 {
