@@ -19,3 +19,27 @@ where
     .fetch_one(executor)
     .await
 }
+
+/// Takes the next `count` values of the tenant's sequence `name` at once and returns the
+/// first; the values are `first..first + count`. Same transaction rule as `next_id`.
+pub async fn next_ids<'c, E>(
+    executor: E,
+    tenant_id: i64,
+    name: &str,
+    count: i64,
+) -> sqlx::Result<i64>
+where
+    E: Executor<'c, Database = Any>,
+{
+    let last: i64 = sqlx::query_scalar(
+        "INSERT INTO id_sequences (tenant_id, name, last_value) VALUES ($1, $2, $3) \
+         ON CONFLICT (tenant_id, name) DO UPDATE SET last_value = id_sequences.last_value + $3 \
+         RETURNING last_value",
+    )
+    .bind(tenant_id)
+    .bind(name)
+    .bind(count)
+    .fetch_one(executor)
+    .await?;
+    Ok(last - count + 1)
+}

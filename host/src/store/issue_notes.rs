@@ -3,10 +3,11 @@
 //! (`user_notes_count`, `upvotes`, `downvotes`, `total_time_spent`) change in the same
 //! transaction as the rows they count.
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::issues::row_by_id;
-use super::{Flag, TenantDb, ids::next_id, now_ms};
+use super::sql::Sql;
+use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct NoteRow {
@@ -59,6 +60,132 @@ pub struct UserAgentRow {
     pub ip_address: String,
     #[sqlx(try_from = "Flag")]
     pub submitted: bool,
+}
+
+/// System notes a change writes on its issue (GitLab's bodies, in order), by the user who made
+/// it. They are listed with the issue's notes (`system: true`) but are not counted in
+/// `user_notes_count`, make nobody a participant and cannot be edited or deleted.
+#[derive(Debug, Clone, Default)]
+pub struct SystemNotes {
+    pub author_id: i64,
+    pub bodies: Vec<String>,
+    /// When they were written (GitLab's `system_note_timestamp`); now when `None`.
+    pub at: Option<i64>,
+}
+
+impl SystemNotes {
+    pub fn by(author_id: i64) -> Self {
+        SystemNotes {
+            author_id,
+            ..SystemNotes::default()
+        }
+    }
+
+    pub fn push(&mut self, body: impl Into<String>) {
+        self.bodies.push(body.into());
+    }
+
+    pub fn extend(&mut self, bodies: impl IntoIterator<Item = String>) {
+        self.bodies.extend(bodies);
+    }
+}
+
+/// Writes `notes` on issue `issue_id` inside the transaction of the change they record.
+pub(super) async fn insert_system_notes(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    issue_id: i64,
+    notes: &SystemNotes,
+) -> sqlx::Result<()> {
+    if notes.bodies.is_empty() {
+        return Ok(());
+    }
+    let first = next_ids(&mut **tx, tenant_id, "notes", notes.bodies.len() as i64).await?;
+    let at = notes.at.unwrap_or_else(now_ms);
+    let mut sql = Sql::new(
+        "INSERT INTO issue_notes (tenant_id, id, issue_id, author_id, body, system, internal, created_at, updated_at) VALUES ",
+    );
+    for (n, body) in notes.bodies.iter().enumerate() {
+        sql.push(if n == 0 { "(" } else { ", (" })
+            .bind(tenant_id)
+            .push(", ")
+            .bind(first + n as i64)
+            .push(", ")
+            .bind(issue_id)
+            .push(", ")
+            .bind(notes.author_id)
+            .push(", ")
+            .bind(body.as_str())
+            .push(", 1, 0, ")
+            .bind(at)
+            .push(", ")
+            .bind(at)
+            .push(")");
+    }
+    sql.query().execute(&mut **tx).await.map(|_| ())
+}
+
+/// Copies the notes (user and system notes, with their authors, bodies, `internal` flags and
+/// times) and the award emoji (awarded anew, now) of issue `from` to issue `to`, as GitLab's
+/// move does, and sets `to`'s `user_notes_count`, `upvotes` and `downvotes` from the copies.
+pub(super) async fn copy_notes_and_awards(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    from: i64,
+    to: i64,
+) -> sqlx::Result<()> {
+    for (table, sequence, columns, values) in [
+        (
+            "issue_notes",
+            "notes",
+            "author_id, body, system, internal, created_at, updated_at",
+            "author_id, body, system, internal, created_at, updated_at",
+        ),
+        (
+            "issue_award_emoji",
+            "award_emoji",
+            "user_id, name, created_at, updated_at",
+            "user_id, name, $5, $5",
+        ),
+    ] {
+        let count: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM {table} WHERE tenant_id = $1 AND issue_id = $2"
+        )))
+        .bind(tenant_id)
+        .bind(from)
+        .fetch_one(&mut **tx)
+        .await?;
+        if count == 0 {
+            continue;
+        }
+        let first = next_ids(&mut **tx, tenant_id, sequence, count).await?;
+        // The copies are numbered in the originals' order, from the ids just taken.
+        let mut insert = sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO {table} (tenant_id, id, issue_id, {columns}) \
+             SELECT tenant_id, $3 + ROW_NUMBER() OVER (ORDER BY id) - 1, $4, {values} \
+             FROM {table} WHERE tenant_id = $1 AND issue_id = $2"
+        )))
+        .bind(tenant_id)
+        .bind(from)
+        .bind(first)
+        .bind(to);
+        if table == "issue_award_emoji" {
+            insert = insert.bind(now_ms());
+        }
+        insert.execute(&mut **tx).await?;
+    }
+    sqlx::query(
+        "UPDATE issues SET \
+         user_notes_count = (SELECT COUNT(*) FROM issue_notes n WHERE n.tenant_id = $1 AND n.issue_id = $2 AND n.system = 0), \
+         upvotes = (SELECT COUNT(*) FROM issue_award_emoji a WHERE a.tenant_id = $1 AND a.issue_id = $2 AND a.name = 'thumbsup'), \
+         downvotes = (SELECT COUNT(*) FROM issue_award_emoji a WHERE a.tenant_id = $1 AND a.issue_id = $2 AND a.name = 'thumbsdown') \
+         WHERE tenant_id = $1 AND id = $2",
+    )
+    .bind(tenant_id)
+    .bind(to)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
 }
 
 /// `upvotes`/`downvotes` change with these two emoji.
@@ -327,12 +454,14 @@ impl TenantDb {
     }
 
     /// Adds `seconds` (negative subtracts) to the issue's spent time with a time log entry;
-    /// `None` (reset) logs minus the current total. Returns the new total.
+    /// `None` (reset) logs minus the current total. `notes` are written with it (their time
+    /// is the log's). Returns the new total.
     pub async fn add_spent_time(
         &self,
         issue_id: i64,
         user_id: i64,
         seconds: Option<i64>,
+        notes: &SystemNotes,
     ) -> sqlx::Result<i64> {
         let tenant_id = self.tenant_id();
         let mut tx = self.uncached_writer().begin().await?;
@@ -345,7 +474,7 @@ impl TenantDb {
         .await?;
         let delta = seconds.unwrap_or(-total);
         let id = next_id(&mut *tx, tenant_id, "timelogs").await?;
-        let now = now_ms();
+        let now = notes.at.unwrap_or_else(now_ms);
         sqlx::query(
             "INSERT INTO issue_timelogs (tenant_id, id, issue_id, user_id, time_spent, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
         )
@@ -366,6 +495,11 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        let notes = SystemNotes {
+            at: Some(now),
+            ..notes.clone()
+        };
+        insert_system_notes(&mut tx, tenant_id, issue_id, &notes).await?;
         tx.commit().await?;
         Ok(total + delta)
     }

@@ -5,6 +5,7 @@
 
 use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 
+use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes};
 use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, LabelRow, label_columns};
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
@@ -78,6 +79,8 @@ pub struct NewIssue {
     pub origin: RequestOrigin,
     /// A spam check passed it (`user_agent_detail.spam_filter_submitted`).
     pub spam_checked: bool,
+    /// The system notes its creation writes (due date, assignees).
+    pub notes: SystemNotes,
 }
 
 /// Column changes of an update, plus replacement assignee and label sets.
@@ -90,6 +93,8 @@ pub struct IssueChanges {
     pub spam_checked: bool,
     /// +1 when the update reopens, -1 when it closes (the project's open issue count).
     pub open_delta: i64,
+    /// The system notes recording the change, written with it.
+    pub notes: SystemNotes,
 }
 
 impl IssueChanges {
@@ -101,6 +106,15 @@ impl IssueChanges {
     pub fn is_empty(&self) -> bool {
         self.columns.is_empty() && self.assignee_ids.is_none() && self.labels.is_none()
     }
+}
+
+/// How a move's two issues name each other in their "moved" notes: `from` is the original
+/// as written in the target project (`group/project#3`), `to_project` the target project as
+/// written in the original's (its new iid is appended).
+#[derive(Debug, Clone)]
+pub struct MoveReferences {
+    pub from: String,
+    pub to_project: String,
 }
 
 /// A project's path parts, for issue URLs and references.
@@ -452,6 +466,7 @@ async fn insert_issue(
         i64::from(state == "opened"),
     )
     .await?;
+    insert_system_notes(tx, tenant_id, id, &issue.notes).await?;
     let row = IssueRow {
         id,
         project_id: issue.project_id,
@@ -486,17 +501,26 @@ impl TenantDb {
         Ok(created)
     }
 
-    /// Moves `old` into another project: `new` is created there (new iid), and `old` is closed
-    /// by `closer` and points at it, in one transaction.
+    /// Moves `old` into another project, in one transaction: `new` is created there (new iid)
+    /// with copies of `old`'s notes and award emoji, and `old` is closed by `closer` and points
+    /// at it; each gets its "moved" system note by `closer` (GitLab's `Issues::MoveService`).
     pub async fn move_issue(
         &self,
         old: &IssueRow,
         new: &NewIssue,
         closer: i64,
+        references: &MoveReferences,
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
         let mut tx = self.uncached_writer().begin().await?;
         let moved = insert_issue(&mut tx, tenant_id, new).await?.row;
+        copy_notes_and_awards(&mut tx, tenant_id, old.id, moved.id).await?;
+        let mut from = SystemNotes::by(closer);
+        from.push(format!("moved from {}", references.from));
+        insert_system_notes(&mut tx, tenant_id, moved.id, &from).await?;
+        let mut to = SystemNotes::by(closer);
+        to.push(format!("moved to {}#{}", references.to_project, moved.iid));
+        insert_system_notes(&mut tx, tenant_id, old.id, &to).await?;
         let now = now_ms();
         sqlx::query(
             "UPDATE issues SET state = 'closed', closed_at = COALESCE(closed_at, $3), \
@@ -513,6 +537,7 @@ impl TenantDb {
         if old.state == "opened" {
             adjust_open_count(&mut tx, tenant_id, old.project_id, -1).await?;
         }
+        let moved = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, moved.id).await?;
         tx.commit().await?;
         Ok(moved)
     }
@@ -576,6 +601,7 @@ impl TenantDb {
             .await?;
         }
         adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
+        insert_system_notes(&mut tx, tenant_id, issue.id, &changes.notes).await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
         tx.commit().await?;
         Ok(row)
@@ -685,7 +711,7 @@ impl TenantDb {
     }
 
     /// The issues among `issue_ids` that `user_id` is subscribed to: an explicit choice wins,
-    /// otherwise participants (author, assignees, commenters) are.
+    /// otherwise participants (author, assignees, commenters; system notes do not count) are.
     pub async fn subscribed_among(
         &self,
         user_id: i64,
@@ -706,7 +732,7 @@ impl TenantDb {
             .bind(user_id)
             .push(" OR EXISTS (SELECT 1 FROM issue_assignees a WHERE a.tenant_id = i.tenant_id AND a.issue_id = i.id AND a.user_id = ")
             .bind(user_id)
-            .push(") OR EXISTS (SELECT 1 FROM issue_notes n WHERE n.tenant_id = i.tenant_id AND n.issue_id = i.id AND n.author_id = ")
+            .push(") OR EXISTS (SELECT 1 FROM issue_notes n WHERE n.tenant_id = i.tenant_id AND n.issue_id = i.id AND n.system = 0 AND n.author_id = ")
             .bind(user_id)
             .push("))))");
         sql.query_scalar().fetch_all(self.reader()).await

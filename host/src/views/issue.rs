@@ -60,10 +60,18 @@ pub fn time_stats(estimate: i64, spent: i64, limit_to_hours: bool) -> Value {
     })
 }
 
-/// Markdown task list items of a description: `(count, completed)`.
-pub fn task_counts(description: Option<&str>) -> (i64, i64) {
-    let mut count = 0;
-    let mut completed = 0;
+/// One Markdown task list item: checked or not, `[~]` (inapplicable), and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskItem {
+    pub done: bool,
+    pub inapplicable: bool,
+    pub text: String,
+}
+
+/// The Markdown task list items of a description (`- [ ]`, `* [x]`, `1. [ ]`, `[~]`), in
+/// order; not inside fenced code.
+pub fn task_items(description: Option<&str>) -> Vec<TaskItem> {
+    let mut items = Vec::new();
     let mut fenced = false;
     for line in description.unwrap_or("").lines() {
         let line = line.trim_start();
@@ -91,20 +99,32 @@ pub fn task_counts(description: Option<&str>) -> (i64, i64) {
             }
         };
         let rest = rest.trim_start();
-        let done = if rest.starts_with("[x]") || rest.starts_with("[X]") {
-            true
-        } else if rest.starts_with("[ ]") || rest.starts_with("[~]") {
-            false
+        let (done, inapplicable) = if rest.starts_with("[x]") || rest.starts_with("[X]") {
+            (true, false)
+        } else if rest.starts_with("[ ]") {
+            (false, false)
+        } else if rest.starts_with("[~]") {
+            (false, true)
         } else {
             continue;
         };
         if rest.len() > 3 && !rest[3..].starts_with(char::is_whitespace) {
             continue;
         }
-        count += 1;
-        completed += i64::from(done);
+        items.push(TaskItem {
+            done,
+            inapplicable,
+            text: rest[3..].trim().to_string(),
+        });
     }
-    (count, completed)
+    items
+}
+
+/// Markdown task list items of a description: `(count, completed)`.
+pub fn task_counts(description: Option<&str>) -> (i64, i64) {
+    let items = task_items(description);
+    let completed = items.iter().filter(|i| i.done).count();
+    (items.len() as i64, completed as i64)
 }
 
 /// GitLab's label text color: dark on light backgrounds, white otherwise.

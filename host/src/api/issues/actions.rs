@@ -8,13 +8,14 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::system_notes::project_reference;
 use super::write::require_create;
 use super::{IssueCtx, is_reporter, load, page_of, render, views};
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
-use crate::store::issues::{NewIssue, RequestOrigin};
+use crate::store::issues::{MoveReferences, NewIssue, ProjectRef, RequestOrigin};
 use crate::store::milestones::MilestoneFilter;
 use crate::store::users::UserRow;
 
@@ -83,8 +84,19 @@ fn move_error(message: &str) -> ApiError {
     ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
 }
 
-/// `POST .../move`: a copy in the target project with a new iid; labels and the milestone are
-/// matched there by name; the original is closed and points at the copy.
+fn project_ref(ctx: &access::ProjectCtx) -> ProjectRef {
+    ProjectRef {
+        id: ctx.project.id,
+        name: ctx.project.name.clone(),
+        path: ctx.project.path.clone(),
+        namespace_full_path: ctx.namespace.full_path.clone(),
+        namespace_full_name: ctx.namespace.full_name.clone(),
+    }
+}
+
+/// `POST .../move`: a copy in the target project with a new iid, with the original's notes and
+/// award emoji; labels and the milestone are matched there by name; the original is closed and
+/// points at the copy; both get a "moved" system note.
 pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = load(&api, &id, &iid).await?;
@@ -157,7 +169,21 @@ pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respo
         origin,
         ..NewIssue::default()
     };
-    let moved = db.move_issue(issue, &new, caller.user.id).await?;
+    let (source_ns, target_ns) = (
+        ctx.project.project.namespace_id,
+        target.project.namespace_id,
+    );
+    let references = MoveReferences {
+        from: format!(
+            "{}#{}",
+            project_reference(&project_ref(&ctx.project), source_ns, target_ns),
+            issue.iid
+        ),
+        to_project: project_reference(&project_ref(&target), target_ns, source_ns),
+    };
+    let moved = db
+        .move_issue(issue, &new, caller.user.id, &references)
+        .await?;
     Ok((StatusCode::CREATED, Json(render(&api, &moved).await?)).into_response())
 }
 

@@ -11,6 +11,7 @@ mod actions;
 mod award_emoji;
 mod list;
 mod notes;
+mod system_notes;
 mod time;
 mod write;
 

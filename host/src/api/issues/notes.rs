@@ -1,6 +1,7 @@
 //! `GET/POST/PUT/DELETE /projects/:id/issues/:issue_iid/notes[/:note_id]`. Anyone who can read
 //! the issue may comment, except on a locked discussion, where only project members may
-//! (GitLab's 403). Authors edit their notes; authors and maintainers delete them.
+//! (GitLab's 403). Authors edit their notes; authors and maintainers delete them. System notes
+//! (written by changes to the issue) are listed too, and nobody edits or deletes them (403).
 
 use std::collections::HashMap;
 
@@ -142,7 +143,9 @@ pub async fn update(
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    if note.author_id != caller.user.id && !ctx.project.admin {
+    // System notes are not editable, not even by administrators (GitLab's NotePolicy
+    // prevents `admin_note` on them).
+    if note.system || (note.author_id != caller.user.id && !ctx.project.admin) {
         return Err(ApiError::forbidden());
     }
     let body = api.params.required_string("body")?;
@@ -160,7 +163,9 @@ pub async fn remove(
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    if note.author_id != caller.user.id && !ctx.project.admin && ctx.project.level() < MAINTAINER {
+    let allowed =
+        note.author_id == caller.user.id || ctx.project.admin || ctx.project.level() >= MAINTAINER;
+    if note.system || !allowed {
         return Err(ApiError::forbidden());
     }
     api.db().delete_note(&note).await?;

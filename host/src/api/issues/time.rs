@@ -7,9 +7,10 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use super::load;
+use super::{load, system_notes};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::IssueChanges;
 use crate::views::issue::{DAY, HOUR, MINUTE, MONTH, WEEK, time_stats};
 
@@ -91,8 +92,16 @@ async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiRe
             "must have a valid format and be greater than or equal to zero.",
         ));
     }
+    let caller = api.user()?;
     let mut changes = IssueChanges::default();
     changes.set("time_estimate", seconds);
+    changes.notes = SystemNotes::by(caller.user.id);
+    let limit_to_hours = api.settings.bool("time_tracking_limit_to_hours");
+    changes.notes.extend(system_notes::time_estimate(
+        ctx.issue.time_estimate,
+        seconds,
+        limit_to_hours,
+    ));
     let row = api.db().update_issue(&ctx.issue, &changes).await?;
     Ok(stats(api, row.time_estimate, row.total_time_spent))
 }
@@ -125,9 +134,17 @@ pub async fn add_spent(
             "Time to subtract exceeds the total time spent",
         ));
     }
+    let mut notes = SystemNotes::by(caller.user.id);
+    let now = crate::store::now_ms();
+    notes.at = Some(now);
+    notes.extend(system_notes::time_spent(
+        seconds,
+        now,
+        api.settings.bool("time_tracking_limit_to_hours"),
+    ));
     let total = api
         .db()
-        .add_spent_time(ctx.issue.id, caller.user.id, Some(seconds))
+        .add_spent_time(ctx.issue.id, caller.user.id, Some(seconds), &notes)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -142,9 +159,11 @@ pub async fn reset_spent(
     let ctx = load(&api, &id, &iid).await?;
     ctx.require_reporter(&api)?;
     let caller = api.user()?;
+    let mut notes = SystemNotes::by(caller.user.id);
+    notes.push(system_notes::TIME_SPENT_REMOVED);
     let total = api
         .db()
-        .add_spent_time(ctx.issue.id, caller.user.id, None)
+        .add_spent_time(ctx.issue.id, caller.user.id, None, &notes)
         .await?;
     Ok(stats(&api, ctx.issue.time_estimate, total))
 }

@@ -10,8 +10,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::system_notes::{self, Named, named};
 use super::{
     IssueCtx, Shown, is_owner, is_reporter, issues_readable, load, render, render_created,
+    users_by_id,
 };
 use crate::api::access::{self, ProjectCtx};
 use crate::api::spam::{self, Spammable};
@@ -19,6 +21,7 @@ use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::plugins::spam::{SpamProject, SpammableKind};
+use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::{IssueChanges, NewIssue, RequestOrigin};
 use crate::store::milestones::MilestoneRow;
 use crate::store::users::UserRow;
@@ -250,6 +253,14 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         issue.due_date = meta.due_date.flatten();
         issue.discussion_locked = meta.discussion_locked.unwrap_or(false);
     }
+    // GitLab's create notes a due date (CommonSystemNotesService) and then the assignees.
+    issue.notes = SystemNotes::by(caller.user.id);
+    issue.notes.at = issue.created_at;
+    issue
+        .notes
+        .extend(system_notes::due_date(None, issue.due_date.as_deref()));
+    let assigned: Vec<Named> = shown.assignees.iter().map(named).collect();
+    issue.notes.extend(system_notes::assignees(&[], &assigned));
     issue.spam_checked = spam_check(
         &api,
         &project,
@@ -361,9 +372,52 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
         _ => {}
     }
     let meta = read_metadata(&api, &ctx.project).await?;
+    let mut notes = SystemNotes::by(caller.user.id);
+    // GitLab's `system_note_timestamp`: an explicit `created_at`, else `updated_at`.
+    notes.at = created_at
+        .or(updated_at)
+        .filter(|_| is_owner(&ctx.project))
+        .map(|d| d.timestamp_millis());
+    if let Some(title) = title.as_deref().filter(|t| *t != ctx.issue.title) {
+        notes.push(system_notes::title(&ctx.issue.title, title));
+    }
+    if let Some(description) = description
+        .as_deref()
+        .filter(|d| Some(*d) != ctx.issue.description.as_deref())
+    {
+        notes.extend(system_notes::description(
+            ctx.issue.description.as_deref(),
+            Some(description),
+        ));
+    }
     if is_reporter(&ctx.project) {
+        if let Some(locked) = meta.discussion_locked
+            && locked != ctx.issue.discussion_locked
+        {
+            notes.push(system_notes::discussion_lock(locked));
+        }
+        if let Some(due_date) = &meta.due_date {
+            notes.extend(system_notes::due_date(
+                ctx.issue.due_date.as_deref(),
+                due_date.as_deref(),
+            ));
+        }
+        if let Some(new) = &meta.assignees {
+            let old = users_by_id(&api, ctx.assignee_ids.clone()).await?;
+            let old: Vec<Named> = ctx
+                .assignee_ids
+                .iter()
+                .filter_map(|id| old.get(id).map(named))
+                .collect();
+            let new: Vec<Named> = new.iter().map(named).collect();
+            notes.extend(system_notes::assignees(&old, &new));
+        }
         metadata_changes(&api, &ctx, meta, &mut changes).await?;
     }
+    if let Some(confidential) = confidential.filter(|c| *c != ctx.issue.confidential) {
+        notes.push(system_notes::confidential(confidential));
+    }
+    changes.notes = notes;
     // GitLab checks an update for spam when its title or description changes.
     if title.is_some() || description.is_some() {
         let title = title.as_deref().unwrap_or(&ctx.issue.title);
