@@ -290,10 +290,13 @@ def test_confidential_visibility_by_caller(server, people, project):
     project_as(server, owner_token, project.id).members.create(
         {"user_id": author.id, "access_level": 10})
     assignee, assignee_token = people["assignee"]
+    # Assigned while still public (a guest may not be assigned a confidential issue), then
+    # made confidential.
     issue = project_as(server, author_token, project.id).issues.create(
-        {"title": "secret " + secrets.token_hex(2), "confidential": True})
+        {"title": "secret " + secrets.token_hex(2)})
     project_as(server, owner_token, project.id).issues.update(
         issue.iid, {"assignee_ids": [assignee.id]})
+    project_as(server, owner_token, project.id).issues.update(issue.iid, {"confidential": True})
     url = f"/projects/{project.id}/issues/{issue.iid}"
     allowed = {
         "author": author_token,
@@ -504,3 +507,42 @@ def test_deleting_a_project_deletes_its_issues(server, people):
     found = lambda: server.request("GET", "/issues", token=server.root_token,
                                    params={"scope": "all", "search": title}).json()
     assert server.wait_for(lambda: found() == [])
+
+
+def test_assignees_must_be_able_to_read_the_issue(server, people):
+    """GitLab's `filter_assignees`: users who could not read the issue are dropped, on create,
+    update and move; a confidential issue needs reporter access (or authorship) to be assigned."""
+    owner, token = people["owner"]
+    guest, reporter, outsider = people["guest"][0], people["reporter"][0], people["outsider"][0]
+    blocked, _ = make_user(server, "blk")
+    gl = server.gitlab(token)
+    private = gl.projects.create({"name": "private-" + secrets.token_hex(3), "visibility": "private"})
+    for user, level in ((guest, 10), (reporter, 20), (blocked, 10)):
+        private.members.create({"user_id": user.id, "access_level": level})
+    server.gitlab().users.get(blocked.id).block()
+
+    issue = private.issues.create(
+        {"title": "Who may work on it", "assignee_ids": [outsider.id, guest.id, blocked.id]}
+    )
+    assert [a["id"] for a in issue.assignees] == [guest.id]
+
+    # Only unreadable users named: the issue ends up unassigned, as GitLab's filtered list is empty.
+    issue.assignee_ids = [outsider.id]
+    issue.save()
+    assert private.issues.get(issue.iid).assignees == []
+
+    # A confidential issue: a guest cannot read it, so cannot be assigned; a reporter can.
+    secret = private.issues.create({"title": "Secret", "confidential": True})
+    secret.assignee_ids = [guest.id, reporter.id]
+    secret.save()
+    assert [a["id"] for a in private.issues.get(secret.iid).assignees] == [reporter.id]
+
+    # The public tracker is readable by anyone, so a non-member may be assigned there.
+    public = gl.projects.create({"name": "open-" + secrets.token_hex(3), "visibility": "public"})
+    opened = public.issues.create({"title": "Anyone", "assignee_ids": [outsider.id]})
+    assert [a["id"] for a in opened.assignees] == [outsider.id]
+
+    # Moving into the private project drops the assignee who cannot read it there.
+    opened.move(private.id)
+    assert opened.project_id == private.id
+    assert opened.assignees == []

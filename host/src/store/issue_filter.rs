@@ -7,6 +7,7 @@ use super::issues::{IssueRow, issue_columns};
 use super::namespaces::escape_like;
 use super::projects::{Viewer, push_authorized};
 use super::sql::Sql;
+use super::users::UserRow;
 use super::window::Window;
 use super::{Engine, TenantDb};
 
@@ -409,6 +410,68 @@ fn push_label_id(sql: &mut Sql, tenant_id: i64, project_id: i64, name: &str) {
 /// list (matches are common, so pages and the capped count end early); below it, from the
 /// trigram index, whose cost grows with the matches.
 const SEARCH_INDEX_MAX_MATCHES: i64 = 2_000;
+
+/// Who may be assigned: an active user who can read the project's issues (GitLab's
+/// `user_can_read?` on assignees); for an existing confidential issue, one who can read it
+/// (reporter access, its author or a current assignee).
+pub struct AssignableCheck<'a> {
+    pub project_id: i64,
+    /// The issue as stored, when updating one: `(confidential, author, assignees)`.
+    pub issue: Option<(bool, i64, &'a [i64])>,
+    pub today: &'a str,
+}
+
+impl TenantDb {
+    /// The ids among `users` that may be assigned an issue of the project, in their order.
+    pub async fn assignable_among(
+        &self,
+        check: &AssignableCheck<'_>,
+        users: &[UserRow],
+    ) -> sqlx::Result<Vec<i64>> {
+        let tenant_id = self.tenant_id();
+        let mut kept = Vec::new();
+        for user in users {
+            if user.state != "active" {
+                continue;
+            }
+            let confidential = match check.issue {
+                Some((true, author, assignees)) => {
+                    if user.id == author || assignees.contains(&user.id) {
+                        kept.push(user.id);
+                        continue;
+                    }
+                    true
+                }
+                _ => false,
+            };
+            if user.is_admin {
+                kept.push(user.id);
+                continue;
+            }
+            let viewer = Viewer::User {
+                id: user.id,
+                external: user.external,
+            };
+            let filter = IssueFilter::new(IssueSource::All, viewer, check.today.to_string());
+            let mut sql = Sql::new("SELECT COUNT(*) FROM projects p WHERE p.tenant_id = ");
+            sql.bind(tenant_id)
+                .push(" AND p.id = ")
+                .bind(check.project_id)
+                .push(" AND p.id IN (");
+            filter.push_readable_projects(&mut sql, tenant_id);
+            sql.push(")");
+            if confidential {
+                sql.push(" AND");
+                push_authorized(&mut sql, tenant_id, user.id, 20, check.today);
+            }
+            let readable: i64 = sql.query_scalar().fetch_one(self.reader()).await?;
+            if readable > 0 {
+                kept.push(user.id);
+            }
+        }
+        Ok(kept)
+    }
+}
 
 impl TenantDb {
     /// Whether SQLite's trigram index should answer the search term: it must be long enough

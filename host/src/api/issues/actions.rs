@@ -15,6 +15,7 @@ use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
+use crate::store::issue_filter::AssignableCheck;
 use crate::store::issues::{MoveReferences, NewIssue, ProjectRef, RequestOrigin};
 use crate::store::milestones::MilestoneFilter;
 use crate::store::users::UserRow;
@@ -152,6 +153,22 @@ pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respo
             ip_address: u.ip_address,
         })
         .unwrap_or_default();
+    // The copy keeps the assignees who can read the target's issues (GitLab creates it
+    // through the create service, which filters them).
+    let today = access::today();
+    let check = AssignableCheck {
+        project_id: target.project.id,
+        issue: None,
+        today: &today,
+    };
+    let assignees = db.users_by_ids(&ctx.assignee_ids).await?;
+    let assignable = db.assignable_among(&check, &assignees).await?;
+    let assignee_ids = ctx
+        .assignee_ids
+        .iter()
+        .copied()
+        .filter(|id| assignable.contains(id))
+        .collect();
     let issue = &ctx.issue;
     let new = NewIssue {
         project_id: target.project.id,
@@ -164,7 +181,7 @@ pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respo
         due_date: issue.due_date.clone(),
         time_estimate: issue.time_estimate,
         total_time_spent: issue.total_time_spent,
-        assignee_ids: ctx.assignee_ids.clone(),
+        assignee_ids,
         labels,
         origin,
         ..NewIssue::default()

@@ -15,12 +15,13 @@ use super::{
     IssueCtx, Shown, is_owner, is_reporter, issues_readable, load, render, render_created,
     users_by_id,
 };
-use crate::api::access::{self, ProjectCtx};
+use crate::api::access::{self, ProjectCtx, today};
 use crate::api::spam::{self, Spammable};
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::plugins::spam::{SpamProject, SpammableKind};
+use crate::store::issue_filter::AssignableCheck;
 use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::{IssueChanges, NewIssue, RequestOrigin};
 use crate::store::milestones::MilestoneRow;
@@ -100,7 +101,11 @@ struct Metadata {
     discussion_locked: Option<bool>,
 }
 
-async fn read_metadata(api: &Api, project: &ProjectCtx) -> ApiResult<Metadata> {
+async fn read_metadata(
+    api: &Api,
+    project: &ProjectCtx,
+    issue: Option<&IssueCtx>,
+) -> ApiResult<Metadata> {
     let p = &api.params;
     let mut meta = Metadata::default();
     let assignees = if p.raw("assignee_ids").is_some() {
@@ -118,11 +123,20 @@ async fn read_metadata(api: &Api, project: &ProjectCtx) -> ApiResult<Metadata> {
         None
     };
     if let Some(ids) = assignees {
-        // Unknown users are dropped, as GitLab drops assignees it cannot assign.
+        // Unknown users, and users who could not read the issue, are dropped, as GitLab drops
+        // assignees it cannot assign.
         let known = api.db().users_by_ids(&ids).await?;
+        let today = today();
+        let check = AssignableCheck {
+            project_id: project.project.id,
+            issue: issue.map(|i| (i.issue.confidential, i.issue.author_id, &i.assignee_ids[..])),
+            today: &today,
+        };
+        let assignable = api.db().assignable_among(&check, &known).await?;
         let mut kept: Vec<UserRow> = Vec::new();
         for id in ids {
             if let Some(user) = known.iter().find(|u| u.id == id)
+                && assignable.contains(&id)
                 && !kept.iter().any(|k| k.id == id)
             {
                 kept.push(user.clone());
@@ -240,7 +254,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         issue.iid = iid.filter(|i| *i > 0);
         issue.created_at = created_at.map(|d| d.timestamp_millis());
     }
-    let meta = read_metadata(&api, &project).await?;
+    let meta = read_metadata(&api, &project, None).await?;
     let mut shown = Shown::default();
     if is_reporter(&project) {
         shown.assignees = meta.assignees.unwrap_or_default();
@@ -371,7 +385,7 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
         }
         _ => {}
     }
-    let meta = read_metadata(&api, &ctx.project).await?;
+    let meta = read_metadata(&api, &ctx.project, Some(&ctx)).await?;
     let mut notes = SystemNotes::by(caller.user.id);
     // GitLab's `system_note_timestamp`: an explicit `created_at`, else `updated_at`.
     notes.at = created_at
