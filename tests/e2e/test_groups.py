@@ -235,6 +235,14 @@ def test_group_projects_with_python_gitlab(server, carol, tree):
     assert simple.id == tree["ids"]["alpha"] and "permissions" not in simple.attributes
     shared = group.shared_projects.list(get_all=True)
     assert [p.id for p in shared] == [tree["ids"]["shared"]]
+    # GET /groups/:id embeds its own projects and, apart, those shared with it
+    detail = server.request("GET", f"/groups/{tree['top'].id}", token=token).json()
+    assert sorted(p["id"] for p in detail["projects"]) == sorted(
+        tree["ids"][n] for n in ("alpha", "beta", "gamma"))
+    assert [p["id"] for p in detail["shared_projects"]] == [tree["ids"]["shared"]]
+    without = server.request("GET", f"/groups/{tree['top'].id}", token=token,
+                             params={"with_projects": "false"}).json()
+    assert "projects" not in without and "shared_projects" not in without
 
 
 def test_group_projects_by_path_and_subgroup(server, carol, tree):

@@ -19,7 +19,7 @@ use crate::http::request::Api;
 use crate::store::namespaces::{
     NamespaceChanges, NamespaceFilter, NamespaceRow, NewGroup, visibility_level,
 };
-use crate::store::projects::{ProjectFilter, Viewer};
+use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
 use crate::store::window::{Direction, Window};
 use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
 
@@ -149,37 +149,49 @@ async fn shared_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response
     projects::group_projects(api, &ctx.group, true).await
 }
 
-/// The group with its projects (those the caller may see and external authorization allows),
-/// as `GET /groups/:id` shows it.
+/// Up to 100 projects of `scope` that the caller may see and external authorization allows,
+/// by id, in the shape `GET /groups/:id` embeds them.
+async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Value> {
+    let filter = ProjectFilter {
+        viewer: access::viewer(api),
+        today: today(),
+        group: Some(scope),
+        excluded: access::refused_projects(api).await?,
+        ..ProjectFilter::default()
+    };
+    let window = Window {
+        order_by: "id",
+        direction: Direction::Asc,
+        limit: 100,
+        offset: 0,
+        id_after: None,
+        id_before: None,
+    };
+    let rows = api.db().list_projects(&filter, &window).await?;
+    let shape = Shape {
+        simple: api.caller.is_none(),
+        ..Shape::default()
+    };
+    let rendered = projects::render_many(api, &rows, shape).await?;
+    Ok(rows
+        .iter()
+        .filter_map(|p| rendered.get(&p.id).cloned())
+        .collect())
+}
+
+/// The group with its own projects and the projects shared with it, as `GET /groups/:id`
+/// shows it.
 async fn group_view(api: &Api, group: &NamespaceRow) -> ApiResult<Value> {
     let mut view = views(api).group(group);
     if api.params.bool("with_projects")?.unwrap_or(true) {
-        let filter = ProjectFilter {
-            viewer: access::viewer(api),
-            today: today(),
-            namespace_id: Some(group.id),
-            excluded: access::refused_projects(api).await?,
-            ..ProjectFilter::default()
+        let scope = |own: bool| GroupScope {
+            group_id: group.id,
+            own,
+            subgroups_of: None,
+            shared: !own,
         };
-        let window = Window {
-            order_by: "id",
-            direction: Direction::Asc,
-            limit: 100,
-            offset: 0,
-            id_after: None,
-            id_before: None,
-        };
-        let rows = api.db().list_projects(&filter, &window).await?;
-        let shape = Shape {
-            simple: api.caller.is_none(),
-            ..Shape::default()
-        };
-        let rendered = projects::render_many(api, &rows, shape).await?;
-        view["projects"] = rows
-            .iter()
-            .filter_map(|p| rendered.get(&p.id).cloned())
-            .collect();
-        view["shared_projects"] = json!([]);
+        view["projects"] = embedded_projects(api, scope(true)).await?;
+        view["shared_projects"] = embedded_projects(api, scope(false)).await?;
     }
     view["shared_with_groups"] = json!([]);
     Ok(view)
