@@ -111,6 +111,52 @@ def test_award_emoji_votes_and_reactions(server, ctx):
     assert [i["iid"] for i in reacted] == [issue.iid]
 
 
+def test_award_emoji_on_notes(server, ctx):
+    """`.../notes/:note_id/award_emoji`, as python-gitlab's `note.awardemojis`: awards on a note
+    are the note's (awardable_type Note), leave the issue's votes and reactions alone, and go
+    with the note when it is deleted."""
+    issue = new_issue(server, ctx)
+    reporter, reporter_token = ctx["reporter"]
+    mine = issue_as(server, ctx, reporter_token, issue.iid)
+    note = mine.notes.create({"body": "This is an issue note"})
+    emoji = note.awardemojis.create({"name": "tractor"})
+    assert emoji.name == "tractor" and emoji.user["id"] == reporter.id
+    assert emoji.awardable_id == note.id and emoji.awardable_type == "Note"
+    assert emoji in note.awardemojis.list()
+    up = note.awardemojis.create({"name": "thumbsup"})
+    # the same user may give the same emoji to the issue itself
+    mine.awardemojis.create({"name": "thumbsup"})
+    fresh = issue_as(server, ctx, reporter_token, issue.iid)
+    assert (fresh.upvotes, fresh.downvotes) == (1, 0)
+    assert [a.name for a in fresh.awardemojis.list(get_all=True)] == ["thumbsup"]
+    assert sorted(a.name for a in note.awardemojis.list(get_all=True)) == ["thumbsup", "tractor"]
+    base = f"/projects/{ctx['project'].id}/issues/{issue.iid}/notes/{note.id}/award_emoji"
+    got = assert_json(server.request("GET", f"{base}/{emoji.id}", token=reporter_token), 200)
+    assert got["id"] == emoji.id and got["awardable_type"] == "Note"
+    # an issue award is not found under the note, nor a note award under the issue
+    issue_url = f"/projects/{ctx['project'].id}/issues/{issue.iid}/award_emoji"
+    assert server.request("GET", f"{issue_url}/{emoji.id}", token=reporter_token).status_code == 404
+    # bad inputs: duplicate, unknown emoji, missing name, unknown note, no token, another's award
+    dup = server.request("POST", base, token=reporter_token, json={"name": "tractor"})
+    assert_json(dup, 404, {"message": "404 Award Emoji User has already been taken Not Found"})
+    bad = server.request("POST", base, token=reporter_token, json={"name": "not_an_emoji_xyz"})
+    assert bad.status_code == 404
+    assert_json(server.request("POST", base, token=reporter_token, json={}), 400,
+                {"error": "name is missing"})
+    unknown = f"/projects/{ctx['project'].id}/issues/{issue.iid}/notes/999999/award_emoji"
+    assert_json(server.request("GET", unknown, token=reporter_token), 404,
+                {"message": "404 Note Not Found"})
+    assert server.request("GET", base).status_code == 401
+    assert server.request("DELETE", f"{base}/{up.id}", token=ctx["guest"][1]).status_code == 401
+    emoji.delete()
+    assert [a.name for a in note.awardemojis.list(get_all=True)] == ["thumbsup"]
+    # deleting the note takes its awards along; the issue keeps its own
+    note.delete()
+    assert issue_as(server, ctx, reporter_token, issue.iid).upvotes == 1
+    gone = server.request("GET", f"{base}/{up.id}", token=reporter_token)
+    assert_json(gone, 404, {"message": "404 Note Not Found"})
+
+
 def test_subscribe_unsubscribe_304(server, ctx):
     issue = new_issue(server, ctx)
     url = f"/projects/{ctx['project'].id}/issues/{issue.iid}"

@@ -320,17 +320,17 @@ impl IssueFilter {
         match &self.my_reaction_emoji {
             Wildcard::Unset => {}
             Wildcard::None => {
-                sql.push(" AND NOT EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.user_id = ")
+                sql.push(" AND NOT EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.note_id = 0 AND e.user_id = ")
                     .bind(me)
                     .push(")");
             }
             Wildcard::Any => {
-                sql.push(" AND EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.user_id = ")
+                sql.push(" AND EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.note_id = 0 AND e.user_id = ")
                     .bind(me)
                     .push(")");
             }
             Wildcard::Value(name) => {
-                sql.push(" AND EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.user_id = ")
+                sql.push(" AND EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.note_id = 0 AND e.user_id = ")
                     .bind(me)
                     .push(" AND e.name = ")
                     .bind(name.as_str())

@@ -30,13 +30,15 @@ const NOTE_COLUMNS: &str =
 pub struct AwardRow {
     pub id: i64,
     pub issue_id: i64,
+    /// The awarded note of the issue, or 0 for the issue itself.
+    pub note_id: i64,
     pub user_id: i64,
     pub name: String,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
-const AWARD_COLUMNS: &str = "id, issue_id, user_id, name, created_at, updated_at";
+const AWARD_COLUMNS: &str = "id, issue_id, note_id, user_id, name, created_at, updated_at";
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TodoRow {
@@ -134,22 +136,25 @@ pub(super) async fn copy_notes_and_awards(
     from: i64,
     to: i64,
 ) -> sqlx::Result<()> {
-    for (table, sequence, columns, values) in [
+    // The issue's own award emoji only: awards on its notes stay with the original notes.
+    for (table, sequence, columns, values, only) in [
         (
             "issue_notes",
             "notes",
             "author_id, body, system, internal, created_at, updated_at",
             "author_id, body, system, internal, created_at, updated_at",
+            "",
         ),
         (
             "issue_award_emoji",
             "award_emoji",
             "user_id, name, created_at, updated_at",
             "user_id, name, $5, $5",
+            " AND note_id = 0",
         ),
     ] {
         let count: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
-            "SELECT COUNT(*) FROM {table} WHERE tenant_id = $1 AND issue_id = $2"
+            "SELECT COUNT(*) FROM {table} WHERE tenant_id = $1 AND issue_id = $2{only}"
         )))
         .bind(tenant_id)
         .bind(from)
@@ -163,7 +168,7 @@ pub(super) async fn copy_notes_and_awards(
         let mut insert = sqlx::query(AssertSqlSafe(format!(
             "INSERT INTO {table} (tenant_id, id, issue_id, {columns}) \
              SELECT tenant_id, $3 + ROW_NUMBER() OVER (ORDER BY id) - 1, $4, {values} \
-             FROM {table} WHERE tenant_id = $1 AND issue_id = $2"
+             FROM {table} WHERE tenant_id = $1 AND issue_id = $2{only}"
         )))
         .bind(tenant_id)
         .bind(from)
@@ -316,6 +321,14 @@ impl TenantDb {
     pub async fn delete_note(&self, note: &NoteRow) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
         let mut tx = self.uncached_writer().begin().await?;
+        sqlx::query(
+            "DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 AND note_id = $3",
+        )
+        .bind(tenant_id)
+        .bind(note.issue_id)
+        .bind(note.id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM issue_notes WHERE tenant_id = $1 AND id = $2")
             .bind(tenant_id)
             .bind(note.id)
@@ -331,35 +344,44 @@ impl TenantDb {
         tx.commit().await
     }
 
-    pub async fn issue_awards(&self, issue_id: i64) -> sqlx::Result<Vec<AwardRow>> {
+    /// The award emoji of an issue (`note_id` 0) or of one of its notes.
+    pub async fn awards(&self, issue_id: i64, note_id: i64) -> sqlx::Result<Vec<AwardRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 ORDER BY id"
+            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 \
+             AND note_id = $3 ORDER BY id"
         )))
         .bind(self.tenant_id())
         .bind(issue_id)
+        .bind(note_id)
         .fetch_all(self.reader())
         .await
     }
 
-    pub async fn issue_award(
+    pub async fn award(
         &self,
         issue_id: i64,
+        note_id: i64,
         award_id: i64,
     ) -> sqlx::Result<Option<AwardRow>> {
         sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 AND id = $3"
+            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 \
+             AND note_id = $3 AND id = $4"
         )))
         .bind(self.tenant_id())
         .bind(issue_id)
+        .bind(note_id)
         .bind(award_id)
         .fetch_optional(self.reader())
         .await
     }
 
-    /// Awards `name`; a duplicate is a unique violation on `issue_award_emoji_name_unique`.
+    /// Awards `name` to the issue (`note_id` 0) or one of its notes; a duplicate is a unique
+    /// violation on `issue_award_emoji_name_unique`. Only the issue's own thumbs count as its
+    /// votes.
     pub async fn create_award(
         &self,
         issue_id: i64,
+        note_id: i64,
         user_id: i64,
         name: &str,
     ) -> sqlx::Result<AwardRow> {
@@ -368,18 +390,19 @@ impl TenantDb {
         let id = next_id(&mut *tx, tenant_id, "award_emoji").await?;
         let now = now_ms();
         sqlx::query(
-            "INSERT INTO issue_award_emoji (tenant_id, id, issue_id, user_id, name, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $6)",
+            "INSERT INTO issue_award_emoji (tenant_id, id, issue_id, note_id, user_id, name, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
         )
         .bind(tenant_id)
         .bind(id)
         .bind(issue_id)
+        .bind(note_id)
         .bind(user_id)
         .bind(name)
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        if let Some(column) = vote_column(name) {
+        if let Some(column) = vote_column(name).filter(|_| note_id == 0) {
             sqlx::query(AssertSqlSafe(format!(
                 "UPDATE issues SET {column} = {column} + 1 WHERE tenant_id = $1 AND id = $2"
             )))
@@ -401,7 +424,7 @@ impl TenantDb {
             .bind(award.id)
             .execute(&mut *tx)
             .await?;
-        if let Some(column) = vote_column(&award.name) {
+        if let Some(column) = vote_column(&award.name).filter(|_| award.note_id == 0) {
             sqlx::query(AssertSqlSafe(format!(
                 "UPDATE issues SET {column} = {column} - 1 WHERE tenant_id = $1 AND id = $2"
             )))

@@ -354,8 +354,8 @@ impl IssueViews<'_> {
             "user": self.user(user),
             "created_at": timestamp(award.created_at),
             "updated_at": timestamp(award.updated_at),
-            "awardable_id": award.issue_id,
-            "awardable_type": "Issue",
+            "awardable_id": if award.note_id == 0 { award.issue_id } else { award.note_id },
+            "awardable_type": if award.note_id == 0 { "Issue" } else { "Note" },
         })
     }
 

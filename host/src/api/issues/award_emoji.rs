@@ -1,5 +1,6 @@
-//! `GET/POST/DELETE /projects/:id/issues/:issue_iid/award_emoji[/:award_id]`. `thumbsup` and
-//! `thumbsdown` are the issue's upvotes and downvotes (kept on the issue row by the store).
+//! `GET/POST/DELETE /projects/:id/issues/:issue_iid/award_emoji[/:award_id]` and the same
+//! under `.../notes/:note_id/`. `thumbsup` and `thumbsdown` on the issue itself are its upvotes
+//! and downvotes (kept on the issue row by the store); on a note they count for nothing.
 
 use std::collections::HashMap;
 
@@ -9,11 +10,33 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::{IssueCtx, load, page_of, users_by_id, views};
+use super::notes::note_of;
+use super::{load, page_of, users_by_id, views};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::store::issue_notes::AwardRow;
+
+/// What the awards hang on: the issue (`note_id` 0) or one of its notes the caller may read.
+struct Awardable {
+    issue_id: i64,
+    note_id: i64,
+}
+
+/// `(project, issue_iid)`, then the note when the path names one.
+async fn awardable(api: &Api, id: &str, iid: &str, note: Option<&str>) -> ApiResult<Awardable> {
+    // GitLab's award emoji endpoints all `authenticate!` first.
+    api.user()?;
+    let ctx = load(api, id, iid).await?;
+    let note_id = match note {
+        Some(note) => note_of(api, &ctx, note).await?.id,
+        None => 0,
+    };
+    Ok(Awardable {
+        issue_id: ctx.issue.id,
+        note_id,
+    })
+}
 
 async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, Value>> {
     let users = users_by_id(api, awards.iter().map(|a| a.user_id).collect()).await?;
@@ -24,22 +47,25 @@ async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, Value>
         .collect())
 }
 
-async fn award_of(api: &Api, ctx: &IssueCtx, award_id: &str) -> ApiResult<AwardRow> {
+async fn render_one(api: &Api, award: &AwardRow) -> ApiResult<Value> {
+    let views = render(api, std::slice::from_ref(award)).await?;
+    Ok(views.get(&award.id).cloned().unwrap_or(Value::Null))
+}
+
+async fn award_of(api: &Api, on: &Awardable, award_id: &str) -> ApiResult<AwardRow> {
     let id: i64 = award_id
         .trim()
         .parse()
         .map_err(|_| ApiError::invalid("award_id"))?;
     api.db()
-        .issue_award(ctx.issue.id, id)
+        .award(on.issue_id, on.note_id, id)
         .await?
         .ok_or(ApiError::NotFound("Award Emoji"))
 }
 
-pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
-    api.user()?;
-    let ctx = load(&api, &id, &iid).await?;
+async fn list(api: Api, on: Awardable) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
-    let page = page_of(api.db().issue_awards(ctx.issue.id).await?, &request);
+    let page = page_of(api.db().awards(on.issue_id, on.note_id).await?, &request);
     let views = render(&api, &page.rows).await?;
     Ok(page.respond(
         &request,
@@ -49,20 +75,8 @@ pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
     ))
 }
 
-pub async fn show(
-    Path((id, iid, award_id)): Path<(String, String, String)>,
-    api: Api,
-) -> ApiResult<Json<Value>> {
-    api.user()?;
-    let ctx = load(&api, &id, &iid).await?;
-    let award = award_of(&api, &ctx, &award_id).await?;
-    let views = render(&api, std::slice::from_ref(&award)).await?;
-    Ok(Json(views.get(&award.id).cloned().unwrap_or(Value::Null)))
-}
-
-pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+async fn create(api: Api, on: Awardable) -> ApiResult<Response> {
     let caller = api.user()?;
-    let ctx = load(&api, &id, &iid).await?;
     let name = api.params.required_string("name")?;
     let name = name.trim().trim_matches(':').to_string();
     // GitLab answers a refused award with 404 and the validation message inside.
@@ -73,7 +87,7 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     }
     let award = match api
         .db()
-        .create_award(ctx.issue.id, caller.user.id, &name)
+        .create_award(on.issue_id, on.note_id, caller.user.id, &name)
         .await
     {
         Ok(award) => award,
@@ -84,24 +98,72 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
         }
         Err(e) => return Err(e.into()),
     };
-    let views = render(&api, std::slice::from_ref(&award)).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(views.get(&award.id).cloned().unwrap_or(Value::Null)),
-    )
-        .into_response())
+    Ok((StatusCode::CREATED, Json(render_one(&api, &award).await?)).into_response())
 }
 
-pub async fn remove(
-    Path((id, iid, award_id)): Path<(String, String, String)>,
-    api: Api,
-) -> ApiResult<StatusCode> {
+async fn remove(api: Api, on: Awardable, award_id: &str) -> ApiResult<StatusCode> {
     let caller = api.user()?;
-    let ctx = load(&api, &id, &iid).await?;
-    let award = award_of(&api, &ctx, &award_id).await?;
+    let award = award_of(&api, &on, award_id).await?;
     if award.user_id != caller.user.id && !caller.is_admin() {
         return Err(ApiError::Unauthorized);
     }
     api.db().delete_award(&award).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+type IssuePath = Path<(String, String)>;
+type IssueItemPath = Path<(String, String, String)>;
+type NoteItemPath = Path<(String, String, String, String)>;
+
+pub async fn issue_list(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
+    let on = awardable(&api, &id, &iid, None).await?;
+    list(api, on).await
+}
+
+pub async fn note_list(Path((id, iid, note)): IssueItemPath, api: Api) -> ApiResult<Response> {
+    let on = awardable(&api, &id, &iid, Some(&note)).await?;
+    list(api, on).await
+}
+
+pub async fn issue_show(Path((id, iid, award)): IssueItemPath, api: Api) -> ApiResult<Json<Value>> {
+    let on = awardable(&api, &id, &iid, None).await?;
+    Ok(Json(
+        render_one(&api, &award_of(&api, &on, &award).await?).await?,
+    ))
+}
+
+pub async fn note_show(
+    Path((id, iid, note, award)): NoteItemPath,
+    api: Api,
+) -> ApiResult<Json<Value>> {
+    let on = awardable(&api, &id, &iid, Some(&note)).await?;
+    Ok(Json(
+        render_one(&api, &award_of(&api, &on, &award).await?).await?,
+    ))
+}
+
+pub async fn issue_create(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
+    let on = awardable(&api, &id, &iid, None).await?;
+    create(api, on).await
+}
+
+pub async fn note_create(Path((id, iid, note)): IssueItemPath, api: Api) -> ApiResult<Response> {
+    let on = awardable(&api, &id, &iid, Some(&note)).await?;
+    create(api, on).await
+}
+
+pub async fn issue_remove(
+    Path((id, iid, award)): IssueItemPath,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    let on = awardable(&api, &id, &iid, None).await?;
+    remove(api, on, &award).await
+}
+
+pub async fn note_remove(
+    Path((id, iid, note, award)): NoteItemPath,
+    api: Api,
+) -> ApiResult<StatusCode> {
+    let on = awardable(&api, &id, &iid, Some(&note)).await?;
+    remove(api, on, &award).await
 }

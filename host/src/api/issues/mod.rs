@@ -54,11 +54,19 @@ pub fn router() -> Router<ApiContext> {
         )
         .route(
             &format!("{issue}/award_emoji"),
-            get(award_emoji::list).post(award_emoji::create),
+            get(award_emoji::issue_list).post(award_emoji::issue_create),
         )
         .route(
             &format!("{issue}/award_emoji/{{award_id}}"),
-            get(award_emoji::show).delete(award_emoji::remove),
+            get(award_emoji::issue_show).delete(award_emoji::issue_remove),
+        )
+        .route(
+            &format!("{issue}/notes/{{note_id}}/award_emoji"),
+            get(award_emoji::note_list).post(award_emoji::note_create),
+        )
+        .route(
+            &format!("{issue}/notes/{{note_id}}/award_emoji/{{award_id}}"),
+            get(award_emoji::note_show).delete(award_emoji::note_remove),
         )
         .route(&format!("{issue}/subscribe"), post(actions::subscribe))
         .route(&format!("{issue}/unsubscribe"), post(actions::unsubscribe))

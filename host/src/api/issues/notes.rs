@@ -23,7 +23,7 @@ fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
     value.trim().parse().map_err(|_| ApiError::invalid(name))
 }
 
-async fn note_of(api: &Api, ctx: &IssueCtx, note_id: &str) -> ApiResult<NoteRow> {
+pub(super) async fn note_of(api: &Api, ctx: &IssueCtx, note_id: &str) -> ApiResult<NoteRow> {
     let id = parse_id(note_id, "note_id")?;
     api.db()
         .issue_note(ctx.issue.id, id)
