@@ -157,47 +157,6 @@ def test_award_emoji_on_notes(server, ctx):
     assert_json(gone, 404, {"message": "404 Note Not Found"})
 
 
-def test_resource_label_events(server, ctx):
-    """`.../resource_label_events` as python-gitlab's `issue.resourcelabelevents`: one event per
-    label added or removed, by whoever changed them (the creator for labels given at creation);
-    a deleted label leaves its events with `label: null`."""
-    owner, owner_token = ctx["owner"]
-    reporter, reporter_token = ctx["reporter"]
-    p = server.gitlab(owner_token).projects.get(ctx["project"].id)
-    tag = "ev" + secrets.token_hex(2)
-    issue = p.issues.create({"title": "labelled", "labels": f"{tag}-a,{tag}-b"})
-    mine = issue_as(server, ctx, reporter_token, issue.iid)
-    mine.labels = [f"{tag}-b", f"{tag}-c"]
-    mine.save()
-    events = mine.resourcelabelevents.list(get_all=True)
-    assert [(e.action, e.label["name"], e.user["id"]) for e in events] == [
-        ("add", f"{tag}-a", owner.id), ("add", f"{tag}-b", owner.id),
-        ("add", f"{tag}-c", reporter.id), ("remove", f"{tag}-a", reporter.id)]
-    first = events[0]
-    assert first.resource_type == "Issue" and first.resource_id == issue.id
-    assert set(first.label) >= {"id", "name", "color", "description"}
-    one = mine.resourcelabelevents.get(first.id)
-    assert one.id == first.id and one.action == first.action
-    # changes that leave the labels as they were record nothing
-    mine.labels = [f"{tag}-c", f"{tag}-b"]
-    mine.save()
-    assert len(mine.resourcelabelevents.list(get_all=True)) == 4
-    # a deleted label's events stay, without the label
-    label_a = next(l for l in p.labels.list(get_all=True) if l.name == f"{tag}-a")
-    label_a.delete()
-    assert mine.resourcelabelevents.get(first.id).label is None
-    # bad inputs: unknown event, unknown issue, confidential issue for an outsider
-    url = f"/projects/{p.id}/issues/{issue.iid}/resource_label_events"
-    assert_json(server.request("GET", f"{url}/999999", token=reporter_token), 404, {"message": "404 Not found"})
-    assert_json(server.request("GET", f"{url}/abc", token=reporter_token), 404, {"message": "404 Not found"})
-    assert_json(server.request("GET", f"/projects/{p.id}/issues/999999/resource_label_events",
-                               token=reporter_token), 404, ISSUE_NOT_FOUND)
-    secret = p.issues.create({"title": "secret", "confidential": True, "labels": tag})
-    hidden = f"/projects/{p.id}/issues/{secret.iid}/resource_label_events"
-    assert_json(server.request("GET", hidden, token=ctx["outsider"][1]), 404, ISSUE_NOT_FOUND)
-    assert len(assert_json(server.request("GET", hidden, token=owner_token), 200)) == 1
-
-
 def test_subscribe_unsubscribe_304(server, ctx):
     issue = new_issue(server, ctx)
     url = f"/projects/{ctx['project'].id}/issues/{issue.iid}"

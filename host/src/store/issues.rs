@@ -6,7 +6,6 @@
 use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 
 use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes};
-use super::label_events::{self, LabelChange, label_ids_not_in};
 use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, LabelRow, label_columns};
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
@@ -266,16 +265,17 @@ async fn add_labels(
         "INSERT INTO issue_labels (tenant_id, issue_id, label_id, project_id, created_at) VALUES ",
     );
     for (n, label) in labels.iter().enumerate() {
-        sql.push_row(
-            n == 0,
-            [
-                Arg::from(tenant_id),
-                Arg::from(slot.issue_id),
-                Arg::from(label.id),
-                Arg::from(slot.project_id),
-                slot.created_at.clone(),
-            ],
-        );
+        sql.push(if n == 0 { "(" } else { ", (" })
+            .bind(tenant_id)
+            .push(", ")
+            .bind(slot.issue_id)
+            .push(", ")
+            .bind(label.id)
+            .push(", ")
+            .bind(slot.project_id)
+            .push(", ")
+            .bind(slot.created_at.clone())
+            .push(")");
     }
     sql.query().execute(&mut **tx).await?;
     labels.sort_by_key(|l| (l.name.to_lowercase(), l.id));
@@ -295,15 +295,15 @@ async fn add_assignees(
     let mut sql =
         Sql::new("INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) VALUES ");
     for (position, user_id) in user_ids.iter().enumerate() {
-        sql.push_row(
-            position == 0,
-            [
-                Arg::from(tenant_id),
-                Arg::from(issue_id),
-                Arg::from(*user_id),
-                Arg::from(position as i64),
-            ],
-        );
+        sql.push(if position == 0 { "(" } else { ", (" })
+            .bind(tenant_id)
+            .push(", ")
+            .bind(issue_id)
+            .push(", ")
+            .bind(*user_id)
+            .push(", ")
+            .bind(position as i64)
+            .push(")");
     }
     sql.query().execute(&mut **tx).await.map(|_| ())
 }
@@ -448,13 +448,6 @@ async fn insert_issue(
         created_at: Arg::Int(created_at),
     };
     let labels = add_labels(tx, tenant_id, &slot, &issue.labels).await?;
-    let added = label_ids_not_in(&labels, &[]);
-    let change = LabelChange {
-        user_id: issue.author_id,
-        added: &added,
-        removed: &[],
-    };
-    label_events::record(tx, tenant_id, id, &change).await?;
     add_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
     sqlx::query(
         "INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address, submitted) VALUES ($1, $2, $3, $4, $5)",
@@ -578,32 +571,13 @@ impl TenantDb {
             .find(|(c, _)| *c == "created_at")
             .map(|(_, v)| v.clone());
         if let Some(labels) = &changes.labels {
-            let old: Vec<i64> = sqlx::query_scalar(
-                "SELECT label_id FROM issue_labels WHERE tenant_id = $1 AND issue_id = $2",
-            )
-            .bind(tenant_id)
-            .bind(issue.id)
-            .fetch_all(&mut *tx)
-            .await?;
             clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
             let slot = LabelSlot {
                 project_id: issue.project_id,
                 issue_id: issue.id,
                 created_at: created_at.unwrap_or(Arg::Int(issue.created_at)),
             };
-            let new = add_labels(&mut tx, tenant_id, &slot, labels).await?;
-            let added = label_ids_not_in(&new, &old);
-            let removed: Vec<i64> = old
-                .iter()
-                .copied()
-                .filter(|id| !new.iter().any(|l| l.id == *id))
-                .collect();
-            let change = LabelChange {
-                user_id: changes.notes.author_id,
-                added: &added,
-                removed: &removed,
-            };
-            label_events::record(&mut tx, tenant_id, issue.id, &change).await?;
+            add_labels(&mut tx, tenant_id, &slot, labels).await?;
         } else if let Some(created_at) = created_at {
             let mut sql = Sql::new("UPDATE issue_labels SET created_at = ");
             sql.bind(created_at)

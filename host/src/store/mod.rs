@@ -12,7 +12,6 @@ pub mod issue_notes;
 pub mod issue_search;
 pub mod issues;
 pub mod keys;
-pub mod label_events;
 pub mod labels;
 pub mod members;
 pub mod milestones;

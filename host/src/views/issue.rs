@@ -9,7 +9,6 @@ use super::timestamp_opt;
 use super::{timestamp, user::UserViews};
 use crate::store::issue_notes::{AwardRow, NoteRow, TodoRow};
 use crate::store::issues::{IssueRow, ProjectRef};
-use crate::store::label_events::LabelEventRow;
 use crate::store::labels::{LabelCounts, LabelRow};
 use crate::store::milestones::MilestoneRow;
 use crate::store::users::UserRow;
@@ -357,29 +356,6 @@ impl IssueViews<'_> {
             "updated_at": timestamp(award.updated_at),
             "awardable_id": if award.note_id == 0 { award.issue_id } else { award.note_id },
             "awardable_type": if award.note_id == 0 { "Issue" } else { "Note" },
-        })
-    }
-
-    /// A resource label event; the label is `null` once deleted.
-    pub fn label_event(&self, event: &LabelEventRow, user: Option<&UserRow>) -> Value {
-        let label = event.label_name.as_ref().map(|name| {
-            let color = event.label_color.clone().unwrap_or_default();
-            json!({
-                "id": event.label_id,
-                "name": name,
-                "color": color,
-                "description": event.label_description,
-                "text_color": text_color(&color),
-            })
-        });
-        json!({
-            "id": event.id,
-            "user": self.user(user),
-            "created_at": timestamp(event.created_at),
-            "resource_type": "Issue",
-            "resource_id": event.issue_id,
-            "label": label,
-            "action": event.action,
         })
     }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::system_notes::project_reference;
 use super::write::require_create;
-use super::{IssueCtx, is_reporter, load, page_of, render, users_by_id, views};
+use super::{IssueCtx, is_reporter, load, page_of, render, views};
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
@@ -226,43 +226,6 @@ pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Res
     let request = PageRequest::from_params(&api.params)?;
     let views = api.user_views();
     Ok(page_of(list, &request).respond(&request, &api.origin, |u| u.id, |u| views.summary(u)))
-}
-
-/// `resource_label_events`: the issue's label additions and removals, oldest first, paginated.
-pub async fn label_events(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
-    let ctx = load(&api, &id, &iid).await?;
-    let events = api.db().label_events(ctx.issue.id, None).await?;
-    let request = PageRequest::from_params(&api.params)?;
-    let page = page_of(events, &request);
-    let users = users_by_id(&api, page.rows.iter().map(|e| e.user_id).collect()).await?;
-    let views = views(&api);
-    Ok(page.respond(
-        &request,
-        &api.origin,
-        |e| e.id,
-        |e| views.label_event(e, users.get(&e.user_id)),
-    ))
-}
-
-/// `resource_label_events/:event_id`: an unknown id (GitLab takes it as a string) is 404
-/// `{"message":"404 Not found"}`, what GitLab's `find` raises.
-pub async fn label_event(
-    Path((id, iid, event_id)): Path<(String, String, String)>,
-    api: Api,
-) -> ApiResult<Json<Value>> {
-    let ctx = load(&api, &id, &iid).await?;
-    let not_found = || ApiError::NotFoundMessage("404 Not found".into());
-    let event_id: i64 = event_id.trim().parse().map_err(|_| not_found())?;
-    let event = api
-        .db()
-        .label_events(ctx.issue.id, Some(event_id))
-        .await?
-        .pop()
-        .ok_or_else(not_found)?;
-    let users = users_by_id(&api, vec![event.user_id]).await?;
-    Ok(Json(
-        views(&api).label_event(&event, users.get(&event.user_id)),
-    ))
 }
 
 /// `closed_by` and `related_merge_requests`: merge requests do not exist in Trellis, so the

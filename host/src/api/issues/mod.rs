@@ -73,14 +73,6 @@ pub fn router() -> Router<ApiContext> {
         .route(&format!("{issue}/todo"), post(actions::todo))
         .route(&format!("{issue}/move"), post(actions::move_issue))
         .route(&format!("{issue}/participants"), get(actions::participants))
-        .route(
-            &format!("{issue}/resource_label_events"),
-            get(actions::label_events),
-        )
-        .route(
-            &format!("{issue}/resource_label_events/{{event_id}}"),
-            get(actions::label_event),
-        )
         .route(&format!("{issue}/closed_by"), get(actions::closed_by))
         .route(
             &format!("{issue}/related_merge_requests"),
