@@ -243,6 +243,9 @@ def test_group_projects_with_python_gitlab(server, carol, tree):
     without = server.request("GET", f"/groups/{tree['top'].id}", token=token,
                              params={"with_projects": "false"}).json()
     assert "projects" not in without and "shared_projects" not in without
+    assert_json(server.request("GET", f"/groups/{tree['top'].id}", token=token,
+                               params={"with_projects": "maybe"}), 400,
+                {"error": "with_projects is invalid"})
 
 
 def test_group_projects_by_path_and_subgroup(server, carol, tree):

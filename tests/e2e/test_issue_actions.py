@@ -147,6 +147,11 @@ def test_award_emoji_on_notes(server, ctx):
     assert_json(server.request("GET", unknown, token=reporter_token), 404,
                 {"message": "404 Note Not Found"})
     assert server.request("GET", base).status_code == 401
+    notes_url = f"/projects/{ctx['project'].id}/issues/{issue.iid}/notes"
+    assert_json(server.request("GET", f"{notes_url}/abc/award_emoji", token=reporter_token), 400,
+                {"error": "note_id is invalid"})
+    assert_json(server.request("GET", f"{base}/abc", token=reporter_token), 400,
+                {"error": "award_id is invalid"})
     assert server.request("DELETE", f"{base}/{up.id}", token=ctx["guest"][1]).status_code == 401
     emoji.delete()
     assert [a.name for a in note.awardemojis.list(get_all=True)] == ["thumbsup"]

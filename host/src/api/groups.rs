@@ -159,14 +159,7 @@ async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Value> {
         excluded: access::refused_projects(api).await?,
         ..ProjectFilter::default()
     };
-    let window = Window {
-        order_by: "id",
-        direction: Direction::Asc,
-        limit: 100,
-        offset: 0,
-        id_after: None,
-        id_before: None,
-    };
+    let window = Window::first_by_id(100);
     let rows = api.db().list_projects(&filter, &window).await?;
     let shape = Shape {
         simple: api.caller.is_none(),
@@ -362,14 +355,7 @@ async fn check_contents_visibility(
         today: today(),
         ..NamespaceFilter::default()
     };
-    let window = Window {
-        order_by: "id",
-        direction: Direction::Asc,
-        limit: 10_000,
-        offset: 0,
-        id_after: None,
-        id_before: None,
-    };
+    let window = Window::first_by_id(10_000);
     let children = api.db().list_namespaces(&filter, &window).await?;
     if children
         .iter()

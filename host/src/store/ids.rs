@@ -9,15 +9,7 @@ pub async fn next_id<'c, E>(executor: E, tenant_id: i64, name: &str) -> sqlx::Re
 where
     E: Executor<'c, Database = Any>,
 {
-    sqlx::query_scalar(
-        "INSERT INTO id_sequences (tenant_id, name, last_value) VALUES ($1, $2, 1) \
-         ON CONFLICT (tenant_id, name) DO UPDATE SET last_value = id_sequences.last_value + 1 \
-         RETURNING last_value",
-    )
-    .bind(tenant_id)
-    .bind(name)
-    .fetch_one(executor)
-    .await
+    next_ids(executor, tenant_id, name, 1).await
 }
 
 /// Takes the next `count` values of the tenant's sequence `name` at once and returns the

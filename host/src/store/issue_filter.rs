@@ -417,7 +417,7 @@ const SEARCH_INDEX_MAX_MATCHES: i64 = 2_000;
 pub struct AssignableCheck<'a> {
     pub project_id: i64,
     /// The issue as stored, when updating one: `(confidential, author, assignees)`.
-    pub issue: Option<(bool, i64, &'a [i64])>,
+    pub issue: Option<(bool, i64, &'a [UserRow])>,
     pub today: &'a str,
 }
 
@@ -436,7 +436,7 @@ impl TenantDb {
             }
             let confidential = match check.issue {
                 Some((true, author, assignees)) => {
-                    if user.id == author || assignees.contains(&user.id) {
+                    if user.id == author || assignees.iter().any(|a| a.id == user.id) {
                         kept.push(user.id);
                         continue;
                     }

@@ -6,7 +6,7 @@
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::issues::row_by_id;
-use super::sql::Sql;
+use super::sql::{Arg, Sql};
 use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -108,21 +108,20 @@ pub(super) async fn insert_system_notes(
         "INSERT INTO issue_notes (tenant_id, id, issue_id, author_id, body, system, internal, created_at, updated_at) VALUES ",
     );
     for (n, body) in notes.bodies.iter().enumerate() {
-        sql.push(if n == 0 { "(" } else { ", (" })
-            .bind(tenant_id)
-            .push(", ")
-            .bind(first + n as i64)
-            .push(", ")
-            .bind(issue_id)
-            .push(", ")
-            .bind(notes.author_id)
-            .push(", ")
-            .bind(body.as_str())
-            .push(", 1, 0, ")
-            .bind(at)
-            .push(", ")
-            .bind(at)
-            .push(")");
+        sql.push_row(
+            n == 0,
+            [
+                Arg::from(tenant_id),
+                Arg::from(first + n as i64),
+                Arg::from(issue_id),
+                Arg::from(notes.author_id),
+                Arg::from(body.as_str()),
+                Arg::from(1),
+                Arg::from(0),
+                Arg::from(at),
+                Arg::from(at),
+            ],
+        );
     }
     sql.query().execute(&mut **tx).await.map(|_| ())
 }

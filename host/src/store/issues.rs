@@ -265,17 +265,16 @@ async fn add_labels(
         "INSERT INTO issue_labels (tenant_id, issue_id, label_id, project_id, created_at) VALUES ",
     );
     for (n, label) in labels.iter().enumerate() {
-        sql.push(if n == 0 { "(" } else { ", (" })
-            .bind(tenant_id)
-            .push(", ")
-            .bind(slot.issue_id)
-            .push(", ")
-            .bind(label.id)
-            .push(", ")
-            .bind(slot.project_id)
-            .push(", ")
-            .bind(slot.created_at.clone())
-            .push(")");
+        sql.push_row(
+            n == 0,
+            [
+                Arg::from(tenant_id),
+                Arg::from(slot.issue_id),
+                Arg::from(label.id),
+                Arg::from(slot.project_id),
+                slot.created_at.clone(),
+            ],
+        );
     }
     sql.query().execute(&mut **tx).await?;
     labels.sort_by_key(|l| (l.name.to_lowercase(), l.id));
@@ -295,15 +294,15 @@ async fn add_assignees(
     let mut sql =
         Sql::new("INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) VALUES ");
     for (position, user_id) in user_ids.iter().enumerate() {
-        sql.push(if position == 0 { "(" } else { ", (" })
-            .bind(tenant_id)
-            .push(", ")
-            .bind(issue_id)
-            .push(", ")
-            .bind(*user_id)
-            .push(", ")
-            .bind(position as i64)
-            .push(")");
+        sql.push_row(
+            position == 0,
+            [
+                Arg::from(tenant_id),
+                Arg::from(issue_id),
+                Arg::from(*user_id),
+                Arg::from(position as i64),
+            ],
+        );
     }
     sql.query().execute(&mut **tx).await.map(|_| ())
 }

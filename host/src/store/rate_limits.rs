@@ -5,7 +5,7 @@
 //! depends on, and advancing the write generation on every limited request would empty the
 //! token cache all the time.
 
-use super::sql::Sql;
+use super::sql::{Arg, Sql};
 use super::{Db, TenantDb};
 
 /// One counter to advance: its key, the window it counts and when that window ends.
@@ -35,15 +35,16 @@ impl TenantDb {
         );
         for (n, &i) in order.iter().enumerate() {
             let hit = &hits[i];
-            sql.push(if n == 0 { "(" } else { ", (" })
-                .bind(self.tenant_id())
-                .push(", ")
-                .bind(hit.key.as_str())
-                .push(", ")
-                .bind(hit.window_start)
-                .push(", ")
-                .bind(hit.expires_at)
-                .push(", 1)");
+            sql.push_row(
+                n == 0,
+                [
+                    Arg::from(self.tenant_id()),
+                    Arg::from(hit.key.as_str()),
+                    Arg::from(hit.window_start),
+                    Arg::from(hit.expires_at),
+                    Arg::from(1),
+                ],
+            );
         }
         sql.push(
             " ON CONFLICT (tenant_id, key, window_start) \

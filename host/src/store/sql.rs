@@ -114,6 +114,14 @@ impl Sql {
         self
     }
 
+    /// Appends one row `($a, $b, ...)` of a multi-row `VALUES` list, after `, ` unless it is
+    /// the list's first.
+    pub fn push_row(&mut self, first: bool, values: impl IntoIterator<Item = Arg>) -> &mut Self {
+        self.push(if first { "(" } else { ", (" });
+        self.bind_list(values);
+        self.push(")")
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }

@@ -30,6 +30,18 @@ pub struct Window {
 }
 
 impl Window {
+    /// The first `limit` rows by ascending id: a fixed slice, not a page a client asked for.
+    pub fn first_by_id(limit: i64) -> Window {
+        Window {
+            order_by: "id",
+            direction: Direction::Asc,
+            limit,
+            offset: 0,
+            id_after: None,
+            id_before: None,
+        }
+    }
+
     /// Appends the keyset bounds (as `AND` terms: the query already has its `WHERE`), the
     /// ordering with `id` as tie-breaker, and the limit and offset.
     pub fn apply(&self, sql: &mut Sql) {

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 use super::system_notes::project_reference;
 use super::write::require_create;
-use super::{IssueCtx, is_reporter, load, page_of, render, views};
+use super::{IssueCtx, is_reporter, load, page_of, project_ref, render, views};
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::store::issue_filter::AssignableCheck;
-use crate::store::issues::{MoveReferences, NewIssue, ProjectRef, RequestOrigin};
+use crate::store::issues::{MoveReferences, NewIssue, RequestOrigin};
 use crate::store::milestones::MilestoneFilter;
 use crate::store::users::UserRow;
 
@@ -85,16 +85,6 @@ fn move_error(message: &str) -> ApiError {
     ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
 }
 
-fn project_ref(ctx: &access::ProjectCtx) -> ProjectRef {
-    ProjectRef {
-        id: ctx.project.id,
-        name: ctx.project.name.clone(),
-        path: ctx.project.path.clone(),
-        namespace_full_path: ctx.namespace.full_path.clone(),
-        namespace_full_name: ctx.namespace.full_name.clone(),
-    }
-}
-
 /// `POST .../move`: a copy in the target project with a new iid, with the original's notes and
 /// award emoji; labels and the milestone are matched there by name; the original is closed and
 /// points at the copy; both get a "moved" system note.
@@ -161,14 +151,7 @@ pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respo
         issue: None,
         today: &today,
     };
-    let assignees = db.users_by_ids(&ctx.assignee_ids).await?;
-    let assignable = db.assignable_among(&check, &assignees).await?;
-    let assignee_ids = ctx
-        .assignee_ids
-        .iter()
-        .copied()
-        .filter(|id| assignable.contains(id))
-        .collect();
+    let assignee_ids = db.assignable_among(&check, &ctx.assignees).await?;
     let issue = &ctx.issue;
     let new = NewIssue {
         project_id: target.project.id,
@@ -208,7 +191,7 @@ pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respo
 pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     let ctx = load(&api, &id, &iid).await?;
     let mut ids = vec![ctx.issue.author_id];
-    ids.extend(&ctx.assignee_ids);
+    ids.extend(ctx.assignee_ids());
     ids.extend(api.db().note_author_ids(ctx.issue.id).await?);
     let mut unique: Vec<i64> = Vec::new();
     for id in ids {

@@ -114,21 +114,37 @@ pub fn is_owner(ctx: &ProjectCtx) -> bool {
     ctx.admin || ctx.level() >= OWNER
 }
 
+/// The path parts of a project the request already loaded, as issue views and references use.
+pub fn project_ref(ctx: &ProjectCtx) -> ProjectRef {
+    ProjectRef {
+        id: ctx.project.id,
+        name: ctx.project.name.clone(),
+        path: ctx.project.path.clone(),
+        namespace_full_path: ctx.namespace.full_path.clone(),
+        namespace_full_name: ctx.namespace.full_name.clone(),
+    }
+}
+
 /// One issue the caller may read, with its project.
 pub struct IssueCtx {
     pub project: ProjectCtx,
     pub issue: IssueRow,
-    pub assignee_ids: Vec<i64>,
+    /// Its assignees, in order.
+    pub assignees: Vec<UserRow>,
 }
 
 impl IssueCtx {
+    pub fn assignee_ids(&self) -> Vec<i64> {
+        self.assignees.iter().map(|u| u.id).collect()
+    }
+
     fn caller_is(&self, api: &Api, user_id: i64) -> bool {
         api.caller.as_ref().is_some_and(|c| c.user.id == user_id)
     }
 
     pub fn is_author_or_assignee(&self, api: &Api) -> bool {
         self.caller_is(api, self.issue.author_id)
-            || self.assignee_ids.iter().any(|id| self.caller_is(api, *id))
+            || self.assignees.iter().any(|u| self.caller_is(api, u.id))
     }
 
     /// Authors, assignees and reporters (and above) may edit the issue.
@@ -170,17 +186,17 @@ pub async fn load(api: &Api, id: &str, iid: &str) -> ApiResult<IssueCtx> {
         .await?
         .filter(|_| issues_readable(&project))
         .ok_or(ApiError::NotFound("Issue"))?;
-    let assignee_ids = api
+    let assignees = api
         .db()
         .assignees_of_issues(&[issue.id])
         .await?
         .into_iter()
-        .map(|a| a.user.id)
+        .map(|a| a.user)
         .collect();
     let ctx = IssueCtx {
         project,
         issue,
-        assignee_ids,
+        assignees,
     };
     if ctx.issue.confidential && !is_reporter(&ctx.project) && !ctx.is_author_or_assignee(api) {
         return Err(ApiError::NotFound("Issue"));
@@ -310,16 +326,9 @@ pub fn render_created(
     if let Some(milestone) = shown.milestone {
         batch.milestones.insert(milestone.id, milestone);
     }
-    batch.projects.insert(
-        project.project.id,
-        ProjectRef {
-            id: project.project.id,
-            name: project.project.name.clone(),
-            path: project.project.path.clone(),
-            namespace_full_path: project.namespace.full_path.clone(),
-            namespace_full_name: project.namespace.full_name.clone(),
-        },
-    );
+    batch
+        .projects
+        .insert(project.project.id, project_ref(project));
     batch.subscribed = Some(vec![issue.id]);
     Ok(views(api).issue(&issue, &batch, shape(api, true)?))
 }

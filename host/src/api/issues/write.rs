@@ -13,7 +13,6 @@ use serde_json::Value;
 use super::system_notes::{self, Named, named};
 use super::{
     IssueCtx, Shown, is_owner, is_reporter, issues_readable, load, render, render_created,
-    users_by_id,
 };
 use crate::api::access::{self, ProjectCtx, today};
 use crate::api::spam::{self, Spammable};
@@ -129,7 +128,7 @@ async fn read_metadata(
         let today = today();
         let check = AssignableCheck {
             project_id: project.project.id,
-            issue: issue.map(|i| (i.issue.confidential, i.issue.author_id, &i.assignee_ids[..])),
+            issue: issue.map(|i| (i.issue.confidential, i.issue.author_id, &i.assignees[..])),
             today: &today,
         };
         let assignable = api.db().assignable_among(&check, &known).await?;
@@ -417,12 +416,7 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
             ));
         }
         if let Some(new) = &meta.assignees {
-            let old = users_by_id(&api, ctx.assignee_ids.clone()).await?;
-            let old: Vec<Named> = ctx
-                .assignee_ids
-                .iter()
-                .filter_map(|id| old.get(id).map(named))
-                .collect();
+            let old: Vec<Named> = ctx.assignees.iter().map(named).collect();
             let new: Vec<Named> = new.iter().map(named).collect();
             notes.extend(system_notes::assignees(&old, &new));
         }
