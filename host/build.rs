@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The target the plugins are compiled for: it emits WebAssembly components directly.
+const GUEST_TARGET: &str = "wasm32-wasip2";
+
 /// (package, artifact) of each built-in plugin.
 const BUILT_INS: &[(&str, &str)] = &[
     ("trellis-spam-filter", "trellis_spam_filter.wasm"),
@@ -21,6 +24,7 @@ fn main() {
     for watched in ["plugins", "sdk", "wit", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
+    ensure_guest_target();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let target_dir = guest_target_dir(&out_dir);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -30,7 +34,7 @@ fn main() {
                 "build",
                 "--release",
                 "--target",
-                "wasm32-wasip2",
+                GUEST_TARGET,
                 "--package",
                 package,
             ])
@@ -50,13 +54,63 @@ fn main() {
             .expect("running cargo for the built-in plugins");
         assert!(
             status.success(),
-            "building the built-in plugin {package} for wasm32-wasip2 failed \
-             (is the target installed? `rustup target add wasm32-wasip2`)"
+            "building the built-in plugin {package} for wasm32-wasip2 failed (its errors are above)"
         );
-        let built = target_dir.join("wasm32-wasip2/release").join(artifact);
+        let built = target_dir.join(GUEST_TARGET).join("release").join(artifact);
         std::fs::copy(&built, out_dir.join(artifact))
             .unwrap_or_else(|e| panic!("copying {}: {e}", built.display()));
     }
+}
+
+/// Makes sure the toolchain has the standard library for `GUEST_TARGET`. rustup installs the
+/// targets `rust-toolchain.toml` lists only when it installs the toolchain itself, never into a
+/// toolchain that is already there, so a machine that had Rust 1.95 before its first build of
+/// Trellis lacks it. Then this adds it through rustup, saying so in one line; without rustup it
+/// stops with the command to run.
+fn ensure_guest_target() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+        .unwrap_or_else(|| panic!("`{rustc} --print sysroot` failed"));
+    let installed = || {
+        sysroot
+            .join("lib/rustlib")
+            .join(GUEST_TARGET)
+            .join("lib")
+            .is_dir()
+    };
+    if installed() {
+        return;
+    }
+    // RUSTUP_TOOLCHAIN is set by rustup's proxies to the toolchain this build runs on.
+    let toolchain = std::env::var("RUSTUP_TOOLCHAIN").ok();
+    let mut rustup = Command::new("rustup");
+    rustup.args(["target", "add", GUEST_TARGET]);
+    if let Some(toolchain) = &toolchain {
+        rustup.args(["--toolchain", toolchain]);
+    }
+    let added = rustup.output().is_ok_and(|out| out.status.success());
+    if added && installed() {
+        println!(
+            "cargo:warning=the {GUEST_TARGET} target was missing from the Rust toolchain; \
+             installed it with `rustup target add {GUEST_TARGET}` (the built-in plugins need it)"
+        );
+        return;
+    }
+    let command = match &toolchain {
+        Some(toolchain) => format!("rustup target add {GUEST_TARGET} --toolchain {toolchain}"),
+        None => format!("rustup target add {GUEST_TARGET}"),
+    };
+    panic!(
+        "the Rust standard library for {GUEST_TARGET} is not installed in {} and could not be \
+         added automatically; the built-in plugins are compiled for it. Run `{command}` \
+         (or install your distribution's {GUEST_TARGET} standard library), then build again.",
+        sysroot.display()
+    );
 }
 
 /// `<target>/wasm-guests`, beside the host's own profiles (the target directory is the

@@ -1,4 +1,5 @@
-//! The `trellis` binary: `serve`, `migrate`, `tenant`, `token`.
+//! The `trellis` binary: `serve`, `migrate`, `tenant`, `token`, and `plugin` (`check` and `run`
+//! a policy plugin locally).
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -9,6 +9,7 @@
 #   api        method path [json]: an API call as the root token
 #   json_id    reads a JSON object on stdin and prints its "id"
 set -euo pipefail
+source tests/bench/tools.sh
 
 BASE="http://127.0.0.1:$PORT/api/v4"
 
@@ -36,6 +37,7 @@ if [ -n "${BENCH_DATABASE_URL:-}" ]; then
     engine="PostgreSQL"
     run_sql() { psql "$database_url" -v ON_ERROR_STOP=1 -qAt ${1:+-c "$1"}; }
 else
+    need sqlite3 sqlite3
     run_sql() { sqlite3 -bail "$work/trellis.db" ${1:+"$1"}; }
 fi
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import secrets
+import shutil
 import signal
 import socket
 import sqlite3
@@ -18,6 +19,7 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
+import warnings
 from pathlib import Path
 
 import gitlab
@@ -51,6 +53,15 @@ def with_database(url: str, name: str) -> str:
     """`url` with its database (path) replaced by `name`."""
     parts = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+
+
+def require_program(name: str, package: str) -> None:
+    """Skips the calling test, with a notice in the summary, when a program it runs is missing.
+    tests/setup installs these from Debian when it runs as root."""
+    if shutil.which(name) is None:
+        reason = f"{name} is missing (apt-get install {package})"
+        warnings.warn(f"NOTICE: test skipped: {reason}", stacklevel=2)
+        pytest.skip(reason)
 
 
 def psql(url: str, sql: str) -> str:

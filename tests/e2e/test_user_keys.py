@@ -14,7 +14,7 @@ from pathlib import Path
 import gitlab
 import pytest
 
-from conftest import assert_json, today_utc
+from conftest import assert_json, require_program, today_utc
 
 FIXTURES = Path(__file__).resolve().parents[2] / "host" / "tests" / "fixtures"
 ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -35,6 +35,7 @@ GPG_INVALID = ("is invalid. A valid public GPG key begins with '-----BEGIN PGP P
 
 def ssh_key(kind: str = "ed25519", bits: int | None = None, comment: str = "me@laptop") -> tuple[str, str]:
     """A fresh public key line and its SHA256 fingerprint, from ssh-keygen."""
+    require_program("ssh-keygen", "openssh-client")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "k")
         args = ["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", comment, "-f", path]
@@ -49,6 +50,7 @@ def ssh_key(kind: str = "ed25519", bits: int | None = None, comment: str = "me@l
 
 def gpg_key(uid: str) -> str:
     """A fresh armored public key block made by gpg."""
+    require_program("gpg", "gnupg")
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "GNUPGHOME": home}
         subprocess.run(["gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key", uid,

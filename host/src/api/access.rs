@@ -226,10 +226,10 @@ pub async fn decide_label(api: &Api, label: &str) -> external_auth::Decision {
         let Some(caller) = &api.caller else {
             return Vec::new();
         };
-        match api.db().identities_of(&[caller.user.id]).await {
+        match caller.identities(api.db()).await {
             Ok(rows) => rows
-                .into_iter()
-                .map(|r| (r.provider, r.extern_uid))
+                .iter()
+                .map(|r| (r.provider.clone(), r.extern_uid.clone()))
                 .collect(),
             Err(error) => {
                 tracing::warn!(error = %error, "could not read identities for external authorization");

@@ -16,7 +16,7 @@ pub fn router() -> Router<ApiContext> {
 async fn current_user(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let views = api.user_views();
-    let identities = api.db().identities_of(&[caller.user.id]).await?;
+    let identities = caller.identities(api.db()).await?;
     Ok(if caller.is_admin() {
         Json(views.admin(&caller.user, &identities)).into_response()
     } else {

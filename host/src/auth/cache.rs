@@ -5,12 +5,13 @@
 //! change within the cache time.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::store::TenantDb;
 use crate::store::oauth::OauthTokenWithUser;
 use crate::store::tokens::TokenWithUser;
+use crate::store::user_admin::IdentityRow;
 use crate::store::users::UserRow;
 
 /// A token as authentication needs it; the owner is shared so a cache hit copies nothing.
@@ -27,6 +28,8 @@ pub struct KnownToken {
     pub oauth: bool,
     pub last_used_at: Option<i64>,
     pub user: Arc<UserRow>,
+    /// The owner's identities, read on first use (see `Caller::identities`).
+    pub owner_identities: OnceLock<Arc<[IdentityRow]>>,
 }
 
 impl From<TokenWithUser> for KnownToken {
@@ -41,6 +44,7 @@ impl From<TokenWithUser> for KnownToken {
             oauth: false,
             last_used_at: row.t_last_used_at,
             user: Arc::new(row.user),
+            owner_identities: OnceLock::new(),
         }
     }
 }
@@ -57,6 +61,7 @@ impl From<OauthTokenWithUser> for KnownToken {
             oauth: true,
             last_used_at: None,
             user: Arc::new(row.user),
+            owner_identities: OnceLock::new(),
         }
     }
 }

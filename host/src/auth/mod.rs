@@ -16,6 +16,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
 use crate::settings::Settings;
 use crate::store::TenantDb;
+use crate::store::user_admin::IdentityRow;
 use crate::store::users::UserRow;
 
 /// How often a token's `last_used_at` is written at most (GitLab uses the same interval).
@@ -34,6 +35,8 @@ pub struct Caller {
     pub sudo_by: Option<i64>,
     /// Whether the instance's admin mode requires the `admin_mode` scope for admin rights.
     admin_mode: bool,
+    /// The token as the cache holds it, with what is cached about its owner.
+    token: Arc<cache::KnownToken>,
 }
 
 impl Caller {
@@ -50,6 +53,23 @@ impl Caller {
 
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == scope)
+    }
+
+    /// The identities (external providers) of the user the request acts as. `GET /user` and
+    /// external authorization need them on every request, so the token's owner's are read once
+    /// per cache entry (any write drops it, as for the user row itself); a sudo target's are
+    /// read each time.
+    pub async fn identities(&self, db: &TenantDb) -> sqlx::Result<Arc<[IdentityRow]>> {
+        let own = self.sudo_by.is_none();
+        if own && let Some(cached) = self.token.owner_identities.get() {
+            return Ok(cached.clone());
+        }
+        let rows: Arc<[IdentityRow]> = db.identities_of(&[self.user.id]).await?.into();
+        if own {
+            // A concurrent request may have filled it first; both read the same rows.
+            let _ = self.token.owner_identities.set(rows.clone());
+        }
+        Ok(rows)
     }
 }
 
@@ -169,6 +189,7 @@ pub async fn authenticate(
         impersonation: found.impersonation,
         sudo_by: None,
         admin_mode: settings.bool("admin_mode"),
+        token: found.clone(),
     };
     if let Some(target) = sudo {
         if !caller.is_admin() {

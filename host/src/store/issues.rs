@@ -1,7 +1,8 @@
 //! Issues: rows, create (with its iid, labels, assignees and user agent in one transaction),
 //! update, delete, and the per-page loaders lists use (labels, assignees, project paths).
-//! The list filters live in `issue_filter`, notes and the rest of an issue's satellites in
-//! `issue_notes` and `issue_extras`.
+//! Subscriptions are here too. The list filters live in `issue_filter` (the `search=` index in
+//! `issue_search`), notes and the rest of an issue's satellites (award emoji, todos, time logs,
+//! the user agent) in `issue_notes`.
 
 use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 
