@@ -7,13 +7,14 @@ use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::auth::cache::TokenCache;
 use crate::config::ServeConfig;
-use crate::http::request::{Origin, Tenant};
 use crate::mail::Mailer;
 use crate::plugins::Plugins;
+use crate::plugins::external_auth::ExternalAuthorization;
 use crate::ratelimit::Limiter;
+use crate::request_origin::Origin;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
-use crate::tenants::TenantRegistry;
+use crate::tenants::{Tenant, TenantRegistry};
 
 #[derive(Clone)]
 pub struct ApiContext(Arc<Inner>);
@@ -32,6 +33,8 @@ pub struct Inner {
     pub limiter: Limiter,
     /// Policy plugins bound to hooks (see `plugins`).
     pub plugins: Arc<Plugins>,
+    /// GitLab's external authorization of project access, with its recent decisions.
+    pub external_auth: ExternalAuthorization,
 }
 
 impl Deref for ApiContext {

@@ -16,6 +16,7 @@ pub mod mail;
 pub mod outbound;
 pub mod plugins;
 pub mod ratelimit;
+pub mod request_origin;
 pub mod settings;
 pub mod store;
 pub mod tenants;

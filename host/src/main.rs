@@ -16,6 +16,7 @@ use trellis::config::{
 };
 use trellis::context::{ApiContext, Inner};
 use trellis::mail::Mailer;
+use trellis::plugins::external_auth::ExternalAuthorization;
 use trellis::plugins::runtime::{Runtime, RuntimeOptions};
 use trellis::plugins::{self, Maxima, Plugins};
 use trellis::ratelimit::{self, Limiter};
@@ -158,6 +159,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         metrics,
         limiter: Limiter::new(db.engine(), config.throttle_bypass_header.as_deref())?,
         plugins: plugins.clone(),
+        external_auth: ExternalAuthorization::new(plugins.clone()),
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));
@@ -273,7 +275,7 @@ async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Result<(
         .with_context(|| format!("no user {user}"))?;
     for scope in &scopes {
         anyhow::ensure!(
-            api::TOKEN_SCOPES.contains(&scope.as_str()),
+            auth::token_scopes::TOKEN_SCOPES.contains(&scope.as_str()),
             "unknown scope {scope}"
         );
     }

@@ -237,16 +237,17 @@ pub async fn decide_label(api: &Api, label: &str) -> external_auth::Decision {
             }
         }
     };
-    external_auth::decide(
-        &api.ctx.plugins,
-        api.tenant.id,
-        &api.settings,
-        &api.ctx.secret_key,
-        subject.as_ref(),
-        label,
-        identities,
-    )
-    .await
+    api.ctx
+        .external_auth
+        .decide(
+            api.tenant.id,
+            &api.settings,
+            &api.ctx.secret_key,
+            subject.as_ref(),
+            label,
+            identities,
+        )
+        .await
 }
 
 /// A group with the caller's level in it (direct or inherited).

@@ -1,8 +1,5 @@
 //! The REST API v4: one module per resource, each with its own `router()`.
 
-pub mod meta;
-mod notify;
-pub use tokens::TOKEN_SCOPES;
 mod access;
 mod applications;
 mod emails;
@@ -13,7 +10,9 @@ mod issues;
 mod keys;
 mod labels;
 mod members;
+pub mod meta;
 mod milestones;
+mod notify;
 mod plugins;
 mod projects;
 pub use projects::delete::sweep_loop as project_deletion_loop;

@@ -9,6 +9,7 @@ use axum::{Json, Router};
 use chrono::Utc;
 
 use crate::auth::secrets;
+use crate::auth::token_scopes::{ADMIN_ONLY_SCOPES, TOKEN_SCOPES};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
@@ -17,28 +18,7 @@ use crate::store::tokens::{NewToken, TokenFilter, TokenRow, TokenState};
 use crate::store::window::Direction;
 use crate::views::token::TokenView;
 
-/// Scopes a personal access token may carry; `sudo` and `admin_mode` only for administrators.
-pub const TOKEN_SCOPES: &[&str] = &[
-    "api",
-    "read_api",
-    "read_user",
-    "create_runner",
-    "manage_runner",
-    "k8s_proxy",
-    "read_repository",
-    "write_repository",
-    "read_registry",
-    "write_registry",
-    "read_virtual_registry",
-    "write_virtual_registry",
-    "ai_features",
-    "read_service_ping",
-    "self_rotate",
-    "sudo",
-    "admin_mode",
-];
 const TOKEN_ORDERS: &[&str] = &["id", "created_at", "name", "last_used_at", "expires_at"];
-const ADMIN_ONLY_SCOPES: &[&str] = &["sudo", "admin_mode"];
 
 pub fn router() -> Router<ApiContext> {
     Router::new()

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod oauth;
 pub mod password;
 pub mod secrets;
+pub mod token_scopes;
 
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::error::{ApiError, ApiResult};
 use super::params::Params;
-use super::request::Origin;
+use crate::request_origin::Origin;
 use crate::store::window::{Direction, Window};
 
 pub const DEFAULT_PER_PAGE: i64 = 20;

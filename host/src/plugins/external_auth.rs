@@ -72,7 +72,7 @@ type Key = (i64, i64, String, i64);
 /// Recent decisions, and each tenant's TLS set up from its client certificate settings (kept
 /// until the settings change: an encrypted key costs a key derivation to read).
 #[derive(Default)]
-pub struct DecisionCache {
+struct DecisionCache {
     entries: Mutex<HashMap<Key, (Instant, Decision)>>,
     tls: Mutex<HashMap<i64, (i64, Tls)>>,
 }
@@ -140,86 +140,102 @@ pub fn enabled(settings: &Settings) -> bool {
     settings.bool("external_authorization_service_enabled")
 }
 
-/// May `subject` (`None`: anonymous, always refused) access projects labelled `label`?
-/// `identities` (provider, extern_uid) are loaded only when the service is asked.
-pub async fn decide(
-    plugins: &Plugins,
-    tenant_id: i64,
-    settings: &Settings,
-    secret_key: &SecretKey,
-    subject: Option<&Subject>,
-    label: &str,
-    identities: impl Future<Output = Vec<(String, String)>>,
-) -> Decision {
-    let Some(subject) = subject else {
-        return Decision::refused(DEFAULT_REASON);
-    };
-    let key = (
-        tenant_id,
-        subject.user.id as i64,
-        label.to_string(),
-        settings.updated_at,
-    );
-    if let Some(hit) = plugins.authorizations.get(&key) {
-        return hit;
+/// The service as this process asks it: through the plugin host, remembering decisions.
+pub struct ExternalAuthorization {
+    plugins: Arc<Plugins>,
+    cache: DecisionCache,
+}
+
+impl ExternalAuthorization {
+    pub fn new(plugins: Arc<Plugins>) -> ExternalAuthorization {
+        ExternalAuthorization {
+            plugins,
+            cache: DecisionCache::default(),
+        }
     }
-    let binding = match binding(plugins, tenant_id, settings).await {
-        Ok(binding) => binding,
-        Err(reason) => {
-            tracing::warn!(
-                tenant = tenant_id,
-                reason,
-                "external authorization unavailable"
-            );
-            return Decision::refused(reason);
+
+    /// May `subject` (`None`: anonymous, always refused) access projects labelled `label`?
+    /// `identities` (provider, extern_uid) are loaded only when the service is asked.
+    pub async fn decide(
+        &self,
+        tenant_id: i64,
+        settings: &Settings,
+        secret_key: &SecretKey,
+        subject: Option<&Subject>,
+        label: &str,
+        identities: impl Future<Output = Vec<(String, String)>>,
+    ) -> Decision {
+        let plugins = &*self.plugins;
+        let Some(subject) = subject else {
+            return Decision::refused(DEFAULT_REASON);
+        };
+        let key = (
+            tenant_id,
+            subject.user.id as i64,
+            label.to_string(),
+            settings.updated_at,
+        );
+        if let Some(hit) = self.cache.get(&key) {
+            return hit;
         }
-    };
-    let request = AuthorizationRequest {
-        user: subject.user.clone(),
-        user_email: Some(subject.email.clone()),
-        identities: identities
-            .await
-            .into_iter()
-            .map(|(provider, extern_uid)| v0_1::Identity {
-                provider,
-                extern_uid,
+        let binding = match binding(plugins, tenant_id, settings).await {
+            Ok(binding) => binding,
+            Err(reason) => {
+                tracing::warn!(
+                    tenant = tenant_id,
+                    reason,
+                    "external authorization unavailable"
+                );
+                return Decision::refused(reason);
+            }
+        };
+        let request = AuthorizationRequest {
+            user: subject.user.clone(),
+            user_email: Some(subject.email.clone()),
+            identities: identities
+                .await
+                .into_iter()
+                .map(|(provider, extern_uid)| v0_1::Identity {
+                    provider,
+                    extern_uid,
+                })
+                .collect(),
+            classification_label: label.to_string(),
+            project: None,
+        };
+        let client = Client {
+            policy: AddressPolicy::for_hooks_and_services(settings),
+            tls: self.cache.tls(tenant_id, settings, secret_key),
+        };
+        let (answer, _) = plugins
+            .call(&binding, Some(client), move |store, compiled| {
+                let pre = compiled
+                    .external_authorization
+                    .as_ref()
+                    .ok_or_else(|| wasmtime::Error::msg("not an external-authorization plugin"))?;
+                let plugin = pre.instantiate(&mut *store)?;
+                plugin
+                    .trellis_policy_external_authorization()
+                    .call_authorize(&mut *store, &request)
             })
-            .collect(),
-        classification_label: label.to_string(),
-        project: None,
-    };
-    let client = Client {
-        policy: AddressPolicy::for_hooks_and_services(settings),
-        tls: plugins.authorizations.tls(tenant_id, settings, secret_key),
-    };
-    let (answer, _) = plugins
-        .call(&binding, Some(client), move |store, compiled| {
-            let pre = compiled
-                .external_authorization
-                .as_ref()
-                .ok_or_else(|| wasmtime::Error::msg("not an external-authorization plugin"))?;
-            let plugin = pre.instantiate(&mut *store)?;
-            plugin
-                .trellis_policy_external_authorization()
-                .call_authorize(&mut *store, &request)
-        })
-        .await;
-    match answer {
-        Ok(decision) => {
-            let decision = if decision.allowed {
-                Decision {
-                    allowed: true,
-                    reason: String::new(),
-                }
-            } else {
-                Decision::refused(decision.reason)
-            };
-            plugins.authorizations.put(key, decision.clone());
-            decision
+            .await;
+        match answer {
+            Ok(decision) => {
+                let decision = if decision.allowed {
+                    Decision {
+                        allowed: true,
+                        reason: String::new(),
+                    }
+                } else {
+                    Decision::refused(decision.reason)
+                };
+                self.cache.put(key, decision.clone());
+                decision
+            }
+            // Fail closed: GitLab refuses when the service cannot be asked.
+            Err(PluginError::Failed(reason)) => Decision::refused(reason),
+            Err(error) => Decision::refused(error.to_string()),
         }
-        // Fail closed: GitLab refuses when the service cannot be asked.
-        Err(PluginError::Failed(reason)) => Decision::refused(reason),
-        Err(error) => Decision::refused(error.to_string()),
     }
 }
 

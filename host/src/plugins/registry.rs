@@ -15,7 +15,6 @@ use tracing::Instrument;
 
 use super::builtin;
 use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginError};
-use super::external_auth::DecisionCache;
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
@@ -53,8 +52,6 @@ pub struct Plugins {
     /// The rows the snapshot was built from, to rebuild only on change.
     rows: tokio::sync::Mutex<Vec<BindingRow>>,
     slots: Mutex<HashMap<i64, Arc<Semaphore>>>,
-    /// Recent external authorization decisions.
-    pub authorizations: DecisionCache,
 }
 
 impl Plugins {
@@ -66,7 +63,6 @@ impl Plugins {
             bindings: RwLock::default(),
             rows: tokio::sync::Mutex::default(),
             slots: Mutex::default(),
-            authorizations: DecisionCache::default(),
         })
     }
 

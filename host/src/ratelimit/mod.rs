@@ -18,17 +18,16 @@ pub mod counter;
 pub mod response;
 pub mod rules;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::HeaderName;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::context::ApiContext;
-use crate::http::request::request_host_name;
+use crate::request_origin::{client_ip, request_host_name};
 use crate::store::rate_limits::CounterHit;
 use crate::store::{Db, Engine};
 use counter::{Counters, Window};
@@ -176,16 +175,6 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
         now,
         &settings.string("rate_limiting_response_text"),
     ))
-}
-
-/// The peer address of the connection (proxies' forwarding headers are not trusted).
-pub(crate) fn client_ip(parts: &Parts) -> IpAddr {
-    parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |info| {
-            info.0.ip().to_canonical()
-        })
 }
 
 /// Deletes finished windows every [`PURGE_INTERVAL`] (memory on SQLite, the table on

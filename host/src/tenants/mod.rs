@@ -16,6 +16,16 @@ use crate::store::{Db, TenantDb};
 /// `trellis tenant create` (another process) is served without a restart.
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(2);
 
+/// The tenant a request belongs to.
+#[derive(Clone)]
+pub struct Tenant {
+    pub id: i64,
+    pub db: TenantDb,
+    /// Where this tenant's web pages live: the external URL for the default tenant when one is
+    /// configured, otherwise the scheme and host the request came in on.
+    pub base_url: String,
+}
+
 /// Host name → tenant id, with the default tenant for every other host.
 pub struct TenantRegistry {
     hosts: RwLock<Arc<HashMap<String, i64>>>,

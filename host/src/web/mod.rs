@@ -20,8 +20,10 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::params::Params;
-use crate::http::request::{Origin, Tenant, tenant_and_params};
+use crate::http::request::tenant_and_params;
+use crate::request_origin::Origin;
 use crate::settings::Settings;
+use crate::tenants::Tenant;
 use session::Session;
 
 pub fn router() -> Router<ApiContext> {

@@ -19,11 +19,12 @@ use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::params::Params;
-use crate::http::request::{Tenant, tenant_and_params};
+use crate::http::request::tenant_and_params;
 use crate::settings::Settings;
 use crate::store::now_ms;
 use crate::store::oauth::{AccessTokenRow, ApplicationRow, Exchange};
 use crate::store::users::UserRow;
+use crate::tenants::Tenant;
 use crate::views::user::UserViews;
 
 pub fn router() -> Router<ApiContext> {

@@ -1,7 +1,7 @@
 //! The scopes an OAuth application and its tokens may carry: GitLab's API scopes plus the
 //! OpenID Connect ones.
 
-use crate::api::TOKEN_SCOPES;
+use crate::auth::token_scopes::TOKEN_SCOPES;
 
 pub const OPENID_SCOPES: &[&str] = &["openid", "profile", "email"];
 
