@@ -5,9 +5,8 @@
 
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
-use super::issues::row_by_id;
 use super::sql::{Arg, Sql};
-use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms};
+use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms, row_by_id};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct NoteRow {

@@ -10,7 +10,7 @@ use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes
 use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, LabelRow, label_columns};
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
-use super::{Flag, TenantDb, ids::next_id, now_ms};
+use super::{Flag, TenantDb, ids::next_id, now_ms, row_by_id};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct IssueRow {
@@ -344,27 +344,6 @@ async fn adjust_open_count(
     .execute(&mut **tx)
     .await
     .map(|_| ())
-}
-
-/// The row `id` of `table` (selecting `columns`), inside a transaction that just wrote it.
-pub(super) async fn row_by_id<'c, E, T>(
-    executor: E,
-    table: &str,
-    columns: &str,
-    tenant_id: i64,
-    id: i64,
-) -> sqlx::Result<T>
-where
-    E: Executor<'c, Database = Any>,
-    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
-{
-    sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2"
-    )))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_one(executor)
-    .await
 }
 
 /// A new issue as written, with its labels: what the response shows, without reading back.

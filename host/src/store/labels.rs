@@ -3,9 +3,8 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::issues::row_by_id;
 use super::sql::Sql;
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{TenantDb, ids::next_id, now_ms, row_by_id};
 
 /// The color of labels created by naming them on an issue (GitLab's default).
 pub const DEFAULT_LABEL_COLOR: &str = "#6699cc";

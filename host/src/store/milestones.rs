@@ -2,9 +2,8 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::issues::row_by_id;
 use super::sql::{Arg, Sql};
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{TenantDb, ids::next_id, now_ms, row_by_id};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct MilestoneRow {

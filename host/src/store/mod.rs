@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::{Any, AnyPool, AssertSqlSafe, Executor};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -280,6 +280,27 @@ impl TenantDb {
             .push(tail);
         sql.query_as().fetch_all(self.reader()).await
     }
+}
+
+/// The row `id` of `table` (selecting `columns`), inside a transaction that just wrote it.
+pub(in crate::store) async fn row_by_id<'c, E, T>(
+    executor: E,
+    table: &str,
+    columns: &str,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<T>
+where
+    E: Executor<'c, Database = Any>,
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_one(executor)
+    .await
 }
 
 /// Milliseconds since the epoch, the stored form of every timestamp.
