@@ -13,6 +13,7 @@ pub mod git;
 pub mod http;
 pub mod keys;
 pub mod mail;
+pub mod model;
 pub mod outbound;
 pub mod plugins;
 pub mod ratelimit;

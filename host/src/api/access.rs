@@ -5,11 +5,12 @@
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::namespaces::NamespaceRow;
+use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
 use crate::plugins::external_auth;
 use crate::store::members::PROJECT;
-use crate::store::namespaces::NamespaceRow;
-use crate::store::projects::{ProjectRow, Viewer};
-use crate::store::users::UserRow;
+use crate::store::projects::Viewer;
 use crate::views::project::Permissions;
 
 pub const GUEST: i64 = 10;

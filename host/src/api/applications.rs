@@ -11,7 +11,8 @@ use crate::auth::oauth::registration::{self, normalize_uris};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::store::oauth::{ApplicationFields, ApplicationRow};
+use crate::model::oauth::ApplicationRow;
+use crate::store::oauth::ApplicationFields;
 use crate::views::application::ApplicationView;
 
 pub fn router() -> Router<ApiContext> {

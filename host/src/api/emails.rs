@@ -13,8 +13,8 @@ use crate::api::users::validate_email;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
-use crate::store::keys::EmailRow;
-use crate::store::users::UserRow;
+use crate::model::keys::EmailRow;
+use crate::model::users::UserRow;
 use crate::views::keys::EmailView;
 
 pub fn router() -> Router<ApiContext> {

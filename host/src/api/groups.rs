@@ -16,9 +16,8 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
-use crate::store::namespaces::{
-    NamespaceChanges, NamespaceFilter, NamespaceRow, NewGroup, visibility_level,
-};
+use crate::model::namespaces::NamespaceRow;
+use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visibility_level};
 use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
 use crate::store::window::{Direction, Window};
 use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};

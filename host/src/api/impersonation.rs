@@ -14,8 +14,9 @@ use super::tokens::{issue_token, list_tokens, token_request};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::store::tokens::{TokenFilter, TokenRow, TokenState};
-use crate::store::users::UserRow;
+use crate::model::tokens::TokenRow;
+use crate::model::users::UserRow;
+use crate::store::tokens::{TokenFilter, TokenState};
 use crate::views::token::TokenView;
 
 /// The scopes an impersonation token may carry: the spec's `api` and `read_user`, and the

@@ -14,8 +14,9 @@ use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
 use crate::keys::{self, SSH_KEY_MAX_LEN};
-use crate::store::keys::{GpgKeyRow, NewGpgKey, NewSshKey, Owned, SshKeyRow};
-use crate::store::users::UserRow;
+use crate::model::keys::{GpgKeyRow, SshKeyRow};
+use crate::model::users::UserRow;
+use crate::store::keys::{NewGpgKey, NewSshKey, Owned};
 use crate::store::window::Direction;
 use crate::views::keys::{GpgKeyView, SshKeyView};
 

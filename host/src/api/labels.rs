@@ -15,7 +15,7 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
-use crate::store::labels::LabelRow;
+use crate::model::labels::LabelRow;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()

@@ -17,8 +17,9 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
-use crate::store::members::{MemberFilter, MemberRow, NAMESPACE, PROJECT};
-use crate::store::users::UserRow;
+use crate::model::members::MemberRow;
+use crate::model::users::UserRow;
+use crate::store::members::{MemberFilter, NAMESPACE, PROJECT};
 use crate::views::namespace::member;
 
 pub fn router() -> Router<ApiContext> {

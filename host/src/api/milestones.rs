@@ -15,7 +15,8 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
-use crate::store::milestones::{MilestoneFilter, MilestoneRow};
+use crate::model::milestones::MilestoneRow;
+use crate::store::milestones::MilestoneFilter;
 use crate::store::sql::Arg;
 
 pub fn router() -> Router<ApiContext> {
@@ -130,7 +131,7 @@ pub async fn update(
     {
         Some("close") if milestone.state != "closed" => {
             columns.push(("state", Arg::from("closed")));
-            columns.push(("closed_at", Arg::from(crate::store::now_ms())));
+            columns.push(("closed_at", Arg::from(crate::model::now_ms())));
         }
         Some("activate") if milestone.state != "active" => {
             columns.push(("state", Arg::from("active")));

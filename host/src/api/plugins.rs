@@ -18,11 +18,12 @@ use serde_json::Value;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::plugins::PluginRow;
 use crate::outbound::http::Grant;
 use crate::plugins::runtime::Compiled;
 use crate::plugins::spam::{self, SpammableKind};
 use crate::plugins::{FailurePolicy, Hook, Limits, builtin};
-use crate::store::plugins::{NewBinding, NewPlugin, PluginRow};
+use crate::store::plugins::{NewBinding, NewPlugin};
 use crate::views;
 
 pub fn router() -> Router<ApiContext> {

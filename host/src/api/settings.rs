@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::now_ms;
 use crate::settings::{self, Settings, validate};
-use crate::store::now_ms;
 use crate::views;
 
 pub fn router() -> Router<ApiContext> {

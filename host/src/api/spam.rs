@@ -4,11 +4,11 @@
 
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
+use crate::model::users::UserRow;
 use crate::plugins::spam::{
     self, SpamAction, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind,
 };
 use crate::store::plugins::SpamLogEntry;
-use crate::store::users::UserRow;
 
 /// What is written, by whom, from this request.
 pub struct Spammable<'a> {

@@ -14,7 +14,8 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
-use crate::store::tokens::{NewToken, TokenFilter, TokenRow, TokenState};
+use crate::model::tokens::TokenRow;
+use crate::store::tokens::{NewToken, TokenFilter, TokenState};
 use crate::store::window::Direction;
 use crate::views::token::TokenView;
 

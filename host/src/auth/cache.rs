@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::model::user_admin::IdentityRow;
+use crate::model::users::UserRow;
 use crate::store::TenantDb;
 use crate::store::oauth::OauthTokenWithUser;
 use crate::store::tokens::TokenWithUser;
-use crate::store::user_admin::IdentityRow;
-use crate::store::users::UserRow;
 
 /// A token as authentication needs it; the owner is shared so a cache hit copies nothing.
 #[derive(Debug)]

@@ -15,10 +15,10 @@ use chrono::Utc;
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
+use crate::model::user_admin::IdentityRow;
+use crate::model::users::UserRow;
 use crate::settings::Settings;
 use crate::store::TenantDb;
-use crate::store::user_admin::IdentityRow;
-use crate::store::users::UserRow;
 
 /// How often a token's `last_used_at` is written at most (GitLab uses the same interval).
 const LAST_USED_INTERVAL_MS: i64 = 10 * 60 * 1000;
@@ -153,7 +153,7 @@ pub async fn authenticate(
         .is_some_and(|expires| expires <= today.as_str())
         || found
             .expires_at_ms
-            .is_some_and(|at| at <= crate::store::now_ms())
+            .is_some_and(|at| at <= crate::model::now_ms())
     {
         return Err(ApiError::InvalidToken("Token has expired."));
     }
@@ -173,7 +173,7 @@ pub async fn authenticate(
     if !found.oauth
         && found
             .last_used_at
-            .is_none_or(|at| crate::store::now_ms() - at > LAST_USED_INTERVAL_MS)
+            .is_none_or(|at| crate::model::now_ms() - at > LAST_USED_INTERVAL_MS)
     {
         db.touch_token(found.id).await?;
     }
@@ -257,7 +257,7 @@ pub async fn token_owner(
         .is_some_and(|expires| expires <= today.as_str())
         || found
             .expires_at_ms
-            .is_some_and(|at| at <= crate::store::now_ms());
+            .is_some_and(|at| at <= crate::model::now_ms());
     if found.revoked || expired || !found.user.can_use_api() {
         return Ok(None);
     }

@@ -5,9 +5,9 @@
 use std::sync::LazyLock;
 
 use crate::auth::secrets;
+use crate::model::now_ms;
+use crate::model::users::UserRow;
 use crate::store::TenantDb;
-use crate::store::now_ms;
-use crate::store::users::UserRow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {

@@ -18,9 +18,9 @@ use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginEr
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
+use crate::model::plugins::BindingRow;
 use crate::outbound::http::{Client, Grant};
 use crate::store::Db;
-use crate::store::plugins::BindingRow;
 
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 

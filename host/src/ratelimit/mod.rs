@@ -65,7 +65,7 @@ impl Limiter {
 }
 
 fn unix_now() -> i64 {
-    crate::store::now_ms().div_euclid(1000)
+    crate::model::now_ms().div_euclid(1000)
 }
 
 /// The key of a counter: rule, period (a changed period starts fresh counters) and subject.

@@ -1,6 +1,6 @@
-//! A project's webhooks, its push rule and its uploads. Hooks and push rules have many boolean
-//! columns; they are listed once ([`HOOK_FLAGS`], [`PUSH_RULE_FLAGS`]) and rows carry them as
-//! `(name, value)` pairs, so the SQL, the parameters and the JSON all follow the same list.
+//! A project's webhooks, its push rule and its uploads. Their boolean columns are listed once
+//! in `model::hooks` ([`HOOK_FLAGS`], [`PUSH_RULE_FLAGS`]); the column lists and the rows'
+//! `FromRow` impls here follow those lists.
 
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
@@ -8,41 +8,7 @@ use sqlx::{AssertSqlSafe, FromRow, Row};
 use super::sql::{Arg, Sql};
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
-
-/// A hook's event toggles with GitLab's defaults, in the order they are shown.
-pub const HOOK_FLAGS: &[(&str, bool)] = &[
-    ("push_events", true),
-    ("issues_events", false),
-    ("confidential_issues_events", false),
-    ("merge_requests_events", false),
-    ("tag_push_events", false),
-    ("note_events", false),
-    ("confidential_note_events", false),
-    ("job_events", false),
-    ("pipeline_events", false),
-    ("wiki_page_events", false),
-    ("deployment_events", false),
-    ("releases_events", false),
-    ("enable_ssl_verification", true),
-];
-
-/// A push rule's boolean settings (all off by default).
-pub const PUSH_RULE_FLAGS: &[&str] = &[
-    "deny_delete_tag",
-    "member_check",
-    "prevent_secrets",
-    "commit_committer_check",
-    "reject_unsigned_commits",
-];
-
-/// A push rule's regular expressions (unset by default).
-pub const PUSH_RULE_REGEXES: &[&str] = &[
-    "commit_message_regex",
-    "commit_message_negative_regex",
-    "branch_name_regex",
-    "author_email_regex",
-    "file_name_regex",
-];
+use crate::model::hooks::{HOOK_FLAGS, HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
 
 /// Reads the named BIGINT 0/1 columns.
 fn read_flags<N: Copy>(
@@ -59,18 +25,6 @@ fn read_flags<N: Copy>(
         .collect()
 }
 
-#[derive(Debug, Clone)]
-pub struct HookRow {
-    pub id: i64,
-    pub project_id: i64,
-    pub url: String,
-    /// The encrypted secret token, never shown.
-    pub token: Option<String>,
-    pub push_events_branch_filter: Option<String>,
-    pub flags: Vec<(&'static str, bool)>,
-    pub created_at: i64,
-}
-
 impl FromRow<'_, AnyRow> for HookRow {
     fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
         Ok(HookRow {
@@ -85,21 +39,6 @@ impl FromRow<'_, AnyRow> for HookRow {
     }
 }
 
-impl HookRow {
-    /// The values of a new hook: GitLab's defaults.
-    pub fn defaults(project_id: i64) -> HookRow {
-        HookRow {
-            id: 0,
-            project_id,
-            url: String::new(),
-            token: None,
-            push_events_branch_filter: None,
-            flags: HOOK_FLAGS.to_vec(),
-            created_at: 0,
-        }
-    }
-}
-
 fn hook_columns() -> String {
     let mut columns =
         "id, project_id, url, token, push_events_branch_filter, created_at".to_string();
@@ -108,16 +47,6 @@ fn hook_columns() -> String {
         columns.push_str(name);
     }
     columns
-}
-
-#[derive(Debug, Clone)]
-pub struct PushRuleRow {
-    pub id: i64,
-    pub project_id: i64,
-    pub regexes: Vec<(&'static str, Option<String>)>,
-    pub flags: Vec<(&'static str, bool)>,
-    pub max_file_size: i64,
-    pub created_at: i64,
 }
 
 impl FromRow<'_, AnyRow> for PushRuleRow {
@@ -133,19 +62,6 @@ impl FromRow<'_, AnyRow> for PushRuleRow {
             max_file_size: row.try_get("max_file_size")?,
             created_at: row.try_get("created_at")?,
         })
-    }
-}
-
-impl PushRuleRow {
-    pub fn defaults(project_id: i64) -> PushRuleRow {
-        PushRuleRow {
-            id: 0,
-            project_id,
-            regexes: PUSH_RULE_REGEXES.iter().map(|n| (*n, None)).collect(),
-            flags: PUSH_RULE_FLAGS.iter().map(|n| (*n, false)).collect(),
-            max_file_size: 0,
-            created_at: 0,
-        }
     }
 }
 

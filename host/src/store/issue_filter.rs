@@ -3,13 +3,14 @@
 //! the filters of the spec's table.
 
 use super::issue_search::{MIN_INDEXED_CHARS, ROWID_TENANT_STRIDE};
-use super::issues::{IssueRow, issue_columns};
+use super::issues::issue_columns;
 use super::namespaces::escape_like;
 use super::projects::{Viewer, push_authorized};
 use super::sql::Sql;
-use super::users::UserRow;
 use super::window::Window;
 use super::{Engine, TenantDb};
+use crate::model::issues::IssueRow;
+use crate::model::users::UserRow;
 
 /// How one query of a list is built.
 #[derive(Debug, Clone, Copy)]

@@ -7,50 +7,12 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::sql::{Arg, Sql};
 use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms, row_by_id};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct NoteRow {
-    pub id: i64,
-    pub issue_id: i64,
-    pub author_id: i64,
-    pub body: String,
-    #[sqlx(try_from = "Flag")]
-    pub system: bool,
-    #[sqlx(try_from = "Flag")]
-    pub internal: bool,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
+use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
 
 const NOTE_COLUMNS: &str =
     "id, issue_id, author_id, body, system, internal, created_at, updated_at";
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct AwardRow {
-    pub id: i64,
-    pub issue_id: i64,
-    /// The awarded note of the issue, or 0 for the issue itself.
-    pub note_id: i64,
-    pub user_id: i64,
-    pub name: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
 const AWARD_COLUMNS: &str = "id, issue_id, note_id, user_id, name, created_at, updated_at";
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct TodoRow {
-    pub id: i64,
-    pub user_id: i64,
-    pub author_id: i64,
-    pub project_id: i64,
-    pub issue_id: i64,
-    pub action_name: String,
-    pub body: String,
-    pub state: String,
-    pub created_at: i64,
-}
 
 const TODO_COLUMNS: &str =
     "id, user_id, author_id, project_id, issue_id, action_name, body, state, created_at";

@@ -7,37 +7,13 @@
 use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 
 use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes};
-use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, LabelRow, label_columns};
+use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, label_columns};
 use super::sql::{Arg, Sql};
-use super::users::{UserRow, user_columns};
-use super::{Flag, TenantDb, ids::next_id, now_ms, row_by_id};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct IssueRow {
-    pub id: i64,
-    pub project_id: i64,
-    pub iid: i64,
-    pub author_id: i64,
-    pub title: String,
-    pub description: Option<String>,
-    pub state: String,
-    #[sqlx(try_from = "Flag")]
-    pub confidential: bool,
-    #[sqlx(try_from = "Flag")]
-    pub discussion_locked: bool,
-    pub milestone_id: Option<i64>,
-    pub due_date: Option<String>,
-    pub time_estimate: i64,
-    pub total_time_spent: i64,
-    pub upvotes: i64,
-    pub downvotes: i64,
-    pub user_notes_count: i64,
-    pub closed_at: Option<i64>,
-    pub closed_by_id: Option<i64>,
-    pub moved_to_id: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
+use super::users::user_columns;
+use super::{TenantDb, ids::next_id, now_ms, row_by_id};
+use crate::model::issues::{IssueRow, ProjectRef};
+use crate::model::labels::LabelRow;
+use crate::model::users::UserRow;
 
 pub const ISSUE_COLUMNS: &str = "id, project_id, iid, author_id, title, description, state, confidential, \
     discussion_locked, milestone_id, due_date, time_estimate, total_time_spent, upvotes, downvotes, \
@@ -116,22 +92,6 @@ impl IssueChanges {
 pub struct MoveReferences {
     pub from: String,
     pub to_project: String,
-}
-
-/// A project's path parts, for issue URLs and references.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ProjectRef {
-    pub id: i64,
-    pub name: String,
-    pub path: String,
-    pub namespace_full_path: String,
-    pub namespace_full_name: String,
-}
-
-impl ProjectRef {
-    pub fn full_path(&self) -> String {
-        format!("{}/{}", self.namespace_full_path, self.path)
-    }
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]

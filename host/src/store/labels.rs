@@ -5,19 +5,10 @@ use sqlx::AssertSqlSafe;
 
 use super::sql::Sql;
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
+use crate::model::labels::{LabelCounts, LabelRow};
 
 /// The color of labels created by naming them on an issue (GitLab's default).
 pub const DEFAULT_LABEL_COLOR: &str = "#6699cc";
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct LabelRow {
-    pub id: i64,
-    pub project_id: i64,
-    pub name: String,
-    pub color: String,
-    pub description: Option<String>,
-    pub priority: Option<i64>,
-}
 
 pub const LABEL_COLUMNS: &str = "id, project_id, name, color, description, priority";
 
@@ -27,13 +18,6 @@ pub fn label_columns(alias: &str) -> String {
         .map(|c| format!("{alias}.{}", c.trim()))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Issue counts of one label, for `with_counts`.
-#[derive(Debug, Clone, Copy, Default, sqlx::FromRow)]
-pub struct LabelCounts {
-    pub open_issues_count: i64,
-    pub closed_issues_count: i64,
 }
 
 impl TenantDb {

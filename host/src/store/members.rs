@@ -6,23 +6,13 @@ use sqlx::AssertSqlSafe;
 
 use super::namespaces::escape_like;
 use super::sql::Sql;
-use super::users::{USER_COLUMNS, UserRow};
+use super::users::USER_COLUMNS;
 use super::{TenantDb, now_ms};
+use crate::model::members::MemberRow;
+use crate::model::users::UserRow;
 
 pub const PROJECT: &str = "Project";
 pub const NAMESPACE: &str = "Namespace";
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct MemberRow {
-    pub source_type: String,
-    pub source_id: i64,
-    pub user_id: i64,
-    pub access_level: i64,
-    pub created_by_id: Option<i64>,
-    pub expires_at: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
 
 const MEMBER_COLUMNS: &str = "source_type, source_id, user_id, access_level, created_by_id, expires_at, created_at, updated_at";
 

@@ -4,21 +4,7 @@ use sqlx::AssertSqlSafe;
 
 use super::sql::{Arg, Sql};
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct MilestoneRow {
-    pub id: i64,
-    pub project_id: i64,
-    pub iid: i64,
-    pub title: String,
-    pub description: Option<String>,
-    pub state: String,
-    pub due_date: Option<String>,
-    pub start_date: Option<String>,
-    pub closed_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
+use crate::model::milestones::MilestoneRow;
 
 pub const MILESTONE_COLUMNS: &str = "id, project_id, iid, title, description, state, due_date, start_date, \
     closed_at, created_at, updated_at";

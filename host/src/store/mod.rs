@@ -41,6 +41,9 @@ use anyhow::Context;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{Any, AnyPool, AssertSqlSafe, Executor};
 
+// The stored forms every resource module here uses (`super::now_ms`, `super::Flag`).
+use crate::model::{Flag, now_ms};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Sqlite,
@@ -303,45 +306,11 @@ where
     .await
 }
 
-/// Milliseconds since the epoch, the stored form of every timestamp.
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
 impl Db {
     pub async fn ping(&self) -> sqlx::Result<()> {
         sqlx::query("SELECT 1")
             .execute(self.reader())
             .await
             .map(|_| ())
-    }
-}
-
-/// A stored boolean (BIGINT 0/1). Row fields read it with `#[sqlx(try_from = "Flag")]` into
-/// a plain `bool`; sqlx's Any driver cannot decode SQLite booleans itself.
-#[derive(Debug, Clone, Copy)]
-pub struct Flag(bool);
-
-impl From<Flag> for bool {
-    fn from(flag: Flag) -> bool {
-        flag.0
-    }
-}
-
-impl sqlx::Type<sqlx::Any> for Flag {
-    fn type_info() -> sqlx::any::AnyTypeInfo {
-        <i64 as sqlx::Type<sqlx::Any>>::type_info()
-    }
-
-    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-        <i64 as sqlx::Type<sqlx::Any>>::compatible(ty)
-            || <i32 as sqlx::Type<sqlx::Any>>::compatible(ty)
-            || <bool as sqlx::Type<sqlx::Any>>::compatible(ty)
-    }
-}
-
-impl<'r> sqlx::Decode<'r, sqlx::Any> for Flag {
-    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        Ok(Flag(<i64 as sqlx::Decode<sqlx::Any>>::decode(value)? != 0))
     }
 }

@@ -7,43 +7,7 @@ use sqlx::AssertSqlSafe;
 use super::sql::{Arg, Sql};
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct NamespaceRow {
-    pub id: i64,
-    pub kind: String,
-    pub owner_id: Option<i64>,
-    pub parent_id: Option<i64>,
-    pub name: String,
-    pub path: String,
-    pub full_path: String,
-    pub full_name: String,
-    pub traversal: String,
-    pub description: String,
-    pub visibility: String,
-    pub avatar_path: Option<String>,
-    pub settings: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-impl NamespaceRow {
-    pub fn is_group(&self) -> bool {
-        self.kind == "group"
-    }
-
-    /// The ids from the root down to this namespace.
-    pub fn ancestry(&self) -> Vec<i64> {
-        self.traversal
-            .split('/')
-            .filter_map(|s| s.parse().ok())
-            .collect()
-    }
-
-    pub fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
-        serde_json::from_str(&self.settings).unwrap_or_default()
-    }
-}
+use crate::model::namespaces::NamespaceRow;
 
 pub const NAMESPACE_COLUMNS: &str = "id, kind, owner_id, parent_id, name, path, full_path, full_name, \
     traversal, description, visibility, avatar_path, settings, created_at, updated_at";

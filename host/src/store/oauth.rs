@@ -3,38 +3,13 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::users::{UserRow, user_columns};
-use super::{Flag, TenantDb, ids::next_id, now_ms};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ApplicationRow {
-    pub id: i64,
-    pub owner_id: Option<i64>,
-    pub name: String,
-    pub uid: String,
-    pub secret_digest: String,
-    pub redirect_uri: String,
-    pub scopes: String,
-    #[sqlx(try_from = "Flag")]
-    pub confidential: bool,
-    pub created_at: i64,
-}
+use super::users::user_columns;
+use super::{TenantDb, ids::next_id, now_ms};
+use crate::model::oauth::ApplicationRow;
+use crate::model::users::UserRow;
 
 const APPLICATION_COLUMNS: &str =
     "id, owner_id, name, uid, secret_digest, redirect_uri, scopes, confidential, created_at";
-
-impl ApplicationRow {
-    pub fn redirect_uris(&self) -> impl Iterator<Item = &str> {
-        self.redirect_uri
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-    }
-
-    pub fn scope_list(&self) -> Vec<&str> {
-        self.scopes.split_whitespace().collect()
-    }
-}
 
 /// The editable fields of an application.
 pub struct ApplicationFields<'a> {

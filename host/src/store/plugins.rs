@@ -3,21 +3,8 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::{Db, Flag, TenantDb, ids::next_id, now_ms};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct PluginRow {
-    pub id: i64,
-    pub sha256: String,
-    pub name: String,
-    pub version: Option<String>,
-    pub world: String,
-    pub api_version: String,
-    pub size: i64,
-    #[sqlx(try_from = "Flag")]
-    pub built_in: bool,
-    pub created_at: i64,
-}
+use super::{Db, TenantDb, ids::next_id, now_ms};
+use crate::model::plugins::{BindingRow, PluginRow};
 
 const PLUGIN_COLUMNS: &str =
     "id, sha256, name, version, world, api_version, size, built_in, created_at";
@@ -31,32 +18,6 @@ pub struct NewPlugin<'a> {
     pub api_version: &'a str,
     pub size: i64,
     pub content: Option<&'a [u8]>,
-}
-
-/// A binding as every process polls it (joined with its plugin).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct BindingRow {
-    pub tenant_id: i64,
-    pub hook: String,
-    pub plugin_id: i64,
-    pub sha256: String,
-    pub name: String,
-    pub version: Option<String>,
-    pub config: String,
-    pub failure_policy: String,
-    pub timeout_ms: i64,
-    pub fuel: Option<i64>,
-    pub memory_bytes: i64,
-    /// JSON array of the origins granted to `outbound-http`, if any.
-    pub outbound_http: Option<String>,
-    pub updated_at: i64,
-}
-
-impl BindingRow {
-    pub fn outbound_grant(&self) -> Option<crate::outbound::http::Grant> {
-        let value = serde_json::from_str(self.outbound_http.as_deref()?).ok()?;
-        crate::outbound::http::Grant::from_json(&value).ok()
-    }
 }
 
 const BINDING_SELECT: &str = "SELECT b.tenant_id, b.hook, b.plugin_id, p.sha256, p.name, \

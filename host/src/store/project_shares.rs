@@ -4,17 +4,7 @@
 
 use super::sql::Sql;
 use super::{TenantDb, ids::next_id, now_ms};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ShareRow {
-    pub id: i64,
-    pub project_id: i64,
-    pub group_id: i64,
-    pub group_access: i64,
-    pub expires_at: Option<String>,
-    pub group_name: String,
-    pub group_full_path: String,
-}
+use crate::model::project_shares::ShareRow;
 
 /// Live shares (`l`) joined with their group (`g`), for `tenant_id`.
 fn push_live_shares(sql: &mut Sql, tenant_id: i64, today: &str) {

@@ -3,9 +3,10 @@
 
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
-use super::projects::{PROJECT_COLUMNS, ProjectRow};
+use super::projects::PROJECT_COLUMNS;
 use super::sql::Sql;
 use super::{TenantDb, now_ms};
+use crate::model::projects::ProjectRow;
 
 /// Recounts a source project's `forks_count` inside a transaction.
 pub(super) async fn count_forks(

@@ -7,71 +7,11 @@ use super::members::PROJECT;
 use super::namespaces::{escape_like, push_member_groups};
 use super::project_state::count_forks;
 use super::sql::{Arg, Sql};
-use super::users::{UserRow, user_columns};
+use super::users::user_columns;
 use super::window::Window;
-use super::{Flag, TenantDb, ids::next_id, now_ms};
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ProjectRow {
-    pub id: i64,
-    pub namespace_id: i64,
-    pub creator_id: Option<i64>,
-    pub name: String,
-    pub path: String,
-    pub description: Option<String>,
-    pub default_branch: Option<String>,
-    pub visibility: String,
-    #[sqlx(try_from = "Flag")]
-    pub archived: bool,
-    pub star_count: i64,
-    pub forks_count: i64,
-    pub open_issues_count: i64,
-    pub tag_list: String,
-    pub avatar_path: Option<String>,
-    pub import_url: Option<String>,
-    pub import_status: String,
-    pub import_error: Option<String>,
-    pub issues_access_level: String,
-    pub merge_requests_access_level: String,
-    pub repository_size: i64,
-    pub storage_size: i64,
-    pub wiki_size: i64,
-    pub packages_size: i64,
-    pub settings: String,
-    pub marked_for_deletion_at: Option<i64>,
-    pub forked_from_id: Option<i64>,
-    pub commit_count: i64,
-    pub repository_languages: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub last_activity_at: i64,
-}
-
-/// The `external_authorization_classification_label` in a project's settings (`""` if none).
-pub fn classification_label(settings: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(settings)
-        .ok()
-        .and_then(|v| {
-            v.get("external_authorization_classification_label")?
-                .as_str()
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
-}
-
-impl ProjectRow {
-    pub fn classification_label(&self) -> String {
-        classification_label(&self.settings)
-    }
-
-    pub fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
-        serde_json::from_str(&self.settings).unwrap_or_default()
-    }
-
-    pub fn tags(&self) -> Vec<String> {
-        serde_json::from_str(&self.tag_list).unwrap_or_default()
-    }
-}
+use super::{TenantDb, ids::next_id, now_ms};
+use crate::model::projects::{ProjectRow, classification_label};
+use crate::model::users::UserRow;
 
 pub const PROJECT_COLUMNS: &str = "id, namespace_id, creator_id, name, path, description, default_branch, \
     visibility, archived, star_count, forks_count, open_issues_count, tag_list, avatar_path, import_url, \

@@ -3,8 +3,9 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::users::{USER_COLUMNS, UserRow, user_columns};
+use super::users::{USER_COLUMNS, user_columns};
 use super::{TenantDb, now_ms};
+use crate::model::users::UserRow;
 
 /// Failed password attempts that lock an account (Devise's `maximum_attempts`, as GitLab).
 pub const MAX_FAILED_ATTEMPTS: i64 = 10;

@@ -2,25 +2,12 @@
 //! Only the SHA-256 digest of a token is stored; lookups go by digest.
 
 use super::sql::Sql;
-use super::users::{UserRow, user_columns};
+use super::users::user_columns;
 use super::window::Window;
 use super::{Flag, TenantDb, ids::next_id, now_ms};
+use crate::model::tokens::TokenRow;
+use crate::model::users::UserRow;
 use sqlx::AssertSqlSafe;
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct TokenRow {
-    pub id: i64,
-    pub user_id: i64,
-    pub name: String,
-    pub scopes: String,
-    #[sqlx(try_from = "Flag")]
-    pub impersonation: bool,
-    #[sqlx(try_from = "Flag")]
-    pub revoked: bool,
-    pub expires_at: Option<String>,
-    pub last_used_at: Option<i64>,
-    pub created_at: i64,
-}
 
 const TOKEN_COLUMNS: &str =
     "id, user_id, name, scopes, impersonation, revoked, expires_at, last_used_at, created_at";

@@ -5,9 +5,11 @@ use sqlx::AssertSqlSafe;
 
 use super::namespaces::{insert_user_namespace, sync_user_namespace};
 use super::sql::{Arg, Sql};
-use super::users::{USER_COLUMNS, UserRow};
+use super::users::USER_COLUMNS;
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
+use crate::model::user_admin::IdentityRow;
+use crate::model::users::UserRow;
 
 /// The filters of `GET /users` (admin-only ones are left `None` by the handler for others).
 #[derive(Debug, Default)]
@@ -129,14 +131,6 @@ impl UserChanges {
             sql.push(&format!(", {column} = ")).bind(value.clone());
         }
     }
-}
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct IdentityRow {
-    pub user_id: i64,
-    pub provider: String,
-    pub extern_uid: String,
-    pub saml_provider_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]

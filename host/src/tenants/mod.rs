@@ -168,7 +168,7 @@ pub async fn create_token(
     secret: &str,
     scopes: &[String],
     expires_at: Option<String>,
-) -> anyhow::Result<crate::store::tokens::TokenRow> {
+) -> anyhow::Result<crate::model::tokens::TokenRow> {
     let digest = secrets::digest(secret);
     let token = NewToken {
         user_id,

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::store::oauth::ApplicationRow;
+use crate::model::oauth::ApplicationRow;
 
 #[derive(Serialize)]
 pub struct ApplicationView {

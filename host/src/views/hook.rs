@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::timestamp;
-use crate::store::hooks::{HookRow, PushRuleRow};
+use crate::model::hooks::{HookRow, PushRuleRow};
 
 /// The spec's "Project hook": every toggle, never the token.
 pub fn hook(row: &HookRow) -> Value {

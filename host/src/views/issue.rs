@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 
 use super::timestamp_opt;
 use super::{timestamp, user::UserViews};
-use crate::store::issue_notes::{AwardRow, NoteRow, TodoRow};
-use crate::store::issues::{IssueRow, ProjectRef};
-use crate::store::labels::{LabelCounts, LabelRow};
-use crate::store::milestones::MilestoneRow;
-use crate::store::users::UserRow;
+use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
+use crate::model::issues::{IssueRow, ProjectRef};
+use crate::model::labels::{LabelCounts, LabelRow};
+use crate::model::milestones::MilestoneRow;
+use crate::model::users::UserRow;
 
 /// Seconds per unit of GitLab's time tracking: 1mo = 4w, 1w = 5d, 1d = 8h.
 pub const MINUTE: i64 = 60;

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{timestamp, timestamp_opt};
-use crate::store::keys::{EmailRow, GpgKeyRow, SshKeyRow};
+use crate::model::keys::{EmailRow, GpgKeyRow, SshKeyRow};
 
 #[derive(Serialize)]
 pub struct SshKeyView {

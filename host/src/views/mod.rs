@@ -1,4 +1,7 @@
 //! The JSON representations of resources: the spec's field tables, built in one place.
+//!
+//! Views render the rows of `model` and never import `store`: they depend on the shape of
+//! the data, not on how it is queried.
 
 pub mod application;
 pub mod hook;

@@ -4,9 +4,9 @@ use serde_json::{Value, json};
 
 use super::timestamp;
 use super::user::UserViews;
-use crate::store::members::MemberRow;
-use crate::store::namespaces::NamespaceRow;
-use crate::store::users::UserRow;
+use crate::model::members::MemberRow;
+use crate::model::namespaces::NamespaceRow;
+use crate::model::users::UserRow;
 
 /// Group settings kept in the namespace's JSON column, with GitLab's defaults.
 pub const GROUP_SETTINGS: &[(&str, &str)] = &[

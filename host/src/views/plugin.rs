@@ -3,9 +3,9 @@
 use serde_json::{Value, json};
 
 use super::timestamp;
+use crate::model::plugins::{BindingRow, PluginRow};
 use crate::plugins::spam::{SpamAction, SpamOutcome};
 use crate::plugins::{CallStats, Hook};
-use crate::store::plugins::{BindingRow, PluginRow};
 
 pub fn plugin(row: &PluginRow) -> Value {
     json!({

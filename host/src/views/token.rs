@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{timestamp, timestamp_opt};
-use crate::store::tokens::TokenRow;
+use crate::model::tokens::TokenRow;
 
 #[derive(Serialize)]
 pub struct TokenView {

@@ -6,8 +6,8 @@ use serde::Serialize;
 use super::{timestamp, timestamp_opt};
 use sha2::{Digest, Sha256};
 
-use crate::store::user_admin::IdentityRow;
-use crate::store::users::UserRow;
+use crate::model::user_admin::IdentityRow;
+use crate::model::users::UserRow;
 
 #[derive(Serialize)]
 pub struct UserSummary {
@@ -95,7 +95,7 @@ impl UserViews<'_> {
             username: user.username.clone(),
             name: user.name.clone(),
             state: user.state.clone(),
-            locked: user.is_locked(crate::store::now_ms()),
+            locked: user.is_locked(crate::model::now_ms()),
             avatar_url: self.avatar_url(user),
             web_url: format!("{}/{}", self.base_url, user.username),
         }

@@ -17,7 +17,8 @@ use super::{Web, WebError, WebResult, found};
 use crate::auth::oauth::registration::{self, FieldErrors, normalize_uris};
 use crate::auth::oauth::scopes;
 use crate::context::ApiContext;
-use crate::store::oauth::{ApplicationFields, ApplicationRow};
+use crate::model::oauth::ApplicationRow;
+use crate::store::oauth::ApplicationFields;
 
 const BASES: &[&str] = &[
     "/profile/applications",

@@ -18,8 +18,9 @@ use crate::auth::oauth::issue::{TOKEN_TYPE, TokenSecrets, expires_in};
 use crate::auth::oauth::{CODE_MS, pkce, random_hex, redirect, scopes};
 use crate::auth::secrets;
 use crate::context::ApiContext;
-use crate::store::now_ms;
-use crate::store::oauth::{ApplicationRow, NewGrant};
+use crate::model::now_ms;
+use crate::model::oauth::ApplicationRow;
+use crate::store::oauth::NewGrant;
 
 pub fn router() -> Router<ApiContext> {
     Router::new().route("/oauth/authorize", get(show).post(decide).delete(decide))

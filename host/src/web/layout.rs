@@ -4,7 +4,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 
-use crate::store::users::UserRow;
+use crate::model::users::UserRow;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}\
 label{display:block;margin-top:.75rem;font-weight:600}input[type=text],input[type=password],textarea{width:100%;padding:.4rem;box-sizing:border-box}\

@@ -7,8 +7,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::auth::secrets;
+use crate::model::users::UserRow;
 use crate::store::TenantDb;
-use crate::store::users::UserRow;
 
 pub const SESSION_COOKIE: &str = "_gitlab_session";
 pub const ANON_COOKIE: &str = "_trellis_csrf";

@@ -13,7 +13,7 @@ use super::{Web, WebResult, found};
 use crate::auth::password::{self, Refusal};
 use crate::auth::secrets;
 use crate::context::ApiContext;
-use crate::store::now_ms;
+use crate::model::now_ms;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()

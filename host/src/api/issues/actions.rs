@@ -15,10 +15,10 @@ use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
+use crate::model::users::UserRow;
 use crate::store::issue_filter::AssignableCheck;
 use crate::store::issues::{MoveReferences, NewIssue, RequestOrigin};
 use crate::store::milestones::MilestoneFilter;
-use crate::store::users::UserRow;
 
 type IssuePath = Path<(String, String)>;
 

@@ -15,7 +15,7 @@ use super::{load, page_of, users_by_id, views};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
-use crate::store::issue_notes::AwardRow;
+use crate::model::issue_notes::AwardRow;
 
 /// What the awards hang on: the issue (`note_id` 0) or one of its notes the caller may read.
 struct Awardable {

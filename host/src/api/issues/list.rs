@@ -10,8 +10,8 @@ use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::model::issues::IssueRow;
 use crate::store::issue_filter::{IssueFilter, IssueSource, Wildcard};
-use crate::store::issues::IssueRow;
 use crate::store::window::Direction;
 
 /// GitLab's `order_by` values; those without a column here sort like `created_at`.

@@ -26,9 +26,10 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
-use crate::store::issues::{CreatedIssue, IssueRow, ProjectRef};
-use crate::store::milestones::MilestoneRow;
-use crate::store::users::UserRow;
+use crate::model::issues::{IssueRow, ProjectRef};
+use crate::model::milestones::MilestoneRow;
+use crate::model::users::UserRow;
+use crate::store::issues::CreatedIssue;
 use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
 
 pub fn router() -> Router<ApiContext> {

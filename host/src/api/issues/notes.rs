@@ -17,7 +17,8 @@ use crate::api::access::{GUEST, MAINTAINER};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
-use crate::store::issue_notes::{NoteOrder, NoteRow};
+use crate::model::issue_notes::NoteRow;
+use crate::store::issue_notes::NoteOrder;
 
 fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
     value.trim().parse().map_err(|_| ApiError::invalid(name))

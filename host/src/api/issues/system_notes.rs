@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, NaiveDate};
 
-use crate::store::issues::ProjectRef;
-use crate::store::users::UserRow;
+use crate::model::issues::ProjectRef;
+use crate::model::users::UserRow;
 use crate::views::issue::{human_duration, task_items};
 
 /// Rails' `Array#to_sentence` in English: `a`, `a and b`, `a, b, and c`.

@@ -135,7 +135,7 @@ pub async fn add_spent(
         ));
     }
     let mut notes = SystemNotes::by(caller.user.id);
-    let now = crate::store::now_ms();
+    let now = crate::model::now_ms();
     notes.at = Some(now);
     notes.extend(system_notes::time_spent(
         seconds,

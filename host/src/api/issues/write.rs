@@ -19,12 +19,12 @@ use crate::api::spam::{self, Spammable};
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::params::Params;
 use crate::http::request::Api;
+use crate::model::milestones::MilestoneRow;
+use crate::model::users::UserRow;
 use crate::plugins::spam::{SpamProject, SpammableKind};
 use crate::store::issue_filter::AssignableCheck;
 use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::{IssueChanges, NewIssue, RequestOrigin};
-use crate::store::milestones::MilestoneRow;
-use crate::store::users::UserRow;
 
 pub const TITLE_MAX: usize = 255;
 pub const DESCRIPTION_MAX: usize = 1_000_000;
@@ -370,7 +370,7 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     }
     match p.one_of("state_event", &["close", "reopen"])?.as_deref() {
         Some("close") if ctx.issue.state == "opened" => {
-            let now = crate::store::now_ms();
+            let now = crate::model::now_ms();
             changes.set("state", "closed");
             changes.set("closed_at", now);
             changes.set("closed_by_id", caller.user.id);

@@ -22,9 +22,9 @@ use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::now_ms;
 use crate::settings::Settings;
 use crate::store::TenantDb;
-use crate::store::now_ms;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 const SCHEDULED: &str = "-deletion_scheduled-";

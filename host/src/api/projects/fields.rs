@@ -5,9 +5,11 @@ use serde_json::{Map, Value, json};
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::project_settings::{
+    DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy,
+};
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
-use crate::views::project::{DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy};
 
 pub const VISIBILITIES: &[&str] = &["private", "internal", "public"];
 const ACCESS: &[&str] = &["disabled", "private", "enabled"];

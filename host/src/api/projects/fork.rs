@@ -17,9 +17,10 @@ use super::{VISIBILITIES, reload};
 use crate::api::access::{self, OWNER, ProjectCtx, REPORTER};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::store::namespaces::{NamespaceRow, visibility_level};
+use crate::model::namespaces::NamespaceRow;
+use crate::model::project_settings::setting;
+use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
-use crate::views::project::setting;
 
 /// Settings a fork does not inherit: mirroring belongs to the source.
 const NOT_INHERITED: &[&str] = &["mirror", "mirror_user_id", "mirror_trigger_builds"];

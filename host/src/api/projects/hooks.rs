@@ -12,8 +12,8 @@ use crate::api::access::{self, MAINTAINER, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
+use crate::model::hooks::{HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
 use crate::outbound::{AddressPolicy, Unresolved};
-use crate::store::hooks::{HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
 use crate::store::window::Direction;
 use crate::views;
 

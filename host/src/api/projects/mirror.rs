@@ -14,8 +14,9 @@ use super::repository::{self, default_branch, refresh_statistics, spawn_logged};
 use crate::api::access::{self, MAINTAINER};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::projects::ProjectRow;
 use crate::outbound::{AddressPolicy, Unresolved};
-use crate::store::projects::{ProjectChanges, ProjectRow};
+use crate::store::projects::ProjectChanges;
 
 /// Schemes GitLab accepts for imports and pull mirrors over the network.
 const SCHEMES: &[&str] = &["http", "https", "git"];

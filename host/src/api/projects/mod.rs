@@ -27,8 +27,8 @@ use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
+use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
-use crate::store::projects::ProjectRow;
 use crate::views::project::{Permissions, ProjectContext, ProjectViews};
 use repository::may_see_statistics;
 

@@ -12,9 +12,11 @@ use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::model::namespaces::NamespaceRow;
+use crate::model::projects::ProjectRow;
 use crate::store::members::ProjectUsersFilter;
-use crate::store::namespaces::{NamespaceRow, visibility_level};
-use crate::store::projects::{GroupScope, ProjectFilter, ProjectRow};
+use crate::store::namespaces::visibility_level;
+use crate::store::projects::{GroupScope, ProjectFilter};
 use crate::store::window::Direction;
 
 const ORDERS: &[&str] = &[

@@ -15,9 +15,9 @@ use crate::api::access::{self, MAINTAINER, REPORTER};
 use crate::git::{Author, Languages, Repository};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
 use crate::store::TenantDb;
-use crate::store::projects::ProjectRow;
-use crate::store::users::UserRow;
 
 /// The project's repository (`wiki`: its wiki repository).
 pub fn repository(api: &Api, project_id: i64, wiki: bool) -> Repository {

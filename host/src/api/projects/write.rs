@@ -15,9 +15,11 @@ use crate::api::users::avatar::{self, AvatarChange};
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
-use crate::store::namespaces::{NamespaceRow, visibility_level};
-use crate::store::projects::{ProjectChanges, ProjectRow};
-use crate::store::users::UserRow;
+use crate::model::namespaces::NamespaceRow;
+use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
+use crate::store::namespaces::visibility_level;
+use crate::store::projects::ProjectChanges;
 
 pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
     ("projects", "path_lower", "path"),

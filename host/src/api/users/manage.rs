@@ -14,7 +14,7 @@ use crate::api::notify;
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
-use crate::store::now_ms;
+use crate::model::now_ms;
 use crate::store::users::NewUser;
 
 /// The unique indexes a user write can run into, and the field each reports.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::store::users::UserRow;
+use crate::model::users::UserRow;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()

@@ -9,8 +9,8 @@ use super::{admin_view, user_by_id};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::model::users::UserRow;
 use crate::store::user_admin::UserFilter;
-use crate::store::users::UserRow;
 use crate::store::window::Direction;
 
 const ADMIN_ORDERS: &[&str] = &["id", "name", "username", "created_at", "updated_at"];

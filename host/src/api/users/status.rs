@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::user_by_key;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::store::now_ms;
+use crate::model::now_ms;
 use crate::store::user_admin::StatusRow;
 use crate::views::timestamp_opt;
 

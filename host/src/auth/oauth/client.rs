@@ -11,8 +11,8 @@ use subtle::ConstantTimeEq;
 use super::error::{Kind, OAuthError, OAuthResult};
 use crate::auth::secrets;
 use crate::http::params::Params;
+use crate::model::oauth::ApplicationRow;
 use crate::store::TenantDb;
-use crate::store::oauth::ApplicationRow;
 
 pub struct Credentials {
     pub id: String,

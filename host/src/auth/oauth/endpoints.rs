@@ -20,10 +20,11 @@ use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::params::Params;
 use crate::http::request::tenant_and_params;
+use crate::model::now_ms;
+use crate::model::oauth::ApplicationRow;
+use crate::model::users::UserRow;
 use crate::settings::Settings;
-use crate::store::now_ms;
-use crate::store::oauth::{AccessTokenRow, ApplicationRow, Exchange};
-use crate::store::users::UserRow;
+use crate::store::oauth::{AccessTokenRow, Exchange};
 use crate::tenants::Tenant;
 use crate::views::user::UserViews;
 

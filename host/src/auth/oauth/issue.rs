@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::error::no_store;
 use super::{ACCESS_TOKEN_SECONDS, random_hex};
 use crate::auth::secrets;
-use crate::store::now_ms;
+use crate::model::now_ms;
 use crate::store::oauth::{AccessTokenRow, NewAccessToken};
 
 /// The `token_type` of every token response, as GitLab's documentation shows it.

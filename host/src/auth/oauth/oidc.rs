@@ -13,9 +13,9 @@ use rsa::{RsaPrivateKey, RsaPublicKey};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::model::users::UserRow;
 use crate::settings::SecretKey;
 use crate::store::TenantDb;
-use crate::store::users::UserRow;
 use crate::views::user::UserViews;
 
 /// How long an ID token is valid (Doorkeeper::OpenidConnect's default, as GitLab).

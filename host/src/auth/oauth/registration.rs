@@ -5,8 +5,9 @@ use serde_json::{Map, Value, json};
 
 use super::{SECRET_PREFIX, random_hex, redirect, scopes};
 use crate::auth::secrets;
+use crate::model::oauth::ApplicationRow;
 use crate::store::TenantDb;
-use crate::store::oauth::{ApplicationFields, ApplicationRow};
+use crate::store::oauth::ApplicationFields;
 
 /// Field errors by attribute (`name`, `redirect_uri`, `scopes`), each a list of messages.
 pub type FieldErrors = Map<String, Value>;

@@ -1,0 +1,61 @@
+//! The rows the store hands out, as stored: one file per resource, named as its `store`
+//! module, with the stored forms they share (timestamps in milliseconds since the epoch,
+//! booleans through [`Flag`]).
+//!
+//! Both `store` (which reads and writes them) and `views` (which renders them) import these
+//! types, so views depend on the shape of the data and not on the SQL: `views` imports
+//! nothing from `store`. Only the rows that leave the store to be rendered live here; rows
+//! the store uses on its own (counters, join helpers) stay beside their queries, as do the
+//! column lists and the `FromRow` impls written by hand. The project settings catalog
+//! ([`project_settings`]) is here too: it is the schema of a stored column.
+
+pub mod hooks;
+pub mod issue_notes;
+pub mod issues;
+pub mod keys;
+pub mod labels;
+pub mod members;
+pub mod milestones;
+pub mod namespaces;
+pub mod oauth;
+pub mod plugins;
+pub mod project_settings;
+pub mod project_shares;
+pub mod projects;
+pub mod tokens;
+pub mod user_admin;
+pub mod users;
+
+/// Milliseconds since the epoch, the stored form of every timestamp.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// A stored boolean (BIGINT 0/1). Row fields read it with `#[sqlx(try_from = "Flag")]` into
+/// a plain `bool`; sqlx's Any driver cannot decode SQLite booleans itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Flag(bool);
+
+impl From<Flag> for bool {
+    fn from(flag: Flag) -> bool {
+        flag.0
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for Flag {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <i64 as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <i64 as sqlx::Type<sqlx::Any>>::compatible(ty)
+            || <i32 as sqlx::Type<sqlx::Any>>::compatible(ty)
+            || <bool as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for Flag {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        Ok(Flag(<i64 as sqlx::Decode<sqlx::Any>>::decode(value)? != 0))
+    }
+}
