@@ -16,8 +16,7 @@ use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::model::milestones::MilestoneRow;
-use crate::store::milestones::MilestoneFilter;
-use crate::store::sql::Arg;
+use crate::store::milestones::{MilestoneChanges, MilestoneFilter};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -53,21 +52,21 @@ async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
 }
 
 /// The columns `title`, `description`, `due_date`, `start_date` from the parameters.
-fn columns(api: &Api) -> ApiResult<Vec<(&'static str, Arg)>> {
+fn columns(api: &Api) -> ApiResult<MilestoneChanges> {
     let p = &api.params;
-    let mut columns = Vec::new();
+    let mut columns = MilestoneChanges::default();
     if let Some(title) = p.string("title")? {
         if title.trim().is_empty() {
             return Err(ApiError::field("title", "can't be blank"));
         }
-        columns.push(("title", Arg::from(title)));
+        columns.set("title", title);
     }
     if p.has("description") {
-        columns.push(("description", Arg::from(p.string("description")?)));
+        columns.set("description", p.string("description")?);
     }
     for name in ["due_date", "start_date"] {
         if p.has(name) {
-            columns.push((name, Arg::from(p.date(name)?.map(|d| d.to_string()))));
+            columns.set(name, p.date(name)?.map(|d| d.to_string()));
         }
     }
     Ok(columns)
@@ -130,12 +129,12 @@ pub async fn update(
         .as_deref()
     {
         Some("close") if milestone.state != "closed" => {
-            columns.push(("state", Arg::from("closed")));
-            columns.push(("closed_at", Arg::from(crate::model::now_ms())));
+            columns.set("state", "closed");
+            columns.set("closed_at", crate::model::now_ms());
         }
         Some("activate") if milestone.state != "active" => {
-            columns.push(("state", Arg::from("active")));
-            columns.push(("closed_at", Arg::NullInt));
+            columns.set("state", "active");
+            columns.set("closed_at", None::<i64>);
         }
         _ => {}
     }

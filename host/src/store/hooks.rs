@@ -5,7 +5,8 @@
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, FromRow, Row};
 
-use super::sql::{Arg, Sql};
+use super::changes::{Changes, Table};
+use super::sql::Sql;
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
 use crate::model::hooks::{HOOK_FLAGS, HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
@@ -87,69 +88,96 @@ pub struct UploadRow {
 
 const UPLOAD_COLUMNS: &str = "id, project_id, secret, filename, size, content_type, created_at";
 
-/// Appends `pairs` as `name = $n, ...` (an UPDATE's SET list) or `$n, ...` (INSERT values).
-fn push_values(sql: &mut Sql, update: bool, pairs: &[(&str, Arg)]) {
-    for (i, (name, value)) in pairs.iter().enumerate() {
-        if i > 0 {
-            sql.push(", ");
-        } else if update {
-            sql.push(" ");
-        }
-        if update {
-            sql.push(name).push(" = ");
-        }
-        sql.bind(value.clone());
-    }
-}
+/// The `project_hooks` table, for a hook's [`Changes`].
+pub struct ProjectHooks;
 
-fn hook_values(hook: &HookRow) -> Vec<(&'static str, Arg)> {
-    let mut values = vec![
-        ("url", Arg::from(hook.url.clone())),
-        ("token", Arg::from(hook.token.clone())),
-        (
-            "push_events_branch_filter",
-            Arg::from(hook.push_events_branch_filter.clone()),
-        ),
+impl Table for ProjectHooks {
+    const NAME: &'static str = "project_hooks";
+    const COLUMNS: &'static [&'static str] = &[
+        "url",
+        "token",
+        "push_events_branch_filter",
+        "push_events",
+        "issues_events",
+        "confidential_issues_events",
+        "merge_requests_events",
+        "tag_push_events",
+        "note_events",
+        "confidential_note_events",
+        "job_events",
+        "pipeline_events",
+        "wiki_page_events",
+        "deployment_events",
+        "releases_events",
+        "enable_ssl_verification",
     ];
-    values.extend(
-        hook.flags
-            .iter()
-            .map(|(name, on)| (*name, Arg::from(i64::from(*on)))),
-    );
-    values
 }
 
-fn push_rule_values(rule: &PushRuleRow) -> Vec<(&'static str, Arg)> {
-    let mut values = vec![("max_file_size", Arg::from(rule.max_file_size))];
-    values.extend(
-        rule.regexes
-            .iter()
-            .map(|(name, re)| (*name, Arg::from(re.clone()))),
-    );
-    values.extend(
-        rule.flags
-            .iter()
-            .map(|(name, on)| (*name, Arg::from(i64::from(*on)))),
-    );
-    values
+/// The `push_rules` table, for a push rule's [`Changes`].
+pub struct PushRules;
+
+impl Table for PushRules {
+    const NAME: &'static str = "push_rules";
+    const COLUMNS: &'static [&'static str] = &[
+        "max_file_size",
+        "commit_message_regex",
+        "commit_message_negative_regex",
+        "branch_name_regex",
+        "author_email_regex",
+        "file_name_regex",
+        "deny_delete_tag",
+        "member_check",
+        "prevent_secrets",
+        "commit_committer_check",
+        "reject_unsigned_commits",
+    ];
 }
 
-/// `INSERT INTO table (tenant_id, id, project_id, created_at, updated_at, <names>) VALUES (...)`.
-fn insert_sql(
-    table: &str,
+/// Every setting of a hook: hooks are written whole.
+fn hook_changes(hook: &HookRow) -> Changes<ProjectHooks> {
+    let mut changes = Changes::default();
+    changes.set("url", hook.url.clone());
+    changes.set("token", hook.token.clone());
+    changes.set(
+        "push_events_branch_filter",
+        hook.push_events_branch_filter.clone(),
+    );
+    for (name, on) in &hook.flags {
+        changes.set(name, *on);
+    }
+    changes
+}
+
+/// Every setting of a push rule: push rules are written whole.
+fn push_rule_changes(rule: &PushRuleRow) -> Changes<PushRules> {
+    let mut changes = Changes::default();
+    changes.set("max_file_size", rule.max_file_size);
+    for (name, re) in &rule.regexes {
+        changes.set(name, re.clone());
+    }
+    for (name, on) in &rule.flags {
+        changes.set(name, *on);
+    }
+    changes
+}
+
+/// `INSERT INTO table (tenant_id, id, project_id, created_at, updated_at, <changes>) VALUES
+/// (...) RETURNING returning`.
+fn insert_sql<T: Table>(
     tenant_id: i64,
     id: i64,
     project_id: i64,
-    values: &[(&str, Arg)],
+    changes: &Changes<T>,
     returning: &str,
 ) -> Sql {
-    let names: Vec<&str> = values.iter().map(|(n, _)| *n).collect();
     let now = now_ms();
     let mut sql = Sql::new(&format!(
-        "INSERT INTO {table} (tenant_id, id, project_id, created_at, updated_at, {}) VALUES (",
-        names.join(", ")
+        "INSERT INTO {} (tenant_id, id, project_id, created_at, updated_at",
+        T::NAME
     ));
-    sql.bind(tenant_id)
+    changes.push_columns(&mut sql);
+    sql.push(") VALUES (")
+        .bind(tenant_id)
         .push(", ")
         .bind(id)
         .push(", ")
@@ -157,27 +185,24 @@ fn insert_sql(
         .push(", ")
         .bind(now)
         .push(", ")
-        .bind(now)
-        .push(", ");
-    push_values(&mut sql, false, values);
+        .bind(now);
+    changes.push_values(&mut sql);
     sql.push(&format!(") RETURNING {returning}"));
     sql
 }
 
-/// `UPDATE table SET <names>, updated_at WHERE tenant_id AND project_id AND id`.
-fn update_sql(
-    table: &str,
+/// `UPDATE table SET updated_at, <changes> WHERE tenant_id AND project_id AND id`.
+fn update_sql<T: Table>(
     tenant_id: i64,
     project_id: i64,
     id: i64,
-    values: &[(&str, Arg)],
+    changes: &Changes<T>,
     returning: &str,
 ) -> Sql {
-    let mut sql = Sql::new(&format!("UPDATE {table} SET"));
-    push_values(&mut sql, true, values);
-    sql.push(", updated_at = ")
-        .bind(now_ms())
-        .push(" WHERE tenant_id = ")
+    let mut sql = Sql::new(&format!("UPDATE {} SET updated_at = ", T::NAME));
+    sql.bind(now_ms());
+    changes.push_assignments(&mut sql);
+    sql.push(" WHERE tenant_id = ")
         .bind(tenant_id)
         .push(" AND project_id = ")
         .bind(project_id)
@@ -191,33 +216,32 @@ impl TenantDb {
     // ---- hooks --------------------------------------------------------------
 
     pub async fn list_hooks(&self, project_id: i64, window: &Window) -> sqlx::Result<Vec<HookRow>> {
-        let mut sql = Sql::new(&format!("SELECT {} FROM project_hooks", hook_columns()));
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND project_id = ")
-            .bind(project_id);
-        window.apply(&mut sql);
-        sql.query_as().fetch_all(self.reader()).await
-    }
-
-    pub async fn count_hooks(&self, project_id: i64, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM project_hooks");
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND project_id = ")
-            .bind(project_id);
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
+        let scope = self.of_project(project_id);
+        self.page(&hook_columns(), "project_hooks", scope, window, "")
             .await
     }
 
+    pub async fn count_hooks(&self, project_id: i64, cap: i64) -> sqlx::Result<i64> {
+        let scope = self.of_project(project_id);
+        self.count_up_to("project_hooks", scope, cap).await
+    }
+
+    /// `WHERE` the tenant's rows of one project.
+    fn of_project(&self, project_id: i64) -> impl FnOnce(&mut Sql) {
+        let tenant_id = self.tenant_id();
+        move |sql| {
+            sql.push(" WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND project_id = ")
+                .bind(project_id);
+        }
+    }
+
     pub async fn hook(&self, project_id: i64, id: i64) -> sqlx::Result<Option<HookRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {} FROM project_hooks WHERE tenant_id = $1 AND project_id = $2 AND id = $3",
             hook_columns()
         )))
-        .bind(self.tenant_id())
         .bind(project_id)
         .bind(id)
         .fetch_optional(self.reader())
@@ -228,11 +252,10 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "project_hooks").await?;
         let sql = insert_sql(
-            "project_hooks",
             self.tenant_id(),
             id,
             hook.project_id,
-            &hook_values(hook),
+            &hook_changes(hook),
             &hook_columns(),
         );
         let row = sql.query_as().fetch_one(&mut *tx).await?;
@@ -243,36 +266,32 @@ impl TenantDb {
     /// Writes every setting of `hook` (found by its id and project); `None` if it is gone.
     pub async fn update_hook(&self, hook: &HookRow) -> sqlx::Result<Option<HookRow>> {
         let sql = update_sql(
-            "project_hooks",
             self.tenant_id(),
             hook.project_id,
             hook.id,
-            &hook_values(hook),
+            &hook_changes(hook),
             &hook_columns(),
         );
         sql.query_as().fetch_optional(self.writer()).await
     }
 
     pub async fn delete_hook(&self, project_id: i64, id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query(
-            "DELETE FROM project_hooks WHERE tenant_id = $1 AND project_id = $2 AND id = $3",
-        )
-        .bind(self.tenant_id())
-        .bind(project_id)
-        .bind(id)
-        .execute(self.writer())
-        .await?;
+        let done = self
+            .query("DELETE FROM project_hooks WHERE tenant_id = $1 AND project_id = $2 AND id = $3")
+            .bind(project_id)
+            .bind(id)
+            .execute(self.writer())
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
     // ---- push rules ---------------------------------------------------------
 
     pub async fn push_rule(&self, project_id: i64) -> sqlx::Result<Option<PushRuleRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {} FROM push_rules WHERE tenant_id = $1 AND project_id = $2",
             push_rule_columns()
         )))
-        .bind(self.tenant_id())
         .bind(project_id)
         .fetch_optional(self.reader())
         .await
@@ -283,11 +302,10 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "push_rules").await?;
         let sql = insert_sql(
-            "push_rules",
             self.tenant_id(),
             id,
             rule.project_id,
-            &push_rule_values(rule),
+            &push_rule_changes(rule),
             &push_rule_columns(),
         );
         let row = sql.query_as().fetch_one(&mut *tx).await?;
@@ -297,19 +315,18 @@ impl TenantDb {
 
     pub async fn update_push_rule(&self, rule: &PushRuleRow) -> sqlx::Result<Option<PushRuleRow>> {
         let sql = update_sql(
-            "push_rules",
             self.tenant_id(),
             rule.project_id,
             rule.id,
-            &push_rule_values(rule),
+            &push_rule_changes(rule),
             &push_rule_columns(),
         );
         sql.query_as().fetch_optional(self.writer()).await
     }
 
     pub async fn delete_push_rule(&self, project_id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query("DELETE FROM push_rules WHERE tenant_id = $1 AND project_id = $2")
-            .bind(self.tenant_id())
+        let done = self
+            .query("DELETE FROM push_rules WHERE tenant_id = $1 AND project_id = $2")
             .bind(project_id)
             .execute(self.writer())
             .await?;
@@ -329,22 +346,22 @@ impl TenantDb {
     ) -> sqlx::Result<UploadRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "uploads").await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "INSERT INTO uploads (tenant_id, id, project_id, uploaded_by_id, secret, filename, \
+        let row = self
+            .query_as(AssertSqlSafe(format!(
+                "INSERT INTO uploads (tenant_id, id, project_id, uploaded_by_id, secret, filename, \
              size, content_type, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              RETURNING {UPLOAD_COLUMNS}"
-        )))
-        .bind(self.tenant_id())
-        .bind(id)
-        .bind(project_id)
-        .bind(uploaded_by_id)
-        .bind(secret)
-        .bind(filename)
-        .bind(size)
-        .bind(content_type)
-        .bind(now_ms())
-        .fetch_one(&mut *tx)
-        .await?;
+            )))
+            .bind(id)
+            .bind(project_id)
+            .bind(uploaded_by_id)
+            .bind(secret)
+            .bind(filename)
+            .bind(size)
+            .bind(content_type)
+            .bind(now_ms())
+            .fetch_one(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -355,15 +372,30 @@ impl TenantDb {
         secret: &str,
         filename: &str,
     ) -> sqlx::Result<Option<UploadRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = $1 AND project_id = $2 \
              AND secret = $3 AND filename = $4"
         )))
-        .bind(self.tenant_id())
         .bind(project_id)
         .bind(secret)
         .bind(filename)
         .fetch_optional(self.reader())
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Changes::set` refuses a column its table does not list: every flag and regex of the
+    /// model's lists must be one.
+    #[test]
+    fn every_setting_is_a_writable_column() {
+        assert_eq!(hook_changes(&HookRow::defaults(1)).iter().count(), 16);
+        assert_eq!(
+            push_rule_changes(&PushRuleRow::defaults(1)).iter().count(),
+            11
+        );
     }
 }

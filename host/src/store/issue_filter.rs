@@ -4,9 +4,8 @@
 
 use super::issue_search::{MIN_INDEXED_CHARS, ROWID_TENANT_STRIDE};
 use super::issues::issue_columns;
-use super::namespaces::escape_like;
 use super::projects::{Viewer, push_authorized};
-use super::sql::Sql;
+use super::sql::{Sql, escape_like};
 use super::window::Window;
 use super::{Engine, TenantDb};
 use crate::model::issues::IssueRow;

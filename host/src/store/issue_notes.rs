@@ -183,11 +183,10 @@ impl TenantDb {
             "created_at"
         };
         let direction = if order.ascending { "ASC" } else { "DESC" };
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {NOTE_COLUMNS} FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 \
              ORDER BY {column} {direction}, id {direction} LIMIT $3 OFFSET $4"
         )))
-        .bind(self.tenant_id())
         .bind(issue_id)
         .bind(limit)
         .bind(offset)
@@ -196,20 +195,16 @@ impl TenantDb {
     }
 
     pub async fn count_issue_notes(&self, issue_id: i64) -> sqlx::Result<i64> {
-        sqlx::query_scalar(
-            "SELECT COUNT(*) FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(issue_id)
-        .fetch_one(self.reader())
-        .await
+        self.query_scalar("SELECT COUNT(*) FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2")
+            .bind(issue_id)
+            .fetch_one(self.reader())
+            .await
     }
 
     pub async fn issue_note(&self, issue_id: i64, note_id: i64) -> sqlx::Result<Option<NoteRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {NOTE_COLUMNS} FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 AND id = $3"
         )))
-        .bind(self.tenant_id())
         .bind(issue_id)
         .bind(note_id)
         .fetch_optional(self.reader())
@@ -218,11 +213,10 @@ impl TenantDb {
 
     /// The distinct authors of an issue's notes, in order of their first note.
     pub async fn note_author_ids(&self, issue_id: i64) -> sqlx::Result<Vec<i64>> {
-        sqlx::query_scalar(
+        self.query_scalar(
             "SELECT author_id FROM issue_notes WHERE tenant_id = $1 AND issue_id = $2 AND system = 0 \
              GROUP BY author_id ORDER BY MIN(id)",
         )
-        .bind(self.tenant_id())
         .bind(issue_id)
         .fetch_all(self.reader())
         .await
@@ -266,10 +260,9 @@ impl TenantDb {
     }
 
     pub async fn update_note_body(&self, note_id: i64, body: &str) -> sqlx::Result<()> {
-        sqlx::query(
+        self.query(
             "UPDATE issue_notes SET body = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
         )
-        .bind(self.tenant_id())
         .bind(note_id)
         .bind(body)
         .bind(now_ms())
@@ -306,11 +299,10 @@ impl TenantDb {
 
     /// The award emoji of an issue (`note_id` 0) or of one of its notes.
     pub async fn awards(&self, issue_id: i64, note_id: i64) -> sqlx::Result<Vec<AwardRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 \
              AND note_id = $3 ORDER BY id"
         )))
-        .bind(self.tenant_id())
         .bind(issue_id)
         .bind(note_id)
         .fetch_all(self.reader())
@@ -323,11 +315,10 @@ impl TenantDb {
         note_id: i64,
         award_id: i64,
     ) -> sqlx::Result<Option<AwardRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 \
              AND note_id = $3 AND id = $4"
         )))
-        .bind(self.tenant_id())
         .bind(issue_id)
         .bind(note_id)
         .bind(award_id)
@@ -397,10 +388,9 @@ impl TenantDb {
     }
 
     pub async fn pending_todo(&self, user_id: i64, issue_id: i64) -> sqlx::Result<Option<TodoRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {TODO_COLUMNS} FROM todos WHERE tenant_id = $1 AND user_id = $2 AND issue_id = $3 AND state = 'pending'"
         )))
-        .bind(self.tenant_id())
         .bind(user_id)
         .bind(issue_id)
         .fetch_optional(self.reader())
@@ -488,10 +478,9 @@ impl TenantDb {
     }
 
     pub async fn issue_user_agent(&self, issue_id: i64) -> sqlx::Result<Option<UserAgentRow>> {
-        sqlx::query_as(
+        self.query_as(
             "SELECT user_agent, ip_address, submitted FROM issue_user_agent_details WHERE tenant_id = $1 AND issue_id = $2",
         )
-        .bind(self.tenant_id())
         .bind(issue_id)
         .fetch_optional(self.reader())
         .await

@@ -6,6 +6,7 @@
 
 use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 
+use super::changes::{Changes, Table};
 use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes};
 use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, label_columns};
 use super::sql::{Arg, Sql};
@@ -63,7 +64,7 @@ pub struct NewIssue {
 /// Column changes of an update, plus replacement assignee and label sets.
 #[derive(Debug, Default)]
 pub struct IssueChanges {
-    pub columns: Vec<(&'static str, Arg)>,
+    pub columns: Changes<Issues>,
     pub assignee_ids: Option<Vec<i64>>,
     pub labels: Option<Vec<String>>,
     /// A spam check passed the new text (`user_agent_detail.spam_filter_submitted`).
@@ -74,12 +75,38 @@ pub struct IssueChanges {
     pub notes: SystemNotes,
 }
 
-impl IssueChanges {
-    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
-        self.columns.retain(|(c, _)| *c != column);
-        self.columns.push((column, value.into()));
-    }
+/// The `issues` table, for [`IssueChanges`].
+pub struct Issues;
 
+impl Table for Issues {
+    const NAME: &'static str = "issues";
+    const COLUMNS: &'static [&'static str] = &[
+        "project_id",
+        "iid",
+        "author_id",
+        "title",
+        "description",
+        "state",
+        "confidential",
+        "discussion_locked",
+        "milestone_id",
+        "due_date",
+        "time_estimate",
+        "total_time_spent",
+        "upvotes",
+        "downvotes",
+        "user_notes_count",
+        "closed_at",
+        "closed_by_id",
+        "moved_to_id",
+        "created_at",
+        "updated_at",
+        "deleted_at",
+        "deleted_by_id",
+    ];
+}
+
+impl IssueChanges {
     pub fn is_empty(&self) -> bool {
         self.columns.is_empty() && self.assignee_ids.is_none() && self.labels.is_none()
     }
@@ -491,9 +518,8 @@ impl TenantDb {
         let mut sql = Sql::new("UPDATE issues SET updated_at = ");
         let updated_at = changes
             .columns
-            .iter()
-            .find(|(c, _)| *c == "updated_at")
-            .map(|(_, v)| v.clone())
+            .get("updated_at")
+            .cloned()
             .unwrap_or(Arg::Int(now_ms()));
         sql.bind(updated_at);
         for (column, value) in changes.columns.iter().filter(|(c, _)| *c != "updated_at") {
@@ -504,11 +530,7 @@ impl TenantDb {
             .push(" AND id = ")
             .bind(issue.id);
         sql.query().execute(&mut *tx).await?;
-        let created_at = changes
-            .columns
-            .iter()
-            .find(|(c, _)| *c == "created_at")
-            .map(|(_, v)| v.clone());
+        let created_at = changes.columns.get("created_at").cloned();
         if let Some(labels) = &changes.labels {
             clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
             let slot = LabelSlot {
@@ -578,11 +600,10 @@ impl TenantDb {
     }
 
     pub async fn issue_by_iid(&self, project_id: i64, iid: i64) -> sqlx::Result<Option<IssueRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND project_id = $2 AND iid = $3 \
              AND deleted_at IS NULL"
         )))
-        .bind(self.tenant_id())
         .bind(project_id)
         .bind(iid)
         .fetch_optional(self.reader())
@@ -590,10 +611,9 @@ impl TenantDb {
     }
 
     pub async fn issue_by_id(&self, id: i64) -> sqlx::Result<Option<IssueRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
@@ -604,13 +624,12 @@ impl TenantDb {
         if issue_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new(&format!(
+        let mut sql = self.sql(&format!(
             "SELECT il.issue_id, {} FROM issue_labels il JOIN labels l ON l.tenant_id = il.tenant_id \
              AND l.id = il.label_id WHERE il.tenant_id = ",
             label_columns("l")
         ));
-        sql.bind(self.tenant_id())
-            .push(" AND il.issue_id IN (")
+        sql.push(" AND il.issue_id IN (")
             .bind_list(issue_ids.iter().copied())
             .push(") ORDER BY l.name_lower, l.id");
         sql.query_as().fetch_all(self.reader()).await
@@ -621,13 +640,12 @@ impl TenantDb {
         if issue_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new(&format!(
+        let mut sql = self.sql(&format!(
             "SELECT a.issue_id, {} FROM issue_assignees a JOIN users u ON u.tenant_id = a.tenant_id \
              AND u.id = a.user_id WHERE a.tenant_id = ",
             user_columns("u")
         ));
-        sql.bind(self.tenant_id())
-            .push(" AND a.issue_id IN (")
+        sql.push(" AND a.issue_id IN (")
             .bind_list(issue_ids.iter().copied())
             .push(") ORDER BY a.issue_id, a.position");
         sql.query_as().fetch_all(self.reader()).await
@@ -637,13 +655,12 @@ impl TenantDb {
         if project_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new(
+        let mut sql = self.sql(
             "SELECT p.id, p.name, p.path, n.full_path AS namespace_full_path, n.full_name AS namespace_full_name \
              FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
              WHERE p.tenant_id = ",
         );
-        sql.bind(self.tenant_id())
-            .push(" AND p.id IN (")
+        sql.push(" AND p.id IN (")
             .bind_list(project_ids.iter().copied())
             .push(")");
         sql.query_as().fetch_all(self.reader()).await
@@ -683,11 +700,10 @@ impl TenantDb {
         user_id: i64,
         subscribed: bool,
     ) -> sqlx::Result<()> {
-        sqlx::query(
+        self.query(
             "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (tenant_id, issue_id, user_id) DO UPDATE SET subscribed = $4",
         )
-        .bind(self.tenant_id())
         .bind(issue_id)
         .bind(user_id)
         .bind(i64::from(subscribed))
@@ -707,8 +723,7 @@ impl TenantDb {
             "UPDATE issues SET closed_by_id = $3 WHERE tenant_id = $1 AND closed_by_id = $2",
             "UPDATE issue_notes SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
         ] {
-            sqlx::query(statement)
-                .bind(self.tenant_id())
+            self.query(statement)
                 .bind(from)
                 .bind(ghost)
                 .execute(&mut *tx)

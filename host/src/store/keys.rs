@@ -70,35 +70,33 @@ impl TenantDb {
         user_id: i64,
         window: &Window,
     ) -> sqlx::Result<Vec<T>> {
-        let mut sql = Sql::new(&format!("SELECT {} FROM {}", T::COLUMNS, T::TABLE));
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND user_id = ")
-            .bind(user_id);
-        window.apply(&mut sql);
-        sql.query_as().fetch_all(self.reader()).await
+        let scope = self.owned_by(user_id);
+        self.page(T::COLUMNS, T::TABLE, scope, window, "").await
     }
 
     pub async fn count_owned<T: Owned>(&self, user_id: i64, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new(&format!("SELECT 1 FROM {}", T::TABLE));
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND user_id = ")
-            .bind(user_id);
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        let scope = self.owned_by(user_id);
+        self.count_up_to(T::TABLE, scope, cap).await
+    }
+
+    /// `WHERE` the tenant's rows of one user.
+    fn owned_by(&self, user_id: i64) -> impl FnOnce(&mut Sql) {
+        let tenant_id = self.tenant_id();
+        move |sql| {
+            sql.push(" WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND user_id = ")
+                .bind(user_id);
+        }
     }
 
     /// Row `id` of `T` if it belongs to `user_id`.
     pub async fn owned<T: Owned>(&self, user_id: i64, id: i64) -> sqlx::Result<Option<T>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {} FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
             T::COLUMNS,
             T::TABLE
         )))
-        .bind(self.tenant_id())
         .bind(user_id)
         .bind(id)
         .fetch_optional(self.reader())
@@ -107,41 +105,41 @@ impl TenantDb {
 
     /// Deletes row `id` of `T` if it belongs to `user_id`; whether a row went.
     pub async fn delete_owned<T: Owned>(&self, user_id: i64, id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query(AssertSqlSafe(format!(
-            "DELETE FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
-            T::TABLE
-        )))
-        .bind(self.tenant_id())
-        .bind(user_id)
-        .bind(id)
-        .execute(self.writer())
-        .await?;
+        let done = self
+            .query(AssertSqlSafe(format!(
+                "DELETE FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+                T::TABLE
+            )))
+            .bind(user_id)
+            .bind(id)
+            .execute(self.writer())
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
     pub async fn insert_ssh_key(&self, key: NewSshKey<'_>) -> sqlx::Result<SshKeyRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "ssh_keys").await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "INSERT INTO ssh_keys (tenant_id, id, user_id, title, public_key, key_type, bits, \
+        let row = self
+            .query_as(AssertSqlSafe(format!(
+                "INSERT INTO ssh_keys (tenant_id, id, user_id, title, public_key, key_type, bits, \
              fingerprint, fingerprint_sha256, usage_type, expires_at, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING {}",
-            SshKeyRow::COLUMNS
-        )))
-        .bind(self.tenant_id())
-        .bind(id)
-        .bind(key.user_id)
-        .bind(key.title)
-        .bind(key.public_key)
-        .bind(key.key_type)
-        .bind(key.bits)
-        .bind(key.fingerprint)
-        .bind(key.fingerprint_sha256)
-        .bind(key.usage_type)
-        .bind(key.expires_at)
-        .bind(now_ms())
-        .fetch_one(&mut *tx)
-        .await?;
+                SshKeyRow::COLUMNS
+            )))
+            .bind(id)
+            .bind(key.user_id)
+            .bind(key.title)
+            .bind(key.public_key)
+            .bind(key.key_type)
+            .bind(key.bits)
+            .bind(key.fingerprint)
+            .bind(key.fingerprint_sha256)
+            .bind(key.usage_type)
+            .bind(key.expires_at)
+            .bind(now_ms())
+            .fetch_one(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -149,12 +147,11 @@ impl TenantDb {
     pub async fn insert_gpg_key(&self, key: NewGpgKey<'_>) -> sqlx::Result<GpgKeyRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "gpg_keys").await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO gpg_keys (tenant_id, id, user_id, public_key, fingerprint, primary_keyid, \
              emails, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING {}",
             GpgKeyRow::COLUMNS
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(key.user_id)
         .bind(key.public_key)
@@ -179,23 +176,21 @@ impl TenantDb {
     ) -> sqlx::Result<Option<EmailRow>> {
         let mut tx = self.writer().begin().await?;
         let lower = email.to_lowercase();
-        let primary: Option<i64> =
-            sqlx::query_scalar("SELECT id FROM users WHERE tenant_id = $1 AND email_lower = $2")
-                .bind(self.tenant_id())
-                .bind(&lower)
-                .fetch_optional(&mut *tx)
-                .await?;
+        let primary: Option<i64> = self
+            .query_scalar("SELECT id FROM users WHERE tenant_id = $1 AND email_lower = $2")
+            .bind(&lower)
+            .fetch_optional(&mut *tx)
+            .await?;
         if primary.is_some() {
             return Ok(None);
         }
         let id = next_id(&mut *tx, self.tenant_id(), "emails").await?;
         let now = now_ms();
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO emails (tenant_id, id, user_id, email, email_lower, confirmed_at, created_at, \
              updated_at, confirmation_token_digest) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING {}",
             EmailRow::COLUMNS
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(user_id)
         .bind(email)

@@ -3,7 +3,6 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::sql::Sql;
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
 use crate::model::labels::{LabelCounts, LabelRow};
 
@@ -26,17 +25,15 @@ impl TenantDb {
         project_id: i64,
         search: Option<&str>,
     ) -> sqlx::Result<Vec<LabelRow>> {
-        let mut sql = Sql::new(&format!(
+        let mut sql = self.sql(&format!(
             "SELECT {LABEL_COLUMNS} FROM labels WHERE tenant_id = "
         ));
-        sql.bind(self.tenant_id())
-            .push(" AND project_id = ")
-            .bind(project_id);
+        sql.push(" AND project_id = ").bind(project_id);
         if let Some(search) = search {
             sql.push(" AND name_lower LIKE ")
                 .bind(format!(
                     "%{}%",
-                    super::namespaces::escape_like(&search.to_lowercase())
+                    super::sql::escape_like(&search.to_lowercase())
                 ))
                 .push(" ESCAPE '\\'");
         }
@@ -51,11 +48,10 @@ impl TenantDb {
         key: &str,
     ) -> sqlx::Result<Option<LabelRow>> {
         let by_id = key.parse::<i64>().ok();
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {LABEL_COLUMNS} FROM labels WHERE tenant_id = $1 AND project_id = $2 \
              AND (name_lower = $3 OR id = $4) ORDER BY CASE WHEN name_lower = $3 THEN 0 ELSE 1 END LIMIT 1"
         )))
-        .bind(self.tenant_id())
         .bind(project_id)
         .bind(key.to_lowercase())
         .bind(by_id.unwrap_or(-1))
@@ -64,13 +60,12 @@ impl TenantDb {
     }
 
     pub async fn label_counts(&self, label_id: i64) -> sqlx::Result<LabelCounts> {
-        sqlx::query_as(
+        self.query_as(
             "SELECT COALESCE(SUM(CASE WHEN i.state = 'opened' THEN 1 ELSE 0 END), 0) AS open_issues_count, \
              COALESCE(SUM(CASE WHEN i.state = 'closed' THEN 1 ELSE 0 END), 0) AS closed_issues_count \
              FROM issue_labels il JOIN issues i ON i.tenant_id = il.tenant_id AND i.id = il.issue_id \
              WHERE il.tenant_id = $1 AND il.label_id = $2 AND i.deleted_at IS NULL",
         )
-        .bind(self.tenant_id())
         .bind(label_id)
         .fetch_one(self.reader())
         .await
@@ -87,11 +82,10 @@ impl TenantDb {
         let mut tx = self.uncached_writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "labels").await?;
         let now = now_ms();
-        sqlx::query(
+        self.query(
             "INSERT INTO labels (tenant_id, id, project_id, name, name_lower, color, description, priority, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(project_id)
         .bind(name)
@@ -108,11 +102,10 @@ impl TenantDb {
     }
 
     pub async fn update_label(&self, label: &LabelRow) -> sqlx::Result<()> {
-        sqlx::query(
+        self.query(
             "UPDATE labels SET name = $3, name_lower = $4, color = $5, description = $6, priority = $7, updated_at = $8 \
              WHERE tenant_id = $1 AND id = $2",
         )
-        .bind(self.tenant_id())
         .bind(label.id)
         .bind(&label.name)
         .bind(label.name.to_lowercase())
@@ -126,8 +119,7 @@ impl TenantDb {
     }
 
     pub async fn delete_label(&self, label_id: i64) -> sqlx::Result<()> {
-        sqlx::query("DELETE FROM labels WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
+        self.query("DELETE FROM labels WHERE tenant_id = $1 AND id = $2")
             .bind(label_id)
             .execute(self.uncached_writer())
             .await

@@ -4,8 +4,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::namespaces::escape_like;
-use super::sql::Sql;
+use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
 use super::{TenantDb, now_ms};
 use crate::model::members::MemberRow;
@@ -160,11 +159,10 @@ impl TenantDb {
         if source_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new(&format!(
+        let mut sql = self.sql(&format!(
             "SELECT {MEMBER_COLUMNS} FROM members WHERE tenant_id = "
         ));
-        sql.bind(self.tenant_id())
-            .push(" AND source_type = ")
+        sql.push(" AND source_type = ")
             .bind(source_type)
             .push(" AND source_id IN (")
             .bind_list(source_ids.iter().copied())
@@ -180,10 +178,9 @@ impl TenantDb {
         source_id: i64,
         user_id: i64,
     ) -> sqlx::Result<Option<MemberRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {MEMBER_COLUMNS} FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND user_id = $4"
         )))
-        .bind(self.tenant_id())
         .bind(source_type)
         .bind(source_id)
         .bind(user_id)
@@ -202,12 +199,11 @@ impl TenantDb {
         created_by: i64,
     ) -> sqlx::Result<Option<MemberRow>> {
         let now = now_ms();
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, expires_at, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (tenant_id, source_type, source_id, user_id) DO NOTHING \
              RETURNING {MEMBER_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(source_type)
         .bind(source_id)
         .bind(user_id)
@@ -252,10 +248,9 @@ impl TenantDb {
         source_id: i64,
         user_id: i64,
     ) -> sqlx::Result<bool> {
-        let done = sqlx::query(
+        let done = self.query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND user_id = $4",
         )
-        .bind(self.tenant_id())
         .bind(source_type)
         .bind(source_id)
         .bind(user_id)
@@ -266,10 +261,9 @@ impl TenantDb {
 
     /// How many owners a source has (the last one may not leave).
     pub async fn owner_count(&self, source_type: &str, source_id: i64) -> sqlx::Result<i64> {
-        sqlx::query_scalar(
+        self.query_scalar(
             "SELECT COUNT(*) FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND access_level = 50",
         )
-        .bind(self.tenant_id())
         .bind(source_type)
         .bind(source_id)
         .fetch_one(self.reader())
@@ -287,9 +281,8 @@ impl TenantDb {
         if group_ids.is_empty() {
             return Ok(None);
         }
-        let mut sql = Sql::new("SELECT MAX(access_level) FROM members WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND source_type = 'Namespace' AND user_id = ")
+        let mut sql = self.sql("SELECT MAX(access_level) FROM members WHERE tenant_id = ");
+        sql.push(" AND source_type = 'Namespace' AND user_id = ")
             .bind(user_id)
             .push(" AND source_id IN (")
             .bind_list(group_ids.iter().copied())
@@ -319,9 +312,8 @@ impl TenantDb {
         if ids.is_some_and(|ids| ids.is_empty()) {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new("SELECT source_id, access_level FROM members WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND source_type = ")
+        let mut sql = self.sql("SELECT source_id, access_level FROM members WHERE tenant_id = ");
+        sql.push(" AND source_type = ")
             .bind(source_type)
             .push(" AND user_id = ")
             .bind(user_id)
@@ -339,14 +331,13 @@ impl TenantDb {
     /// Whether `user_id` is a member of a group or project anywhere below `traversal`
     /// (members of a subgroup or project see the ancestors of it).
     pub async fn member_below(&self, user_id: i64, traversal: &str) -> sqlx::Result<bool> {
-        let found: Option<i64> = sqlx::query_scalar(
+        let found: Option<i64> = self.query_scalar(
             "SELECT 1 FROM members m JOIN namespaces d ON d.tenant_id = m.tenant_id AND d.id = m.source_id \
              WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.source_type = 'Namespace' AND d.traversal LIKE $3 \
              UNION ALL SELECT 1 FROM members m JOIN projects p ON p.tenant_id = m.tenant_id AND p.id = m.source_id \
              JOIN namespaces d ON d.tenant_id = p.tenant_id AND d.id = p.namespace_id \
              WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.source_type = 'Project' AND d.traversal LIKE $3 LIMIT 1",
         )
-        .bind(self.tenant_id())
         .bind(user_id)
         .bind(format!("{traversal}%"))
         .fetch_optional(self.reader())

@@ -2,7 +2,8 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::sql::{Arg, Sql};
+use super::changes::{Changes, Table};
+use super::sql::Sql;
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
 use crate::model::milestones::MilestoneRow;
 
@@ -18,17 +19,33 @@ pub struct MilestoneFilter {
     pub search: Option<String>,
 }
 
+/// The `milestones` table, for [`MilestoneChanges`].
+pub struct Milestones;
+
+impl Table for Milestones {
+    const NAME: &'static str = "milestones";
+    const COLUMNS: &'static [&'static str] = &[
+        "title",
+        "description",
+        "state",
+        "due_date",
+        "start_date",
+        "closed_at",
+    ];
+}
+
+/// Column values for an insert or update of a milestone.
+pub type MilestoneChanges = Changes<Milestones>;
+
 impl TenantDb {
     pub async fn list_milestones(
         &self,
         filter: &MilestoneFilter,
     ) -> sqlx::Result<Vec<MilestoneRow>> {
-        let mut sql = Sql::new(&format!(
+        let mut sql = self.sql(&format!(
             "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = "
         ));
-        sql.bind(self.tenant_id())
-            .push(" AND project_id = ")
-            .bind(filter.project_id);
+        sql.push(" AND project_id = ").bind(filter.project_id);
         if let Some(state) = &filter.state {
             sql.push(" AND state = ").bind(state);
         }
@@ -41,10 +58,7 @@ impl TenantDb {
             sql.push(" AND title = ").bind(title);
         }
         if let Some(search) = &filter.search {
-            let pattern = format!(
-                "%{}%",
-                super::namespaces::escape_like(&search.to_lowercase())
-            );
+            let pattern = format!("%{}%", super::sql::escape_like(&search.to_lowercase()));
             sql.push(" AND (LOWER(title) LIKE ")
                 .bind(pattern.clone())
                 .push(" ESCAPE '\\' OR LOWER(COALESCE(description, '')) LIKE ")
@@ -56,10 +70,9 @@ impl TenantDb {
     }
 
     pub async fn milestone_by_id(&self, id: i64) -> sqlx::Result<Option<MilestoneRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
@@ -73,7 +86,7 @@ impl TenantDb {
     pub async fn create_milestone(
         &self,
         project_id: i64,
-        columns: &[(&'static str, Arg)],
+        changes: &MilestoneChanges,
     ) -> sqlx::Result<MilestoneRow> {
         let tenant_id = self.tenant_id();
         let mut tx = self.uncached_writer().begin().await?;
@@ -83,9 +96,7 @@ impl TenantDb {
         let mut sql = Sql::new(
             "INSERT INTO milestones (tenant_id, id, project_id, iid, created_at, updated_at",
         );
-        for (column, _) in columns {
-            sql.push(&format!(", {column}"));
-        }
+        changes.push_columns(&mut sql);
         sql.push(") VALUES (")
             .bind(tenant_id)
             .push(", ")
@@ -98,9 +109,7 @@ impl TenantDb {
             .bind(now)
             .push(", ")
             .bind(now);
-        for (_, value) in columns {
-            sql.push(", ").bind(value.clone());
-        }
+        changes.push_values(&mut sql);
         sql.push(")");
         sql.query().execute(&mut *tx).await?;
         let row = row_by_id(&mut *tx, "milestones", MILESTONE_COLUMNS, tenant_id, id).await?;
@@ -108,16 +117,10 @@ impl TenantDb {
         Ok(row)
     }
 
-    pub async fn update_milestone(
-        &self,
-        id: i64,
-        columns: &[(&'static str, Arg)],
-    ) -> sqlx::Result<()> {
+    pub async fn update_milestone(&self, id: i64, changes: &MilestoneChanges) -> sqlx::Result<()> {
         let mut sql = Sql::new("UPDATE milestones SET updated_at = ");
         sql.bind(now_ms());
-        for (column, value) in columns {
-            sql.push(&format!(", {column} = ")).bind(value.clone());
-        }
+        changes.push_assignments(&mut sql);
         sql.push(" WHERE tenant_id = ")
             .bind(self.tenant_id())
             .push(" AND id = ")
@@ -131,15 +134,13 @@ impl TenantDb {
     /// Deletes a milestone; its issues lose it.
     pub async fn delete_milestone(&self, id: i64) -> sqlx::Result<()> {
         let mut tx = self.uncached_writer().begin().await?;
-        sqlx::query(
+        self.query(
             "UPDATE issues SET milestone_id = NULL WHERE tenant_id = $1 AND milestone_id = $2",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("DELETE FROM milestones WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
+        self.query("DELETE FROM milestones WHERE tenant_id = $1 AND id = $2")
             .bind(id)
             .execute(&mut *tx)
             .await?;

@@ -5,6 +5,7 @@
 //! Tenant data is reached only through [`TenantDb`], whose tenant id is fixed when it is made:
 //! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
 
+pub mod changes;
 pub mod hooks;
 pub mod ids;
 pub mod issue_filter;
@@ -13,6 +14,7 @@ pub mod issue_search;
 pub mod issues;
 pub mod keys;
 pub mod labels;
+pub mod listing;
 pub mod members;
 pub mod milestones;
 pub mod namespaces;
@@ -38,8 +40,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyPool, AssertSqlSafe, Executor};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::query::{Query, QueryAs, QueryScalar};
+use sqlx::{Any, AnyPool, AssertSqlSafe, Executor, SqlSafeStr};
 
 // The stored forms every resource module here uses (`super::now_ms`, `super::Flag`).
 use crate::model::{Flag, now_ms};
@@ -256,6 +259,42 @@ impl TenantDb {
 
     pub fn write_generation(&self) -> u64 {
         self.db.write_generation()
+    }
+
+    /// A [`Sql`](sql::Sql) starting with `text`, which ends in `tenant_id = `, and this
+    /// tenant's id bound there.
+    pub(in crate::store) fn sql(&self, text: &str) -> sql::Sql {
+        let mut sql = sql::Sql::new(text);
+        sql.bind(self.tenant_id);
+        sql
+    }
+
+    /// `sqlx::query(sql)` with `$1` bound to this tenant's id: the tenant's statements filter
+    /// on `tenant_id = $1`, and their own parameters start at `$2`.
+    pub(in crate::store) fn query<'q>(&self, sql: impl SqlSafeStr) -> Query<'q, Any, AnyArguments> {
+        sqlx::query(sql).bind(self.tenant_id)
+    }
+
+    /// [`TenantDb::query`] reading rows of `T`.
+    pub(in crate::store) fn query_as<'q, T>(
+        &self,
+        sql: impl SqlSafeStr,
+    ) -> QueryAs<'q, Any, T, AnyArguments>
+    where
+        T: for<'r> sqlx::FromRow<'r, AnyRow>,
+    {
+        sqlx::query_as(sql).bind(self.tenant_id)
+    }
+
+    /// [`TenantDb::query`] reading one column of `T`.
+    pub(in crate::store) fn query_scalar<'q, T>(
+        &self,
+        sql: impl SqlSafeStr,
+    ) -> QueryScalar<'q, Any, T, AnyArguments>
+    where
+        (T,): for<'r> sqlx::FromRow<'r, AnyRow>,
+    {
+        sqlx::query_scalar(sql).bind(self.tenant_id)
     }
 
     /// The tenant's rows of `select` (`SELECT columns FROM table`) whose `key` is one of

@@ -4,7 +4,8 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::sql::{Arg, Sql};
+use super::changes::{Changes, Table};
+use super::sql::{Sql, escape_like};
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
 use crate::model::namespaces::NamespaceRow;
@@ -164,41 +165,48 @@ impl NamespaceFilter {
     }
 }
 
-pub fn escape_like(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
+/// The `namespaces` table, for [`NamespaceChanges`].
+pub struct Namespaces;
+
+impl Table for Namespaces {
+    const NAME: &'static str = "namespaces";
+    const COLUMNS: &'static [&'static str] = &[
+        "kind",
+        "owner_id",
+        "parent_id",
+        "parent_key",
+        "name",
+        "path",
+        "path_lower",
+        "full_path",
+        "full_path_lower",
+        "full_name",
+        "traversal",
+        "description",
+        "visibility",
+        "visibility_level",
+        "avatar_path",
+        "settings",
+    ];
 }
 
-/// Column changes for a group update, from a fixed set of column names.
-#[derive(Debug, Default)]
-pub struct NamespaceChanges {
-    pub columns: Vec<(&'static str, Arg)>,
-}
-
-impl NamespaceChanges {
-    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
-        self.columns.retain(|(c, _)| *c != column);
-        self.columns.push((column, value.into()));
-    }
-}
+/// Column values for a group update.
+pub type NamespaceChanges = Changes<Namespaces>;
 
 impl TenantDb {
     pub async fn namespace_by_id(&self, id: i64) -> sqlx::Result<Option<NamespaceRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
     }
 
     pub async fn namespace_by_full_path(&self, path: &str) -> sqlx::Result<Option<NamespaceRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND full_path_lower = $2"
         )))
-        .bind(self.tenant_id())
         .bind(path.to_lowercase())
         .fetch_optional(self.reader())
         .await
@@ -220,13 +228,13 @@ impl TenantDb {
     /// The user's personal namespace, created when missing (users made before namespaces
     /// existed, or by the bootstrap, get theirs on first use).
     pub async fn user_namespace(&self, user_id: i64) -> sqlx::Result<Option<NamespaceRow>> {
-        let existing: Option<NamespaceRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND owner_id = $2"
-        )))
-        .bind(self.tenant_id())
-        .bind(user_id)
-        .fetch_optional(self.reader())
-        .await?;
+        let existing: Option<NamespaceRow> = self
+            .query_as(AssertSqlSafe(format!(
+                "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND owner_id = $2"
+            )))
+            .bind(user_id)
+            .fetch_optional(self.reader())
+            .await?;
         if existing.is_some() {
             return Ok(existing);
         }
@@ -250,10 +258,9 @@ impl TenantDb {
             Err(error) => {
                 drop(tx);
                 // Another request may have made it meanwhile.
-                let again: Option<NamespaceRow> = sqlx::query_as(AssertSqlSafe(format!(
+                let again: Option<NamespaceRow> = self.query_as(AssertSqlSafe(format!(
                     "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND owner_id = $2"
                 )))
-                .bind(self.tenant_id())
                 .bind(user_id)
                 .fetch_optional(self.reader())
                 .await?;
@@ -267,22 +274,15 @@ impl TenantDb {
         filter: &NamespaceFilter,
         window: &Window,
     ) -> sqlx::Result<Vec<NamespaceRow>> {
-        let mut sql = Sql::new(&format!(
-            "SELECT {} FROM namespaces n",
-            namespace_columns("n")
-        ));
-        filter.apply(&mut sql, self.tenant_id());
-        window.apply_on(&mut sql, "n.");
-        sql.query_as().fetch_all(self.reader()).await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        let columns = namespace_columns("n");
+        self.page(&columns, "namespaces n", scope, window, "n.")
+            .await
     }
 
     pub async fn count_namespaces(&self, filter: &NamespaceFilter, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM namespaces n");
-        filter.apply(&mut sql, self.tenant_id());
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        self.count_up_to("namespaces n", scope, cap).await
     }
 
     /// Creates a group with its creator as owner, all or nothing.
@@ -303,13 +303,12 @@ impl TenantDb {
             ),
         };
         let parent_id = group.parent.map(|p| p.id);
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO namespaces (tenant_id, id, kind, parent_id, parent_key, name, path, path_lower, full_path, \
              full_path_lower, full_name, traversal, description, visibility, visibility_level, settings, created_at, updated_at) \
              VALUES ($1, $2, 'group', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) \
              RETURNING {NAMESPACE_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(parent_id)
         .bind(parent_id.unwrap_or(0))
@@ -327,11 +326,10 @@ impl TenantDb {
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;
-        sqlx::query(
+        self.query(
             "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
              VALUES ($1, 'Namespace', $2, $3, 50, $3, $4, $4)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(group.creator_id)
         .bind(now)
@@ -354,9 +352,7 @@ impl TenantDb {
         let now = now_ms();
         let mut sql = Sql::new("UPDATE namespaces SET updated_at = ");
         sql.bind(now);
-        for (column, value) in &changes.columns {
-            sql.push(&format!(", {column} = ")).bind(value.clone());
-        }
+        changes.push_assignments(&mut sql);
         sql.push(" WHERE tenant_id = ")
             .bind(self.tenant_id())
             .push(" AND id = ")
@@ -385,13 +381,13 @@ impl TenantDb {
             )
             .await?;
         }
-        let row = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(self.tenant_id())
-        .bind(group.id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row = self
+            .query_as(AssertSqlSafe(format!(
+                "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND id = $2"
+            )))
+            .bind(group.id)
+            .fetch_one(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -443,13 +439,13 @@ impl TenantDb {
 
     /// Whether any namespace lies below `group`.
     pub async fn has_subgroups(&self, group: &NamespaceRow) -> sqlx::Result<bool> {
-        let count: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM namespaces WHERE tenant_id = $1 AND parent_key = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(group.id)
-        .fetch_one(self.reader())
-        .await?;
+        let count: i64 = self
+            .query_scalar(
+                "SELECT COUNT(*) FROM namespaces WHERE tenant_id = $1 AND parent_key = $2",
+            )
+            .bind(group.id)
+            .fetch_one(self.reader())
+            .await?;
         Ok(count > 0)
     }
 }

@@ -106,12 +106,11 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "oauth_applications").await?;
         let now = now_ms();
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO oauth_applications (tenant_id, id, owner_id, name, uid, secret_digest, \
              redirect_uri, scopes, confidential, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING {APPLICATION_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(owner_id)
         .bind(fields.name)
@@ -166,16 +165,15 @@ impl TenantDb {
     pub async fn delete_application(&self, id: i64) -> sqlx::Result<bool> {
         let mut tx = self.writer().begin().await?;
         for table in ["oauth_access_tokens", "oauth_access_grants"] {
-            sqlx::query(AssertSqlSafe(format!(
+            self.query(AssertSqlSafe(format!(
                 "DELETE FROM {table} WHERE tenant_id = $1 AND application_id = $2"
             )))
-            .bind(self.tenant_id())
             .bind(id)
             .execute(&mut *tx)
             .await?;
         }
-        let done = sqlx::query("DELETE FROM oauth_applications WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
+        let done = self
+            .query("DELETE FROM oauth_applications WHERE tenant_id = $1 AND id = $2")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -184,20 +182,18 @@ impl TenantDb {
     }
 
     pub async fn application_by_id(&self, id: i64) -> sqlx::Result<Option<ApplicationRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {APPLICATION_COLUMNS} FROM oauth_applications WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
     }
 
     pub async fn application_by_uid(&self, uid: &str) -> sqlx::Result<Option<ApplicationRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {APPLICATION_COLUMNS} FROM oauth_applications WHERE tenant_id = $1 AND uid = $2"
         )))
-        .bind(self.tenant_id())
         .bind(uid)
         .fetch_optional(self.reader())
         .await
@@ -216,7 +212,7 @@ impl TenantDb {
         let sql = format!(
             "SELECT {APPLICATION_COLUMNS} FROM oauth_applications WHERE tenant_id = $1 AND {owner} ORDER BY id"
         );
-        let mut query = sqlx::query_as(AssertSqlSafe(sql)).bind(self.tenant_id());
+        let mut query = self.query_as(AssertSqlSafe(sql));
         if let Some(owner_id) = owner_id {
             query = query.bind(owner_id);
         }
@@ -226,12 +222,11 @@ impl TenantDb {
     pub async fn insert_grant(&self, grant: NewGrant<'_>) -> sqlx::Result<i64> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "oauth_access_grants").await?;
-        sqlx::query(
+        self.query(
             "INSERT INTO oauth_access_grants (tenant_id, id, application_id, user_id, code_digest, \
              redirect_uri, scopes, code_challenge, code_challenge_method, nonce, expires_at, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(grant.application_id)
         .bind(grant.user_id)
@@ -250,12 +245,11 @@ impl TenantDb {
     }
 
     pub async fn grant_by_code(&self, code_digest: &str) -> sqlx::Result<Option<GrantRow>> {
-        sqlx::query_as(
+        self.query_as(
             "SELECT id, application_id, user_id, redirect_uri, scopes, code_challenge, \
              code_challenge_method, nonce, expires_at, used_at FROM oauth_access_grants \
              WHERE tenant_id = $1 AND code_digest = $2",
         )
-        .bind(self.tenant_id())
         .bind(code_digest)
         .fetch_optional(self.reader())
         .await
@@ -359,10 +353,9 @@ impl TenantDb {
         column: &'static str,
         digest: &str,
     ) -> sqlx::Result<Option<AccessTokenRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {ACCESS_TOKEN_COLUMNS} FROM oauth_access_tokens WHERE tenant_id = $1 AND {column} = $2"
         )))
-        .bind(self.tenant_id())
         .bind(digest)
         .fetch_optional(self.reader())
         .await
@@ -389,11 +382,10 @@ impl TenantDb {
         user_id: i64,
         scopes: &[&str],
     ) -> sqlx::Result<bool> {
-        let rows: Vec<String> = sqlx::query_scalar(
+        let rows: Vec<String> = self.query_scalar(
             "SELECT scopes FROM oauth_access_tokens WHERE tenant_id = $1 AND application_id = $2 \
              AND user_id = $3 AND revoked_at IS NULL",
         )
-        .bind(self.tenant_id())
         .bind(application_id)
         .bind(user_id)
         .fetch_all(self.reader())
@@ -416,12 +408,11 @@ impl TenantDb {
             .map(|c| format!("a.{c}"))
             .collect::<Vec<_>>()
             .join(", ");
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {columns} FROM oauth_applications a WHERE a.tenant_id = $1 AND EXISTS \
              (SELECT 1 FROM oauth_access_tokens t WHERE t.tenant_id = a.tenant_id \
              AND t.application_id = a.id AND t.user_id = $2 AND t.revoked_at IS NULL) ORDER BY a.id"
         )))
-        .bind(self.tenant_id())
         .bind(user_id)
         .fetch_all(self.reader())
         .await
@@ -448,19 +439,17 @@ impl TenantDb {
 
     /// The tenant's ID-token signing key: `(kid, encrypted PKCS#8)`.
     pub async fn signing_key(&self) -> sqlx::Result<Option<(String, String)>> {
-        sqlx::query_as("SELECT kid, private_key FROM oauth_signing_keys WHERE tenant_id = $1")
-            .bind(self.tenant_id())
+        self.query_as("SELECT kid, private_key FROM oauth_signing_keys WHERE tenant_id = $1")
             .fetch_optional(self.reader())
             .await
     }
 
     /// Stores a signing key unless another request stored one first.
     pub async fn insert_signing_key(&self, kid: &str, private_key: &str) -> sqlx::Result<()> {
-        sqlx::query(
+        self.query(
             "INSERT INTO oauth_signing_keys (tenant_id, kid, private_key, created_at) \
              VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id) DO NOTHING",
         )
-        .bind(self.tenant_id())
         .bind(kid)
         .bind(private_key)
         .bind(now_ms())
@@ -473,14 +462,13 @@ impl TenantDb {
         &self,
         digest: &str,
     ) -> sqlx::Result<Option<OauthTokenWithUser>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT t.id AS t_id, t.scopes AS t_scopes, t.expires_at AS t_expires_at, \
              t.revoked_at AS t_revoked_at, {} \
              FROM oauth_access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id \
              WHERE t.tenant_id = $1 AND t.token_digest = $2",
             user_columns("u")
         )))
-        .bind(self.tenant_id())
         .bind(digest)
         .fetch_optional(self.reader())
         .await

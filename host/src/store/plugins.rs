@@ -71,29 +71,26 @@ impl Db {
 
 impl TenantDb {
     pub async fn list_plugins(&self) -> sqlx::Result<Vec<PluginRow>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        self.query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {PLUGIN_COLUMNS} FROM plugins WHERE tenant_id = $1 ORDER BY id"
         )))
-        .bind(self.tenant_id())
         .fetch_all(self.reader())
         .await
     }
 
     pub async fn plugin(&self, id: i64) -> sqlx::Result<Option<PluginRow>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        self.query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {PLUGIN_COLUMNS} FROM plugins WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
     }
 
     pub async fn plugin_by_sha256(&self, sha256: &str) -> sqlx::Result<Option<PluginRow>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        self.query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {PLUGIN_COLUMNS} FROM plugins WHERE tenant_id = $1 AND sha256 = $2"
         )))
-        .bind(self.tenant_id())
         .bind(sha256)
         .fetch_optional(self.reader())
         .await
@@ -101,12 +98,11 @@ impl TenantDb {
 
     /// An uploaded plugin's binary.
     pub async fn plugin_content(&self, sha256: &str) -> anyhow::Result<Option<Vec<u8>>> {
-        let content: Option<Option<String>> =
-            sqlx::query_scalar("SELECT content FROM plugins WHERE tenant_id = $1 AND sha256 = $2")
-                .bind(self.tenant_id())
-                .bind(sha256)
-                .fetch_optional(self.reader())
-                .await?;
+        let content: Option<Option<String>> = self
+            .query_scalar("SELECT content FROM plugins WHERE tenant_id = $1 AND sha256 = $2")
+            .bind(sha256)
+            .fetch_optional(self.reader())
+            .await?;
         match content.flatten() {
             Some(text) => Ok(Some(STANDARD.decode(text)?)),
             None => Ok(None),
@@ -120,12 +116,11 @@ impl TenantDb {
         }
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "plugins").await?;
-        let inserted = sqlx::query(
+        let inserted = self.query(
             "INSERT INTO plugins (tenant_id, id, sha256, name, version, world, api_version, size, \
              built_in, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
              ON CONFLICT (tenant_id, sha256) DO NOTHING",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(new.sha256)
         .bind(new.name)
@@ -148,29 +143,28 @@ impl TenantDb {
 
     /// Deletes an unbound plugin; `false` when it is bound (nothing deleted).
     pub async fn delete_plugin(&self, id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query(
-            "DELETE FROM plugins WHERE tenant_id = $1 AND id = $2 AND NOT EXISTS \
+        let done = self
+            .query(
+                "DELETE FROM plugins WHERE tenant_id = $1 AND id = $2 AND NOT EXISTS \
              (SELECT 1 FROM plugin_bindings b WHERE b.tenant_id = $1 AND b.plugin_id = $2)",
-        )
-        .bind(self.tenant_id())
-        .bind(id)
-        .execute(self.writer())
-        .await?;
+            )
+            .bind(id)
+            .execute(self.writer())
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
     pub async fn plugin_bindings(&self) -> sqlx::Result<Vec<BindingRow>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        self.query_as(sqlx::AssertSqlSafe(format!(
             "{BINDING_SELECT} WHERE b.tenant_id = $1 ORDER BY b.hook"
         )))
-        .bind(self.tenant_id())
         .fetch_all(self.reader())
         .await
     }
 
     pub async fn bind_plugin(&self, new: &NewBinding<'_>) -> sqlx::Result<()> {
         let now = now_ms();
-        sqlx::query(
+        self.query(
             "INSERT INTO plugin_bindings (tenant_id, hook, plugin_id, config, failure_policy, \
              timeout_ms, fuel, memory_bytes, outbound_http, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, $9, $9) \
@@ -178,7 +172,6 @@ impl TenantDb {
              failure_policy = $5, timeout_ms = $6, fuel = $7, memory_bytes = $8, \
              outbound_http = $10, updated_at = $9",
         )
-        .bind(self.tenant_id())
         .bind(new.hook)
         .bind(new.plugin_id)
         .bind(new.config)
@@ -195,8 +188,8 @@ impl TenantDb {
 
     /// `false` when the hook had no binding.
     pub async fn unbind_plugin(&self, hook: &str) -> sqlx::Result<bool> {
-        let done = sqlx::query("DELETE FROM plugin_bindings WHERE tenant_id = $1 AND hook = $2")
-            .bind(self.tenant_id())
+        let done = self
+            .query("DELETE FROM plugin_bindings WHERE tenant_id = $1 AND hook = $2")
             .bind(hook)
             .execute(self.writer())
             .await?;
@@ -207,12 +200,11 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "spam_logs").await?;
         let now = now_ms();
-        sqlx::query(
+        self.query(
             "INSERT INTO spam_logs (tenant_id, id, user_id, source_ip, user_agent, via_api, \
              noteable_type, title, description, verdict, reason, plugin, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $10, $11, $12, $12)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(entry.user_id)
         .bind(entry.source_ip)
@@ -231,11 +223,10 @@ impl TenantDb {
     }
 
     pub async fn spam_logs_of(&self, user_id: i64) -> sqlx::Result<Vec<SpamLogRow>> {
-        sqlx::query_as(
+        self.query_as(
             "SELECT id, user_id, noteable_type, verdict, reason, plugin, created_at \
              FROM spam_logs WHERE tenant_id = $1 AND user_id = $2 ORDER BY id",
         )
-        .bind(self.tenant_id())
         .bind(user_id)
         .fetch_all(self.reader())
         .await

@@ -43,11 +43,10 @@ impl TenantDb {
     ) -> sqlx::Result<Option<i64>> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "project_group_links").await?;
-        let done = sqlx::query(
+        let done = self.query(
             "INSERT INTO project_group_links (tenant_id, id, project_id, group_id, group_access, expires_at, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, project_id, group_id) DO NOTHING",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(project_id)
         .bind(group_id)
@@ -64,10 +63,9 @@ impl TenantDb {
     }
 
     pub async fn remove_share(&self, project_id: i64, group_id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query(
+        let done = self.query(
             "DELETE FROM project_group_links WHERE tenant_id = $1 AND project_id = $2 AND group_id = $3",
         )
-        .bind(self.tenant_id())
         .bind(project_id)
         .bind(group_id)
         .execute(self.writer())
@@ -86,7 +84,7 @@ impl TenantDb {
         if project_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new(
+        let mut sql = self.sql(
             "SELECT l.project_id, MAX(CASE WHEN l.group_access < m.access_level THEN l.group_access \
              ELSE m.access_level END) FROM project_group_links l \
              JOIN namespaces g ON g.tenant_id = l.tenant_id AND g.id = l.group_id \
@@ -94,8 +92,7 @@ impl TenantDb {
              JOIN members m ON m.tenant_id = a.tenant_id AND m.source_type = 'Namespace' AND m.source_id = a.id \
              WHERE l.tenant_id = ",
         );
-        sql.bind(self.tenant_id())
-            .push(" AND m.user_id = ")
+        sql.push(" AND m.user_id = ")
             .bind(user_id)
             .push(" AND l.project_id IN (")
             .bind_list(project_ids.iter().copied())

@@ -61,12 +61,11 @@ impl TenantDb {
         size: i64,
         languages: &str,
     ) -> sqlx::Result<()> {
-        sqlx::query(
+        self.query(
             "UPDATE projects SET commit_count = $3, repository_size = $4, \
              storage_size = $4 + wiki_size + packages_size, repository_languages = $5 \
              WHERE tenant_id = $1 AND id = $2",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(commit_count)
         .bind(size)
@@ -83,10 +82,9 @@ impl TenantDb {
         status: &str,
         error: Option<&str>,
     ) -> sqlx::Result<()> {
-        sqlx::query(
+        self.query(
             "UPDATE projects SET import_status = $3, import_error = $4 WHERE tenant_id = $1 AND id = $2",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(status)
         .bind(error)
@@ -99,21 +97,18 @@ impl TenantDb {
     /// `false` when nothing changed.
     pub async fn set_forked_from(&self, id: i64, source: Option<i64>) -> sqlx::Result<bool> {
         let mut tx = self.writer().begin().await?;
-        let previous: Option<Option<i64>> = sqlx::query_scalar(
-            "SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let previous: Option<Option<i64>> = self
+            .query_scalar("SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
         let Some(previous) = previous else {
             return Ok(false);
         };
         if previous == source {
             return Ok(false);
         }
-        sqlx::query("UPDATE projects SET forked_from_id = $3 WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
+        self.query("UPDATE projects SET forked_from_id = $3 WHERE tenant_id = $1 AND id = $2")
             .bind(id)
             .bind(source)
             .execute(&mut *tx)
@@ -134,11 +129,10 @@ impl TenantDb {
         name: &str,
         path: &str,
     ) -> sqlx::Result<Option<ProjectRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "UPDATE projects SET marked_for_deletion_at = $3, archived = $4, name = $5, name_lower = $6, \
              path = $7, path_lower = $8, updated_at = $9 WHERE tenant_id = $1 AND id = $2 RETURNING {PROJECT_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(mark)
         .bind(i64::from(mark.is_some()))
@@ -153,11 +147,10 @@ impl TenantDb {
 
     /// Ids of projects marked for deletion before `before` (milliseconds).
     pub async fn marked_before(&self, before: i64) -> sqlx::Result<Vec<i64>> {
-        sqlx::query_scalar(
+        self.query_scalar(
             "SELECT id FROM projects WHERE tenant_id = $1 AND marked_for_deletion_at IS NOT NULL \
              AND marked_for_deletion_at < $2 ORDER BY id LIMIT 100",
         )
-        .bind(self.tenant_id())
         .bind(before)
         .fetch_all(self.reader())
         .await

@@ -3,10 +3,11 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::changes::{Changes, Table};
 use super::members::PROJECT;
-use super::namespaces::{escape_like, push_member_groups};
+use super::namespaces::push_member_groups;
 use super::project_state::count_forks;
-use super::sql::{Arg, Sql};
+use super::sql::{Sql, escape_like};
 use super::users::user_columns;
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
@@ -288,31 +289,54 @@ impl ProjectFilter {
     }
 }
 
-/// Column values for an insert or update, from a fixed set of column names.
-#[derive(Debug, Default)]
-pub struct ProjectChanges {
-    pub columns: Vec<(&'static str, Arg)>,
+/// The `projects` table, for [`ProjectChanges`].
+pub struct Projects;
+
+impl Table for Projects {
+    const NAME: &'static str = "projects";
+    const COLUMNS: &'static [&'static str] = &[
+        "namespace_id",
+        "name",
+        "name_lower",
+        "path",
+        "path_lower",
+        "description",
+        "default_branch",
+        "visibility",
+        "visibility_level",
+        "archived",
+        "star_count",
+        "forks_count",
+        "open_issues_count",
+        "tag_list",
+        "avatar_path",
+        "import_url",
+        "import_status",
+        "import_error",
+        "issues_access_level",
+        "merge_requests_access_level",
+        "repository_size",
+        "storage_size",
+        "wiki_size",
+        "packages_size",
+        "settings",
+        "marked_for_deletion_at",
+        "forked_from_id",
+        "commit_count",
+        "repository_languages",
+    ];
 }
 
-impl ProjectChanges {
-    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
-        self.columns.retain(|(c, _)| *c != column);
-        self.columns.push((column, value.into()));
-    }
+/// Column values for an insert or update of a project.
+pub type ProjectChanges = Changes<Projects>;
 
+impl ProjectChanges {
     /// Name and path with their lower-cased lookup columns.
     pub fn set_name_and_path(&mut self, name: &str, path: &str) {
         self.set("name", name);
         self.set("name_lower", name.to_lowercase());
         self.set("path", path);
         self.set("path_lower", path.to_lowercase());
-    }
-
-    pub fn get(&self, column: &str) -> Option<&Arg> {
-        self.columns
-            .iter()
-            .find(|(c, _)| *c == column)
-            .map(|(_, v)| v)
     }
 }
 
@@ -327,11 +351,10 @@ impl TenantDb {
     /// Every project's id and classification label (`""` when none), for external
     /// authorization of lists.
     pub async fn project_classification_labels(&self) -> sqlx::Result<Vec<(i64, String)>> {
-        let rows: Vec<(i64, String)> =
-            sqlx::query_as("SELECT id, settings FROM projects WHERE tenant_id = $1")
-                .bind(self.tenant_id())
-                .fetch_all(self.reader())
-                .await?;
+        let rows: Vec<(i64, String)> = self
+            .query_as("SELECT id, settings FROM projects WHERE tenant_id = $1")
+            .fetch_all(self.reader())
+            .await?;
         Ok(rows
             .into_iter()
             .map(|(id, settings)| (id, classification_label(&settings)))
@@ -339,10 +362,9 @@ impl TenantDb {
     }
 
     pub async fn project_by_id(&self, id: i64) -> sqlx::Result<Option<ProjectRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
@@ -353,12 +375,11 @@ impl TenantDb {
         let Some((namespace, path)) = full_path.rsplit_once('/') else {
             return Ok(None);
         };
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {} FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
              WHERE p.tenant_id = $1 AND n.full_path_lower = $2 AND p.path_lower = $3",
             project_columns("p")
         )))
-        .bind(self.tenant_id())
         .bind(namespace.to_lowercase())
         .bind(path.to_lowercase())
         .fetch_optional(self.reader())
@@ -370,27 +391,21 @@ impl TenantDb {
         filter: &ProjectFilter,
         window: &Window,
     ) -> sqlx::Result<Vec<ProjectRow>> {
-        let mut sql = Sql::new(&format!("SELECT {} FROM projects p", project_columns("p")));
-        filter.apply(&mut sql, self.tenant_id());
-        window.apply_on(&mut sql, "p.");
-        sql.query_as().fetch_all(self.reader()).await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        let columns = project_columns("p");
+        self.page(&columns, "projects p", scope, window, "p.").await
     }
 
     pub async fn count_projects(&self, filter: &ProjectFilter, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM projects p");
-        filter.apply(&mut sql, self.tenant_id());
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        self.count_up_to("projects p", scope, cap).await
     }
 
     /// How many projects a namespace holds (a user's personal project count).
     pub async fn count_namespace_projects(&self, namespace_id: i64) -> sqlx::Result<i64> {
-        sqlx::query_scalar(
+        self.query_scalar(
             "SELECT COUNT(*) FROM projects WHERE tenant_id = $1 AND namespace_id = $2",
         )
-        .bind(self.tenant_id())
         .bind(namespace_id)
         .fetch_one(self.reader())
         .await
@@ -416,9 +431,7 @@ impl TenantDb {
         let mut sql = Sql::new(
             "INSERT INTO projects (tenant_id, id, namespace_id, creator_id, created_at, updated_at, last_activity_at",
         );
-        for (column, _) in &changes.columns {
-            sql.push(", ").push(column);
-        }
+        changes.push_columns(&mut sql);
         sql.push(") VALUES (")
             .bind(self.tenant_id())
             .push(", ")
@@ -433,16 +446,13 @@ impl TenantDb {
             .bind(now)
             .push(", ")
             .bind(now);
-        for (_, value) in &changes.columns {
-            sql.push(", ").bind(value.clone());
-        }
+        changes.push_values(&mut sql);
         sql.push(&format!(") RETURNING {PROJECT_COLUMNS}"));
         let row: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
-        sqlx::query(
+        self.query(
             "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
              VALUES ($1, 'Project', $2, $3, 50, $3, $4, $4)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(creator_id)
         .bind(now)
@@ -466,9 +476,7 @@ impl TenantDb {
         let now = now_ms();
         let mut sql = Sql::new("UPDATE projects SET updated_at = ");
         sql.bind(now).push(", last_activity_at = ").bind(now);
-        for (column, value) in &changes.columns {
-            sql.push(&format!(", {column} = ")).bind(value.clone());
-        }
+        changes.push_assignments(&mut sql);
         sql.push(" WHERE tenant_id = ")
             .bind(self.tenant_id())
             .push(" AND id = ")
@@ -481,30 +489,26 @@ impl TenantDb {
     /// forks lose their relation and its source gets its fork count lowered.
     pub async fn delete_project(&self, id: i64) -> sqlx::Result<bool> {
         let mut tx = self.writer().begin().await?;
-        let source: Option<Option<i64>> = sqlx::query_scalar(
-            "SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        sqlx::query(
+        let source: Option<Option<i64>> = self
+            .query_scalar("SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        self.query(
             "UPDATE projects SET forked_from_id = NULL WHERE tenant_id = $1 AND forked_from_id = $2",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
+        self.query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3",
         )
-        .bind(self.tenant_id())
         .bind(PROJECT)
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        let done = sqlx::query("DELETE FROM projects WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
+        let done = self
+            .query("DELETE FROM projects WHERE tenant_id = $1 AND id = $2")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -524,11 +528,10 @@ impl TenantDb {
     ) -> sqlx::Result<Option<ProjectRow>> {
         let mut tx = self.writer().begin().await?;
         let changed = if star {
-            sqlx::query(
+            self.query(
                 "INSERT INTO project_stars (tenant_id, project_id, user_id, created_at) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (tenant_id, project_id, user_id) DO NOTHING",
             )
-            .bind(self.tenant_id())
             .bind(project_id)
             .bind(user_id)
             .bind(now_ms())
@@ -536,10 +539,9 @@ impl TenantDb {
             .await?
             .rows_affected()
         } else {
-            sqlx::query(
+            self.query(
                 "DELETE FROM project_stars WHERE tenant_id = $1 AND project_id = $2 AND user_id = $3",
             )
-            .bind(self.tenant_id())
             .bind(project_id)
             .bind(user_id)
             .execute(&mut *tx)
@@ -549,11 +551,10 @@ impl TenantDb {
         if changed == 0 {
             return Ok(None);
         }
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "UPDATE projects SET star_count = (SELECT COUNT(*) FROM project_stars WHERE tenant_id = $1 AND project_id = $2) \
              WHERE tenant_id = $1 AND id = $2 RETURNING {PROJECT_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(project_id)
         .fetch_optional(&mut *tx)
         .await?;
@@ -566,9 +567,8 @@ impl TenantDb {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = Sql::new("SELECT project_id FROM project_stars WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND user_id = ")
+        let mut sql = self.sql("SELECT project_id FROM project_stars WHERE tenant_id = ");
+        sql.push(" AND user_id = ")
             .bind(user_id)
             .push(" AND project_id IN (")
             .bind_list(ids.iter().copied())
@@ -584,14 +584,12 @@ impl TenantDb {
         limit: i64,
         offset: i64,
     ) -> sqlx::Result<Vec<StarrerRow>> {
-        let mut sql = Sql::new(&format!(
+        let mut sql = self.sql(&format!(
             "SELECT s.created_at AS starred_at, {} FROM project_stars s JOIN users u ON u.tenant_id = s.tenant_id \
              AND u.id = s.user_id WHERE s.tenant_id = ",
             user_columns("u")
         ));
-        sql.bind(self.tenant_id())
-            .push(" AND s.project_id = ")
-            .bind(project_id);
+        sql.push(" AND s.project_id = ").bind(project_id);
         if let Some(search) = search {
             let pattern = format!("%{}%", escape_like(&search.to_lowercase()));
             sql.push(" AND (LOWER(u.name) LIKE ")
@@ -628,17 +626,17 @@ impl TenantDb {
         path: &str,
         except: Option<i64>,
     ) -> sqlx::Result<(bool, bool)> {
-        let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT name, path_lower FROM projects WHERE tenant_id = $1 AND namespace_id = $2 \
+        let rows: Vec<(String, String)> = self
+            .query_as(
+                "SELECT name, path_lower FROM projects WHERE tenant_id = $1 AND namespace_id = $2 \
              AND (name = $3 OR path_lower = $4) AND id <> $5",
-        )
-        .bind(self.tenant_id())
-        .bind(namespace_id)
-        .bind(name)
-        .bind(path.to_lowercase())
-        .bind(except.unwrap_or(0))
-        .fetch_all(self.reader())
-        .await?;
+            )
+            .bind(namespace_id)
+            .bind(name)
+            .bind(path.to_lowercase())
+            .bind(except.unwrap_or(0))
+            .fetch_all(self.reader())
+            .await?;
         Ok((
             rows.iter().any(|(n, _)| n == name),
             rows.iter().any(|(_, p)| *p == path.to_lowercase()),

@@ -16,11 +16,10 @@ impl TenantDb {
     /// The user a sign-in names, by username or email (case-insensitive).
     pub async fn sign_in_candidate(&self, login: &str) -> sqlx::Result<Option<UserRow>> {
         let login = login.trim().to_lowercase();
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users \
              WHERE tenant_id = $1 AND (username_lower = $2 OR email_lower = $2)"
         )))
-        .bind(self.tenant_id())
         .bind(login)
         .fetch_optional(self.reader())
         .await
@@ -77,16 +76,14 @@ impl TenantDb {
         let now = now_ms();
         let mut tx = self.writer().begin().await?;
         // Expired sessions are cleared as new ones are made, so the table stays small.
-        sqlx::query("DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at <= $2")
-            .bind(self.tenant_id())
+        self.query("DELETE FROM web_sessions WHERE tenant_id = $1 AND expires_at <= $2")
             .bind(now)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
+        self.query(
             "INSERT INTO web_sessions (tenant_id, id_digest, user_id, expires_at, created_at) \
              VALUES ($1, $2, $3, $4, $5)",
         )
-        .bind(self.tenant_id())
         .bind(id_digest)
         .bind(user_id)
         .bind(expires_at)
@@ -98,12 +95,11 @@ impl TenantDb {
 
     /// The user of a live session.
     pub async fn session_user(&self, id_digest: &str) -> sqlx::Result<Option<UserRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {} FROM web_sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id \
              WHERE s.tenant_id = $1 AND s.id_digest = $2 AND s.expires_at > $3",
             user_columns("u")
         )))
-        .bind(self.tenant_id())
         .bind(id_digest)
         .bind(now_ms())
         .fetch_optional(self.reader())
@@ -111,8 +107,7 @@ impl TenantDb {
     }
 
     pub async fn delete_session(&self, id_digest: &str) -> sqlx::Result<()> {
-        sqlx::query("DELETE FROM web_sessions WHERE tenant_id = $1 AND id_digest = $2")
-            .bind(self.tenant_id())
+        self.query("DELETE FROM web_sessions WHERE tenant_id = $1 AND id_digest = $2")
             .bind(id_digest)
             .execute(self.writer())
             .await

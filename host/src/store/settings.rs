@@ -12,8 +12,7 @@ pub struct SettingsRow {
 
 impl TenantDb {
     pub async fn load_settings(&self) -> sqlx::Result<Option<SettingsRow>> {
-        sqlx::query_as("SELECT id, data, created_at, updated_at FROM application_settings WHERE tenant_id = $1")
-            .bind(self.tenant_id())
+        self.query_as("SELECT id, data, created_at, updated_at FROM application_settings WHERE tenant_id = $1")
             .fetch_optional(self.reader())
             .await
     }
@@ -21,11 +20,10 @@ impl TenantDb {
     /// Creates the tenant's settings row if it has none.
     pub async fn ensure_settings(&self) -> sqlx::Result<()> {
         let now = now_ms();
-        sqlx::query(
+        self.query(
             "INSERT INTO application_settings (tenant_id, id, data, created_at, updated_at) \
              VALUES ($1, 1, '{}', $2, $2) ON CONFLICT (tenant_id) DO NOTHING",
         )
-        .bind(self.tenant_id())
         .bind(now)
         .execute(self.writer())
         .await
@@ -34,8 +32,7 @@ impl TenantDb {
 
     /// The row as the primary sees it (for read-modify-write).
     pub async fn load_settings_for_update(&self) -> sqlx::Result<Option<SettingsRow>> {
-        sqlx::query_as("SELECT id, data, created_at, updated_at FROM application_settings WHERE tenant_id = $1")
-            .bind(self.tenant_id())
+        self.query_as("SELECT id, data, created_at, updated_at FROM application_settings WHERE tenant_id = $1")
             .fetch_optional(self.writer())
             .await
     }

@@ -162,6 +162,14 @@ impl Sql {
     }
 }
 
+/// `s` with the wildcards of `LIKE` (and the escape character) escaped, for patterns matched
+/// with `ESCAPE '\'`.
+pub fn escape_like(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

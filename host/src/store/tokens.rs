@@ -78,12 +78,11 @@ impl TenantDb {
     pub async fn insert_token(&self, token: NewToken<'_>) -> sqlx::Result<TokenRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "personal_access_tokens").await?;
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO personal_access_tokens (tenant_id, id, user_id, name, token_digest, scopes, \
              impersonation, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              RETURNING {TOKEN_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(token.user_id)
         .bind(token.name)
@@ -99,14 +98,13 @@ impl TenantDb {
     }
 
     pub async fn token_with_user(&self, digest: &str) -> sqlx::Result<Option<TokenWithUser>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT t.id AS t_id, t.scopes AS t_scopes, t.impersonation AS t_impersonation, \
              t.revoked AS t_revoked, t.expires_at AS t_expires_at, t.last_used_at AS t_last_used_at, {} \
              FROM personal_access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id \
              WHERE t.tenant_id = $1 AND t.token_digest = $2",
             user_columns("u")
         )))
-        .bind(self.tenant_id())
         .bind(digest)
         .fetch_optional(self.reader())
         .await
@@ -125,22 +123,17 @@ impl TenantDb {
     }
 
     pub async fn token_by_id(&self, id: i64) -> sqlx::Result<Option<TokenRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {TOKEN_COLUMNS} FROM personal_access_tokens WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
     }
 
     pub async fn count_tokens(&self, filter: &TokenFilter, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM personal_access_tokens");
-        filter.apply(&mut sql, self.tenant_id());
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        self.count_up_to("personal_access_tokens", scope, cap).await
     }
 
     pub async fn list_tokens(
@@ -148,19 +141,15 @@ impl TenantDb {
         filter: &TokenFilter,
         window: &Window,
     ) -> sqlx::Result<Vec<TokenRow>> {
-        let mut sql = Sql::new(&format!(
-            "SELECT {TOKEN_COLUMNS} FROM personal_access_tokens"
-        ));
-        filter.apply(&mut sql, self.tenant_id());
-        window.apply(&mut sql);
-        sql.query_as().fetch_all(self.reader()).await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        self.page(TOKEN_COLUMNS, "personal_access_tokens", scope, window, "")
+            .await
     }
 
     pub async fn revoke_token(&self, id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query(
+        let done = self.query(
             "UPDATE personal_access_tokens SET revoked = 1 WHERE tenant_id = $1 AND id = $2 AND revoked = 0",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .execute(self.writer())
         .await?;

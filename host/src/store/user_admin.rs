@@ -3,8 +3,9 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::changes::{Changes, Table};
 use super::namespaces::{insert_user_namespace, sync_user_namespace};
-use super::sql::{Arg, Sql};
+use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
@@ -104,34 +105,60 @@ impl UserFilter {
     }
 }
 
-fn escape_like(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
+/// The `users` table, for [`UserChanges`].
+pub struct Users;
+
+impl Table for Users {
+    const NAME: &'static str = "users";
+    const COLUMNS: &'static [&'static str] = &[
+        "username",
+        "username_lower",
+        "email",
+        "email_lower",
+        "name",
+        "state",
+        "user_type",
+        "is_admin",
+        "password_digest",
+        "password_expires_at",
+        "bio",
+        "location",
+        "public_email",
+        "skype",
+        "linkedin",
+        "twitter",
+        "discord",
+        "website_url",
+        "organization",
+        "job_title",
+        "pronouns",
+        "note",
+        "theme_id",
+        "color_scheme_id",
+        "projects_limit",
+        "can_create_group",
+        "external",
+        "private_profile",
+        "two_factor_enabled",
+        "avatar_path",
+        "shared_runners_minutes_limit",
+        "extra_shared_runners_minutes_limit",
+        "confirmed_at",
+        "last_sign_in_at",
+        "current_sign_in_at",
+        "last_sign_in_ip",
+        "current_sign_in_ip",
+        "last_activity_on",
+        "failed_attempts",
+        "locked_until",
+        "reset_password_token_digest",
+        "reset_password_sent_at",
+        "confirmation_token_digest",
+    ];
 }
 
-/// Column changes for an insert or update, from a fixed set of column names.
-#[derive(Debug, Default)]
-pub struct UserChanges {
-    columns: Vec<(&'static str, Arg)>,
-}
-
-impl UserChanges {
-    pub fn set(&mut self, column: &'static str, value: impl Into<Arg>) {
-        self.columns.retain(|(c, _)| *c != column);
-        self.columns.push((column, value.into()));
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.columns.is_empty()
-    }
-
-    fn push_assignments(&self, sql: &mut Sql) {
-        for (column, value) in &self.columns {
-            sql.push(&format!(", {column} = ")).bind(value.clone());
-        }
-    }
-}
+/// Column values for an insert or update of a user.
+pub type UserChanges = Changes<Users>;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StatusRow {
@@ -162,19 +189,13 @@ impl TenantDb {
         filter: &UserFilter,
         window: &Window,
     ) -> sqlx::Result<Vec<UserRow>> {
-        let mut sql = Sql::new(&format!("SELECT {USER_COLUMNS} FROM users"));
-        filter.apply(&mut sql, self.tenant_id());
-        window.apply(&mut sql);
-        sql.query_as().fetch_all(self.reader()).await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        self.page(USER_COLUMNS, "users", scope, window, "").await
     }
 
     pub async fn count_users(&self, filter: &UserFilter, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM users");
-        filter.apply(&mut sql, self.tenant_id());
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        let scope = |sql: &mut Sql| filter.apply(sql, self.tenant_id());
+        self.count_up_to("users", scope, cap).await
     }
 
     /// Inserts a user with `changes` and an optional identity, all or nothing.
@@ -187,12 +208,11 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
         let now = now_ms();
-        sqlx::query(
+        self.query(
             "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
              is_admin, password_digest, projects_limit, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9, $10, $11, $11)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .bind(user.username)
         .bind(user.username.to_lowercase())
@@ -216,13 +236,13 @@ impl TenantDb {
         if let Some((provider, extern_uid)) = identity {
             insert_identity(&mut tx, self.tenant_id(), id, provider, extern_uid).await?;
         }
-        let row: UserRow = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(self.tenant_id())
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let row: UserRow = self
+            .query_as(AssertSqlSafe(format!(
+                "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
+            )))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
         insert_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
         tx.commit().await?;
         Ok(row)
@@ -249,10 +269,9 @@ impl TenantDb {
         };
         sync_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
         if let Some((provider, extern_uid)) = identity {
-            sqlx::query(
+            self.query(
                 "DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",
             )
-            .bind(self.tenant_id())
             .bind(id)
             .bind(provider)
             .execute(&mut *tx)
@@ -283,27 +302,26 @@ impl TenantDb {
     /// repositories and files the caller removes).
     pub async fn delete_user(&self, id: i64) -> sqlx::Result<(bool, Vec<i64>)> {
         let mut tx = self.writer().begin().await?;
-        let projects: Vec<i64> = sqlx::query_scalar(
-            "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
+        let projects: Vec<i64> = self
+            .query_scalar(
+                "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
              AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.owner_id = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(id)
-        .fetch_all(&mut *tx)
-        .await?;
+            )
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
         let sources =
             super::project_state::unlink_projects(&mut tx, self.tenant_id(), &projects).await?;
-        sqlx::query(
+        self.query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
              (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
               WHERE p.tenant_id = $1 AND n.owner_id = $2)",
         )
-        .bind(self.tenant_id())
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        let done = sqlx::query("DELETE FROM users WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant_id())
+        let done = self
+            .query("DELETE FROM users WHERE tenant_id = $1 AND id = $2")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -317,13 +335,12 @@ impl TenantDb {
     /// Groups in which the user is the only owner (GitLab refuses to delete such a user
     /// unless the groups go too).
     pub async fn solely_owned_groups(&self, user_id: i64) -> sqlx::Result<Vec<i64>> {
-        sqlx::query_scalar(
+        self.query_scalar(
             "SELECT m.source_id FROM members m WHERE m.tenant_id = $1 AND m.user_id = $2 \
              AND m.source_type = 'Namespace' AND m.access_level = 50 AND (SELECT COUNT(*) FROM members o \
              WHERE o.tenant_id = m.tenant_id AND o.source_type = 'Namespace' AND o.source_id = m.source_id \
              AND o.access_level = 50) = 1 ORDER BY m.source_id",
         )
-        .bind(self.tenant_id())
         .bind(user_id)
         .fetch_all(self.reader())
         .await
@@ -337,15 +354,13 @@ impl TenantDb {
         limit: i64,
         offset: i64,
     ) -> sqlx::Result<Vec<MembershipRow>> {
-        let mut sql = Sql::new(
+        let mut sql = self.sql(
             "SELECT m.source_id, m.source_type, m.access_level, COALESCE(p.name, n.name, '') AS source_name \
              FROM members m LEFT JOIN projects p ON m.source_type = 'Project' AND p.tenant_id = m.tenant_id \
              AND p.id = m.source_id LEFT JOIN namespaces n ON m.source_type = 'Namespace' \
              AND n.tenant_id = m.tenant_id AND n.id = m.source_id WHERE m.tenant_id = ",
         );
-        sql.bind(self.tenant_id())
-            .push(" AND m.user_id = ")
-            .bind(user_id);
+        sql.push(" AND m.user_id = ").bind(user_id);
         if let Some(source_type) = source_type {
             sql.push(" AND m.source_type = ").bind(source_type);
         }
@@ -361,10 +376,8 @@ impl TenantDb {
         user_id: i64,
         source_type: Option<&str>,
     ) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT COUNT(*) FROM members WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND user_id = ")
-            .bind(user_id);
+        let mut sql = self.sql("SELECT COUNT(*) FROM members WHERE tenant_id = ");
+        sql.push(" AND user_id = ").bind(user_id);
         if let Some(source_type) = source_type {
             sql.push(" AND source_type = ").bind(source_type);
         }
@@ -373,22 +386,21 @@ impl TenantDb {
 
     /// GitLab's placeholder that inherits the contributions of deleted users.
     pub async fn ghost_user(&self) -> sqlx::Result<UserRow> {
-        let existing: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND user_type = 'ghost'"
-        )))
-        .bind(self.tenant_id())
-        .fetch_optional(self.reader())
-        .await?;
+        let existing: Option<UserRow> = self
+            .query_as(AssertSqlSafe(format!(
+                "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND user_type = 'ghost'"
+            )))
+            .fetch_optional(self.reader())
+            .await?;
         if let Some(ghost) = existing {
             return Ok(ghost);
         }
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
         // "ghost", or "ghost1", "ghost2"... when a person already has the name, as GitLab does.
-        let taken: Vec<String> = sqlx::query_scalar(
+        let taken: Vec<String> = self.query_scalar(
             "SELECT username_lower FROM users WHERE tenant_id = $1 AND username_lower LIKE 'ghost%'",
         )
-        .bind(self.tenant_id())
         .fetch_all(&mut *tx)
         .await?;
         let username = std::iter::once("ghost".to_string())
@@ -396,12 +408,11 @@ impl TenantDb {
             .find(|name| !taken.contains(name))
             .expect("an unused name");
         let now = now_ms();
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
              user_type, bio, created_at, updated_at) VALUES ($1, $2, $6, $6, $3, $3, 'Ghost User', \
              'blocked', 'ghost', $4, $5, $5) RETURNING {USER_COLUMNS}"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .bind(format!("ghost-{id}@noreply.trellis"))
         .bind("This is a \"Ghost User\", created to hold all issues authored by users that have since been deleted. This user cannot be removed.")
@@ -424,21 +435,18 @@ impl TenantDb {
     }
 
     pub async fn delete_identity(&self, user_id: i64, provider: &str) -> sqlx::Result<bool> {
-        let done = sqlx::query(
-            "DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",
-        )
-        .bind(self.tenant_id())
-        .bind(user_id)
-        .bind(provider)
-        .execute(self.writer())
-        .await?;
+        let done = self
+            .query("DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3")
+            .bind(user_id)
+            .bind(provider)
+            .execute(self.writer())
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// The user whose secondary email `email` is (case-insensitive), if any.
     pub async fn secondary_email_owner(&self, email: &str) -> sqlx::Result<Option<i64>> {
-        sqlx::query_scalar("SELECT user_id FROM emails WHERE tenant_id = $1 AND email_lower = $2")
-            .bind(self.tenant_id())
+        self.query_scalar("SELECT user_id FROM emails WHERE tenant_id = $1 AND email_lower = $2")
             .bind(email.to_lowercase())
             .fetch_optional(self.reader())
             .await
@@ -446,10 +454,9 @@ impl TenantDb {
 
     /// A user's confirmed secondary emails (what `public_email` may be set to besides the primary).
     pub async fn confirmed_secondary_emails(&self, user_id: i64) -> sqlx::Result<Vec<String>> {
-        sqlx::query_scalar(
+        self.query_scalar(
             "SELECT email FROM emails WHERE tenant_id = $1 AND user_id = $2 AND confirmed_at IS NOT NULL ORDER BY id",
         )
-        .bind(self.tenant_id())
         .bind(user_id)
         .fetch_all(self.reader())
         .await
@@ -469,10 +476,9 @@ impl TenantDb {
     }
 
     pub async fn user_status(&self, user_id: i64) -> sqlx::Result<Option<StatusRow>> {
-        sqlx::query_as(
+        self.query_as(
             "SELECT emoji, message, availability, clear_status_at FROM user_statuses WHERE tenant_id = $1 AND user_id = $2",
         )
-        .bind(self.tenant_id())
         .bind(user_id)
         .fetch_optional(self.reader())
         .await
@@ -485,17 +491,15 @@ impl TenantDb {
         status: Option<&StatusRow>,
     ) -> sqlx::Result<()> {
         let mut tx = self.writer().begin().await?;
-        sqlx::query("DELETE FROM user_statuses WHERE tenant_id = $1 AND user_id = $2")
-            .bind(self.tenant_id())
+        self.query("DELETE FROM user_statuses WHERE tenant_id = $1 AND user_id = $2")
             .bind(user_id)
             .execute(&mut *tx)
             .await?;
         if let Some(status) = status {
-            sqlx::query(
+            self.query(
                 "INSERT INTO user_statuses (tenant_id, user_id, emoji, message, availability, clear_status_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
             )
-            .bind(self.tenant_id())
             .bind(user_id)
             .bind(&status.emoji)
             .bind(&status.message)
@@ -523,24 +527,26 @@ impl TenantDb {
 
     /// Users active on or after `from` (`YYYY-MM-DD`), oldest activity first.
     pub async fn activities(&self, from: &str, window: &Window) -> sqlx::Result<Vec<ActivityRow>> {
-        let mut sql =
-            Sql::new("SELECT id, username, last_activity_on FROM users WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND user_type = 'human' AND last_activity_on >= ")
-            .bind(from);
-        window.apply(&mut sql);
-        sql.query_as().fetch_all(self.reader()).await
+        let columns = "id, username, last_activity_on";
+        let scope = self.active_since(from);
+        self.page(columns, "users", scope, window, "").await
     }
 
     pub async fn count_activities(&self, from: &str, cap: i64) -> sqlx::Result<i64> {
-        let mut sql = Sql::new("SELECT 1 FROM users WHERE tenant_id = ");
-        sql.bind(self.tenant_id())
-            .push(" AND user_type = 'human' AND last_activity_on >= ")
-            .bind(from);
-        sql.count_capped(cap)
-            .query_scalar()
-            .fetch_one(self.reader())
-            .await
+        let scope = self.active_since(from);
+        self.count_up_to("users", scope, cap).await
+    }
+
+    /// `WHERE` the tenant's people active on or after `from`.
+    fn active_since(&self, from: &str) -> impl FnOnce(&mut Sql) {
+        let tenant_id = self.tenant_id();
+        let from = from.to_string();
+        move |sql| {
+            sql.push(" WHERE tenant_id = ")
+                .bind(tenant_id)
+                .push(" AND user_type = 'human' AND last_activity_on >= ")
+                .bind(from);
+        }
     }
 }
 

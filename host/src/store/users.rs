@@ -34,20 +34,18 @@ pub struct NewUser<'a> {
 
 impl TenantDb {
     pub async fn user_by_id(&self, id: i64) -> sqlx::Result<Option<UserRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
         )))
-        .bind(self.tenant_id())
         .bind(id)
         .fetch_optional(self.reader())
         .await
     }
 
     pub async fn user_by_username(&self, username: &str) -> sqlx::Result<Option<UserRow>> {
-        sqlx::query_as(AssertSqlSafe(format!(
+        self.query_as(AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND username_lower = $2"
         )))
-        .bind(self.tenant_id())
         .bind(username.to_lowercase())
         .fetch_optional(self.reader())
         .await

@@ -94,7 +94,7 @@ async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiRe
     }
     let caller = api.user()?;
     let mut changes = IssueChanges::default();
-    changes.set("time_estimate", seconds);
+    changes.columns.set("time_estimate", seconds);
     changes.notes = SystemNotes::by(caller.user.id);
     let limit_to_hours = api.settings.bool("time_tracking_limit_to_hours");
     changes.notes.extend(system_notes::time_estimate(

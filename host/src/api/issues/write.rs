@@ -306,13 +306,13 @@ async fn metadata_changes(
         changes.assignee_ids = Some(users.iter().map(|u| u.id).collect());
     }
     if let Some(milestone) = meta.milestone {
-        changes.set("milestone_id", milestone.map(|m| m.id));
+        changes.columns.set("milestone_id", milestone.map(|m| m.id));
     }
     if let Some(due_date) = meta.due_date {
-        changes.set("due_date", due_date);
+        changes.columns.set("due_date", due_date);
     }
     if let Some(locked) = meta.discussion_locked {
-        changes.set("discussion_locked", locked);
+        changes.columns.set("discussion_locked", locked);
     }
     if meta.labels.is_some() || !meta.add_labels.is_empty() || !meta.remove_labels.is_empty() {
         let mut labels = match meta.labels {
@@ -347,39 +347,39 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     let title = p.string("title")?;
     if let Some(title) = &title {
         check_title(title)?;
-        changes.set("title", title.clone());
+        changes.columns.set("title", title.clone());
     }
     let description = p.string("description")?;
     if let Some(description) = &description {
         check_description(description)?;
-        changes.set("description", description.clone());
+        changes.columns.set("description", description.clone());
     }
     let confidential = p.bool("confidential")?;
     if let Some(confidential) = confidential {
-        changes.set("confidential", confidential);
+        changes.columns.set("confidential", confidential);
     }
     let updated_at = p.datetime("updated_at")?;
     let created_at = p.datetime("created_at")?;
     if is_owner(&ctx.project) {
         if let Some(at) = updated_at {
-            changes.set("updated_at", at.timestamp_millis());
+            changes.columns.set("updated_at", at.timestamp_millis());
         }
         if let Some(at) = created_at {
-            changes.set("created_at", at.timestamp_millis());
+            changes.columns.set("created_at", at.timestamp_millis());
         }
     }
     match p.one_of("state_event", &["close", "reopen"])?.as_deref() {
         Some("close") if ctx.issue.state == "opened" => {
             let now = crate::model::now_ms();
-            changes.set("state", "closed");
-            changes.set("closed_at", now);
-            changes.set("closed_by_id", caller.user.id);
+            changes.columns.set("state", "closed");
+            changes.columns.set("closed_at", now);
+            changes.columns.set("closed_by_id", caller.user.id);
             changes.open_delta = -1;
         }
         Some("reopen") if ctx.issue.state == "closed" => {
-            changes.set("state", "opened");
-            changes.set("closed_at", None::<i64>);
-            changes.set("closed_by_id", None::<i64>);
+            changes.columns.set("state", "opened");
+            changes.columns.set("closed_at", None::<i64>);
+            changes.columns.set("closed_by_id", None::<i64>);
             changes.open_delta = 1;
         }
         _ => {}
