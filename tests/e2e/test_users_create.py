@@ -13,10 +13,10 @@ import gitlab
 import pytest
 
 from conftest import FORBIDDEN, ISO_MS, PASSWORD, UNAUTHORIZED, assert_json
-from user_helpers import (ADMIN_FIELDS, DROP, USERNAME_RULE, assert_no_user, create_user,
-                          get_user, gravatar, list_users, mail_body, mails_for, png, png_of_size,
-                          post_user, setting, uname, user_payload, user_with_token, usernames,
-                          users_named)
+from user_helpers import (ADMIN_FIELDS, DROP, USERNAME_RULE, as_form, assert_no_user,
+                          create_user, get_user, gravatar, list_users, mail_body, mails_for, png,
+                          png_of_size, post_user, post_user_with_avatar, setting, uname,
+                          user_payload, user_with_token, usernames, users_named)
 
 # Searches users far more often than GitLab's default search limits allow.
 pytestmark = pytest.mark.usefixtures("no_search_rate_limits")
@@ -122,8 +122,7 @@ def test_create_with_every_optional_field(server):
 
 def test_create_with_form_encoding(server):
     username = uname("form")
-    data = {k: str(v).lower() if isinstance(v, bool) else v
-            for k, v in user_payload(username, external=True, projects_limit=3).items()}
+    data = as_form(user_payload(username, external=True, projects_limit=3))
     r = server.request("POST", "/users", token=server.root_token, data=data)
     body = assert_json(r, 201)
     assert body["username"] == username
@@ -134,8 +133,7 @@ def test_create_with_form_encoding(server):
 
 def test_create_with_query_string(server):
     username = uname("qs")
-    params = {k: str(v).lower() if isinstance(v, bool) else v
-              for k, v in user_payload(username).items()}
+    params = as_form(user_payload(username))
     r = server.request("POST", "/users", token=server.root_token, params=params)
     assert assert_json(r, 201)["username"] == username
 
@@ -226,9 +224,7 @@ def test_create_with_avatar_python_gitlab(server, gl):
                                       "face.bmp", "face.tiff", "face.ico", "face.webp"])
 def test_create_with_avatar_each_image_type(server, filename):
     image = png()  # only the declared type matters here
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": (filename, image, "application/octet-stream")})
+    r = post_user_with_avatar(server, filename, image, "application/octet-stream")
     body = assert_json(r, 201)
     assert body["avatar_url"].startswith(
         f"{server.url}/uploads/-/system/user/avatar/{body['id']}/")
@@ -237,18 +233,14 @@ def test_create_with_avatar_each_image_type(server, filename):
 
 def test_create_with_avatar_of_exactly_200_kib(server):
     image = png_of_size(200 * 1024)
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("big.png", image, "image/png")})
+    r = post_user_with_avatar(server, "big.png", image)
     body = assert_json(r, 201)
     assert server.request("GET", body["avatar_url"]).content == image
 
 
 def test_create_avatar_filename_cannot_escape(server):
     image = png()
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("../../../escape.png", image, "image/png")})
+    r = post_user_with_avatar(server, "../../../escape.png", image)
     body = assert_json(r, 201)
     assert ".." not in body["avatar_url"]
     assert server.request("GET", body["avatar_url"]).content == image
@@ -258,9 +250,7 @@ def test_create_avatar_filename_cannot_escape(server):
 
 def test_create_avatar_filename_with_spaces_is_servable(server):
     image = png()
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("my face.png", image, "image/png")})
+    r = post_user_with_avatar(server, "my face.png", image)
     body = assert_json(r, 201)
     got = server.request("GET", body["avatar_url"])
     assert got.status_code == 200
@@ -460,9 +450,7 @@ def test_create_text_of_255_chars(server, field):
 @pytest.mark.parametrize("filename", ["notes.txt", "script.svg", "noextension", "page.html"])
 def test_create_avatar_of_unsupported_type(server, filename):
     body = user_payload(skip_confirmation=DROP)
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in body.items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": (filename, png(), "application/octet-stream")})
+    r = post_user_with_avatar(server, filename, png(), "application/octet-stream", body=body)
     err = assert_json(r, 400)
     assert list(err) == ["message"] and list(err["message"]) == ["avatar"], err
     assert err["message"]["avatar"] and all(isinstance(m, str) for m in err["message"]["avatar"])
@@ -471,9 +459,7 @@ def test_create_avatar_of_unsupported_type(server, filename):
 
 def test_create_avatar_too_big(server):
     body = user_payload(skip_confirmation=DROP)
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in body.items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("big.png", png_of_size(200 * 1024 + 1), "image/png")})
+    r = post_user_with_avatar(server, "big.png", png_of_size(200 * 1024 + 1), body=body)
     err = assert_json(r, 400)
     assert list(err["message"]) == ["avatar"], err
     assert_no_user(server, body["username"], body["email"])
@@ -481,10 +467,7 @@ def test_create_avatar_too_big(server):
 
 def test_create_failed_avatar_leaves_no_file(server):
     before = sorted(p for p in server.data_dir.rglob("*") if p.is_file() and "uploads" in p.parts)
-    body = user_payload()
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in body.items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("x.exe", b"MZ" + b"\x00" * 100, "image/png")})
+    r = post_user_with_avatar(server, "x.exe", b"MZ" + b"\x00" * 100)
     assert r.status_code == 400
     after = sorted(p for p in server.data_dir.rglob("*") if p.is_file() and "uploads" in p.parts)
     assert after == before

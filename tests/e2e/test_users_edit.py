@@ -15,8 +15,8 @@ import pytest
 
 from conftest import FORBIDDEN, UNAUTHORIZED, USER_NOT_FOUND, assert_json
 from user_helpers import (USERNAME_RULE, create_user, get_user, gravatar, list_users, mail_body,
-                          mails_for, png, png_of_size, put_user, setting, uname, user_payload,
-                          user_with_token, usernames, users_named)
+                          mails_for, png, png_of_size, post_user_with_avatar, put_user, setting,
+                          uname, user_with_token, usernames, users_named)
 
 # Searches users far more often than GitLab's default search limits allow.
 pytestmark = pytest.mark.usefixtures("no_search_rate_limits")
@@ -313,9 +313,7 @@ def test_avatar_url_is_gravatar_of_lowercased_email(server):
 
 def test_avatar_served_without_auth_on_any_view(server, non_admin):
     image = png()
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("pic.png", image, "image/png")})
+    r = post_user_with_avatar(server, "pic.png", image)
     body = assert_json(r, 201)
     public = assert_json(server.request("GET", f"/users/{body['id']}"), 200)
     assert public["avatar_url"] == body["avatar_url"]
@@ -325,9 +323,7 @@ def test_avatar_served_without_auth_on_any_view(server, non_admin):
 
 
 def test_avatar_url_follows_host_header(server):
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("pic.png", png(), "image/png")})
+    r = post_user_with_avatar(server, "pic.png", png())
     body = assert_json(r, 201)
     r = server.request("GET", f"/users/{body['id']}", host=f"alias.test:{server.port}")
     url = assert_json(r, 200)["avatar_url"]
@@ -335,9 +331,7 @@ def test_avatar_url_follows_host_header(server):
 
 
 def test_avatar_wrong_filename_or_user_is_404(server):
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("pic.png", png(), "image/png")})
+    r = post_user_with_avatar(server, "pic.png", png())
     body = assert_json(r, 201)
     base = "/uploads/-/system/user/avatar"
     assert server.request("GET", f"{server.url}{base}/{body['id']}/other.png").status_code == 404
@@ -346,9 +340,7 @@ def test_avatar_wrong_filename_or_user_is_404(server):
 
 
 def test_avatar_gone_after_user_deleted(server):
-    data = {k: str(v).lower() if isinstance(v, bool) else v for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=data,
-                       files={"avatar": ("pic.png", png(), "image/png")})
+    r = post_user_with_avatar(server, "pic.png", png())
     body = assert_json(r, 201)
     assert server.request("DELETE", f"/users/{body['id']}", token=server.root_token
                           ).status_code == 204
@@ -356,10 +348,7 @@ def test_avatar_gone_after_user_deleted(server):
 
 
 def test_avatar_service_disabled_gives_null(server, non_admin):
-    with_upload_data = {k: str(v).lower() if isinstance(v, bool) else v
-                        for k, v in user_payload().items()}
-    r = server.request("POST", "/users", token=server.root_token, data=with_upload_data,
-                       files={"avatar": ("pic.png", png(), "image/png")})
+    r = post_user_with_avatar(server, "pic.png", png())
     uploaded = assert_json(r, 201)
     with setting(server, "avatar_service_enabled", False, True):
         assert get_user(server, non_admin["id"])["avatar_url"] is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gitlab
 import pytest
 
-from conftest import FORBIDDEN, UNAUTHORIZED, USER_NOT_FOUND, assert_json
+from conftest import FORBIDDEN, UNAUTHORIZED, USER_NOT_FOUND, assert_json, other_tenant
 from user_helpers import (activities, admin_get, create_user, days_ago, db_set_user, get_user,
                           list_users, post_user, state_action, uname, user_payload,
                           user_with_token, usernames, users_named)
@@ -352,12 +352,7 @@ def test_soft_delete_ghost_username_is_taken(server):
 
 def test_soft_delete_when_a_human_is_named_ghost(server):
     """GitLab names its placeholder ghost1, ghost2... when `ghost` is taken."""
-    host = "ghost.test"
-    server.cli("tenant", "create", "--host", host)
-    token = server.create_token(user="root", name="g", scopes="api", tenant=host)
-    assert server.wait_for(
-        lambda: server.request("GET", "/user", token=token, host=host).status_code == 200,
-        timeout=10, interval=0.2)
+    host, token = other_tenant(server, "ghost")
     human = create_user(server, host=host, token=token, username="ghost")
     victim = create_user(server, host=host, token=token)
     r = server.request("DELETE", f"/users/{victim['id']}", token=token, host=host)

@@ -57,6 +57,18 @@ def post_user(server, body=None, token=None, host=None, **kw):
                           json=body, **kw)
 
 
+def as_form(body: dict) -> dict:
+    """A request body as form fields (booleans as true/false)."""
+    return {k: str(v).lower() if isinstance(v, bool) else v for k, v in body.items()}
+
+
+def post_user_with_avatar(server, filename, image: bytes, content_type="image/png", body=None):
+    """POST /users as root, multipart with an avatar file; a valid user unless `body`."""
+    return server.request("POST", "/users", token=server.root_token,
+                          data=as_form(body or user_payload()),
+                          files={"avatar": (filename, image, content_type)})
+
+
 def create_user(server, host=None, token=None, **fields) -> dict:
     """Creates a user as admin (root unless `token`) and returns the 201 body."""
     return assert_json(post_user(server, user_payload(**fields), token=token, host=host), 201)
