@@ -9,6 +9,7 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod context;
+pub mod events;
 pub mod git;
 pub mod http;
 pub mod keys;

@@ -394,6 +394,7 @@ async fn update(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiRes
             user_id,
             level,
             expires.as_ref().map(|e| e.as_deref()),
+            api.user()?.user.id,
         )
         .await?
         .ok_or(ApiError::NotFound("Member"))?;
@@ -423,7 +424,7 @@ async fn remove(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiRes
         return Err(ApiError::forbidden());
     }
     api.db()
-        .remove_member(source.kind, source.id, user_id)
+        .remove_member(source.kind, source.id, user_id, caller.user.id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

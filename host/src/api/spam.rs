@@ -2,6 +2,7 @@
 //! tenant's bound spam-check plugin (nothing when none is bound), records spam in the spam
 //! log, blocks the author on `block_user`, and turns a refusal into GitLab's error.
 
+use crate::events::EventKind;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::plugins::spam::{
@@ -83,8 +84,10 @@ pub async fn check(
         Some(id)
     };
     if outcome.action == SpamAction::RefuseAndBlock && !author.is_admin {
-        // The token cache follows the write generation, so the block takes effect at once.
-        api.db().set_user_state(author.id, "blocked").await?;
+        // The store tells the token cache after the commit, so the block takes effect at once.
+        api.db()
+            .set_user_state(author.id, "blocked", EventKind::UserBlocked, None)
+            .await?;
     }
     let site_key = api.settings.value("captcha_site_key");
     let entity = spammable.noteable_type.to_ascii_lowercase();

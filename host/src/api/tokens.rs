@@ -154,7 +154,7 @@ async fn show_self(api: Api) -> ApiResult<Json<TokenView>> {
 
 async fn revoke(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     let token = visible_token(&api, &id).await?;
-    api.db().revoke_token(token.id).await?;
+    api.db().revoke_token(token.id, api.user()?.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -163,7 +163,7 @@ async fn revoke_self(api: Api) -> ApiResult<StatusCode> {
     let id = caller
         .personal_token_id()
         .ok_or(ApiError::NotFound("Personal Access Token"))?;
-    api.db().revoke_token(id).await?;
+    api.db().revoke_token(id, caller.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -220,14 +220,17 @@ pub async fn issue_token(
     let digest = secrets::digest(&secret);
     let row = api
         .db()
-        .insert_token(NewToken {
-            user_id,
-            name: &request.name,
-            digest: &digest,
-            scopes: &request.scopes,
-            impersonation,
-            expires_at: request.expires_at,
-        })
+        .insert_token(
+            NewToken {
+                user_id,
+                name: &request.name,
+                digest: &digest,
+                scopes: &request.scopes,
+                impersonation,
+                expires_at: request.expires_at,
+            },
+            Some(api.user()?.user.id),
+        )
         .await?;
     Ok((
         StatusCode::CREATED,

@@ -101,7 +101,7 @@ impl TenantDb {
         description: Option<&str>,
         priority: Option<i64>,
     ) -> sqlx::Result<LabelRow> {
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "labels").await?;
         let now = now_ms();
         sqlx::query(
@@ -137,7 +137,7 @@ impl TenantDb {
         .bind(label.description.as_deref())
         .bind(label.priority)
         .bind(now_ms())
-        .execute(self.uncached_writer())
+        .execute(self.writer())
         .await
         .map(|_| ())
     }
@@ -146,7 +146,7 @@ impl TenantDb {
         sqlx::query("DELETE FROM labels WHERE tenant_id = $1 AND id = $2")
             .bind(self.tenant_id())
             .bind(label_id)
-            .execute(self.uncached_writer())
+            .execute(self.writer())
             .await
             .map(|_| ())
     }

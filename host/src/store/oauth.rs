@@ -205,6 +205,7 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -312,8 +313,9 @@ impl TenantDb {
         .bind(self.tenant_id())
         .bind(grant_id)
         .execute(self.writer())
-        .await
-        .map(|_| ())
+        .await?;
+        self.auth_changed();
+        Ok(())
     }
 
     pub async fn insert_access_token(
@@ -323,6 +325,7 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(row)
     }
 
@@ -362,6 +365,7 @@ impl TenantDb {
         }
         let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(Exchange::Issued(row))
     }
 
@@ -402,6 +406,7 @@ impl TenantDb {
         .bind(id)
         .execute(self.writer())
         .await?;
+        self.auth_changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -468,6 +473,7 @@ impl TenantDb {
         .bind(user_id)
         .execute(self.writer())
         .await?;
+        self.auth_changed();
         Ok(done.rows_affected() > 0)
     }
 

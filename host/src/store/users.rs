@@ -4,7 +4,7 @@ use sqlx::AssertSqlSafe;
 
 use super::{Flag, TenantDb, now_ms};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct UserRow {
     pub id: i64,
     pub username: String,
@@ -14,6 +14,8 @@ pub struct UserRow {
     pub user_type: String,
     #[sqlx(try_from = "Flag")]
     pub is_admin: bool,
+    /// Never part of an event's payload.
+    #[serde(skip)]
     pub password_digest: Option<String>,
     pub password_expires_at: Option<i64>,
     pub bio: String,
@@ -126,6 +128,6 @@ impl TenantDb {
     pub async fn insert_user(&self, user: NewUser<'_>) -> sqlx::Result<UserRow> {
         let mut changes = super::user_admin::UserChanges::default();
         changes.set("confirmed_at", now_ms());
-        self.create_user(user, &changes, None).await
+        self.create_user(user, &changes, None, None).await
     }
 }

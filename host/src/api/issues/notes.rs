@@ -126,7 +126,7 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
         .map(|d| d.timestamp_millis());
     let note = api
         .db()
-        .create_note(ctx.issue.id, caller.user.id, &body, internal, created_at)
+        .create_note(&ctx.issue, caller.user.id, &body, internal, created_at)
         .await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok((
@@ -150,7 +150,9 @@ pub async fn update(
     }
     let body = api.params.required_string("body")?;
     check_body(&body)?;
-    api.db().update_note_body(note.id, &body).await?;
+    api.db()
+        .update_note_body(&ctx.issue, &note, &body, caller.user.id)
+        .await?;
     let note = note_of(&api, &ctx, &note_id).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
@@ -168,6 +170,8 @@ pub async fn remove(
     if note.system || !allowed {
         return Err(ApiError::forbidden());
     }
-    api.db().delete_note(&note).await?;
+    api.db()
+        .delete_note(&ctx.issue, &note, caller.user.id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
