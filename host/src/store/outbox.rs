@@ -8,7 +8,10 @@ use super::now_ms;
 use super::sql::{Arg, Sql};
 use crate::events::Event;
 
-/// Appends `events` to the tenant's outbox inside `tx`, in one statement.
+/// Appends `events` to the tenant's outbox inside `tx`, in one statement. Call it as the last
+/// write of the transaction: the tenant's `domain_events` counter row is then the last lock
+/// every write takes (and holds only until its commit), so on PostgreSQL no two writes can
+/// wait for each other's locks in opposite orders.
 pub(super) async fn record(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
