@@ -161,8 +161,8 @@ impl From<store::Error> for ApiError {
     }
 }
 
-/// A repository that cannot be made or read is the server's failure: 500, as GitLab answers
-/// when Gitaly fails.
+/// A repository that cannot be made or read is the server's failure: 500 (the cause goes to
+/// the log), as before git got an error type of its own.
 impl From<git::Error> for ApiError {
     fn from(error: git::Error) -> Self {
         Self::Internal(error.into())
