@@ -3,7 +3,8 @@
 //!
 //! A request flows `http` (router, extractors, errors, pagination) → `api` (one module per
 //! resource) → `store` (SQL, scoped to one tenant) and back out through `views` (the JSON
-//! representations). `auth` finds the caller, `tenants` the instance, `settings` its policy.
+//! representations); work that spans the database and the git repositories (`git`) is
+//! ordered by `services`, between `api` and `store`. `auth` finds the caller, `tenants` the instance, `settings` its policy.
 
 pub mod api;
 pub mod auth;
@@ -17,6 +18,7 @@ pub mod mail;
 pub mod outbound;
 pub mod plugins;
 pub mod ratelimit;
+pub mod services;
 pub mod settings;
 pub mod store;
 pub mod tenants;

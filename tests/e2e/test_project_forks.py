@@ -126,6 +126,32 @@ def test_fork_into_group_and_bad_inputs(server, alice, bob):
     assert_json(server.request("POST", path, token=b_token), 404, {"message": "404 Not Found"})
 
 
+def test_fork_whose_repository_cannot_be_made_leaves_nothing(server, alice, bob):
+    """The fork's repository is made before its row is inserted: when git fails, 500 and no
+    fork row, no fork count on the source, no repository; the next attempt works."""
+    _, a_token = alice
+    b_user, b_token = bob
+    source = server.gitlab(a_token).projects.create({"name": "Fork Blocked Src", "visibility": "public",
+                                                     "initialize_with_readme": True})
+    blocker = repo_dir(server, source.id + 1)
+    blocker.write_text("in the way")
+    try:
+        r = server.request("POST", f"/projects/{source.id}/fork", token=b_token)
+        assert_json(r, 500, {"message": "500 Internal Server Error"})
+        assert_json(server.request("GET", f"/projects/{b_user.username}%2F{source.path}", token=b_token),
+                    404, NOT_FOUND)
+        assert assert_json(server.request("GET", f"/projects/{source.id}/forks", token=b_token), 200) == []
+        assert assert_json(server.request("GET", f"/projects/{source.id}", token=a_token), 200)["forks_count"] == 0
+        assert blocker.read_text() == "in the way"
+    finally:
+        blocker.unlink()
+    fork = assert_json(server.request("POST", f"/projects/{source.id}/fork", token=b_token), 201)
+    assert fork["id"] > source.id + 1, "the failed attempt's id stays unused"
+    assert assert_json(server.request("GET", f"/projects/{source.id}", token=a_token), 200)["forks_count"] == 1
+    done = wait_finished(server, server.gitlab(b_token), fork["id"])
+    assert done.import_status == "finished" and git_log(repo_dir(server, fork["id"])) == ["Initial", "commit"]
+
+
 def test_fork_relation_link_and_unlink(server, alice, bob):
     _, a_token = alice
     gl_a = server.gitlab(a_token)

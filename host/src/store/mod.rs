@@ -4,7 +4,12 @@
 //!
 //! Tenant data is reached only through [`TenantDb`], whose tenant id is fixed when it is made:
 //! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
+//!
+//! Store calls fail with [`Error`], which tells unique-key conflicts apart; functions still
+//! returning `sqlx::Result` move to it as they are changed. The store runs no git and calls
+//! nothing above it: work that spans the database and repositories is ordered in `services`.
 
+pub mod error;
 pub mod hooks;
 pub mod ids;
 pub mod issue_filter;
@@ -31,6 +36,8 @@ pub mod tokens;
 pub mod user_admin;
 pub mod users;
 pub mod window;
+
+pub use error::{Error, Result};
 
 use std::path::Path;
 use std::str::FromStr;

@@ -5,7 +5,7 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::projects::{PROJECT_COLUMNS, ProjectRow};
 use super::sql::Sql;
-use super::{TenantDb, now_ms};
+use super::{Result, TenantDb, now_ms};
 
 /// Recounts a source project's `forks_count` inside a transaction.
 pub(super) async fn count_forks(
@@ -59,7 +59,7 @@ impl TenantDb {
         commit_count: i64,
         size: i64,
         languages: &str,
-    ) -> sqlx::Result<()> {
+    ) -> Result<()> {
         sqlx::query(
             "UPDATE projects SET commit_count = $3, repository_size = $4, \
              storage_size = $4 + wiki_size + packages_size, repository_languages = $5 \

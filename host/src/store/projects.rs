@@ -9,7 +9,7 @@ use super::project_state::count_forks;
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
 use super::window::Window;
-use super::{Flag, TenantDb, ids::next_id, now_ms};
+use super::{Flag, Result, TenantDb, ids::next_id, now_ms};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ProjectRow {
@@ -374,6 +374,14 @@ impl ProjectChanges {
             .find(|(c, _)| *c == column)
             .map(|(_, v)| v)
     }
+
+    /// The text set for `column` (`None` when it is unset, null or not text).
+    pub fn text(&self, column: &str) -> Option<&str> {
+        match self.get(column)? {
+            Arg::Text(text) => Some(text),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -456,22 +464,23 @@ impl TenantDb {
         .await
     }
 
-    /// Inserts a project with `changes` and its creator as owner, all or nothing: `prepare`
-    /// (which makes the repository) runs before the commit, and its failure rolls the insert
-    /// back. A fork's source gets its `forks_count` raised in the same transaction.
-    pub async fn create_project<F, Fut>(
+    /// Takes the next project id in a write of its own. A project's repository is made under
+    /// its id before the row exists (no git runs inside a transaction), so the id is taken
+    /// first; one whose creation then fails is never used, and project ids may have gaps.
+    pub async fn reserve_project_id(&self) -> Result<i64> {
+        Ok(next_id(self.writer(), self.tenant_id(), "projects").await?)
+    }
+
+    /// Inserts a project under a reserved `id` with `changes` and its creator as owner, in one
+    /// short transaction. A fork's source gets its `forks_count` raised in the same transaction.
+    pub async fn insert_project(
         &self,
+        id: i64,
         namespace_id: i64,
         creator_id: i64,
         changes: &ProjectChanges,
-        prepare: F,
-    ) -> sqlx::Result<ProjectRow>
-    where
-        F: FnOnce(ProjectRow) -> Fut,
-        Fut: Future<Output = anyhow::Result<()>>,
-    {
+    ) -> Result<ProjectRow> {
         let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, self.tenant_id(), "projects").await?;
         let now = now_ms();
         let mut sql = Sql::new(
             "INSERT INTO projects (tenant_id, id, namespace_id, creator_id, created_at, updated_at, last_activity_at",
@@ -511,9 +520,6 @@ impl TenantDb {
         if let Some(source) = row.forked_from_id {
             count_forks(&mut tx, self.tenant_id(), source).await?;
         }
-        prepare(row.clone())
-            .await
-            .map_err(|e| sqlx::Error::Io(std::io::Error::other(format!("{e:#}"))))?;
         tx.commit().await?;
         Ok(row)
     }
@@ -539,7 +545,7 @@ impl TenantDb {
 
     /// Deletes a project with its memberships (stars, attributes and shares cascade); its
     /// forks lose their relation and its source gets its fork count lowered.
-    pub async fn delete_project(&self, id: i64) -> sqlx::Result<bool> {
+    pub async fn delete_project(&self, id: i64) -> Result<bool> {
         let mut tx = self.writer().begin().await?;
         let source: Option<Option<i64>> = sqlx::query_scalar(
             "SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2",

@@ -19,12 +19,11 @@ use super::reload;
 use crate::api::access::{self, OWNER, ProjectCtx};
 use crate::api::files;
 use crate::context::ApiContext;
-use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::services::projects;
 use crate::settings::Settings;
-use crate::store::TenantDb;
-use crate::store::now_ms;
+use crate::store::{TenantDb, now_ms};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 const SCHEDULED: &str = "-deletion_scheduled-";
@@ -51,28 +50,25 @@ fn accepted() -> Response {
         .into_response()
 }
 
-/// Deletes a project's row, repositories and uploaded files.
+/// Deletes a project's row, then its repositories and uploaded files (the order and why:
+/// [`projects::delete`]).
 pub async fn purge(db: &TenantDb, data_dir: &FsPath, project_id: i64) -> ApiResult<()> {
-    db.delete_project(project_id).await?;
-    remove_files(data_dir, db.tenant_id(), project_id).await;
+    projects::delete(db, data_dir, project_id).await?;
+    remove_uploads(data_dir, db.tenant_id(), project_id).await;
     Ok(())
 }
 
 /// Removes the repositories and files of projects whose rows a group or user deletion took.
 pub async fn remove_files_of(api: &Api, projects: &[i64]) {
+    let data_dir = &api.ctx.config.storage.data_dir;
     for project in projects {
-        remove_files(&api.ctx.config.storage.data_dir, api.tenant.id, *project).await;
+        projects::remove_repositories(data_dir, api.tenant.id, *project).await;
+        remove_uploads(data_dir, api.tenant.id, *project).await;
     }
 }
 
-/// Removes a deleted project's repositories and uploaded files.
-pub async fn remove_files(data_dir: &FsPath, tenant: i64, project_id: i64) {
-    Repository::project(data_dir, tenant, project_id)
-        .remove()
-        .await;
-    Repository::wiki(data_dir, tenant, project_id)
-        .remove()
-        .await;
+/// Removes a deleted project's uploaded files and avatar, logging what cannot be removed.
+async fn remove_uploads(data_dir: &FsPath, tenant: i64, project_id: i64) {
     for relative in [
         format!("project/{project_id}"),
         format!("project/avatar/{project_id}"),

@@ -11,12 +11,13 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::fields::{self, path_from_name};
-use super::repository::{self, refresh_statistics, spawn_logged};
-use super::write::{check_projects_limit, check_taken, insert_with_repository, may_create_in};
+use super::repository::{self, spawn_logged};
+use super::write::{check_projects_limit, check_taken, may_create_in};
 use super::{VISIBILITIES, reload};
 use crate::api::access::{self, OWNER, ProjectCtx, REPORTER};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::services::projects::{self, NewProject, refresh_statistics};
 use crate::store::namespaces::{NamespaceRow, visibility_level};
 use crate::store::projects::ProjectChanges;
 use crate::views::project::setting;
@@ -151,9 +152,17 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     changes.set("settings", Value::Object(settings).to_string());
     changes.set("forked_from_id", project.id);
     changes.set("import_status", "scheduled");
-    let fork = insert_with_repository(&api, namespace.id, &caller.user, &changes, false)
+    // The fork starts with an empty repository; the copy runs in the background once its row
+    // exists (GitLab answers `scheduled` at once), outside any transaction.
+    let new = NewProject {
+        namespace_id: namespace.id,
+        creator: &caller.user,
+        changes,
+        with_readme: false,
+    };
+    let fork = projects::create(api.db(), &api.ctx.config.storage.data_dir, new)
         .await
-        .map_err(conflict)?;
+        .map_err(|error| conflict(error.into()))?;
     let body = reload(&api, fork.id).await?;
 
     let db = api.db().clone();
@@ -170,7 +179,8 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             if into.branch_exists(&branch).await? {
                 into.set_head(&branch).await?;
             }
-            refresh_statistics(&db, &into, fork.id, &branch).await
+            refresh_statistics(&db, &into, fork.id, &branch).await?;
+            anyhow::Ok(())
         }
         .await;
         match copied {

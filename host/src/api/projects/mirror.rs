@@ -10,11 +10,12 @@ use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::repository::{self, default_branch, refresh_statistics, spawn_logged};
+use super::repository::{self, default_branch, spawn_logged};
 use crate::api::access::{self, MAINTAINER};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::outbound::{AddressPolicy, Unresolved};
+use crate::services::projects::refresh_statistics;
 use crate::store::projects::{ProjectChanges, ProjectRow};
 
 /// Schemes GitLab accepts for imports and pull mirrors over the network.
@@ -91,7 +92,8 @@ pub async fn schedule_fetch(
             if repo.branch_exists(&branch).await? {
                 repo.set_head(&branch).await?;
             }
-            refresh_statistics(&db, &repo, id, &branch).await
+            refresh_statistics(&db, &repo, id, &branch).await?;
+            anyhow::Ok(())
         }
         .await;
         match fetched {

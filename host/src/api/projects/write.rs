@@ -9,20 +9,15 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
-use super::{delete, mirror, repository};
+use super::{delete, mirror};
 use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
 use crate::api::users::avatar::{self, AvatarChange};
-use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
+use crate::services::projects::{self, NewProject, PROJECT_UNIQUES};
 use crate::store::namespaces::{NamespaceRow, visibility_level};
-use crate::store::projects::{ProjectChanges, ProjectRow};
+use crate::store::projects::ProjectChanges;
 use crate::store::users::UserRow;
-
-pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
-    ("projects", "path_lower", "path"),
-    ("projects", "name", "name"),
-];
 
 fn namespace_invalid() -> ApiError {
     ApiError::field("namespace", "is not valid")
@@ -210,18 +205,18 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     if let AvatarChange::Set(_, name) = &avatar {
         changes.set("avatar_path", name.as_str());
     }
-    let project = insert_with_repository(
-        api,
-        namespace.id,
-        owner,
-        &changes,
-        fields.initialize_with_readme,
-    )
-    .await?;
+    let data_dir = &api.ctx.config.storage.data_dir;
+    let new = NewProject {
+        namespace_id: namespace.id,
+        creator: owner,
+        changes,
+        with_readme: fields.initialize_with_readme,
+    };
+    let project = projects::create(api.db(), data_dir, new).await?;
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(api, avatar::PROJECT, project.id, file, name).await
     {
-        delete::purge(api.db(), &api.ctx.config.storage.data_dir, project.id).await?;
+        delete::purge(api.db(), data_dir, project.id).await?;
         return Err(error);
     }
     let import = match import_url {
@@ -233,47 +228,6 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         import.start();
     }
     Ok((StatusCode::CREATED, Json(body)).into_response())
-}
-
-/// Inserts a project and makes its repository, all or nothing: the repository is made before
-/// the row is committed, a failure there rolls the row back, and a failed commit removes the
-/// repository again. Statistics are stored once both exist.
-pub async fn insert_with_repository(
-    api: &Api,
-    namespace_id: i64,
-    owner: &UserRow,
-    changes: &ProjectChanges,
-    with_readme: bool,
-) -> ApiResult<ProjectRow> {
-    let made: std::sync::Mutex<Option<Repository>> = std::sync::Mutex::new(None);
-    let result = api
-        .db()
-        .create_project(namespace_id, owner.id, changes, |row| {
-            let repo = repository::repository(api, row.id, false);
-            *made.lock().expect("repository slot") = Some(repo.clone());
-            async move { repository::initialize(&repo, &row, with_readme, owner).await }
-        })
-        .await
-        .on_constraints(PROJECT_UNIQUES);
-    let project = match result {
-        Ok(project) => project,
-        Err(error) => {
-            let leftover = made.lock().expect("repository slot").take();
-            if let Some(repo) = leftover {
-                repo.remove().await;
-            }
-            return Err(error);
-        }
-    };
-    let repo = repository::repository(api, project.id, false);
-    repository::refresh_statistics(
-        api.db(),
-        &repo,
-        project.id,
-        &repository::default_branch(&project),
-    )
-    .await?;
-    Ok(project)
 }
 
 pub async fn create(api: Api) -> ApiResult<Response> {
