@@ -244,3 +244,67 @@ def test_members_record_added_updated_removed(server, project):
     assert server.request("POST", f"/projects/{pid}/members", token=server.root_token,
                           json={"user_id": user.id, "access_level": 30}).status_code == 409
     assert events(server, since) == []
+
+
+def test_projects_record_created_updated_renamed_archived_transferred_deleted(server):
+    root = root_id(server)
+    since = last_id(server)
+    made = assert_json(server.request("POST", "/projects", token=server.root_token,
+                                      json={"name": "evented", "initialize_with_readme": True}), 201)
+    pid = made["id"]
+    (created,) = [e for e in events(server, since) if e["kind"].startswith("project.")]
+    assert created["kind"] == "project.created"
+    assert created["actor_id"] == root and created["subject_id"] == pid == created["project_id"]
+    assert created["after"]["path"] == "evented"
+    assert "settings" not in created["after"] and "import_url" not in created["after"]
+
+    group = assert_json(server.request("POST", "/groups", token=server.root_token,
+                                       json={"name": "evgroup", "path": "evgroup"}), 201)
+    since = last_id(server)
+    assert_json(server.request("PUT", f"/projects/{pid}", token=server.root_token,
+                               json={"description": "now described"}), 200)
+    assert_json(server.request("PUT", f"/projects/{pid}", token=server.root_token,
+                               json={"path": "evented-renamed"}), 200)
+    assert server.request("POST", f"/projects/{pid}/archive",
+                          token=server.root_token).status_code == 201
+    assert server.request("POST", f"/projects/{pid}/unarchive",
+                          token=server.root_token).status_code == 201
+    assert_json(server.request("PUT", f"/projects/{pid}/transfer", token=server.root_token,
+                               json={"namespace": group["id"]}), 200)
+    recorded = [e for e in events(server, since) if e["subject_id"] == pid]
+    assert kinds(recorded) == ["project.updated", "project.renamed", "project.archived",
+                               "project.unarchived", "project.transferred"]
+    assert recorded[0]["changes"]["description"]["current"] == "now described"
+    assert recorded[1]["changes"]["path"] == {"previous": "evented", "current": "evented-renamed"}
+    assert recorded[4]["changes"]["namespace_id"]["current"] == group["id"]
+
+    since = last_id(server)
+    r = server.request("DELETE", f"/projects/{pid}", token=server.root_token)
+    assert r.status_code == 202, r.text
+    recorded = [e for e in events(server, since) if e["subject_id"] == pid]
+    # Deletion is immediate by default, or marked first when delayed deletion is on.
+    assert kinds(recorded) in (["project.destroyed"], ["project.marked_for_deletion"])
+    assert recorded[0]["before"]["id"] == pid
+
+
+def test_groups_record_created_updated_destroyed(server):
+    root = root_id(server)
+    since = last_id(server)
+    group = assert_json(server.request("POST", "/groups", token=server.root_token,
+                                       json={"name": "evg2", "path": "evg2"}), 201)
+    assert_json(server.request("PUT", f"/groups/{group['id']}", token=server.root_token,
+                               json={"description": "described"}), 200)
+    r = server.request("DELETE", f"/groups/{group['id']}", token=server.root_token)
+    assert r.status_code == 202, r.text
+    recorded = [e for e in events(server, since) if e["kind"].startswith("group.")]
+    assert kinds(recorded) == ["group.created", "group.updated", "group.destroyed"]
+    assert all(e["subject_id"] == group["id"] and e["actor_id"] == root for e in recorded)
+    assert recorded[1]["changes"]["description"] == {"previous": "", "current": "described"}
+    # A group whose path is taken is refused and records nothing.
+    since = last_id(server)
+    assert_json(server.request("POST", "/groups", token=server.root_token,
+                               json={"name": "evg3", "path": "evg3"}), 201)
+    since = last_id(server)
+    assert server.request("POST", "/groups", token=server.root_token,
+                          json={"name": "evg3", "path": "evg3"}).status_code == 400
+    assert events(server, since) == []

@@ -335,7 +335,7 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     changes.set("settings", Value::Object(settings).to_string());
     let updated = api
         .db()
-        .update_group(group, &changes, &name, &path)
+        .update_group(group, &changes, &name, &path, api.user()?.user.id)
         .await
         .on_constraints(GROUP_UNIQUES)?;
     Ok(Json(group_view(&api, &updated).await?))
@@ -387,10 +387,10 @@ async fn check_contents_visibility(
 }
 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    api.user()?;
+    let actor = api.user()?.user.id;
     let ctx = access::group(&api, &id).await?;
     ctx.require(OWNER)?;
-    let projects = api.db().delete_group(&ctx.group).await?;
+    let projects = api.db().delete_group(&ctx.group, actor).await?;
     super::projects::delete::remove_files_of(&api, &projects).await;
     Ok((
         StatusCode::ACCEPTED,

@@ -146,8 +146,14 @@ pub async fn refresh_statistics(
 /// the delete then failed, while a repository left behind by a failed removal is only logged,
 /// belongs to no row and is never adopted (ids are never reused, and a creation replaces any
 /// leftover under its reserved id). The caller removes the project's uploaded files likewise.
-pub async fn delete(db: &TenantDb, data_dir: &Path, project_id: i64) -> Result<(), Error> {
-    db.delete_project(project_id).await?;
+/// `actor` is who deletes it (none for the sweep of projects whose deletion was delayed).
+pub async fn delete(
+    db: &TenantDb,
+    data_dir: &Path,
+    project_id: i64,
+    actor: Option<i64>,
+) -> Result<(), Error> {
+    db.delete_project(project_id, actor).await?;
     remove_repositories(data_dir, db.tenant_id(), project_id).await;
     Ok(())
 }
@@ -245,7 +251,7 @@ mod tests {
             .unwrap();
         assert_eq!(next.id, unused + 1);
 
-        delete(&db, dir.path(), made.id).await.unwrap();
+        delete(&db, dir.path(), made.id, None).await.unwrap();
         assert!(db.project_by_id(made.id).await.unwrap().is_none());
         assert!(!repo(made.id).path().exists());
     }

@@ -6,9 +6,10 @@ use sqlx::AssertSqlSafe;
 
 use super::sql::{Arg, Sql};
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{TenantDb, ids::next_id, now_ms, outbox};
+use crate::events::{Event, EventKind};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct NamespaceRow {
     pub id: i64,
     pub kind: String,
@@ -22,6 +23,8 @@ pub struct NamespaceRow {
     pub description: String,
     pub visibility: String,
     pub avatar_path: Option<String>,
+    /// Never part of an event's payload: it holds the runners token.
+    #[serde(skip)]
     pub settings: String,
     pub created_at: i64,
     pub updated_at: i64,
@@ -373,18 +376,22 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        let row: NamespaceRow = row;
+        let event = Event::new(EventKind::GroupCreated, Some(group.creator_id), id).after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
 
-    /// Updates a group; a new name or path is carried into the full names and paths of
-    /// everything below it.
+    /// Updates a group as `actor`; a new name or path is carried into the full names and
+    /// paths of everything below it.
     pub async fn update_group(
         &self,
         group: &NamespaceRow,
         changes: &NamespaceChanges,
         name: &str,
         path: &str,
+        actor: i64,
     ) -> sqlx::Result<NamespaceRow> {
         let mut tx = self.writer().begin().await?;
         let now = now_ms();
@@ -421,13 +428,17 @@ impl TenantDb {
             )
             .await?;
         }
-        let row = sqlx::query_as(AssertSqlSafe(format!(
+        let row: NamespaceRow = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND id = $2"
         )))
         .bind(self.tenant_id())
         .bind(group.id)
         .fetch_one(&mut *tx)
         .await?;
+        let event = Event::new(EventKind::GroupUpdated, Some(actor), group.id)
+            .before(group)
+            .after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -435,7 +446,8 @@ impl TenantDb {
     /// Deletes a group with its subgroups, their projects and memberships; returns the ids of
     /// the deleted projects (whose repositories and files the caller removes). Forks of those
     /// projects lose their relation, and their sources get their fork counts recounted.
-    pub async fn delete_group(&self, group: &NamespaceRow) -> sqlx::Result<Vec<i64>> {
+    /// `actor` is who deletes it.
+    pub async fn delete_group(&self, group: &NamespaceRow, actor: i64) -> sqlx::Result<Vec<i64>> {
         let mut tx = self.writer().begin().await?;
         let t = self.tenant_id();
         let like = format!("{}%", group.traversal);
@@ -473,6 +485,8 @@ impl TenantDb {
         for source in sources {
             super::project_state::count_forks(&mut tx, t, source).await?;
         }
+        let event = Event::new(EventKind::GroupDestroyed, Some(actor), group.id).before(group);
+        outbox::record(&mut tx, t, &[event]).await?;
         tx.commit().await?;
         Ok(projects)
     }

@@ -1,7 +1,7 @@
 //! Projects: rows, the filtered and visibility-limited lists, create/update/delete, stars.
 //! Feature flags and settings beyond the filtered columns live in the `settings` JSON object.
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::members::PROJECT;
 use super::namespaces::{escape_like, push_member_groups};
@@ -9,9 +9,10 @@ use super::project_state::count_forks;
 use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
 use super::window::Window;
-use super::{Flag, Result, TenantDb, ids::next_id, now_ms};
+use super::{Flag, Result, TenantDb, ids::next_id, now_ms, outbox};
+use crate::events::{Event, EventKind};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct ProjectRow {
     pub id: i64,
     pub namespace_id: i64,
@@ -28,6 +29,8 @@ pub struct ProjectRow {
     pub open_issues_count: i64,
     pub tag_list: String,
     pub avatar_path: Option<String>,
+    /// Never part of an event's payload: it may carry credentials.
+    #[serde(skip)]
     pub import_url: Option<String>,
     pub import_status: String,
     pub import_error: Option<String>,
@@ -37,6 +40,8 @@ pub struct ProjectRow {
     pub storage_size: i64,
     pub wiki_size: i64,
     pub packages_size: i64,
+    /// Never part of an event's payload: it holds the runners token.
+    #[serde(skip)]
     pub settings: String,
     pub marked_for_deletion_at: Option<i64>,
     pub forked_from_id: Option<i64>,
@@ -520,15 +525,27 @@ impl TenantDb {
         if let Some(source) = row.forked_from_id {
             count_forks(&mut tx, self.tenant_id(), source).await?;
         }
+        let event = Event::new(EventKind::ProjectCreated, Some(creator_id), id)
+            .in_project(id)
+            .after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
 
+    /// Applies `changes` to a project as `actor` (none when the server does it, as for a
+    /// mirror's settings); `None` when it does not exist. Its event says what changed most:
+    /// a transfer, a rename (new path), archiving, or else an update.
     pub async fn update_project(
         &self,
         id: i64,
         changes: &ProjectChanges,
+        actor: Option<i64>,
     ) -> sqlx::Result<Option<ProjectRow>> {
+        let mut tx = self.writer().begin().await?;
+        let Some(before) = project_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(None);
+        };
         let now = now_ms();
         let mut sql = Sql::new("UPDATE projects SET updated_at = ");
         sql.bind(now).push(", last_activity_at = ").bind(now);
@@ -540,20 +557,37 @@ impl TenantDb {
             .push(" AND id = ")
             .bind(id)
             .push(&format!(" RETURNING {PROJECT_COLUMNS}"));
-        sql.query_as().fetch_optional(self.writer()).await
+        let after: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
+        let kind = if before.namespace_id != after.namespace_id {
+            EventKind::ProjectTransferred
+        } else if before.path != after.path {
+            EventKind::ProjectRenamed
+        } else if before.archived != after.archived {
+            if after.archived {
+                EventKind::ProjectArchived
+            } else {
+                EventKind::ProjectUnarchived
+            }
+        } else {
+            EventKind::ProjectUpdated
+        };
+        let event = Event::new(kind, actor, id)
+            .in_project(id)
+            .before(&before)
+            .after(&after);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        Ok(Some(after))
     }
 
     /// Deletes a project with its memberships (stars, attributes and shares cascade); its
     /// forks lose their relation and its source gets its fork count lowered.
-    pub async fn delete_project(&self, id: i64) -> Result<bool> {
+    /// `actor` is who deletes it (none for the sweep of projects whose deletion was delayed).
+    pub async fn delete_project(&self, id: i64, actor: Option<i64>) -> Result<bool> {
         let mut tx = self.writer().begin().await?;
-        let source: Option<Option<i64>> = sqlx::query_scalar(
-            "SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(self.tenant_id())
-        .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let Some(before) = project_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(false);
+        };
         sqlx::query(
             "UPDATE projects SET forked_from_id = NULL WHERE tenant_id = $1 AND forked_from_id = $2",
         )
@@ -574,9 +608,13 @@ impl TenantDb {
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        if let Some(Some(source)) = source {
+        if let Some(source) = before.forked_from_id {
             count_forks(&mut tx, self.tenant_id(), source).await?;
         }
+        let event = Event::new(EventKind::ProjectDestroyed, actor, id)
+            .in_project(id)
+            .before(&before);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
@@ -710,4 +748,19 @@ impl TenantDb {
             rows.iter().any(|(_, p)| *p == path.to_lowercase()),
         ))
     }
+}
+
+/// Project `id` as it stands inside `tx` (what an event's `before` shows).
+pub(super) async fn project_in(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<Option<ProjectRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
 }

@@ -52,8 +52,14 @@ fn accepted() -> Response {
 
 /// Deletes a project's row, then its repositories and uploaded files (the order and why:
 /// [`projects::delete`]).
-pub async fn purge(db: &TenantDb, data_dir: &FsPath, project_id: i64) -> ApiResult<()> {
-    projects::delete(db, data_dir, project_id).await?;
+/// `actor` is who deletes it (none for the sweep).
+pub async fn purge(
+    db: &TenantDb,
+    data_dir: &FsPath,
+    project_id: i64,
+    actor: Option<i64>,
+) -> ApiResult<()> {
+    projects::delete(db, data_dir, project_id, actor).await?;
     remove_uploads(data_dir, db.tenant_id(), project_id).await;
     Ok(())
 }
@@ -115,11 +121,18 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
                 Some(now_ms()),
                 &format!("{}{suffix}", ctx.project.name),
                 &format!("{}{suffix}", ctx.project.path),
+                api.user()?.user.id,
             )
             .await?;
         return Ok(accepted());
     }
-    purge(api.db(), data_dir, ctx.project.id).await?;
+    purge(
+        api.db(),
+        data_dir,
+        ctx.project.id,
+        Some(api.user()?.user.id),
+    )
+    .await?;
     Ok(accepted())
 }
 
@@ -159,7 +172,7 @@ pub async fn restore(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         path.to_string()
     };
     api.db()
-        .set_deletion_mark(ctx.project.id, None, &name, &path)
+        .set_deletion_mark(ctx.project.id, None, &name, &path, api.user()?.user.id)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -192,7 +205,7 @@ async fn sweep(ctx: &ApiContext) -> anyhow::Result<()> {
             .unwrap_or(7)
             .max(0);
         for id in db.marked_before(now_ms() - days * DAY_MS).await? {
-            if let Err(error) = purge(&db, &ctx.config.storage.data_dir, id).await {
+            if let Err(error) = purge(&db, &ctx.config.storage.data_dir, id, None).await {
                 tracing::warn!(project = id, error = %error, "could not delete a marked project");
             }
         }

@@ -128,7 +128,7 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         changes.set("settings", serde_json::Value::Object(settings).to_string());
         project = api
             .db()
-            .update_project(project.id, &changes)
+            .update_project(project.id, &changes, Some(api.user()?.user.id))
             .await?
             .ok_or(ApiError::NotFound("Project"))?;
     }

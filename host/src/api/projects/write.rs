@@ -216,7 +216,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(api, avatar::PROJECT, project.id, file, name).await
     {
-        delete::purge(api.db(), data_dir, project.id).await?;
+        delete::purge(api.db(), data_dir, project.id, Some(api.user()?.user.id)).await?;
         return Err(error);
     }
     let import = match import_url {
@@ -311,7 +311,7 @@ pub async fn serve_avatar(
 /// Applies `changes` to a project and answers with its full view.
 pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<Value>> {
     api.db()
-        .update_project(id, changes)
+        .update_project(id, changes, Some(api.user()?.user.id))
         .await
         .on_constraints(PROJECT_UNIQUES)?
         .ok_or(ApiError::NotFound("Project"))?;
@@ -325,7 +325,9 @@ async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response
     if ctx.project.archived != archived {
         let mut changes = crate::store::projects::ProjectChanges::default();
         changes.set("archived", archived);
-        api.db().update_project(ctx.project.id, &changes).await?;
+        api.db()
+            .update_project(ctx.project.id, &changes, Some(api.user()?.user.id))
+            .await?;
     }
     Ok((
         StatusCode::CREATED,

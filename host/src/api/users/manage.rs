@@ -185,7 +185,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     }
     for group_id in sole_owner_of {
         if let Some(group) = api.db().namespace_by_id(group_id).await? {
-            let projects = api.db().delete_group(&group).await?;
+            let projects = api.db().delete_group(&group, api.user()?.user.id).await?;
             crate::api::projects::delete::remove_files_of(&api, &projects).await;
         }
     }
