@@ -5,6 +5,7 @@
 //! resource) → `store` (SQL, scoped to one tenant) and back out through `views` (the JSON
 //! representations). `auth` finds the caller, `tenants` the instance, `settings` its policy.
 
+pub mod access_level;
 pub mod api;
 pub mod auth;
 pub mod config;

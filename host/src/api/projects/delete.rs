@@ -16,7 +16,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::reload;
-use crate::api::access::{self, OWNER, ProjectCtx};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, ProjectCtx};
 use crate::api::files;
 use crate::context::ApiContext;
 use crate::git::Repository;
@@ -94,7 +95,7 @@ fn full_path(ctx: &ProjectCtx) -> String {
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let permanently = api.params.bool("permanently_remove")?.unwrap_or(false);
     let marked = ctx.project.marked_for_deletion_at.is_some();
     let delayed = adjourned_days(&api.settings).is_some();
@@ -132,7 +133,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn restore(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if ctx.project.marked_for_deletion_at.is_none() {
         return Err(bad_request("Project has not been marked for deletion"));
     }

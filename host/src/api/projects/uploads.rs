@@ -7,7 +7,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, extract::Path};
 
-use crate::api::access::{self, DEVELOPER};
+use crate::access_level::AccessLevel;
+use crate::api::access;
 use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
@@ -32,7 +33,7 @@ fn max_bytes(api: &Api) -> u64 {
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(DEVELOPER)?;
+    ctx.require(AccessLevel::Developer)?;
     let Some(file) = api.params.file("file") else {
         return Err(if api.params.has("file") {
             ApiError::invalid("file")

@@ -10,7 +10,8 @@ use serde_json::{Map, Value, json};
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
 use super::{delete, mirror, repository};
-use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, today};
 use crate::api::users::avatar::{self, AvatarChange};
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
@@ -74,14 +75,14 @@ pub async fn may_create_in(
         .db()
         .group_access(caller.user.id, &namespace.ancestry(), &today())
         .await?
-        .unwrap_or(0);
+        .map(AccessLevel::from_stored);
     let needed =
         match super::super::groups::setting_str(namespace, "project_creation_level").as_str() {
-            "noone" => i64::MAX,
-            "maintainer" => MAINTAINER,
-            _ => DEVELOPER,
+            "noone" => return Ok(false),
+            "maintainer" => AccessLevel::Maintainer,
+            _ => AccessLevel::Developer,
         };
-    Ok(level >= needed)
+    Ok(level.is_some_and(|level| level >= needed))
 }
 
 /// The user's personal project limit, for projects in their own namespace.
@@ -301,7 +302,7 @@ pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult
 pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let mut settings = ctx.project.settings_json();
     let fields = fields::read(&api, Mode::Edit, &mut settings)?;
     if let Some(url) = api
@@ -367,7 +368,7 @@ pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Jso
 async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(api, id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if ctx.project.archived != archived {
         let mut changes = crate::store::projects::ProjectChanges::default();
         changes.set("archived", archived);
