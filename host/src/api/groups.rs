@@ -17,6 +17,7 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::namespaces::{
     NamespaceChanges, NamespaceFilter, NamespaceRow, NewGroup, visibility_level,
 };
@@ -252,7 +253,7 @@ async fn create(api: Api) -> ApiResult<Response> {
     check_name_path(&name, &path)?;
     let visibility = match api.params.one_of("visibility", projects::VISIBILITIES)? {
         Some(v) => v,
-        None => default_visibility(&api, "default_group_visibility"),
+        None => default_visibility(&api, keys::DEFAULT_GROUP_VISIBILITY),
     };
     check_visibility_allowed(&api, &visibility)?;
     let parent = match api.params.int("parent_id")? {

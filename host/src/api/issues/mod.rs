@@ -27,6 +27,7 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::issues::{CreatedIssue, IssueRow, ProjectRef};
 use crate::store::milestones::MilestoneRow;
 use crate::store::users::UserRow;
@@ -216,7 +217,7 @@ pub fn shape(api: &Api, single: bool) -> ApiResult<IssueShape> {
     Ok(IssueShape {
         single,
         with_labels_details: api.params.bool("with_labels_details")?.unwrap_or(false),
-        limit_to_hours: api.settings.bool("time_tracking_limit_to_hours"),
+        limit_to_hours: api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
     })
 }
 

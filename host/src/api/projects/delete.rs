@@ -24,6 +24,7 @@ use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::store::now_ms;
 
@@ -33,11 +34,8 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Days a marked project waits; `None` when projects are deleted at once.
 fn adjourned_days(settings: &Settings) -> Option<i64> {
-    let days = settings
-        .value("deletion_adjourned_period")
-        .as_i64()
-        .unwrap_or(7);
-    (settings.bool("delayed_project_deletion") && days > 0).then_some(days)
+    let days = settings.get(keys::DELETION_ADJOURNED_PERIOD).unwrap_or(7);
+    (settings.get(keys::DELAYED_PROJECT_DELETION) && days > 0).then_some(days)
 }
 
 fn bad_request(message: &str) -> ApiError {
@@ -192,8 +190,7 @@ async fn sweep(ctx: &ApiContext) -> anyhow::Result<()> {
         let db = ctx.db.tenant(tenant.id);
         let settings = ctx.settings.get(&db).await?;
         let days = settings
-            .value("deletion_adjourned_period")
-            .as_i64()
+            .get(keys::DELETION_ADJOURNED_PERIOD)
             .unwrap_or(7)
             .max(0);
         for id in db.marked_before(now_ms() - days * DAY_MS).await? {

@@ -12,6 +12,7 @@ use crate::api::access;
 use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::views;
 
 fn directory(api: &Api, project_id: i64, secret: &str) -> std::path::PathBuf {
@@ -20,12 +21,10 @@ fn directory(api: &Api, project_id: i64, secret: &str) -> std::path::PathBuf {
 
 /// The `max_attachment_size` setting in bytes (MB in the setting; GitLab's default 100).
 fn max_bytes(api: &Api) -> u64 {
-    let value = api.settings.value("max_attachment_size");
-    let mb = value
-        .as_u64()
-        .or_else(|| value.as_f64().map(|f| f.max(0.0) as u64))
-        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
-        .unwrap_or(100);
+    let mb = api
+        .settings
+        .get(keys::MAX_ATTACHMENT_SIZE)
+        .map_or(100, |mb| mb.max(0) as u64);
     mb.saturating_mul(1024 * 1024)
 }
 

@@ -16,6 +16,7 @@ use crate::api::users::avatar::{self, AvatarChange};
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::namespaces::{NamespaceRow, visibility_level};
 use crate::store::projects::{ProjectChanges, ProjectRow};
 use crate::store::users::UserRow;
@@ -186,7 +187,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     let visibility = fields
         .visibility
         .clone()
-        .unwrap_or_else(|| default_visibility(api, "default_project_visibility"));
+        .unwrap_or_else(|| default_visibility(api, keys::DEFAULT_PROJECT_VISIBILITY));
     check_visibility_allowed(api, &visibility)?;
     check_group_visibility(&namespace, &visibility)?;
     check_projects_limit(api, owner, &namespace).await?;
@@ -196,7 +197,10 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     changes.set("visibility", visibility.as_str());
     changes.set("visibility_level", visibility_level(&visibility));
     if changes.get("default_branch").is_none() {
-        let configured = api.settings.string("default_branch_name");
+        let configured = api
+            .settings
+            .get(keys::DEFAULT_BRANCH_NAME)
+            .unwrap_or_default();
         let branch = if configured.trim().is_empty() {
             "master".to_string()
         } else {
