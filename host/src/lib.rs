@@ -6,6 +6,7 @@
 //! representations); work that spans the database and the git repositories (`git`) is
 //! ordered by `services`, between `api` and `store`. `auth` finds the caller, `tenants` the instance, `settings` its policy.
 
+pub mod access_level;
 pub mod api;
 pub mod auth;
 pub mod config;

@@ -371,6 +371,40 @@ def test_group_projects_and_inherited_members(server, alice, bob):
     assert_json(r, 400, {"message": {"visibility_level": ["public is not allowed in a private group."]}})
 
 
+def test_group_maintainer_who_is_project_guest_acts_as_maintainer(server, alice):
+    """Every level-dependent field of the project view reads one effective level: the best of
+    the project membership and the group's, so a project guest who maintains the group sees
+    what a project maintainer sees (import_url and runners_token alike)."""
+    _, token = alice
+    gl = server.gitlab(token)
+    group = gl.groups.create({"name": "Levels", "path": f"levels-{secrets.token_hex(3)}"})
+    p = gl.projects.create({"name": "Leveled", "namespace_id": group.id})
+    url = "https://mirror.example.com/team/leveled.git"
+    assert assert_json(server.request("PUT", f"/projects/{p.id}", token=token, json={"import_url": url}), 200)["import_url"] == url
+    maintainer, maintainer_token = make_user(server, "maint")
+    both, both_token = make_user(server, "both")
+    guest, guest_token = make_user(server, "guest")
+    p.members.create({"user_id": maintainer.id, "access_level": 40})
+    p.members.create({"user_id": both.id, "access_level": 10})
+    p.members.create({"user_id": guest.id, "access_level": 10})
+    group.members.create({"user_id": both.id, "access_level": 40})
+    as_maintainer = assert_json(server.request("GET", f"/projects/{p.id}", token=maintainer_token), 200)
+    assert as_maintainer["import_url"] == url
+    assert as_maintainer["runners_token"] is not None
+    assert as_maintainer["can_create_merge_request_in"] is True
+    as_both = assert_json(server.request("GET", f"/projects/{p.id}", token=both_token), 200)
+    assert as_both["permissions"]["project_access"]["access_level"] == 10
+    assert as_both["permissions"]["group_access"]["access_level"] == 40
+    listed = assert_json(server.request("GET", "/projects", token=both_token, params={"membership": True}), 200)
+    for view in (as_both, next(x for x in listed if x["id"] == p.id)):
+        for field in ("import_url", "runners_token", "can_create_merge_request_in"):
+            assert view[field] == as_maintainer[field], field
+    # the level still matters: a plain guest sees neither
+    as_guest = assert_json(server.request("GET", f"/projects/{p.id}", token=guest_token), 200)
+    assert as_guest["import_url"] is None and as_guest["runners_token"] is None
+    assert as_guest["can_create_merge_request_in"] is False
+
+
 def test_create_for_user(server, alice, bob):
     user, token = alice
     gl = server.gitlab()

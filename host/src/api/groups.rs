@@ -10,12 +10,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Map, Value, json};
 
-use super::access::{self, OWNER, today};
+use super::access::{self, today};
 use super::projects::{self, Shape, check_visibility_allowed, default_visibility, valid_path};
+use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::namespaces::{
     NamespaceChanges, NamespaceFilter, NamespaceRow, NewGroup, visibility_level,
 };
@@ -251,20 +253,18 @@ async fn create(api: Api) -> ApiResult<Response> {
     check_name_path(&name, &path)?;
     let visibility = match api.params.one_of("visibility", projects::VISIBILITIES)? {
         Some(v) => v,
-        None => default_visibility(&api, "default_group_visibility"),
+        None => default_visibility(&api, keys::DEFAULT_GROUP_VISIBILITY),
     };
     check_visibility_allowed(&api, &visibility)?;
     let parent = match api.params.int("parent_id")? {
         Some(parent_id) => {
             let ctx = access::group(&api, &parent_id.to_string()).await?;
             let needed = if setting_str(&ctx.group, "subgroup_creation_level") == "maintainer" {
-                access::MAINTAINER
+                AccessLevel::Maintainer
             } else {
-                OWNER
+                AccessLevel::Owner
             };
-            if !ctx.admin && ctx.level.unwrap_or(0) < needed {
-                return Err(ApiError::forbidden());
-            }
+            ctx.require(needed)?;
             Some(ctx.group)
         }
         None => {
@@ -297,7 +297,7 @@ async fn create(api: Api) -> ApiResult<Response> {
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
     let ctx = access::group(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let group = &ctx.group;
     let name = api
         .params
@@ -389,7 +389,7 @@ async fn check_contents_visibility(
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let actor = api.user()?.user.id;
     let ctx = access::group(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let projects = api.db().delete_group(&ctx.group, actor).await?;
     super::projects::delete::remove_files_of(&api, &projects).await;
     Ok((

@@ -143,7 +143,8 @@ async fn create_ssh_key(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         ));
     }
     let key = keys::parse_ssh_key(&text).ok_or_else(|| ApiError::field("key", "is invalid"))?;
-    key.check_restrictions(|setting| keys::restriction_value(&api.settings.value(setting)))
+    // An unset restriction (null) is no restriction.
+    key.check_restrictions(|setting| api.settings.get(setting).unwrap_or(0))
         .map_err(|message| ApiError::field("key", message))?;
     if expires_at.is_some_and(|at| at <= chrono::Utc::now()) {
         return Err(ApiError::field("key", "has expired"));

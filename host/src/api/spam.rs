@@ -8,6 +8,7 @@ use crate::http::request::Api;
 use crate::plugins::spam::{
     self, SpamAction, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind,
 };
+use crate::settings::keys;
 use crate::store::plugins::SpamLogEntry;
 use crate::store::users::UserRow;
 
@@ -59,7 +60,7 @@ pub async fn check(
         return Ok(None);
     };
     let subject = subject(api, author, spammable);
-    let captcha = api.settings.bool("captcha_enabled");
+    let captcha = api.settings.get(keys::CAPTCHA_ENABLED);
     let (outcome, _) = spam::check_with(&api.ctx.plugins, &binding, &subject, captcha).await;
     // As GitLab's SpamActionService: spam verdicts go to the spam log, allowed writes do not
     // (nor does the write path pay for a log row). A failure that refuses the write
@@ -89,9 +90,9 @@ pub async fn check(
             .set_user_state(author.id, "blocked", EventKind::UserBlocked, None)
             .await?;
     }
-    let site_key = api.settings.value("captcha_site_key");
+    let site_key = api.settings.get(keys::CAPTCHA_SITE_KEY);
     let entity = spammable.noteable_type.to_ascii_lowercase();
-    match outcome.api_error(&entity, log_id, site_key.as_str()) {
+    match outcome.api_error(&entity, log_id, site_key.as_deref()) {
         Some(error) => Err(error),
         None => Ok(Some(outcome)),
     }

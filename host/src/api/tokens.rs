@@ -13,6 +13,7 @@ use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::tokens::{NewToken, TokenFilter, TokenRow, TokenState};
 use crate::store::window::Direction;
 use crate::views::token::TokenView;
@@ -216,7 +217,12 @@ pub async fn issue_token(
     request: TokenRequest,
     impersonation: bool,
 ) -> ApiResult<Response> {
-    let secret = secrets::generate(&api.settings.string("personal_access_token_prefix"), 20);
+    let secret = secrets::generate(
+        &api.settings
+            .get(keys::PERSONAL_ACCESS_TOKEN_PREFIX)
+            .unwrap_or_default(),
+        20,
+    );
     let digest = secrets::digest(&secret);
     let row = api
         .db()

@@ -15,6 +15,7 @@ use chrono::Utc;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::store::user_admin::IdentityRow;
 use crate::store::users::UserRow;
@@ -188,7 +189,7 @@ pub async fn authenticate(
         scopes,
         impersonation: found.impersonation,
         sudo_by: None,
-        admin_mode: settings.bool("admin_mode"),
+        admin_mode: settings.get(keys::ADMIN_MODE),
         token: found.clone(),
     };
     if let Some(target) = sudo {

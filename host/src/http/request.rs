@@ -12,6 +12,7 @@ use super::params::{BodyLimits, Params};
 use crate::auth::{self, Caller};
 use crate::context::ApiContext;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::views::user::UserViews;
 use std::sync::Arc;
@@ -135,7 +136,7 @@ impl Api {
     pub fn user_views(&self) -> UserViews<'_> {
         UserViews {
             base_url: &self.tenant.base_url,
-            avatar_service: self.settings.bool("avatar_service_enabled"),
+            avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
         }
     }
 

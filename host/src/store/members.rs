@@ -8,6 +8,7 @@ use super::namespaces::escape_like;
 use super::sql::Sql;
 use super::users::{USER_COLUMNS, UserRow};
 use super::{TenantDb, now_ms, outbox};
+use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 
 pub const PROJECT: &str = "Project";
@@ -309,11 +310,12 @@ impl TenantDb {
     /// How many owners a source has (the last one may not leave).
     pub async fn owner_count(&self, source_type: &str, source_id: i64) -> sqlx::Result<i64> {
         sqlx::query_scalar(
-            "SELECT COUNT(*) FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND access_level = 50",
+            "SELECT COUNT(*) FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND access_level = $4",
         )
         .bind(self.tenant_id())
         .bind(source_type)
         .bind(source_id)
+        .bind(AccessLevel::Owner.as_i64())
         .fetch_one(self.reader())
         .await
     }

@@ -7,6 +7,7 @@ use sqlx::AssertSqlSafe;
 use super::sql::{Arg, Sql};
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms, outbox};
+use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
@@ -151,9 +152,9 @@ impl NamespaceFilter {
         }
         if let Some(user) = self.member_of.or(self.owned.then_some(0).and(self.viewer)) {
             let min = if self.owned {
-                50
+                AccessLevel::Owner.as_i64()
             } else {
-                self.min_access_level.unwrap_or(10)
+                self.min_access_level.unwrap_or(AccessLevel::Guest.as_i64())
             };
             sql.push(" AND n.id IN (");
             push_member_groups(sql, tenant_id, user, min, &self.today);

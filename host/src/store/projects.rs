@@ -10,6 +10,7 @@ use super::sql::{Arg, Sql};
 use super::users::{UserRow, user_columns};
 use super::window::Window;
 use super::{Flag, Result, TenantDb, ids::next_id, now_ms, outbox};
+use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
@@ -258,7 +259,13 @@ impl ProjectFilter {
                     .push(" AND owner_id = ")
                     .bind(user)
                     .push(") OR p.namespace_id IN (");
-                push_member_groups(sql, tenant_id, user, 50, &self.today);
+                push_member_groups(
+                    sql,
+                    tenant_id,
+                    user,
+                    AccessLevel::Owner.as_i64(),
+                    &self.today,
+                );
                 sql.push("))");
             }
             if self.membership || self.min_access_level.is_some() {
@@ -267,7 +274,7 @@ impl ProjectFilter {
                     sql,
                     tenant_id,
                     user,
-                    self.min_access_level.unwrap_or(10),
+                    self.min_access_level.unwrap_or(AccessLevel::Guest.as_i64()),
                     &self.today,
                 );
             }

@@ -8,6 +8,7 @@ use super::sql::{Arg, Sql};
 use super::users::{USER_COLUMNS, UserRow};
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms, outbox};
+use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 
 /// The filters of `GET /users` (admin-only ones are left `None` by the handler for others).
@@ -369,12 +370,13 @@ impl TenantDb {
     pub async fn solely_owned_groups(&self, user_id: i64) -> sqlx::Result<Vec<i64>> {
         sqlx::query_scalar(
             "SELECT m.source_id FROM members m WHERE m.tenant_id = $1 AND m.user_id = $2 \
-             AND m.source_type = 'Namespace' AND m.access_level = 50 AND (SELECT COUNT(*) FROM members o \
+             AND m.source_type = 'Namespace' AND m.access_level = $3 AND (SELECT COUNT(*) FROM members o \
              WHERE o.tenant_id = m.tenant_id AND o.source_type = 'Namespace' AND o.source_id = m.source_id \
-             AND o.access_level = 50) = 1 ORDER BY m.source_id",
+             AND o.access_level = $3) = 1 ORDER BY m.source_id",
         )
         .bind(self.tenant_id())
         .bind(user_id)
+        .bind(AccessLevel::Owner.as_i64())
         .fetch_all(self.reader())
         .await
     }

@@ -18,6 +18,7 @@ use crate::auth::oauth::issue::{TOKEN_TYPE, TokenSecrets, expires_in};
 use crate::auth::oauth::{CODE_MS, pkce, random_hex, redirect, scopes};
 use crate::auth::secrets;
 use crate::context::ApiContext;
+use crate::settings::keys;
 use crate::store::now_ms;
 use crate::store::oauth::{ApplicationRow, NewGrant};
 
@@ -102,8 +103,8 @@ async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
     if response_type.is_empty() {
         return Err(refuse(OAuthError::missing("response_type")));
     }
-    let supported =
-        response_type == "code" || (implicit && web.settings.bool("oauth_implicit_grant_enabled"));
+    let supported = response_type == "code"
+        || (implicit && web.settings.get(keys::OAUTH_IMPLICIT_GRANT_ENABLED));
     if !supported {
         return Err(refuse(OAuthError::new(Kind::UnsupportedResponseType)));
     }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::write::DESCRIPTION_MAX;
 use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
-use crate::api::access::{GUEST, MAINTAINER};
+use crate::access_level::AccessLevel;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
@@ -106,7 +106,7 @@ pub async fn show(
 pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
-    let member = ctx.project.admin || ctx.project.level() >= GUEST;
+    let member = ctx.project.admin || ctx.project.level() >= AccessLevel::Guest;
     if ctx.issue.discussion_locked && !member {
         return Err(ApiError::forbidden());
     }
@@ -165,8 +165,9 @@ pub async fn remove(
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    let allowed =
-        note.author_id == caller.user.id || ctx.project.admin || ctx.project.level() >= MAINTAINER;
+    let allowed = note.author_id == caller.user.id
+        || ctx.project.admin
+        || ctx.project.level() >= AccessLevel::Maintainer;
     if note.system || !allowed {
         return Err(ApiError::forbidden());
     }

@@ -16,13 +16,15 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::reload;
-use crate::api::access::{self, OWNER, ProjectCtx};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, ProjectCtx};
 use crate::api::files;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::services::projects;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::{TenantDb, now_ms};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -31,11 +33,8 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Days a marked project waits; `None` when projects are deleted at once.
 fn adjourned_days(settings: &Settings) -> Option<i64> {
-    let days = settings
-        .value("deletion_adjourned_period")
-        .as_i64()
-        .unwrap_or(7);
-    (settings.bool("delayed_project_deletion") && days > 0).then_some(days)
+    let days = settings.get(keys::DELETION_ADJOURNED_PERIOD).unwrap_or(7);
+    (settings.get(keys::DELAYED_PROJECT_DELETION) && days > 0).then_some(days)
 }
 
 fn bad_request(message: &str) -> ApiError {
@@ -96,7 +95,7 @@ fn full_path(ctx: &ProjectCtx) -> String {
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let permanently = api.params.bool("permanently_remove")?.unwrap_or(false);
     let marked = ctx.project.marked_for_deletion_at.is_some();
     let delayed = adjourned_days(&api.settings).is_some();
@@ -141,7 +140,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn restore(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if ctx.project.marked_for_deletion_at.is_none() {
         return Err(bad_request("Project has not been marked for deletion"));
     }
@@ -200,8 +199,7 @@ async fn sweep(ctx: &ApiContext) -> anyhow::Result<()> {
         let db = ctx.db.tenant(tenant.id);
         let settings = ctx.settings.get(&db).await?;
         let days = settings
-            .value("deletion_adjourned_period")
-            .as_i64()
+            .get(keys::DELETION_ADJOURNED_PERIOD)
             .unwrap_or(7)
             .max(0);
         for id in db.marked_before(now_ms() - days * DAY_MS).await? {

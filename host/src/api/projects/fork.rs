@@ -14,7 +14,8 @@ use super::fields::{self, path_from_name};
 use super::repository::{self, spawn_logged};
 use super::write::{check_projects_limit, check_taken, may_create_in};
 use super::{VISIBILITIES, reload};
-use crate::api::access::{self, OWNER, ProjectCtx, REPORTER};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::services::projects::{self, NewProject, refresh_statistics};
@@ -37,7 +38,7 @@ fn may_fork(ctx: &ProjectCtx) -> bool {
         Some("private") => true,
         _ => ctx.project.visibility == "private",
     };
-    !members_only || ctx.level() >= REPORTER
+    !members_only || ctx.level() >= AccessLevel::Reporter
 }
 
 /// The fork's namespace: `namespace_id`, `namespace_path` or the deprecated `namespace`
@@ -209,7 +210,7 @@ pub async fn link(
 ) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let source = access::project(&api, &forked_from_id).await?;
     if !may_fork(&source) {
         return Err(ApiError::forbidden());
@@ -234,7 +235,7 @@ pub async fn link(
 pub async fn unlink(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if api.db().set_forked_from(ctx.project.id, None).await? {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {

@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::repository::{self, default_branch, spawn_logged};
-use crate::api::access::{self, MAINTAINER};
+use crate::access_level::AccessLevel;
+use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::outbound::{AddressPolicy, Unresolved};
@@ -113,7 +114,7 @@ pub async fn schedule_fetch(
 pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let mut project = ctx.project.clone();
     if let Some(url) = api
         .params

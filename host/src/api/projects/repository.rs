@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use crate::api::access::{self, MAINTAINER, REPORTER};
+use crate::access_level::AccessLevel;
+use crate::api::access;
 use crate::git::{Languages, Repository};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
@@ -99,7 +100,7 @@ pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let repo = repository(&api, ctx.project.id, false);
     let db = api.db().clone();
     let branch = default_branch(&ctx.project);
@@ -121,6 +122,6 @@ pub fn default_branch(project: &ProjectRow) -> String {
 }
 
 /// Statistics are shown to reporters and above (and administrators).
-pub fn may_see_statistics(level: i64, admin: bool) -> bool {
-    admin || level >= REPORTER
+pub fn may_see_statistics(level: AccessLevel, admin: bool) -> bool {
+    admin || level >= AccessLevel::Reporter
 }

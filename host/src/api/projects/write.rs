@@ -10,11 +10,13 @@ use serde_json::{Map, Value, json};
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
 use super::{delete, mirror};
-use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, today};
 use crate::api::users::avatar::{self, AvatarChange};
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::services::projects::{self, NewProject, PROJECT_UNIQUES};
+use crate::settings::keys;
 use crate::store::namespaces::{NamespaceRow, visibility_level};
 use crate::store::projects::ProjectChanges;
 use crate::store::users::UserRow;
@@ -69,14 +71,14 @@ pub async fn may_create_in(
         .db()
         .group_access(caller.user.id, &namespace.ancestry(), &today())
         .await?
-        .unwrap_or(0);
+        .map(AccessLevel::from_stored);
     let needed =
         match super::super::groups::setting_str(namespace, "project_creation_level").as_str() {
-            "noone" => i64::MAX,
-            "maintainer" => MAINTAINER,
-            _ => DEVELOPER,
+            "noone" => return Ok(false),
+            "maintainer" => AccessLevel::Maintainer,
+            _ => AccessLevel::Developer,
         };
-    Ok(level >= needed)
+    Ok(level.is_some_and(|level| level >= needed))
 }
 
 /// The user's personal project limit, for projects in their own namespace.
@@ -180,7 +182,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     let visibility = fields
         .visibility
         .clone()
-        .unwrap_or_else(|| default_visibility(api, "default_project_visibility"));
+        .unwrap_or_else(|| default_visibility(api, keys::DEFAULT_PROJECT_VISIBILITY));
     check_visibility_allowed(api, &visibility)?;
     check_group_visibility(&namespace, &visibility)?;
     check_projects_limit(api, owner, &namespace).await?;
@@ -190,7 +192,10 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     changes.set("visibility", visibility.as_str());
     changes.set("visibility_level", visibility_level(&visibility));
     if changes.get("default_branch").is_none() {
-        let configured = api.settings.string("default_branch_name");
+        let configured = api
+            .settings
+            .get(keys::DEFAULT_BRANCH_NAME)
+            .unwrap_or_default();
         let branch = if configured.trim().is_empty() {
             "master".to_string()
         } else {
@@ -255,7 +260,7 @@ pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult
 pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let mut settings = ctx.project.settings_json();
     let fields = fields::read(&api, Mode::Edit, &mut settings)?;
     if let Some(url) = api
@@ -321,7 +326,7 @@ pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Jso
 async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(api, id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if ctx.project.archived != archived {
         let mut changes = crate::store::projects::ProjectChanges::default();
         changes.set("archived", archived);

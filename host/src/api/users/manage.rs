@@ -14,6 +14,7 @@ use crate::api::notify;
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::now_ms;
 use crate::store::users::NewUser;
 
@@ -50,7 +51,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     if let AvatarChange::Set(_, name) = &avatar {
         profile.changes.set("avatar_path", name.clone());
     }
-    if !api.params.has("external") && api.settings.bool("user_default_external") {
+    if !api.params.has("external") && api.settings.get(keys::USER_DEFAULT_EXTERNAL) {
         profile.changes.set("external", true);
     }
     let confirmation = if p.bool("skip_confirmation")?.unwrap_or(false) {
@@ -72,8 +73,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         Some(limit) => limit,
         None => api
             .settings
-            .value("default_projects_limit")
-            .as_i64()
+            .get(keys::DEFAULT_PROJECTS_LIMIT)
             .unwrap_or(100_000),
     };
     let new_user = NewUser {
