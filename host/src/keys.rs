@@ -5,22 +5,23 @@
 use md5::{Digest, Md5};
 use pgp::composed::{Deserializable, SignedPublicKey};
 use pgp::types::KeyDetails;
-use serde_json::Value;
 use ssh_key::public::KeyData;
 use ssh_key::{EcdsaCurve, HashAlg, PublicKey};
+
+use crate::settings::keys::{self as setting, IntSetting};
 
 /// GitLab's maximum length of an SSH key text.
 pub const SSH_KEY_MAX_LEN: usize = 5000;
 
 /// The key types GitLab knows, in the order its "type is forbidden" message lists them,
 /// with the application setting that restricts each.
-pub const SSH_KEY_TYPES: &[(SshKeyType, &str)] = &[
-    (SshKeyType::Rsa, "rsa_key_restriction"),
-    (SshKeyType::Dsa, "dsa_key_restriction"),
-    (SshKeyType::Ecdsa, "ecdsa_key_restriction"),
-    (SshKeyType::Ed25519, "ed25519_key_restriction"),
-    (SshKeyType::EcdsaSk, "ecdsa_sk_key_restriction"),
-    (SshKeyType::Ed25519Sk, "ed25519_sk_key_restriction"),
+pub const SSH_KEY_TYPES: &[(SshKeyType, IntSetting)] = &[
+    (SshKeyType::Rsa, setting::RSA_KEY_RESTRICTION),
+    (SshKeyType::Dsa, setting::DSA_KEY_RESTRICTION),
+    (SshKeyType::Ecdsa, setting::ECDSA_KEY_RESTRICTION),
+    (SshKeyType::Ed25519, setting::ED25519_KEY_RESTRICTION),
+    (SshKeyType::EcdsaSk, setting::ECDSA_SK_KEY_RESTRICTION),
+    (SshKeyType::Ed25519Sk, setting::ED25519_SK_KEY_RESTRICTION),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +47,12 @@ impl SshKeyType {
         }
     }
 
-    fn setting(self) -> &'static str {
+    fn setting(self) -> IntSetting {
         SSH_KEY_TYPES
             .iter()
             .find(|(t, _)| *t == self)
             .map(|(_, s)| *s)
-            .unwrap_or("rsa_key_restriction")
+            .unwrap_or(setting::RSA_KEY_RESTRICTION)
     }
 }
 
@@ -115,12 +116,15 @@ pub fn parse_ssh_key(text: &str) -> Option<SshKey> {
 impl SshKey {
     /// GitLab's restriction check: `restriction(setting)` is the setting's value (0 = any
     /// size, -1 = type forbidden, N = at least N bits). The error is the message for `key`.
-    pub fn check_restrictions(&self, restriction: impl Fn(&str) -> i64) -> Result<(), String> {
+    pub fn check_restrictions(
+        &self,
+        restriction: impl Fn(IntSetting) -> i64,
+    ) -> Result<(), String> {
         let own = restriction(self.key_type.setting());
         if own == -1 {
             let allowed: Vec<&str> = SSH_KEY_TYPES
                 .iter()
-                .filter(|(_, setting)| restriction(setting) != -1)
+                .filter(|(_, setting)| restriction(*setting) != -1)
                 .map(|(t, _)| t.label())
                 .collect();
             return Err(if allowed.is_empty() {
@@ -133,15 +137,6 @@ impl SshKey {
             return Err(format!("must be at least {own} bits"));
         }
         Ok(())
-    }
-}
-
-/// A restriction setting's value as a number (settings are JSON; absent means no restriction).
-pub fn restriction_value(value: &Value) -> i64 {
-    match value {
-        Value::Number(n) => n.as_i64().unwrap_or(0),
-        Value::String(s) => s.trim().parse().unwrap_or(0),
-        _ => 0,
     }
 }
 
@@ -287,23 +282,34 @@ mod tests {
         let rsa = parse_ssh_key(RSA_1024).unwrap();
         assert_eq!(rsa.check_restrictions(|_| 0), Ok(()));
         assert_eq!(
-            rsa.check_restrictions(|s| if s == "rsa_key_restriction" { 2048 } else { 0 }),
+            rsa.check_restrictions(|s| if s == setting::RSA_KEY_RESTRICTION {
+                2048
+            } else {
+                0
+            }),
             Err("must be at least 2048 bits".into())
         );
         assert_eq!(
-            rsa.check_restrictions(|s| if s == "rsa_key_restriction" { 1024 } else { 0 }),
+            rsa.check_restrictions(|s| if s == setting::RSA_KEY_RESTRICTION {
+                1024
+            } else {
+                0
+            }),
             Ok(())
         );
         assert_eq!(
-            rsa.check_restrictions(|s| match s {
-                "rsa_key_restriction" | "dsa_key_restriction" => -1,
-                _ => 0,
+            rsa.check_restrictions(|s| {
+                if s == setting::RSA_KEY_RESTRICTION || s == setting::DSA_KEY_RESTRICTION {
+                    -1
+                } else {
+                    0
+                }
             }),
             Err("type is forbidden. Must be ECDSA, ED25519, ECDSA_SK, or ED25519_SK".into())
         );
         let ed = parse_ssh_key(ED25519).unwrap();
         assert_eq!(
-            ed.check_restrictions(|s| if s == "ed25519_key_restriction" {
+            ed.check_restrictions(|s| if s == setting::ED25519_KEY_RESTRICTION {
                 -1
             } else {
                 0
@@ -311,9 +317,6 @@ mod tests {
             Err("type is forbidden. Must be RSA, DSA, ECDSA, ECDSA_SK, or ED25519_SK".into())
         );
         assert_eq!(exact_sentence(&["RSA", "DSA"]), "RSA or DSA");
-        assert_eq!(restriction_value(&serde_json::json!(-1)), -1);
-        assert_eq!(restriction_value(&serde_json::json!("2048")), 2048);
-        assert_eq!(restriction_value(&Value::Null), 0);
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //!
 //! A request flows `http` (router, extractors, errors, pagination) → `api` (one module per
 //! resource) → `store` (SQL, scoped to one tenant) and back out through `views` (the JSON
-//! representations). `auth` finds the caller, `tenants` the instance, `settings` its policy.
+//! representations); work that spans the database and the git repositories (`git`) is
+//! ordered by `services`, between `api` and `store`. `auth` finds the caller, `tenants` the instance, `settings` its policy.
 
+pub mod access_level;
 pub mod api;
 pub mod auth;
 pub mod config;
 pub mod context;
+pub mod events;
 pub mod git;
 pub mod http;
 pub mod keys;
@@ -18,6 +21,7 @@ pub mod outbound;
 pub mod plugins;
 pub mod ratelimit;
 pub mod request_origin;
+pub mod services;
 pub mod settings;
 pub mod store;
 pub mod tenants;

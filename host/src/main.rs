@@ -20,6 +20,7 @@ use trellis::plugins::external_auth::ExternalAuthorization;
 use trellis::plugins::runtime::{Runtime, RuntimeOptions};
 use trellis::plugins::{self, Maxima, Plugins};
 use trellis::ratelimit::{self, Limiter};
+use trellis::settings::keys;
 use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
 use trellis::store::{Db, DbOptions};
@@ -280,7 +281,12 @@ async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Result<(
         );
     }
     let settings = SettingsCache::new(Duration::ZERO).get(&tdb).await?;
-    let secret = auth::secrets::generate(&settings.string("personal_access_token_prefix"), 20);
+    let secret = auth::secrets::generate(
+        &settings
+            .get(keys::PERSONAL_ACCESS_TOKEN_PREFIX)
+            .unwrap_or_default(),
+        20,
+    );
     let expires = expires_at.map(|d| d.format("%Y-%m-%d").to_string());
     tenants::create_token(&tdb, user.id, &name, &secret, &scopes, expires).await?;
     println!("{secret}");

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -31,6 +32,17 @@ PG_URL = os.environ.get("TRELLIS_TEST_DATABASE_URL")
 ENGINES = ["sqlite", "postgres"]
 STARTUP_TIMEOUT = 30.0
 JSON = "application/json"
+ROOT = Path(__file__).resolve().parents[2]
+GUEST_TARGET = ROOT / "target" / "wasm-guests"
+PASSWORD = "password123"  # of every user make_user creates
+
+# GitLab's bodies and formats that many modules check
+UNAUTHORIZED = {"message": "401 Unauthorized"}
+FORBIDDEN = {"message": "403 Forbidden"}
+PROJECT_NOT_FOUND = {"message": "404 Project Not Found"}
+ISSUE_NOT_FOUND = {"message": "404 Issue Not Found"}
+USER_NOT_FOUND = {"message": "404 User Not Found"}
+ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 _ALNUM = string.ascii_letters + string.digits
 
@@ -357,15 +369,16 @@ def server(make_server) -> Server:
     return make_server()
 
 
-def make_user(server: Server, prefix: str = "u", **extra):
-    """Creates a confirmed user with a random name (as root) and an api token for it."""
+def make_user(server: Server, prefix: str = "u", password: str = PASSWORD, **extra):
+    """Creates a confirmed user with a random name starting with `prefix` (as root, through
+    python-gitlab) and an api token for it; `extra` adds or overrides fields of the body."""
     name = f"{prefix}{secrets.token_hex(3)}"
     user = server.gitlab().users.create(
         {
             "username": name,
             "email": f"{name}@example.com",
             "name": name.title(),
-            "password": "password123",
+            "password": password,
             "skip_confirmation": True,
             **extra,
         }
@@ -373,11 +386,96 @@ def make_user(server: Server, prefix: str = "u", **extra):
     return user, server.create_token_api(user_id=user.id)["token"]
 
 
-def other_tenant(server: Server, prefix: str = "t") -> tuple[str, str]:
-    """Creates another tenant on `server`; returns its host and a root API token once it serves."""
-    host = f"{prefix}-{secrets.token_hex(3)}.example"
+def other_tenant(server: Server, prefix: str = "t", host: str | None = None) -> tuple[str, str]:
+    """Creates another tenant on `server` (named `host`, or a random name starting with
+    `prefix`); returns its host and a root API token once it serves."""
+    host = host or f"{prefix}-{secrets.token_hex(3)}.example"
     server.cli("tenant", "create", "--host", host)
     token = server.create_token(user="root", name="t", scopes="api", tenant=host)
     assert server.wait_for(
-        lambda: server.request("GET", "/user", token=token, host=host).status_code == 200, timeout=10)
+        lambda: server.request("GET", "/user", token=token, host=host).status_code == 200,
+        timeout=10), f"tenant {host} never served"
     return host, token
+
+
+@pytest.fixture(scope="module")
+def gl(server) -> gitlab.Gitlab:
+    """python-gitlab as root, signed in (`gl.user` is root)."""
+    client = server.gitlab()
+    client.auth()
+    return client
+
+
+# ---- users -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def non_admin(server) -> dict:
+    """A regular (non-admin) user: its admin view, and "token", an api token of theirs."""
+    user, token = make_user(server, "alice")
+    return {**user.asdict(), "token": token}
+
+
+@pytest.fixture(scope="module")
+def gl_non_admin(server, non_admin) -> gitlab.Gitlab:
+    client = server.gitlab(non_admin["token"])
+    client.auth()
+    return client
+
+
+@pytest.fixture(scope="module")
+def no_search_rate_limits(server):
+    """For modules that search users far more than GitLab's default search limits (30 a
+    minute per user, 10 per IP) allow; the limits themselves are tested in test_rate_limits.py."""
+    r = server.request("PUT", "/application/settings", token=server.root_token,
+                       json={"search_rate_limit": 0, "search_rate_limit_unauthenticated": 0})
+    assert_json(r, 200)
+
+
+# ---- plugins -------------------------------------------------------------------
+
+
+def build_guest(package: str, artifact: str) -> bytes:
+    """Builds a guest plugin crate of the workspace for wasm32-wasip2; returns the component."""
+    subprocess.run(
+        ["cargo", "build", "--quiet", "--release", "--target", "wasm32-wasip2",
+         "--package", package, "--target-dir", str(GUEST_TARGET)],
+        cwd=ROOT, check=True, timeout=900,
+    )
+    return (GUEST_TARGET / "wasm32-wasip2" / "release" / artifact).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def keyword_wasm() -> bytes:
+    return build_guest("keyword-spam-filter", "keyword_spam_filter.wasm")
+
+
+@pytest.fixture(scope="module")
+def hostile_wasm() -> bytes:
+    return build_guest("hostile-plugin", "hostile_plugin.wasm")
+
+
+def upload(server: Server, data: bytes, name: str = "plugin.wasm", token=None, host=None,
+           **fields):
+    return server.request(
+        "POST", "/application/plugins", token=token or server.root_token, host=host,
+        files={"file": (name, data, "application/wasm")}, data=fields,
+    )
+
+
+def bind(server: Server, hook="spam_check", token=None, host=None, **body):
+    return server.request("PUT", f"/application/plugin_hooks/{hook}",
+                          token=token or server.root_token, host=host, json=body)
+
+
+def spam_test(server: Server, title, description="", token=None, host=None, **extra):
+    r = server.request("POST", "/application/plugin_hooks/spam_check/test",
+                       token=token or server.root_token, host=host,
+                       json={"title": title, "description": description, **extra})
+    return assert_json(r, 200)
+
+
+def built_in(server: Server, token=None, host=None) -> dict:
+    r = server.request("GET", "/application/plugins", token=token or server.root_token, host=host)
+    rows = assert_json(r, 200)
+    return next(p for p in rows if p["name"] == "spam-filter" and p["built_in"])

@@ -5,9 +5,8 @@ import datetime as dt
 import gitlab
 import pytest
 
-from conftest import assert_json, insufficient_scope, random_token, today_utc
+from conftest import UNAUTHORIZED, assert_json, insufficient_scope, random_token, today_utc
 
-UNAUTHORIZED = {"message": "401 Unauthorized"}
 REVOKED = {"error": "invalid_token", "error_description": "Token has been revoked."}
 EXPIRED = {"error": "invalid_token", "error_description": "Token has expired."}
 

@@ -7,8 +7,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import assert_json, other_tenant
-from test_projects import make_user
+from conftest import assert_json, make_user, other_tenant
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,8 @@ import secrets
 
 import pytest
 
-from conftest import assert_json, make_user
+from conftest import FORBIDDEN, assert_json, make_user
 
-FORBIDDEN = {"message": "403 Forbidden"}
 
 
 @pytest.fixture(scope="module")

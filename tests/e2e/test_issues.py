@@ -10,9 +10,8 @@ import secrets
 import gitlab
 import pytest
 
-from conftest import assert_json, make_user
+from conftest import ISSUE_NOT_FOUND, assert_json, make_user
 
-ISSUE_NOT_FOUND = {"message": "404 Issue Not Found"}
 
 ISSUE_FIELDS = {
     "id", "iid", "project_id", "title", "description", "state", "created_at", "updated_at",

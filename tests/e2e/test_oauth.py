@@ -17,9 +17,8 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 import gitlab
-from conftest import assert_json
+from conftest import PASSWORD, assert_json, make_user, other_tenant
 
-PASSWORD = "Oauth-Pass-9821!"
 REDIRECT = "https://client.example/callback"
 GRANT_ERROR = {
     "error": "invalid_grant",
@@ -39,23 +38,6 @@ INVALID_SCOPE = {
 
 
 # ---- helpers ----------------------------------------------------------------------------
-
-
-def new_tenant(server, host: str) -> str:
-    """Creates tenant `host`; returns a root token there once the server serves it."""
-    server.cli("tenant", "create", "--host", host)
-    token = server.create_token(user="root", scopes="api", tenant=host)
-    assert server.wait_for(
-        lambda: server.request("GET", "/user", token=token, host=host).status_code == 200,
-        timeout=10, interval=0.2)
-    return token
-
-
-def make_user(server, **extra) -> dict:
-    name = "u" + secrets.token_hex(5)
-    body = {"username": name, "email": f"{name}@example.com", "name": name.upper(),
-            "password": PASSWORD, "skip_confirmation": True, **extra}
-    return assert_json(server.request("POST", "/users", token=server.root_token, json=body), 201)
 
 
 def csrf_of(html: str) -> str:
@@ -135,13 +117,13 @@ def exchange(server, app, code, **extra) -> requests.Response:
 
 
 @pytest.fixture(scope="module")
-def user(server) -> dict:
-    return make_user(server)
+def user(server):
+    return make_user(server)[0]
 
 
 @pytest.fixture(scope="module")
 def browser(server, user) -> requests.Session:
-    return sign_in(server, user["username"])
+    return sign_in(server, user.username)
 
 
 # ---- flows through authlib -----------------------------------------------------------------
@@ -164,10 +146,10 @@ def test_code_flow_with_pkce_then_python_gitlab(server, user, browser):
     assert token["refresh_token"] and isinstance(token["created_at"], int)
     gl = gitlab.Gitlab(server.url, oauth_token=token["access_token"])
     gl.auth()
-    assert gl.user.username == user["username"]
+    assert gl.user.username == user.username
     # query parameter form as well
     r = requests.get(server.api_url + "/user", params={"access_token": token["access_token"]})
-    assert r.status_code == 200 and r.json()["id"] == user["id"]
+    assert r.status_code == 200 and r.json()["id"] == user.id
 
 
 def test_code_flow_without_pkce_and_auto_approval(server, user, browser):
@@ -208,7 +190,7 @@ def test_implicit_flow(server, user, browser):
     assert info.json()["application"]["uid"] == app["application_id"]
     r = requests.get(server.api_url + "/user",
                      headers={"Authorization": f"Bearer {token['access_token']}"})
-    assert r.status_code == 200 and r.json()["id"] == user["id"]
+    assert r.status_code == 200 and r.json()["id"] == user.id
 
 
 def test_implicit_flow_can_be_turned_off(server, browser):
@@ -234,18 +216,18 @@ def test_implicit_flow_can_be_turned_off(server, browser):
 def test_password_grant(server, user):
     app = admin_app(server)
     client = oauth_client(app)
-    token = client.fetch_token(server.url + "/oauth/token", username=user["username"],
+    token = client.fetch_token(server.url + "/oauth/token", username=user.username,
                                password=PASSWORD)
     assert token["scope"] == "api" and token["expires_in"] == 7200
     assert "refresh_token" not in token and "created_at" not in token
     gl = gitlab.Gitlab(server.url, oauth_token=token["access_token"])
     gl.auth()
-    assert gl.user.id == user["id"]
+    assert gl.user.id == user.id
     # by email too; a wrong password is invalid_grant
-    by_email = client.fetch_token(server.url + "/oauth/token", username=user["email"],
+    by_email = client.fetch_token(server.url + "/oauth/token", username=user.email,
                                   password=PASSWORD)
     assert by_email["access_token"] != token["access_token"]
-    r = post_token(server, {"grant_type": "password", "username": user["username"],
+    r = post_token(server, {"grant_type": "password", "username": user.username,
                             "password": "wrong"}, auth=(app["application_id"], app["secret"]))
     assert_json(r, 400, GRANT_ERROR)
     assert r.headers["Cache-Control"] == "no-store"
@@ -254,14 +236,14 @@ def test_password_grant(server, user):
 def test_password_grant_refusals(server):
     app = admin_app(server)
     auth = (app["application_id"], app["secret"])
-    blocked = make_user(server)
-    server.request("POST", f"/users/{blocked['id']}/block", token=server.root_token)
-    deactivated = make_user(server)
-    server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {deactivated['id']}")
-    two_factor = make_user(server)
-    server.sql(f"UPDATE users SET two_factor_enabled = 1 WHERE id = {two_factor['id']}")
+    blocked, _ = make_user(server)
+    server.request("POST", f"/users/{blocked.id}/block", token=server.root_token)
+    deactivated, _ = make_user(server)
+    server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {deactivated.id}")
+    two_factor, _ = make_user(server)
+    server.sql(f"UPDATE users SET two_factor_enabled = 1 WHERE id = {two_factor.id}")
     for u in (blocked, deactivated, two_factor):
-        r = post_token(server, {"grant_type": "password", "username": u["username"],
+        r = post_token(server, {"grant_type": "password", "username": u.username,
                                 "password": PASSWORD}, auth=auth)
         assert_json(r, 400, GRANT_ERROR)
     # no client authentication at all
@@ -269,34 +251,34 @@ def test_password_grant_refusals(server):
     assert_json(r, 401, INVALID_CLIENT)
     assert r.headers["WWW-Authenticate"].startswith("Bearer")
     # a scope the application does not have
-    r = post_token(server, {"grant_type": "password", "username": blocked["username"],
+    r = post_token(server, {"grant_type": "password", "username": blocked.username,
                             "password": PASSWORD, "scope": "sudo"}, auth=auth)
     assert_json(r, 400, INVALID_SCOPE)
 
 
 def test_lockout_after_ten_failures(server):
-    u = make_user(server)
+    u, _ = make_user(server)
     app = admin_app(server)
     auth = (app["application_id"], app["secret"])
     for _ in range(10):
-        r = post_token(server, {"grant_type": "password", "username": u["username"],
+        r = post_token(server, {"grant_type": "password", "username": u.username,
                                 "password": "nope"}, auth=auth)
         assert r.status_code == 400
     # locked: even the right password is refused, on the token endpoint and the web page
-    r = post_token(server, {"grant_type": "password", "username": u["username"],
+    r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=auth)
     assert_json(r, 400, GRANT_ERROR)
     s = requests.Session()
     page = s.get(server.url + "/users/sign_in")
     r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
-        "authenticity_token": csrf_of(page.text), "user[login]": u["username"],
+        "authenticity_token": csrf_of(page.text), "user[login]": u.username,
         "user[password]": PASSWORD})
     assert r.status_code == 401 and "Your account is locked." in r.text
-    shown = assert_json(server.request("GET", f"/users/{u['id']}", token=server.root_token), 200)
+    shown = assert_json(server.request("GET", f"/users/{u.id}", token=server.root_token), 200)
     assert shown["locked"] is True
     # after the lock time (10 minutes, aged in the database) the password works again
-    server.sql(f"UPDATE users SET locked_until = 1 WHERE id = {u['id']}")
-    r = post_token(server, {"grant_type": "password", "username": u["username"],
+    server.sql(f"UPDATE users SET locked_until = 1 WHERE id = {u.id}")
+    r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=auth)
     assert r.status_code == 200
 
@@ -345,7 +327,7 @@ def test_token_info(server, browser, user):
     r = requests.get(server.url + "/oauth/token/info",
                      headers={"Authorization": f"Bearer {token['access_token']}"})
     body = assert_json(r, 200)
-    assert body["resource_owner_id"] == user["id"]
+    assert body["resource_owner_id"] == user.id
     assert body["scope"] == ["api"] and body["scopes"] == ["api"]
     assert 7190 <= body["expires_in"] <= 7200 and body["expires_in_seconds"] == body["expires_in"]
     assert body["application"] == {"uid": app["application_id"]}
@@ -396,7 +378,7 @@ def test_introspect(server, browser, user):
     r = client.introspect_token(server.url + "/oauth/introspect", token=token["access_token"])
     body = r.json()
     assert body["active"] is True and body["scope"] == "api"
-    assert body["client_id"] == app["application_id"] and body["sub"] == str(user["id"])
+    assert body["client_id"] == app["application_id"] and body["sub"] == str(user.id)
     assert body["exp"] - body["iat"] == 7200
     r = client.introspect_token(server.url + "/oauth/introspect", token="unknown")
     assert r.json() == {"active": False}
@@ -436,8 +418,8 @@ def test_openid_connect(server, user, browser):
     claims = jwt.decode(token["id_token"], JsonWebKey.import_key_set(jwks))
     claims.validate()
     assert claims["iss"] == server.url and claims["aud"] == app["application_id"]
-    assert claims["sub"] == str(user["id"]) and claims["nonce"] == nonce
-    assert claims["preferred_username"] == user["username"] and claims["email"] == user["email"]
+    assert claims["sub"] == str(user.id) and claims["nonce"] == nonce
+    assert claims["preferred_username"] == user.username and claims["email"] == user.email
     assert 0 < claims["exp"] - claims["iat"] <= 120
     # a tampered token does not verify
     head, body, sig = token["id_token"].split(".")
@@ -447,14 +429,14 @@ def test_openid_connect(server, user, browser):
     info = requests.get(meta["userinfo_endpoint"],
                         headers={"Authorization": f"Bearer {token['access_token']}"})
     body = assert_json(info, 200)
-    assert body["sub"] == str(user["id"]) and body["nickname"] == user["username"]
+    assert body["sub"] == str(user.id) and body["nickname"] == user.username
     assert "nonce" not in body
     # the key stays the same; a refresh brings a new ID token
     assert requests.get(meta["jwks_uri"]).json() == jwks
     refreshed = assert_json(post_token(server, {"grant_type": "refresh_token",
                                                 "refresh_token": token["refresh_token"]},
                                        auth=(app["application_id"], app["secret"])), 200)
-    assert jwt.decode(refreshed["id_token"], JsonWebKey.import_key_set(jwks))["sub"] == str(user["id"])
+    assert jwt.decode(refreshed["id_token"], JsonWebKey.import_key_set(jwks))["sub"] == str(user.id)
     # without the openid scope: no ID token, userinfo refused
     plain = assert_json(exchange(server, app, code_for(server, browser, app, scope="api")), 200)
     assert "id_token" not in plain
@@ -610,7 +592,7 @@ def test_consent_requires_csrf_and_session(server, browser, user):
                      data={**form, "authenticity_token": "0" * 64}, allow_redirects=False)
     assert r.status_code == 422
     # a token from another session does not work in this one
-    other = sign_in(server, user["username"])
+    other = sign_in(server, user.username)
     page = other.get(server.url + "/oauth/authorize", params=form)
     r = browser.post(server.url + "/oauth/authorize",
                      data={**form, "authenticity_token": csrf_of(page.text)},
@@ -663,8 +645,7 @@ def test_scope_escalation_on_refresh(server, browser):
 
 
 def test_cross_tenant_tokens(server, browser):
-    host = "oauth-b.test"
-    new_tenant(server, host)
+    host, _ = other_tenant(server, "oauth-b")
     app = admin_app(server)
     token = assert_json(exchange(server, app, code_for(server, browser, app)), 200)
     headers = {"Authorization": f"Bearer {token['access_token']}", "Host": f"{host}:{server.port}"}
@@ -702,10 +683,10 @@ def test_sign_in_page_and_session_cookie(server, user):
     assert page.headers["X-Frame-Options"] == "DENY"
     # no CSRF token: refused
     r = s.post(server.url + "/users/sign_in", allow_redirects=False,
-               data={"user[login]": user["username"], "user[password]": PASSWORD})
+               data={"user[login]": user.username, "user[password]": PASSWORD})
     assert r.status_code == 422
     r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
-        "authenticity_token": csrf_of(page.text), "user[login]": user["email"].upper(),
+        "authenticity_token": csrf_of(page.text), "user[login]": user.email.upper(),
         "user[password]": PASSWORD, "redirect_to": "https://evil.com/"})
     assert r.status_code == 302 and r.headers["Location"] == "/profile/applications"
     cookie = [c for c in r.headers.get("Set-Cookie", "").split(", ") if "_gitlab_session" in c][0]
@@ -724,33 +705,33 @@ def test_sign_in_page_and_session_cookie(server, user):
 
 def test_secure_cookie_with_https_external_url(make_server):
     srv = make_server({"TRELLIS_EXTERNAL_URL": "https://trellis.example"})
-    u = make_user(srv)
+    u, _ = make_user(srv)
     page = requests.get(srv.url + "/users/sign_in")
     assert "Secure" in page.headers["Set-Cookie"]
     # a Secure cookie is not sent back over plain http by a client: send it by hand
     r = requests.post(srv.url + "/users/sign_in", allow_redirects=False,
                       cookies={"_trellis_csrf": page.cookies["_trellis_csrf"]}, data={
-                          "authenticity_token": csrf_of(page.text), "user[login]": u["username"],
+                          "authenticity_token": csrf_of(page.text), "user[login]": u.username,
                           "user[password]": PASSWORD})
     assert r.status_code == 302 and "Secure" in r.headers["Set-Cookie"]
 
 
 def test_deactivated_user_signing_in_becomes_active(server):
-    u = make_user(server)
-    server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {u['id']}")
-    sign_in(server, u["username"])
-    body = assert_json(server.request("GET", f"/users/{u['id']}", token=server.root_token), 200)
+    u, _ = make_user(server)
+    server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {u.id}")
+    sign_in(server, u.username)
+    body = assert_json(server.request("GET", f"/users/{u.id}", token=server.root_token), 200)
     assert body["state"] == "active"
     assert body["current_sign_in_ip"] == "127.0.0.1" and body["current_sign_in_at"]
 
 
 def test_blocked_user_cannot_sign_in(server):
-    u = make_user(server)
-    server.request("POST", f"/users/{u['id']}/block", token=server.root_token)
+    u, _ = make_user(server)
+    server.request("POST", f"/users/{u.id}/block", token=server.root_token)
     s = requests.Session()
     page = s.get(server.url + "/users/sign_in")
     r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
-        "authenticity_token": csrf_of(page.text), "user[login]": u["username"],
+        "authenticity_token": csrf_of(page.text), "user[login]": u.username,
         "user[password]": PASSWORD})
     assert r.status_code == 401 and "blocked" in r.text
 
@@ -766,8 +747,8 @@ def register_on_page(server, session, path="/profile/applications", **fields) ->
 
 
 def test_applications_pages(server):
-    u = make_user(server)
-    s = sign_in(server, u["username"])
+    u, _ = make_user(server)
+    s = sign_in(server, u.username)
     r = register_on_page(server, s, "/user_settings/applications")
     assert r.status_code == 201
     assert "My &lt;app&gt;" in r.text and "<app>" not in r.text  # escaped
@@ -780,7 +761,7 @@ def test_applications_pages(server):
     shown = s.get(server.url + f"/profile/applications/{app_id}")
     assert uid in shown.text and secret not in shown.text
     # the secret works at the token endpoint (password grant)
-    r = post_token(server, {"grant_type": "password", "username": u["username"],
+    r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=(uid, secret))
     assert r.status_code == 200
     # edit
@@ -791,7 +772,7 @@ def test_applications_pages(server):
     assert r.status_code == 302
     assert "Renamed" in s.get(server.url + f"/profile/applications/{app_id}").text
     # another user sees nothing of it
-    other = sign_in(server, make_user(server)["username"])
+    other = sign_in(server, make_user(server)[0].username)
     assert other.get(server.url + f"/profile/applications/{app_id}").status_code == 404
     # refused URIs and blank scopes
     for uri in ("javascript:alert(1)", "data:text/html,x", "vbscript:x"):
@@ -804,19 +785,19 @@ def test_applications_pages(server):
                data={"authenticity_token": csrf_of(shown.text), "_method": "delete"})
     assert r.status_code == 302
     assert s.get(server.url + f"/profile/applications/{app_id}").status_code == 404
-    r = post_token(server, {"grant_type": "password", "username": u["username"],
+    r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=(uid, secret))
     assert r.status_code == 401
 
 
 def test_revoke_authorized_application(server):
-    u = make_user(server)
-    s = sign_in(server, u["username"])
+    u, _ = make_user(server)
+    s = sign_in(server, u.username)
     app = admin_app(server)
     token = assert_json(exchange(server, app, code_for(server, s, app)), 200)
     page = s.get(server.url + "/profile/applications")
     assert "Authorized applications (1)" in page.text and app["application_name"] in page.text
-    other = sign_in(server, make_user(server)["username"])
+    other = sign_in(server, make_user(server)[0].username)
     other_page = other.get(server.url + "/profile/applications")
     # another user cannot revoke it (nothing of theirs to revoke), nor without CSRF
     r = other.post(server.url + f"/oauth/authorized_applications/{app['id']}",
@@ -841,12 +822,12 @@ def test_revoke_authorized_application(server):
 
 
 def test_deleting_a_user_removes_their_applications_tokens_and_sessions(server):
-    u = make_user(server)
-    s = sign_in(server, u["username"])
+    u, _ = make_user(server)
+    s = sign_in(server, u.username)
     assert register_on_page(server, s).status_code == 201
     app = admin_app(server)
     token = assert_json(exchange(server, app, code_for(server, s, app)), 200)
-    r = server.request("DELETE", f"/users/{u['id']}", token=server.root_token,
+    r = server.request("DELETE", f"/users/{u.id}", token=server.root_token,
                        params={"hard_delete": "true"})
     assert r.status_code in (202, 204), r.text
 
@@ -861,8 +842,8 @@ def test_deleting_a_user_removes_their_applications_tokens_and_sessions(server):
 
 
 def test_user_oauth_applications_setting(server):
-    u = make_user(server)
-    s = sign_in(server, u["username"])
+    u, _ = make_user(server)
+    s = sign_in(server, u.username)
     page = s.get(server.url + "/profile/applications")
     server.request("PUT", "/application/settings", token=server.root_token,
                    json={"user_oauth_applications": False})
@@ -872,8 +853,8 @@ def test_user_oauth_applications_setting(server):
             "doorkeeper_application[redirect_uri]": REDIRECT,
             "doorkeeper_application[scopes][]": ["api"]}, allow_redirects=False)
         assert r.status_code == 403
-        admin = make_user(server, admin=True)
-        r = register_on_page(server, sign_in(server, admin["username"]))
+        admin, _ = make_user(server, admin=True)
+        r = register_on_page(server, sign_in(server, admin.username))
         assert r.status_code == 201
     finally:
         server.request("PUT", "/application/settings", token=server.root_token,
@@ -919,8 +900,7 @@ def test_applications_api_bad_inputs(server):
     assert_json(r, 400, {"message": {"scopes": ["doesn't match configured on the server."]}})
     # no token, non-admin, token without api scope
     assert_json(server.request("GET", "/applications"), 401)
-    u = make_user(server)
-    user_token = server.create_token_api(user_id=u["id"])["token"]
+    u, user_token = make_user(server)
     assert_json(server.request("GET", "/applications", token=user_token), 403)
     read_only = server.create_token_api(scopes=("read_api",))["token"]
     assert_json(server.request("POST", "/applications", token=read_only,
@@ -929,8 +909,7 @@ def test_applications_api_bad_inputs(server):
     body = assert_json(server.request("POST", "/applications", token=root,
                                       json={"name": "x", "redirect_uri": REDIRECT,
                                             "scopes": "api"}), 201)
-    host = "apps-b.test"
-    b_token = new_tenant(server, host)
+    host, b_token = other_tenant(server, "apps-b")
     r = server.request("DELETE", f"/applications/{body['id']}", token=b_token, host=host)
     assert r.status_code == 404
 
@@ -987,7 +966,7 @@ def test_password_grant_off_with_git_password_authentication(server, user):
     server.request("PUT", "/application/settings", token=server.root_token,
                    json={"password_authentication_enabled_for_git": False})
     try:
-        r = post_token(server, {"grant_type": "password", "username": user["username"],
+        r = post_token(server, {"grant_type": "password", "username": user.username,
                                 "password": PASSWORD}, auth=(app["application_id"], app["secret"]))
         assert_json(r, 400, GRANT_ERROR)
     finally:
@@ -997,12 +976,12 @@ def test_password_grant_off_with_git_password_authentication(server, user):
 
 def test_secrets_never_logged(make_server):
     srv = make_server({"TRELLIS_LOG": "trace"})
-    u = make_user(srv)
-    s = sign_in(srv, u["username"])
+    u, _ = make_user(srv)
+    s = sign_in(srv, u.username)
     app = admin_app(srv)
     code = code_for(srv, s, app)
     token = assert_json(exchange(srv, app, code), 200)
-    assert assert_json(post_token(srv, {"grant_type": "password", "username": u["username"],
+    assert assert_json(post_token(srv, {"grant_type": "password", "username": u.username,
                                         "password": PASSWORD},
                                   auth=(app["application_id"], app["secret"])), 200)
     requests.get(srv.api_url + "/user", params={"access_token": token["access_token"]})

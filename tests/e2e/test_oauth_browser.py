@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_oauth import make_user, PASSWORD
+from conftest import PASSWORD, make_user
 
 TESTS = Path(__file__).resolve().parent.parent
 SCRIPT = TESTS / "browser" / "oauth_flow.mjs"
@@ -35,9 +35,9 @@ def test_browser_sign_in_register_authorize(server):
         # pytest -q shows warnings in its summary, so the notice is seen in `cargo test` too.
         warnings.warn(f"NOTICE: browser test skipped: {reason}", stacklevel=1)
         pytest.skip(reason)
-    user = make_user(server)
+    user, _ = make_user(server)
     proc = subprocess.run(
-        ["node", str(SCRIPT), server.url, user["username"], PASSWORD],
+        ["node", str(SCRIPT), server.url, user.username, PASSWORD],
         capture_output=True, text=True, timeout=180, cwd=TESTS,
     )
     print(proc.stdout)

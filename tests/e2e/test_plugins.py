@@ -2,82 +2,29 @@
 (hostile plugins answered per failure policy while the server keeps serving), replacement
 without restart seen by a second process, tenant fairness, metrics and the local CLI.
 
-The guest plugins (examples/keyword-spam-filter, tests/plugins/hostile) are built here with
-cargo for wasm32-wasip2; the built-in spam filter is embedded in the binary.
+The guest plugins (examples/keyword-spam-filter, tests/plugins/hostile) are built with cargo
+for wasm32-wasip2 by conftest's fixtures; the built-in spam filter is embedded in the binary.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import json
-import os
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import assert_json, other_tenant
+from conftest import (FORBIDDEN, UNAUTHORIZED, assert_json, bind, built_in, make_user,
+                      other_tenant, spam_test, upload)
 
-ROOT = Path(__file__).resolve().parents[2]
-GUEST_TARGET = ROOT / "target" / "wasm-guests"
-UNAUTHORIZED = {"message": "401 Unauthorized"}
-FORBIDDEN = {"message": "403 Forbidden"}
 EMPTY_COMPONENT = b"\0asm\x0d\x00\x01\x00"
 CORE_MODULE = b"\0asm\x01\x00\x00\x00"
-
-
-def build_guest(package: str, artifact: str) -> bytes:
-    subprocess.run(
-        ["cargo", "build", "--quiet", "--release", "--target", "wasm32-wasip2",
-         "--package", package, "--target-dir", str(GUEST_TARGET)],
-        cwd=ROOT, check=True, timeout=900,
-    )
-    return (GUEST_TARGET / "wasm32-wasip2" / "release" / artifact).read_bytes()
-
-
-@pytest.fixture(scope="module")
-def keyword_wasm() -> bytes:
-    return build_guest("keyword-spam-filter", "keyword_spam_filter.wasm")
-
-
-@pytest.fixture(scope="module")
-def hostile_wasm() -> bytes:
-    return build_guest("hostile-plugin", "hostile_plugin.wasm")
-
-
-def upload(server, data: bytes, name: str = "plugin.wasm", token=None, host=None, **fields):
-    return server.request(
-        "POST", "/application/plugins", token=token or server.root_token, host=host,
-        files={"file": (name, data, "application/wasm")}, data=fields,
-    )
-
-
-def bind(server, hook="spam_check", token=None, host=None, **body):
-    return server.request("PUT", f"/application/plugin_hooks/{hook}",
-                          token=token or server.root_token, host=host, json=body)
-
-
-def spam_test(server, title, description="", token=None, host=None, **extra):
-    r = server.request("POST", "/application/plugin_hooks/spam_check/test",
-                       token=token or server.root_token, host=host,
-                       json={"title": title, "description": description, **extra})
-    return assert_json(r, 200)
-
-
-def built_in(server, token=None, host=None) -> dict:
-    r = server.request("GET", "/application/plugins", token=token or server.root_token, host=host)
-    rows = assert_json(r, 200)
-    return next(p for p in rows if p["name"] == "spam-filter" and p["built_in"])
 
 
 @pytest.fixture(scope="module")
 def user(server):
     """A regular user (not an administrator)."""
-    gl = server.gitlab()
-    u = gl.users.create({"username": "plugin-user", "email": "pu@example.com",
-                         "name": "Plugin User", "password": "Secret-pass-123456"})
-    token = server.create_token_api(user_id=u.id)["token"]
+    u, token = make_user(server, "plugin-user")
     return {"id": u.id, "token": token}
 
 
@@ -414,11 +361,7 @@ def test_metrics_per_tenant_plugin_hook(server, hostile):
 def test_tenant_fairness(server, hostile):
     """While tenant A's plugin loops on every instance it may have, tenant B's spam checks run
     and its issue creates (checked by B's own plugin) never wait for A's deadlines."""
-    host_b = "plugins-b.test"
-    server.cli("tenant", "create", "--host", host_b)
-    token_b = server.create_token(user="root", name="b", scopes="api", tenant=host_b)
-    assert server.wait_for(lambda: server.request("GET", "/user", token=token_b,
-                                                  host=host_b).status_code == 200, timeout=10)
+    host_b, token_b = other_tenant(server, "plugins-b")
     b = built_in(server, token=token_b, host=host_b)
     assert_json(bind(server, token=token_b, host=host_b, plugin_id=b["id"],
                      config={"blocked_words": ["casino"], "trust_admins": False}), 200)

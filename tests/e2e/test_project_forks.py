@@ -12,9 +12,8 @@ from pathlib import Path
 import gitlab
 import pytest
 
-from conftest import assert_json, make_user, other_tenant
+from conftest import PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
 
-NOT_FOUND = {"message": "404 Project Not Found"}
 
 
 @pytest.fixture(scope="module")
@@ -118,13 +117,39 @@ def test_fork_into_group_and_bad_inputs(server, alice, bob):
     assert_json(server.request("POST", path, token=a_token, json={"visibility": "secret", "path": "x1"}), 400,
                 {"error": "visibility does not have a valid value"})
     assert_json(server.request("POST", path, json={}), 401)
-    assert_json(server.request("POST", "/projects/999999/fork", token=a_token), 404, NOT_FOUND)
+    assert_json(server.request("POST", "/projects/999999/fork", token=a_token), 404, PROJECT_NOT_FOUND)
     hidden = gl_a.projects.create({"name": "Hidden Src"})
-    assert_json(server.request("POST", f"/projects/{hidden.id}/fork", token=b_token), 404, NOT_FOUND)
-    assert_json(server.request("GET", f"/projects/{hidden.id}/forks", token=b_token), 404, NOT_FOUND)
+    assert_json(server.request("POST", f"/projects/{hidden.id}/fork", token=b_token), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{hidden.id}/forks", token=b_token), 404, PROJECT_NOT_FOUND)
     # forking disabled
     gl_a.projects.update(source.id, {"forking_access_level": "disabled"})
     assert_json(server.request("POST", path, token=b_token), 404, {"message": "404 Not Found"})
+
+
+def test_fork_whose_repository_cannot_be_made_leaves_nothing(server, alice, bob):
+    """The fork's repository is made before its row is inserted: when git fails, 500 and no
+    fork row, no fork count on the source, no repository; the next attempt works."""
+    _, a_token = alice
+    b_user, b_token = bob
+    source = server.gitlab(a_token).projects.create({"name": "Fork Blocked Src", "visibility": "public",
+                                                     "initialize_with_readme": True})
+    blocker = repo_dir(server, source.id + 1)
+    blocker.write_text("in the way")
+    try:
+        r = server.request("POST", f"/projects/{source.id}/fork", token=b_token)
+        assert_json(r, 500, {"message": "500 Internal Server Error"})
+        assert_json(server.request("GET", f"/projects/{b_user.username}%2F{source.path}", token=b_token),
+                    404, NOT_FOUND)
+        assert assert_json(server.request("GET", f"/projects/{source.id}/forks", token=b_token), 200) == []
+        assert assert_json(server.request("GET", f"/projects/{source.id}", token=a_token), 200)["forks_count"] == 0
+        assert blocker.read_text() == "in the way"
+    finally:
+        blocker.unlink()
+    fork = assert_json(server.request("POST", f"/projects/{source.id}/fork", token=b_token), 201)
+    assert fork["id"] > source.id + 1, "the failed attempt's id stays unused"
+    assert assert_json(server.request("GET", f"/projects/{source.id}", token=a_token), 200)["forks_count"] == 1
+    done = wait_finished(server, server.gitlab(b_token), fork["id"])
+    assert done.import_status == "finished" and git_log(repo_dir(server, fork["id"])) == ["Initial", "commit"]
 
 
 def test_fork_relation_link_and_unlink(server, alice, bob):
@@ -138,9 +163,9 @@ def test_fork_relation_link_and_unlink(server, alice, bob):
     assert gl_a.projects.get(one.id).forks_count == 1
     assert_json(server.request("POST", f"/projects/{two.id}/fork/{one.id}", token=a_token), 409,
                 {"message": "Project already forked"})
-    assert_json(server.request("POST", f"/projects/{two.id}/fork/999999", token=a_token), 404, NOT_FOUND)
+    assert_json(server.request("POST", f"/projects/{two.id}/fork/999999", token=a_token), 404, PROJECT_NOT_FOUND)
     assert_json(server.request("POST", f"/projects/{one.id}/fork/{two.id}", token=bob[1]), 403)
-    assert_json(server.request("DELETE", f"/projects/{two.id}/fork", token=bob[1]), 404, NOT_FOUND)
+    assert_json(server.request("DELETE", f"/projects/{two.id}/fork", token=bob[1]), 404, PROJECT_NOT_FOUND)
     assert_json(server.request("DELETE", f"/projects/{one.id}/fork", token=bob[1]), 403)
     assert_json(server.request("DELETE", f"/projects/{two.id}/fork"), 401)
     r = server.request("DELETE", f"/projects/{two.id}/fork", token=a_token)
@@ -161,7 +186,7 @@ def test_share_with_group_grants_access(server, alice, bob):
     project = gl_a.projects.create({"name": "Shared Proj"})
     group = gl_a.groups.create({"name": "Sharers", "path": f"sh-{secrets.token_hex(3)}"})
     group.members.create({"user_id": b_user.id, "access_level": 40})
-    assert_json(server.request("GET", f"/projects/{project.id}", token=b_token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{project.id}", token=b_token), 404, PROJECT_NOT_FOUND)
     r = server.request("POST", f"/projects/{project.id}/share", token=a_token,
                        json={"group_id": group.id, "group_access": 30, "expires_at": "2999-01-01"})
     link = assert_json(r, 201)
@@ -205,13 +230,13 @@ def test_share_with_group_grants_access(server, alice, bob):
                 {"message": "Not Found"})
     assert_json(server.request("POST", share, json={"group_id": group.id, "group_access": 30}), 401)
     assert_json(server.request("POST", "/projects/999999/share", token=a_token,
-                               json={"group_id": group.id, "group_access": 30}), 404, NOT_FOUND)
+                               json={"group_id": group.id, "group_access": 30}), 404, PROJECT_NOT_FOUND)
     # unshare: the access goes with it
     assert_json(server.request("DELETE", f"{share}/{group.id}", token=b_token), 403)
     assert server.request("DELETE", f"{share}/{group.id}", token=a_token).status_code == 204
     assert_json(server.request("DELETE", f"{share}/{group.id}", token=a_token), 404,
                 {"message": "404 Group Link Not Found"})
-    assert_json(server.request("GET", f"/projects/{project.id}", token=b_token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{project.id}", token=b_token), 404, PROJECT_NOT_FOUND)
     # python-gitlab's share/unshare
     gl_a.projects.get(project.id, lazy=True).share(group.id, 20)
     assert gl_a.projects.get(project.id).shared_with_groups[0]["group_access_level"] == 20
@@ -235,7 +260,7 @@ def test_transfer(server, alice, bob, tmp_path):
     clone = tmp_path / "moved"
     subprocess.run(["git", "clone", "-q", str(repo_dir(server, project.id)), str(clone)], check=True)
     assert (clone / "README.md").exists()
-    assert_json(server.request("GET", f"/projects/{a_user.username}%2Fmover", token=a_token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{a_user.username}%2Fmover", token=a_token), 404, PROJECT_NOT_FOUND)
     # back by path, through the raw API
     r = server.request("PUT", f"/projects/{project.id}/transfer", token=a_token,
                        json={"namespace": a_user.username})
@@ -256,7 +281,7 @@ def test_transfer(server, alice, bob, tmp_path):
     assert_json(server.request("PUT", path, token=b_token, json={"namespace": b_user.username}), 403)
     assert_json(server.request("PUT", path, json={"namespace": group.id}), 401)
     assert_json(server.request("PUT", "/projects/999999/transfer", token=a_token, json={"namespace": group.id}),
-                404, NOT_FOUND)
+                404, PROJECT_NOT_FOUND)
     # administrators may move any project
     r = server.request("PUT", path, token=server.root_token, json={"namespace": b_user.username})
     assert assert_json(r, 200)["namespace"]["path"] == b_user.username
@@ -271,7 +296,7 @@ def test_other_tenant_ids_are_unknown(server, alice):
                                  ("POST", "/fork/1", {}), ("POST", "/share", {"group_id": 1, "group_access": 30}),
                                  ("DELETE", "/share/1", None), ("PUT", "/transfer", {"namespace": 1})]:
         r = server.request(method, f"/projects/{p.id}{suffix}", token=token_b, host=host, json=body)
-        assert_json(r, 404, NOT_FOUND)
+        assert_json(r, 404, PROJECT_NOT_FOUND)
 
 
 def test_member_and_user_lists_page(server, alice):

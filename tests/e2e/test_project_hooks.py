@@ -8,7 +8,7 @@ import secrets
 import gitlab
 import pytest
 
-from conftest import assert_json
+from conftest import PROJECT_NOT_FOUND, assert_json, make_user
 
 HOOK_FLAGS = {
     "push_events": True,
@@ -25,21 +25,6 @@ HOOK_FLAGS = {
     "releases_events": False,
     "enable_ssl_verification": True,
 }
-NOT_FOUND = {"message": "404 Project Not Found"}
-
-
-def make_user(server, prefix="u"):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    user = server.gitlab().users.create(
-        {
-            "username": name,
-            "email": f"{name}@example.com",
-            "name": name.title(),
-            "password": "password123",
-            "skip_confirmation": True,
-        }
-    )
-    return user, server.create_token_api(user_id=user.id)["token"]
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +139,8 @@ def test_hook_access(server, owner, dev, outsider, projects):
         assert_json(server.request("POST", path, token=dev[1], json={"url": "https://e.com"}), 403)
     # an outsider sees the public project (403) but not the private one (404)
     assert_json(server.request("GET", f"/projects/{public.id}/hooks", token=outsider[1]), 403)
-    assert_json(server.request("GET", f"/projects/{private.id}/hooks", token=outsider[1]), 404, NOT_FOUND)
-    assert_json(server.request("DELETE", f"/projects/{private.id}/hooks/1", token=outsider[1]), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{private.id}/hooks", token=outsider[1]), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("DELETE", f"/projects/{private.id}/hooks/1", token=outsider[1]), 404, PROJECT_NOT_FOUND)
     # a maintainer and an administrator may manage hooks
     maint, maint_token = make_user(server, "maint")
     server.gitlab(owner[1]).projects.get(private.id).members.create({"user_id": maint.id, "access_level": 40})
@@ -228,7 +213,7 @@ def test_push_rule_bad_inputs_and_access(server, owner, dev, outsider, projects)
     assert_json(server.request("GET", path), 401)
     assert_json(server.request("GET", path, token=dev[1]), 403)
     assert_json(server.request("POST", path, token=outsider[1], json={"member_check": True}), 403)
-    assert_json(server.request("GET", f"/projects/{private.id}/push_rule", token=outsider[1]), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{private.id}/push_rule", token=outsider[1]), 404, PROJECT_NOT_FOUND)
     r = server.request("POST", path, token=server.root_token, json={"member_check": True})
     assert assert_json(r, 201)["member_check"] is True
     server.request("DELETE", path, token=server.root_token)
@@ -287,7 +272,7 @@ def test_upload_bad_inputs_and_access(server, owner, dev, outsider, projects):
     path = f"/projects/{private.id}/uploads"
     files = {"file": ("a.txt", b"x")}
     assert_json(server.request("POST", path, files=files), 401)
-    assert_json(server.request("POST", path, token=outsider[1], files=files), 404, NOT_FOUND)
+    assert_json(server.request("POST", path, token=outsider[1], files=files), 404, PROJECT_NOT_FOUND)
     assert_json(server.request("POST", f"/projects/{public.id}/uploads", token=outsider[1], files=files), 403)
     reporter, reporter_token = make_user(server, "rep")
     server.gitlab(owner[1]).projects.get(private.id).members.create({"user_id": reporter.id, "access_level": 20})

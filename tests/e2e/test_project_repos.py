@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_json, make_user, other_tenant
+from conftest import PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
 
-NOT_FOUND = {"message": "404 Project Not Found"}
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +145,8 @@ def test_snapshot_is_a_cloneable_tar(server, owner, other, tmp_path):
     # only administrators; no wiki repository → 404
     assert_json(server.request("GET", f"/projects/{p.id}/snapshot", token=token), 403)
     assert_json(server.request("GET", f"/projects/{p.id}/snapshot"), 401)
-    assert_json(server.request("GET", f"/projects/{p.id}/snapshot", token=other[1]), 404, NOT_FOUND)
-    assert_json(server.request("GET", "/projects/999999/snapshot", token=server.root_token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{p.id}/snapshot", token=other[1]), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("GET", "/projects/999999/snapshot", token=server.root_token), 404, PROJECT_NOT_FOUND)
     assert_json(server.request("GET", f"/projects/{p.id}/snapshot", token=server.root_token,
                                params={"wiki": True}), 404, {"message": "404 Not Found"})
     assert_json(server.request("GET", f"/projects/{p.id}/snapshot", token=server.root_token,
@@ -161,8 +160,8 @@ def test_housekeeping(server, owner, other):
     gl.projects.get(p.id, lazy=True).housekeeping()
     assert server.wait_for(lambda: list((repo_dir(server, p.id) / "objects" / "pack").glob("*.pack")), timeout=15)
     assert_json(server.request("POST", f"/projects/{p.id}/housekeeping"), 401)
-    assert_json(server.request("POST", f"/projects/{p.id}/housekeeping", token=other[1]), 404, NOT_FOUND)
-    assert_json(server.request("POST", "/projects/999999/housekeeping", token=token), 404, NOT_FOUND)
+    assert_json(server.request("POST", f"/projects/{p.id}/housekeeping", token=other[1]), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("POST", "/projects/999999/housekeeping", token=token), 404, PROJECT_NOT_FOUND)
     q = gl.projects.create({"name": "Housekeep Pub", "visibility": "public"})
     assert_json(server.request("POST", f"/projects/{q.id}/housekeeping", token=other[1]), 403)
 
@@ -185,7 +184,7 @@ def test_nothing_half_created(server, owner):
                                    params={"per_page": 100}).json())
         r = server.request("POST", "/projects", token=token, json={"name": "Blocked Repo"})
         assert r.status_code == 500, r.text
-        assert_json(server.request("GET", f"/projects/{user.username}%2Fblocked-repo", token=token), 404, NOT_FOUND)
+        assert_json(server.request("GET", f"/projects/{user.username}%2Fblocked-repo", token=token), 404, PROJECT_NOT_FOUND)
         assert len(server.request("GET", "/projects", token=server.root_token,
                                   params={"per_page": 100}).json()) == total
     finally:
@@ -202,11 +201,11 @@ def test_delete_removes_repository_and_uploads(server, owner, other):
                                     files={"file": ("a.txt", b"hello")}), 201)
     uploads = server.data_dir / "uploads" / "1" / "project" / str(p.id)
     assert uploads.is_dir() and repo_dir(server, p.id).is_dir()
-    assert_json(server.request("DELETE", f"/projects/{p.id}", token=other[1]), 404, NOT_FOUND)
+    assert_json(server.request("DELETE", f"/projects/{p.id}", token=other[1]), 404, PROJECT_NOT_FOUND)
     assert_json(server.request("DELETE", f"/projects/{p.id}", token=token), 202, {"message": "202 Accepted"})
     assert not repo_dir(server, p.id).exists()
     assert not uploads.exists()
-    assert_json(server.request("GET", f"/projects/{p.id}", token=token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{p.id}", token=token), 404, PROJECT_NOT_FOUND)
     assert server.request("GET", up["full_path"], token=token).status_code == 404
 
 
@@ -235,7 +234,7 @@ def test_delayed_deletion_and_restore(server, owner, other):
         gl.projects.create({"name": "Later"}).delete()
         assert_json(server.request("DELETE", f"/projects/{p.id}", token=token), 400,
                     {"message": "Project has been already marked for deletion"})
-        assert_json(server.request("POST", f"/projects/{p.id}/restore", token=other[1]), 404, NOT_FOUND)
+        assert_json(server.request("POST", f"/projects/{p.id}/restore", token=other[1]), 404, PROJECT_NOT_FOUND)
         assert_json(server.request("POST", f"/projects/{p.id}/restore"), 401)
         restored = assert_json(server.request("POST", f"/projects/{p.id}/restore", token=token), 201)
         assert restored["archived"] is False and restored["marked_for_deletion_on"] is None
@@ -249,7 +248,7 @@ def test_delayed_deletion_and_restore(server, owner, other):
         r = server.request("DELETE", f"/projects/{p.id}", token=token,
                            params={"permanently_remove": True, "full_path": full})
         assert_json(r, 202)
-        assert_json(server.request("GET", f"/projects/{p.id}", token=root), 404, NOT_FOUND)
+        assert_json(server.request("GET", f"/projects/{p.id}", token=root), 404, PROJECT_NOT_FOUND)
         assert not repo_dir(server, p.id).exists()
     finally:
         server.request("PUT", "/application/settings", token=root, json={"delayed_project_deletion": False})
@@ -273,8 +272,8 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
     assert_json(server.request("POST", path, token=token, json={"import_url": "http://10.1.2.3/x.git"}), 400,
                 {"message": {"import_url": ["is blocked: Requests to the local network are not allowed"]}})
     assert_json(server.request("POST", path), 401)
-    assert_json(server.request("POST", path, token=other[1]), 404, NOT_FOUND)
-    assert_json(server.request("POST", "/projects/999999/mirror/pull", token=token), 404, NOT_FOUND)
+    assert_json(server.request("POST", path, token=other[1]), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("POST", "/projects/999999/mirror/pull", token=token), 404, PROJECT_NOT_FOUND)
     # allowed through the allowlist: the fetch runs (git over HTTP is not served yet, so it
     # fails, and the failure is reported without the URL)
     assert_json(server.request("PUT", "/application/settings", token=root,
@@ -291,7 +290,7 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
         creds = local_url.replace("http://", "http://user:secret@")
         r = server.request("PUT", f"/projects/{target.id}", token=token, json={"import_url": creds})
         assert assert_json(r, 200)["import_url"] == local_url
-        assert_json(server.request("GET", f"/projects/{target.id}", token=other[1]), 404, NOT_FOUND)
+        assert_json(server.request("GET", f"/projects/{target.id}", token=other[1]), 404, PROJECT_NOT_FOUND)
     finally:
         server.request("PUT", "/application/settings", token=root, json={"outbound_local_requests_whitelist": []})
     # with the allowlist empty again, the stored URL is refused before the fetch
@@ -357,7 +356,7 @@ def test_other_tenant_ids_are_unknown(server, owner):
     for method, suffix in [("GET", "/languages"), ("GET", "/snapshot"), ("POST", "/housekeeping"),
                            ("POST", "/restore"), ("POST", "/mirror/pull"), ("DELETE", "")]:
         r = server.request(method, f"/projects/{p.id}{suffix}", token=token_b, host=host)
-        assert_json(r, 404, NOT_FOUND)
+        assert_json(r, 404, PROJECT_NOT_FOUND)
     assert repo_dir(server, p.id).is_dir()
 
 

@@ -8,26 +8,8 @@ import secrets
 import gitlab
 import pytest
 
-from conftest import assert_json
+from conftest import PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
 
-NOT_FOUND = {"message": "404 Project Not Found"}
-
-
-def make_user(server, prefix="u", **extra):
-    name = f"{prefix}{secrets.token_hex(3)}"
-    gl = server.gitlab()
-    user = gl.users.create(
-        {
-            "username": name,
-            "email": f"{name}@example.com",
-            "name": name.title(),
-            "password": "password123",
-            "skip_confirmation": True,
-            **extra,
-        }
-    )
-    token = server.create_token_api(user_id=user.id)["token"]
-    return user, token
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +122,9 @@ def test_bad_inputs(server, alice, bob):
     r = server.request("POST", "/projects", token=token, json={"name": "v", "visibility": "secret"})
     assert_json(r, 400, {"error": "visibility does not have a valid value"})
     r = server.request("GET", "/projects/999999", token=token)
-    assert_json(r, 404, NOT_FOUND)
+    assert_json(r, 404, PROJECT_NOT_FOUND)
     r = server.request("GET", "/projects/nobody%2Fnothing", token=token)
-    assert_json(r, 404, NOT_FOUND)
+    assert_json(r, 404, PROJECT_NOT_FOUND)
     r = server.request("POST", "/projects", json={"name": "anon"})
     assert r.status_code == 401
 
@@ -191,19 +173,19 @@ def test_visibility_by_caller(server, alice, bob):
     r = server.request("GET", f"/projects/{public.id}")
     body = assert_json(r, 200)
     assert "visibility" not in body and "permissions" not in body and body["name"] == "open-one"
-    assert_json(server.request("GET", f"/projects/{internal.id}"), 404, NOT_FOUND)
-    assert_json(server.request("GET", f"/projects/{private.id}"), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{internal.id}"), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{private.id}"), 404, PROJECT_NOT_FOUND)
     anon_ids = {p["id"] for p in server.request("GET", "/projects", params={"per_page": 100}).json()}
     assert public.id in anon_ids and internal.id not in anon_ids and private.id not in anon_ids
     # another user: public and internal, never 403 for private
     assert server.request("GET", f"/projects/{internal.id}", token=bob_token).status_code == 200
-    assert_json(server.request("GET", f"/projects/{private.id}", token=bob_token), 404, NOT_FOUND)
-    assert_json(server.request("PUT", f"/projects/{private.id}", token=bob_token, json={"description": "x"}), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{private.id}", token=bob_token), 404, PROJECT_NOT_FOUND)
+    assert_json(server.request("PUT", f"/projects/{private.id}", token=bob_token, json={"description": "x"}), 404, PROJECT_NOT_FOUND)
     bob_ids = {p.id for p in server.gitlab(bob_token).projects.list(get_all=True)}
     assert {public.id, internal.id} <= bob_ids and private.id not in bob_ids
     # external users do not see internal projects
     _, ext_token = make_user(server, "ext", external=True)
-    assert_json(server.request("GET", f"/projects/{internal.id}", token=ext_token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{internal.id}", token=ext_token), 404, PROJECT_NOT_FOUND)
     # member: sees private, permissions reflect the membership
     bob_user = server.gitlab().users.list(username=bob[0].username)[0]
     private.members.create({"user_id": bob_user.id, "access_level": 30})
@@ -297,7 +279,7 @@ def test_update_rename_and_delete(server, alice, bob):
     assert r.status_code == 403
     r = server.request("DELETE", f"/projects/{p.id}", token=token)
     assert_json(r, 202, {"message": "202 Accepted"})
-    assert_json(server.request("GET", f"/projects/{p.id}", token=token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{p.id}", token=token), 404, PROJECT_NOT_FOUND)
 
 
 def test_star_unstar_starrers(server, alice, bob):
@@ -359,7 +341,7 @@ def test_members(server, alice, bob):
     assert r.status_code == 403
     p.members.delete(bob_user.id)
     assert server.request("GET", f"/projects/{p.id}/members/{bob_user.id}", token=token).status_code == 404
-    assert_json(server.request("GET", f"/projects/{p.id}", token=bob_token), 404, NOT_FOUND)
+    assert_json(server.request("GET", f"/projects/{p.id}", token=bob_token), 404, PROJECT_NOT_FOUND)
 
 
 def test_group_projects_and_inherited_members(server, alice, bob):
@@ -387,6 +369,40 @@ def test_group_projects_and_inherited_members(server, alice, bob):
     # a project may not be more visible than its group
     r = server.request("POST", "/projects", token=token, json={"name": "loud", "namespace_id": sub.id, "visibility": "public"})
     assert_json(r, 400, {"message": {"visibility_level": ["public is not allowed in a private group."]}})
+
+
+def test_group_maintainer_who_is_project_guest_acts_as_maintainer(server, alice):
+    """Every level-dependent field of the project view reads one effective level: the best of
+    the project membership and the group's, so a project guest who maintains the group sees
+    what a project maintainer sees (import_url and runners_token alike)."""
+    _, token = alice
+    gl = server.gitlab(token)
+    group = gl.groups.create({"name": "Levels", "path": f"levels-{secrets.token_hex(3)}"})
+    p = gl.projects.create({"name": "Leveled", "namespace_id": group.id})
+    url = "https://mirror.example.com/team/leveled.git"
+    assert assert_json(server.request("PUT", f"/projects/{p.id}", token=token, json={"import_url": url}), 200)["import_url"] == url
+    maintainer, maintainer_token = make_user(server, "maint")
+    both, both_token = make_user(server, "both")
+    guest, guest_token = make_user(server, "guest")
+    p.members.create({"user_id": maintainer.id, "access_level": 40})
+    p.members.create({"user_id": both.id, "access_level": 10})
+    p.members.create({"user_id": guest.id, "access_level": 10})
+    group.members.create({"user_id": both.id, "access_level": 40})
+    as_maintainer = assert_json(server.request("GET", f"/projects/{p.id}", token=maintainer_token), 200)
+    assert as_maintainer["import_url"] == url
+    assert as_maintainer["runners_token"] is not None
+    assert as_maintainer["can_create_merge_request_in"] is True
+    as_both = assert_json(server.request("GET", f"/projects/{p.id}", token=both_token), 200)
+    assert as_both["permissions"]["project_access"]["access_level"] == 10
+    assert as_both["permissions"]["group_access"]["access_level"] == 40
+    listed = assert_json(server.request("GET", "/projects", token=both_token, params={"membership": True}), 200)
+    for view in (as_both, next(x for x in listed if x["id"] == p.id)):
+        for field in ("import_url", "runners_token", "can_create_merge_request_in"):
+            assert view[field] == as_maintainer[field], field
+    # the level still matters: a plain guest sees neither
+    as_guest = assert_json(server.request("GET", f"/projects/{p.id}", token=guest_token), 200)
+    assert as_guest["import_url"] is None and as_guest["runners_token"] is None
+    assert as_guest["can_create_merge_request_in"] is False
 
 
 def test_create_for_user(server, alice, bob):
@@ -423,19 +439,12 @@ def test_python_gitlab_errors(server, alice):
 
 
 def test_tenants_do_not_share_projects(server):
-    host = f"proj-{secrets.token_hex(3)}.example"
-    server.cli("tenant", "create", "--host", host)
-    token_b = server.create_token(user="root", name="t", scopes="api", tenant=host)
-    # the server picks up new tenants within a moment
-    assert server.wait_for(
-        lambda: server.request("GET", "/user", token=token_b, host=host).status_code == 200,
-        timeout=10, interval=0.2,
-    )
+    host, token_b = other_tenant(server, "proj")
     a = server.gitlab().projects.create({"name": "tenant-a-only", "visibility": "public"})
     gl_b = server.gitlab(token_b, host=host)
     b = gl_b.projects.create({"name": "tenant-b-only", "visibility": "public"})
     assert b.path_with_namespace == "root/tenant-b-only"
-    assert_json(server.request("GET", "/projects/root%2Ftenant-a-only", token=token_b, host=host), 404, NOT_FOUND)
+    assert_json(server.request("GET", "/projects/root%2Ftenant-a-only", token=token_b, host=host), 404, PROJECT_NOT_FOUND)
     ids_b = {p["id"] for p in server.request("GET", "/projects", token=token_b, host=host, params={"per_page": 100}).json()}
     assert ids_b == {b.id}
     got = server.request("GET", f"/projects/{a.id}", token=server.root_token).json()

@@ -5,15 +5,13 @@ write-only secrets (never returned, encrypted at rest), admin-only access, and t
 with one bad value changes nothing.
 """
 
-import re
 import sqlite3
 
 import gitlab
 import pytest
 
-from conftest import assert_json, psql
+from conftest import ISO_MS, assert_json, psql
 
-ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 PATH = "/application/settings"
 
 # (flag, value that enables it, {required setting: a valid value})

@@ -9,17 +9,13 @@ from __future__ import annotations
 import gitlab
 import pytest
 
-from conftest import assert_json, make_user
-from test_plugins import built_in, keyword_wasm, upload  # noqa: F401 (fixture)
+from conftest import assert_json, bind, built_in, make_user, upload
 
 SPAM = {"message": {"base": ["Your issue has been recognized as spam. Please, change the content to proceed."]}}
 
 
 def bind_filter(server, **config):
-    b = built_in(server)
-    r = server.request("PUT", "/application/plugin_hooks/spam_check", token=server.root_token,
-                       json={"plugin_id": b["id"], "config": config})
-    assert_json(r, 200)
+    assert_json(bind(server, plugin_id=built_in(server)["id"], config=config), 200)
 
 
 def unbind(server):
@@ -112,14 +108,12 @@ def test_block_user_verdict_blocks_the_author(server, author):
     assert r.status_code in (401, 403), r.text
 
 
-def test_uploaded_plugin_replaces_the_built_in(server, author, keyword_wasm):  # noqa: F811
+def test_uploaded_plugin_replaces_the_built_in(server, author, keyword_wasm):
     bind_filter(server, blocked_words=["casino"])
     r = upload(server, keyword_wasm, name="keyword-spam-filter.wasm")
     assert r.status_code in (200, 201), r.text
     kw = r.json()
-    r = server.request("PUT", "/application/plugin_hooks/spam_check", token=server.root_token,
-                       json={"plugin_id": kw["id"], "config": {"keywords": ["lottery"]}})
-    assert_json(r, 200)
+    assert_json(bind(server, plugin_id=kw["id"], config={"keywords": ["lottery"]}), 200)
     # The built-in's word passes now; the uploaded plugin's keyword is refused.
     author["project"].issues.create({"title": "casino night"})
     r = server.request("POST", issues_url(author), token=author["token"],

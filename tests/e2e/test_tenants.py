@@ -4,10 +4,9 @@ import re
 
 import pytest
 
-from conftest import assert_json
+from conftest import UNAUTHORIZED, assert_json
 
 B = "b.test"
-UNAUTHORIZED = {"message": "401 Unauthorized"}
 TOKEN_NOT_FOUND = {"message": "404 Personal Access Token Not Found"}
 A_EXTRA_TOKENS = 5
 

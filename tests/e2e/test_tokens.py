@@ -1,16 +1,14 @@
 """Personal access tokens: create, list, show, revoke."""
 
 import datetime as dt
-import re
 
 import gitlab
 import pytest
 
-from conftest import assert_json, today_utc
+from conftest import ISO_MS, assert_json, today_utc
 
 TOKEN_FIELDS = {"id", "name", "revoked", "created_at", "scopes", "user_id", "last_used_at",
                 "active", "expires_at"}
-ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 NOT_FOUND = {"message": "404 Personal Access Token Not Found"}
 
 

@@ -1,14 +1,12 @@
 import hashlib
 """GET /user, /version and /metadata."""
 
-import re
 
 import gitlab
 import pytest
 
-from conftest import assert_json
+from conftest import ISO_MS, assert_json
 
-ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 ADMIN_FIELDS = [
     "id", "username", "name", "state", "avatar_url", "web_url", "created_at", "bio", "location",

@@ -6,7 +6,6 @@ inserted into the database directly, the way test_settings.py does.
 
 import datetime as dt
 import os
-import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -14,13 +13,10 @@ from pathlib import Path
 import gitlab
 import pytest
 
-from conftest import assert_json, require_program, today_utc
+from conftest import (FORBIDDEN, ISO_MS, UNAUTHORIZED, USER_NOT_FOUND, assert_json,
+                      require_program, today_utc)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "host" / "tests" / "fixtures"
-ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-UNAUTHORIZED = {"message": "401 Unauthorized"}
-FORBIDDEN = {"message": "403 Forbidden"}
-USER_NOT_FOUND = {"message": "404 User Not Found"}
 KEY_NOT_FOUND = {"message": "404 Key Not Found"}
 GPG_NOT_FOUND = {"message": "404 GPG Key Not Found"}
 EMAIL_NOT_FOUND = {"message": "404 Email Not Found"}
@@ -71,13 +67,6 @@ def alice(server):
                 "SELECT tenant_id, 9001, 'alice', 'alice', 'alice@example.com', 'alice@example.com', "
                 "'Alice', 'active', 0, 100000, 0, 0 FROM users WHERE username = 'root'")
     return {"id": 9001, "token": server.create_token(user="alice", scopes="api")}
-
-
-@pytest.fixture(scope="module")
-def gl(server):
-    gl = server.gitlab()
-    gl.auth()
-    return gl
 
 
 def post(server, path, token=None, **body):

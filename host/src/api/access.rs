@@ -3,6 +3,7 @@
 //! ancestor group, or the personal namespace's owner), internal ones to any signed-in
 //! non-external user, public ones to everyone. Administrators see everything.
 
+use crate::access_level::{AccessLevel, Permissions};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
@@ -11,14 +12,6 @@ use crate::model::users::UserRow;
 use crate::plugins::external_auth;
 use crate::store::members::PROJECT;
 use crate::store::projects::Viewer;
-use crate::views::project::Permissions;
-
-pub const GUEST: i64 = 10;
-pub const REPORTER: i64 = 20;
-pub const DEVELOPER: i64 = 30;
-pub const MAINTAINER: i64 = 40;
-pub const OWNER: i64 = 50;
-pub const ACCESS_LEVELS: &[i64] = &[GUEST, REPORTER, DEVELOPER, MAINTAINER, OWNER];
 
 /// Today's date (UTC), the day memberships with `expires_at` stop counting.
 pub fn today() -> String {
@@ -59,24 +52,17 @@ pub struct ProjectCtx {
     pub namespace: NamespaceRow,
     pub owner: Option<UserRow>,
     pub permissions: Permissions,
-    /// The personal namespace belongs to the caller.
-    pub personal_owner: bool,
     pub admin: bool,
 }
 
 impl ProjectCtx {
-    /// The caller's effective level (0 when none).
-    pub fn level(&self) -> i64 {
-        let personal = if self.personal_owner { OWNER } else { 0 };
-        self.permissions
-            .project
-            .unwrap_or(0)
-            .max(self.permissions.group.unwrap_or(0))
-            .max(personal)
+    /// The caller's effective level (no access when none).
+    pub fn level(&self) -> AccessLevel {
+        self.permissions.effective_level()
     }
 
     /// 403 unless the caller is an administrator or has `min` or above.
-    pub fn require(&self, min: i64) -> ApiResult<()> {
+    pub fn require(&self, min: AccessLevel) -> ApiResult<()> {
         if self.admin || self.level() >= min {
             Ok(())
         } else {
@@ -85,7 +71,7 @@ impl ProjectCtx {
     }
 }
 
-/// The caller's levels in `project`.
+/// The caller's levels in `project` (in `namespace`).
 pub async fn permissions(
     api: &Api,
     project: &ProjectRow,
@@ -113,10 +99,11 @@ pub async fn permissions(
         .filter(|m| m.expires_at.as_deref().is_none_or(|e| e > today.as_str()))
         .map(|m| m.access_level);
     let shared = shared.into_iter().map(|(_, level)| level).max();
-    let group_level = group_level.max(shared);
     Ok(Permissions {
-        project: project_level,
-        group: group_level,
+        project: project_level.map(AccessLevel::from_stored),
+        group: group_level.map(AccessLevel::from_stored),
+        shared: shared.map(AccessLevel::from_stored),
+        personal_owner: namespace.owner_id == Some(user),
     })
 }
 
@@ -151,19 +138,14 @@ pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
         },
         permissions(api, &project, &namespace),
     )?;
-    let personal_owner = api
-        .caller
-        .as_ref()
-        .is_some_and(|c| namespace.owner_id == Some(c.user.id));
     let ctx = ProjectCtx {
         project,
         namespace,
         owner,
         permissions,
-        personal_owner,
         admin: is_admin(api),
     };
-    let member = ctx.level() >= GUEST;
+    let member = ctx.level() >= AccessLevel::Guest;
     if !(ctx.admin || member || open_to(api, &ctx.project.visibility)) {
         return Err(ApiError::NotFound("Project"));
     }
@@ -254,13 +236,13 @@ pub async fn decide_label(api: &Api, label: &str) -> external_auth::Decision {
 /// A group with the caller's level in it (direct or inherited).
 pub struct GroupCtx {
     pub group: NamespaceRow,
-    pub level: Option<i64>,
+    pub level: Option<AccessLevel>,
     pub admin: bool,
 }
 
 impl GroupCtx {
-    pub fn require(&self, min: i64) -> ApiResult<()> {
-        if self.admin || self.level.unwrap_or(0) >= min {
+    pub fn require(&self, min: AccessLevel) -> ApiResult<()> {
+        if self.admin || self.level.unwrap_or_default() >= min {
             Ok(())
         } else {
             Err(ApiError::forbidden())
@@ -278,11 +260,11 @@ pub async fn group(api: &Api, key: &str) -> ApiResult<GroupCtx> {
         .filter(NamespaceRow::is_group)
         .ok_or(ApiError::NotFound("Group"))?;
     let level = match &api.caller {
-        Some(caller) => {
-            api.db()
-                .group_access(caller.user.id, &group.ancestry(), &today())
-                .await?
-        }
+        Some(caller) => api
+            .db()
+            .group_access(caller.user.id, &group.ancestry(), &today())
+            .await?
+            .map(AccessLevel::from_stored),
         None => None,
     };
     let ctx = GroupCtx {

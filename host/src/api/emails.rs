@@ -63,7 +63,11 @@ async fn create_email(api: &Api, owner: &UserRow, confirmed: bool) -> ApiResult<
 
 async fn delete_email(api: &Api, owner: &UserRow, email_id: &str) -> ApiResult<StatusCode> {
     let id = path_id(email_id, "email_id")?;
-    if api.db().delete_owned::<EmailRow>(owner.id, id).await? {
+    if api
+        .db()
+        .delete_owned::<EmailRow>(owner.id, id, api.user()?.user.id)
+        .await?
+    {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound("Email"))

@@ -10,13 +10,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Map, Value, json};
 
-use super::access::{self, OWNER, today};
+use super::access::{self, today};
 use super::projects::{self, Shape, check_visibility_allowed, default_visibility, valid_path};
+use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
+use crate::settings::keys;
 use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visibility_level};
 use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
 use crate::store::window::{Direction, Window};
@@ -250,20 +252,18 @@ async fn create(api: Api) -> ApiResult<Response> {
     check_name_path(&name, &path)?;
     let visibility = match api.params.one_of("visibility", projects::VISIBILITIES)? {
         Some(v) => v,
-        None => default_visibility(&api, "default_group_visibility"),
+        None => default_visibility(&api, keys::DEFAULT_GROUP_VISIBILITY),
     };
     check_visibility_allowed(&api, &visibility)?;
     let parent = match api.params.int("parent_id")? {
         Some(parent_id) => {
             let ctx = access::group(&api, &parent_id.to_string()).await?;
             let needed = if setting_str(&ctx.group, "subgroup_creation_level") == "maintainer" {
-                access::MAINTAINER
+                AccessLevel::Maintainer
             } else {
-                OWNER
+                AccessLevel::Owner
             };
-            if !ctx.admin && ctx.level.unwrap_or(0) < needed {
-                return Err(ApiError::forbidden());
-            }
+            ctx.require(needed)?;
             Some(ctx.group)
         }
         None => {
@@ -296,7 +296,7 @@ async fn create(api: Api) -> ApiResult<Response> {
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
     let ctx = access::group(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let group = &ctx.group;
     let name = api
         .params
@@ -334,7 +334,7 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     changes.set("settings", Value::Object(settings).to_string());
     let updated = api
         .db()
-        .update_group(group, &changes, &name, &path)
+        .update_group(group, &changes, &name, &path, api.user()?.user.id)
         .await
         .on_constraints(GROUP_UNIQUES)?;
     Ok(Json(group_view(&api, &updated).await?))
@@ -386,10 +386,10 @@ async fn check_contents_visibility(
 }
 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    api.user()?;
+    let actor = api.user()?.user.id;
     let ctx = access::group(&api, &id).await?;
-    ctx.require(OWNER)?;
-    let projects = api.db().delete_group(&ctx.group).await?;
+    ctx.require(AccessLevel::Owner)?;
+    let projects = api.db().delete_group(&ctx.group, actor).await?;
     super::projects::delete::remove_files_of(&api, &projects).await;
     Ok((
         StatusCode::ACCEPTED,

@@ -100,6 +100,6 @@ async fn revoke(
 ) -> ApiResult<StatusCode> {
     let user = admin_target(&api, &user_id).await?;
     let token = find(&api, &user, &token_id).await?;
-    api.db().revoke_token(token.id).await?;
+    api.db().revoke_token(token.id, api.user()?.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -144,7 +144,8 @@ async fn create_ssh_key(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         ));
     }
     let key = keys::parse_ssh_key(&text).ok_or_else(|| ApiError::field("key", "is invalid"))?;
-    key.check_restrictions(|setting| keys::restriction_value(&api.settings.value(setting)))
+    // An unset restriction (null) is no restriction.
+    key.check_restrictions(|setting| api.settings.get(setting).unwrap_or(0))
         .map_err(|message| ApiError::field("key", message))?;
     if expires_at.is_some_and(|at| at <= chrono::Utc::now()) {
         return Err(ApiError::field("key", "has expired"));
@@ -152,17 +153,20 @@ async fn create_ssh_key(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     let key_type = key.key_type.label().to_ascii_lowercase();
     let row = api
         .db()
-        .insert_ssh_key(NewSshKey {
-            user_id: owner.id,
-            title,
-            public_key: &key.text,
-            key_type: &key_type,
-            bits: key.bits,
-            fingerprint: &key.fingerprint_md5,
-            fingerprint_sha256: &key.fingerprint_sha256,
-            usage_type: &usage_type,
-            expires_at: expires_at.map(|at| at.timestamp_millis()),
-        })
+        .insert_ssh_key(
+            NewSshKey {
+                user_id: owner.id,
+                title,
+                public_key: &key.text,
+                key_type: &key_type,
+                bits: key.bits,
+                fingerprint: &key.fingerprint_md5,
+                fingerprint_sha256: &key.fingerprint_sha256,
+                usage_type: &usage_type,
+                expires_at: expires_at.map(|at| at.timestamp_millis()),
+            },
+            api.user()?.user.id,
+        )
         .await
         .on_constraint("ssh_keys", "fingerprint_sha256", "fingerprint")?;
     Ok(created(ssh_view(api, owner)(&row)))
@@ -180,7 +184,11 @@ async fn show_ssh_key(api: &Api, owner: &UserRow, key_id: &str) -> ApiResult<Res
 
 async fn delete_ssh_key(api: &Api, owner: &UserRow, key_id: &str) -> ApiResult<StatusCode> {
     let id = path_id(key_id, "key_id")?;
-    if api.db().delete_owned::<SshKeyRow>(owner.id, id).await? {
+    if api
+        .db()
+        .delete_owned::<SshKeyRow>(owner.id, id, api.user()?.user.id)
+        .await?
+    {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound("Key"))
@@ -242,13 +250,16 @@ async fn create_gpg_key(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         .ok_or_else(|| ApiError::field("key", keys::gpg_key_invalid_message()))?;
     let row = api
         .db()
-        .insert_gpg_key(NewGpgKey {
-            user_id: owner.id,
-            public_key: &key.text,
-            fingerprint: &key.fingerprint,
-            primary_keyid: &key.primary_keyid,
-            emails: &key.emails,
-        })
+        .insert_gpg_key(
+            NewGpgKey {
+                user_id: owner.id,
+                public_key: &key.text,
+                fingerprint: &key.fingerprint,
+                primary_keyid: &key.primary_keyid,
+                emails: &key.emails,
+            },
+            api.user()?.user.id,
+        )
         .await
         .on_constraint("gpg_keys", "fingerprint", "fingerprint")?;
     Ok(created(GpgKeyView::new(&row)))
@@ -266,7 +277,11 @@ async fn show_gpg_key(api: &Api, owner: &UserRow, key_id: &str) -> ApiResult<Res
 
 async fn delete_gpg_key(api: &Api, owner: &UserRow, key_id: &str) -> ApiResult<StatusCode> {
     let id = path_id(key_id, "key_id")?;
-    if api.db().delete_owned::<GpgKeyRow>(owner.id, id).await? {
+    if api
+        .db()
+        .delete_owned::<GpgKeyRow>(owner.id, id, api.user()?.user.id)
+        .await?
+    {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound("GPG Key"))

@@ -9,8 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 
-use super::access::{self, ProjectCtx, REPORTER};
+use super::access::{self, ProjectCtx};
 use super::issues::{page_of, views};
+use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
@@ -82,7 +83,7 @@ async fn label_of(api: &Api, ctx: &ProjectCtx, key: &str) -> ApiResult<LabelRow>
 async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
     api.user()?;
     let ctx = access::project(api, id).await?;
-    ctx.require(REPORTER)?;
+    ctx.require(AccessLevel::Reporter)?;
     Ok(ctx)
 }
 

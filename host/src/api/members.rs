@@ -12,7 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 
-use super::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, today};
+use super::access::{self, today};
+use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
@@ -50,8 +51,8 @@ struct Source {
     /// Sources whose members count as inherited (ancestor groups), nearest last.
     inherited_groups: Vec<i64>,
     /// The level needed to manage members.
-    manage_level: i64,
-    caller_level: i64,
+    manage_level: AccessLevel,
+    caller_level: AccessLevel,
     admin: bool,
 }
 
@@ -77,7 +78,7 @@ async fn source(api: &Api, kind: &str, id: &str) -> ApiResult<Source> {
             kind: PROJECT,
             id: ctx.project.id,
             inherited_groups,
-            manage_level: MAINTAINER,
+            manage_level: AccessLevel::Maintainer,
             caller_level: ctx.level(),
             admin: ctx.admin,
         });
@@ -89,8 +90,8 @@ async fn source(api: &Api, kind: &str, id: &str) -> ApiResult<Source> {
         kind: NAMESPACE,
         id: ctx.group.id,
         inherited_groups: ancestry,
-        manage_level: OWNER,
-        caller_level: ctx.level.unwrap_or(0),
+        manage_level: AccessLevel::Owner,
+        caller_level: ctx.level.unwrap_or_default(),
         admin: ctx.admin,
     })
 }
@@ -301,18 +302,14 @@ async fn show_all(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiR
     Ok(Json(render(&api, &m).await?))
 }
 
-fn access_level(api: &Api, required: bool) -> ApiResult<Option<i64>> {
-    let level = match api.params.int("access_level")? {
-        Some(level) => level,
-        None if required => return Err(ApiError::Missing("access_level".into())),
-        None => return Ok(None),
-    };
-    if !ACCESS_LEVELS.contains(&level) {
-        return Err(ApiError::InvalidParam(
-            "access_level does not have a valid value".into(),
-        ));
-    }
-    Ok(Some(level))
+/// The required `access_level` parameter.
+fn access_level(api: &Api) -> ApiResult<AccessLevel> {
+    let level = api
+        .params
+        .int("access_level")?
+        .ok_or_else(|| ApiError::Missing("access_level".into()))?;
+    AccessLevel::grantable(level)
+        .ok_or_else(|| ApiError::InvalidParam("access_level does not have a valid value".into()))
 }
 
 fn expires_at(api: &Api) -> ApiResult<Option<Option<String>>> {
@@ -337,10 +334,10 @@ async fn add(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             .string("username")?
             .ok_or_else(|| ApiError::Missing("user_id".into()))?,
     };
-    let level = access_level(&api, true)?.unwrap_or(0);
+    let level = access_level(&api)?;
     let expires = expires_at(&api)?.flatten();
     // Only owners grant owner.
-    if level == OWNER && !source.admin && source.caller_level < OWNER {
+    if level == AccessLevel::Owner && !source.admin && source.caller_level < AccessLevel::Owner {
         return Err(ApiError::forbidden());
     }
     let user = api
@@ -355,7 +352,7 @@ async fn add(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             source.kind,
             source.id,
             user.id,
-            level,
+            level.as_i64(),
             expires.as_deref(),
             caller.user.id,
         )
@@ -369,19 +366,20 @@ async fn update(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiRes
     let source = source(&api, kind_of(&api), &id).await?;
     source.require_manage()?;
     let user_id = user_id_of(&user_id)?;
-    let level = access_level(&api, true)?.unwrap_or(0);
+    let level = access_level(&api)?;
     let expires = expires_at(&api)?;
     let existing = api
         .db()
         .member(source.kind, source.id, user_id)
         .await?
         .ok_or(ApiError::NotFound("Member"))?;
-    let touches_owner = level == OWNER || existing.access_level == OWNER;
-    if touches_owner && !source.admin && source.caller_level < OWNER {
+    let existing_level = AccessLevel::from_stored(existing.access_level);
+    let touches_owner = level == AccessLevel::Owner || existing_level == AccessLevel::Owner;
+    if touches_owner && !source.admin && source.caller_level < AccessLevel::Owner {
         return Err(ApiError::forbidden());
     }
-    if existing.access_level == OWNER
-        && level < OWNER
+    if existing_level == AccessLevel::Owner
+        && level < AccessLevel::Owner
         && source.kind == NAMESPACE
         && api.db().owner_count(source.kind, source.id).await? <= 1
     {
@@ -393,8 +391,9 @@ async fn update(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiRes
             source.kind,
             source.id,
             user_id,
-            level,
+            level.as_i64(),
             expires.as_ref().map(|e| e.as_deref()),
+            api.user()?.user.id,
         )
         .await?
         .ok_or(ApiError::NotFound("Member"))?;
@@ -410,21 +409,22 @@ async fn remove(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiRes
         .member(source.kind, source.id, user_id)
         .await?
         .ok_or(ApiError::NotFound("Member"))?;
+    let existing_owner = AccessLevel::from_stored(existing.access_level) == AccessLevel::Owner;
     // Members may leave; removing others needs the manage level (owners for owners).
     if caller.user.id != user_id {
         source.require_manage()?;
-        if existing.access_level == OWNER && !source.admin && source.caller_level < OWNER {
+        if existing_owner && !source.admin && source.caller_level < AccessLevel::Owner {
             return Err(ApiError::forbidden());
         }
     }
-    if existing.access_level == OWNER
+    if existing_owner
         && source.kind == NAMESPACE
         && api.db().owner_count(source.kind, source.id).await? <= 1
     {
         return Err(ApiError::forbidden());
     }
     api.db()
-        .remove_member(source.kind, source.id, user_id)
+        .remove_member(source.kind, source.id, user_id, caller.user.id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

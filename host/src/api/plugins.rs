@@ -23,6 +23,7 @@ use crate::outbound::http::Grant;
 use crate::plugins::runtime::Compiled;
 use crate::plugins::spam::{self, SpammableKind};
 use crate::plugins::{FailurePolicy, Hook, Limits, builtin};
+use crate::settings::keys;
 use crate::store::plugins::{NewBinding, NewPlugin};
 use crate::views;
 
@@ -366,7 +367,7 @@ async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
             project: None,
         },
     );
-    let captcha = api.settings.bool("captcha_enabled");
+    let captcha = api.settings.get(keys::CAPTCHA_ENABLED);
     let (outcome, stats) = spam::check_with(&api.ctx.plugins, &binding, &subject, captcha).await;
     Ok(Json(views::plugin::spam_test(&outcome, &stats)))
 }

@@ -2,12 +2,14 @@
 //! tenant's bound spam-check plugin (nothing when none is bound), records spam in the spam
 //! log, blocks the author on `block_user`, and turns a refusal into GitLab's error.
 
+use crate::events::EventKind;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::model::users::UserRow;
 use crate::plugins::spam::{
     self, SpamAction, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind,
 };
+use crate::settings::keys;
 use crate::store::plugins::SpamLogEntry;
 
 /// What is written, by whom, from this request.
@@ -58,7 +60,7 @@ pub async fn check(
         return Ok(None);
     };
     let subject = subject(api, author, spammable);
-    let captcha = api.settings.bool("captcha_enabled");
+    let captcha = api.settings.get(keys::CAPTCHA_ENABLED);
     let (outcome, _) = spam::check_with(&api.ctx.plugins, &binding, &subject, captcha).await;
     // As GitLab's SpamActionService: spam verdicts go to the spam log, allowed writes do not
     // (nor does the write path pay for a log row). A failure that refuses the write
@@ -83,12 +85,14 @@ pub async fn check(
         Some(id)
     };
     if outcome.action == SpamAction::RefuseAndBlock && !author.is_admin {
-        // The token cache follows the write generation, so the block takes effect at once.
-        api.db().set_user_state(author.id, "blocked").await?;
+        // The store tells the token cache after the commit, so the block takes effect at once.
+        api.db()
+            .set_user_state(author.id, "blocked", EventKind::UserBlocked, None)
+            .await?;
     }
-    let site_key = api.settings.value("captcha_site_key");
+    let site_key = api.settings.get(keys::CAPTCHA_SITE_KEY);
     let entity = spammable.noteable_type.to_ascii_lowercase();
-    match outcome.api_error(&entity, log_id, site_key.as_str()) {
+    match outcome.api_error(&entity, log_id, site_key.as_deref()) {
         Some(error) => Err(error),
         None => Ok(Some(outcome)),
     }

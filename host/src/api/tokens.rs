@@ -15,6 +15,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::model::tokens::TokenRow;
+use crate::settings::keys;
 use crate::store::tokens::{NewToken, TokenFilter, TokenState};
 use crate::store::window::Direction;
 use crate::views::token::TokenView;
@@ -135,7 +136,7 @@ async fn show_self(api: Api) -> ApiResult<Json<TokenView>> {
 
 async fn revoke(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     let token = visible_token(&api, &id).await?;
-    api.db().revoke_token(token.id).await?;
+    api.db().revoke_token(token.id, api.user()?.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -144,7 +145,7 @@ async fn revoke_self(api: Api) -> ApiResult<StatusCode> {
     let id = caller
         .personal_token_id()
         .ok_or(ApiError::NotFound("Personal Access Token"))?;
-    api.db().revoke_token(id).await?;
+    api.db().revoke_token(id, caller.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -197,18 +198,26 @@ pub async fn issue_token(
     request: TokenRequest,
     impersonation: bool,
 ) -> ApiResult<Response> {
-    let secret = secrets::generate(&api.settings.string("personal_access_token_prefix"), 20);
+    let secret = secrets::generate(
+        &api.settings
+            .get(keys::PERSONAL_ACCESS_TOKEN_PREFIX)
+            .unwrap_or_default(),
+        20,
+    );
     let digest = secrets::digest(&secret);
     let row = api
         .db()
-        .insert_token(NewToken {
-            user_id,
-            name: &request.name,
-            digest: &digest,
-            scopes: &request.scopes,
-            impersonation,
-            expires_at: request.expires_at,
-        })
+        .insert_token(
+            NewToken {
+                user_id,
+                name: &request.name,
+                digest: &digest,
+                scopes: &request.scopes,
+                impersonation,
+                expires_at: request.expires_at,
+            },
+            Some(api.user()?.user.id),
+        )
         .await?;
     Ok((
         StatusCode::CREATED,

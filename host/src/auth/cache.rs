@@ -1,7 +1,8 @@
 //! A short-lived cache of token lookups, so that a request with a known token needs no
 //! database round trip. An entry is dropped when it is older than the configured time or when
-//! this process has written anything to the database since it was read (a revoked token or a
-//! blocked user stops working at once here); other processes sharing PostgreSQL see such a
+//! this process has committed a write to the tenant's users, identities or tokens since it was
+//! read (the store publishes those through `TenantDb::auth_changed`), so a revoked token or a
+//! blocked user stops working at once here; other processes sharing PostgreSQL see such a
 //! change within the cache time.
 
 use std::collections::HashMap;
@@ -109,7 +110,7 @@ impl TokenCache {
             return load(db, digest).await;
         }
         let key = (db.tenant_id(), digest.to_string());
-        let generation = db.write_generation();
+        let generation = db.auth_generation();
         if let Some(entry) = self.entries.lock().expect("token cache").get(&key)
             && entry.generation == generation
             && entry.loaded.elapsed() < self.ttl

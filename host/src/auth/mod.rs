@@ -18,6 +18,7 @@ use crate::http::params::Params;
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::TenantDb;
 
 /// How often a token's `last_used_at` is written at most (GitLab uses the same interval).
@@ -189,7 +190,7 @@ pub async fn authenticate(
         scopes,
         impersonation: found.impersonation,
         sudo_by: None,
-        admin_mode: settings.bool("admin_mode"),
+        admin_mode: settings.get(keys::ADMIN_MODE),
         token: found.clone(),
     };
     if let Some(target) = sudo {

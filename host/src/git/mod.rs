@@ -3,14 +3,14 @@
 //! `DATA_DIR/repositories/<tenant>/<project id>.git` (its wiki at `<project id>.wiki.git`):
 //! keyed by id, so renames and transfers never move directories.
 
+mod error;
 mod languages;
 mod process;
 
+pub use error::{Error, Result};
 pub use languages::{Languages, language_of};
 
 use std::path::{Path, PathBuf};
-
-use anyhow::Context;
 
 use process::{Identity, git, git_with};
 
@@ -58,16 +58,14 @@ impl Repository {
 
     /// `git init --bare` with HEAD on `default_branch`. Fails if the directory exists, so a
     /// leftover is never silently adopted.
-    pub async fn create(&self, default_branch: &str) -> anyhow::Result<()> {
-        anyhow::ensure!(
-            tokio::fs::metadata(&self.path).await.is_err(),
-            "repository {} already exists",
-            self.path.display()
-        );
+    pub async fn create(&self, default_branch: &str) -> Result<()> {
+        if tokio::fs::metadata(&self.path).await.is_ok() {
+            return Err(Error::Exists(self.path.clone()));
+        }
         if let Some(parent) = self.path.parent() {
             tokio::fs::create_dir_all(parent)
                 .await
-                .with_context(|| format!("creating {}", parent.display()))?;
+                .map_err(Error::io(format!("creating {}", parent.display())))?;
         }
         let branch = format!("--initial-branch={default_branch}");
         let path = self.path.to_string_lossy().to_string();
@@ -79,7 +77,7 @@ impl Repository {
     }
 
     /// Creates the repository when it is missing (projects made before repositories existed).
-    pub async fn ensure(&self, default_branch: &str) -> anyhow::Result<()> {
+    pub async fn ensure(&self, default_branch: &str) -> Result<()> {
         if self.exists().await {
             return Ok(());
         }
@@ -105,7 +103,7 @@ impl Repository {
         content: &[u8],
         message: &str,
         author: &Author<'_>,
-    ) -> anyhow::Result<String> {
+    ) -> Result<String> {
         let dir = Some(self.path.as_path());
         let blob = git_with(dir, &["hash-object", "-w", "--stdin"], content, None).await?;
         let blob = text(&blob);
@@ -130,7 +128,7 @@ impl Repository {
     }
 
     /// Whether any branch exists.
-    pub async fn has_commits(&self) -> anyhow::Result<bool> {
+    pub async fn has_commits(&self) -> Result<bool> {
         let refs = git(
             Some(&self.path),
             &[
@@ -145,7 +143,7 @@ impl Repository {
     }
 
     /// Commits reachable from `branch` (GitLab's `commit_count` counts the default branch).
-    pub async fn commit_count(&self, branch: &str) -> anyhow::Result<i64> {
+    pub async fn commit_count(&self, branch: &str) -> Result<i64> {
         if !self.branch_exists(branch).await? {
             return Ok(0);
         }
@@ -157,7 +155,7 @@ impl Repository {
         Ok(text(&out).parse().unwrap_or(0))
     }
 
-    pub async fn branch_exists(&self, branch: &str) -> anyhow::Result<bool> {
+    pub async fn branch_exists(&self, branch: &str) -> Result<bool> {
         let reference = format!("refs/heads/{branch}");
         let out = git(
             Some(&self.path),
@@ -168,14 +166,14 @@ impl Repository {
     }
 
     /// Points HEAD at `branch` (the default branch of a fork or mirror).
-    pub async fn set_head(&self, branch: &str) -> anyhow::Result<()> {
+    pub async fn set_head(&self, branch: &str) -> Result<()> {
         let reference = format!("refs/heads/{branch}");
         git(Some(&self.path), &["symbolic-ref", "HEAD", &reference]).await?;
         Ok(())
     }
 
     /// Blob paths and sizes on `branch` (empty when the branch does not exist).
-    pub async fn files(&self, branch: &str) -> anyhow::Result<Vec<(String, u64)>> {
+    pub async fn files(&self, branch: &str) -> Result<Vec<(String, u64)>> {
         if !self.branch_exists(branch).await? {
             return Ok(Vec::new());
         }
@@ -207,7 +205,7 @@ impl Repository {
     }
 
     /// Commit count on `branch`, size on disk and languages of `branch`'s files.
-    pub async fn statistics(&self, branch: &str) -> anyhow::Result<Statistics> {
+    pub async fn statistics(&self, branch: &str) -> Result<Statistics> {
         Ok(Statistics {
             commit_count: self.commit_count(branch).await?,
             size: self.disk_size().await as i64,
@@ -223,7 +221,7 @@ impl Repository {
         source: &str,
         branches: Option<&[String]>,
         config: &[String],
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let mut args: Vec<String> = config
             .iter()
             .flat_map(|c| ["-c".to_string(), c.clone()])
@@ -255,13 +253,13 @@ impl Repository {
     }
 
     /// `git gc` (housekeeping).
-    pub async fn gc(&self) -> anyhow::Result<()> {
+    pub async fn gc(&self) -> Result<()> {
         git(Some(&self.path), &["gc", "--quiet"]).await?;
         Ok(())
     }
 
     /// An uncompressed tar of the repository directory, streamed from `tar`.
-    pub fn tar(&self) -> anyhow::Result<tokio::process::ChildStdout> {
+    pub fn tar(&self) -> Result<tokio::process::ChildStdout> {
         let mut child = tokio::process::Command::new("tar")
             .arg("-cf")
             .arg("-")
@@ -273,8 +271,10 @@ impl Repository {
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .context("running tar")?;
-        let stdout = child.stdout.take().context("tar has no stdout")?;
+            .map_err(Error::io("running tar"))?;
+        let stdout = child.stdout.take().ok_or_else(|| {
+            Error::io("reading tar")(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        })?;
         // Reap the process when it ends; the stream ends with its output.
         tokio::spawn(async move {
             let _ = child.wait().await;

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use anyhow::Context;
 use tokio::io::AsyncWriteExt;
+
+use super::error::{Error, Result};
 
 /// The author and committer of a commit made with `commit-tree`.
 pub struct Identity<'a> {
@@ -13,7 +14,7 @@ pub struct Identity<'a> {
     pub email: &'a str,
 }
 
-pub async fn git(dir: Option<&Path>, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+pub async fn git(dir: Option<&Path>, args: &[&str]) -> Result<Vec<u8>> {
     git_with(dir, args, &[], None).await
 }
 
@@ -23,7 +24,7 @@ pub async fn git_with(
     args: &[&str],
     input: &[u8],
     identity: Option<&Identity<'_>>,
-) -> anyhow::Result<Vec<u8>> {
+) -> Result<Vec<u8>> {
     let mut command = tokio::process::Command::new("git");
     if let Some(dir) = dir {
         command.arg("--git-dir").arg(dir);
@@ -47,16 +48,22 @@ pub async fn git_with(
                 .env(format!("GIT_{role}_EMAIL"), identity.email);
         }
     }
-    let mut child = command.spawn().context("running git")?;
+    let mut child = command.spawn().map_err(Error::io("running git"))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input).await.context("writing to git")?;
+        stdin
+            .write_all(input)
+            .await
+            .map_err(Error::io("writing to git"))?;
     }
-    let output = child.wait_with_output().await.context("waiting for git")?;
-    anyhow::ensure!(
-        output.status.success(),
-        "git {} failed: {}",
-        args.first().copied().unwrap_or_default(),
-        String::from_utf8_lossy(&output.stderr).trim()
-    );
+    let output = child
+        .wait_with_output()
+        .await
+        .map_err(Error::io("waiting for git"))?;
+    if !output.status.success() {
+        return Err(Error::Failed {
+            command: args.first().copied().unwrap_or_default().to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
     Ok(output.stdout)
 }

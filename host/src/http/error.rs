@@ -5,6 +5,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use crate::services::projects;
+use crate::{git, store};
+
 pub type ApiResult<T> = Result<T, ApiError>;
 
 #[derive(Debug, thiserror::Error)]
@@ -152,39 +155,52 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+impl From<store::Error> for ApiError {
+    fn from(error: store::Error) -> Self {
+        Self::Internal(error.into())
+    }
+}
+
+/// A repository that cannot be made or read is the server's failure: 500 (the cause goes to
+/// the log), as before git got an error type of its own.
+impl From<git::Error> for ApiError {
+    fn from(error: git::Error) -> Self {
+        Self::Internal(error.into())
+    }
+}
+
+impl From<projects::Error> for ApiError {
+    fn from(error: projects::Error) -> Self {
+        match error {
+            projects::Error::Taken(field) => Self::field(field, "has already been taken"),
+            projects::Error::Store(error) => error.into(),
+            projects::Error::Git(error) => error.into(),
+        }
+    }
+}
+
 /// Turns a unique-key violation into a 400 field map, as GitLab's model validations answer
-/// "has already been taken"; any other database error stays a 500. Unique indexes are named
-/// `<table>_<column>_unique` so that both engines' errors can be recognised.
+/// "has already been taken"; any other database error stays a 500 (see
+/// [`store::Error::conflicts_on`] for how the indexes are recognised).
 pub trait OnConstraint<T> {
     fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T>;
     /// The same for several indexes: `(table, column, field)` each.
     fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T>;
 }
 
-impl<T> OnConstraint<T> for Result<T, sqlx::Error> {
+/// For store calls returning [`store::Error`] and those still returning `sqlx::Error`.
+impl<T, E: Into<store::Error>> OnConstraint<T> for Result<T, E> {
     fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T> {
         self.on_constraints(&[(table, column, field)])
     }
 
     fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T> {
         self.map_err(|error| {
-            if let sqlx::Error::Database(db) = &error
-                && let Some((_, _, field)) = indexes
-                    .iter()
-                    .find(|(table, column, _)| is_unique_violation(db.as_ref(), table, column))
-            {
-                return ApiError::field(field, "has already been taken");
+            let error = error.into();
+            match error.conflict_label(indexes) {
+                Some(field) => ApiError::field(field, "has already been taken"),
+                None => ApiError::from(error),
             }
-            ApiError::from(error)
         })
     }
-}
-
-fn is_unique_violation(error: &dyn sqlx::error::DatabaseError, table: &str, column: &str) -> bool {
-    if !matches!(error.kind(), sqlx::error::ErrorKind::UniqueViolation) {
-        return false;
-    }
-    // PostgreSQL names the index; SQLite lists the columns ("UNIQUE constraint failed: t.a, t.b").
-    error.constraint() == Some(&format!("{table}_{column}_unique"))
-        || error.message().contains(&format!("{table}.{column}"))
 }

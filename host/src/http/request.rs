@@ -13,6 +13,7 @@ use crate::auth::{self, Caller};
 use crate::context::ApiContext;
 use crate::request_origin::Origin;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
 use crate::views::user::UserViews;
@@ -39,7 +40,7 @@ impl Api {
     pub fn user_views(&self) -> UserViews<'_> {
         UserViews {
             base_url: &self.tenant.base_url,
-            avatar_service: self.settings.bool("avatar_service_enabled"),
+            avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
         }
     }
 

@@ -14,7 +14,7 @@ pub struct AwardRow {
     pub updated_at: i64,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct NoteRow {
     pub id: i64,
     pub issue_id: i64,

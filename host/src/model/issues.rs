@@ -2,7 +2,7 @@
 
 use super::Flag;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct IssueRow {
     pub id: i64,
     pub project_id: i64,

@@ -1,6 +1,6 @@
 //! SSH keys, GPG keys and secondary emails.
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct SshKeyRow {
     pub id: i64,
     pub user_id: i64,
@@ -16,7 +16,7 @@ pub struct SshKeyRow {
     pub created_at: i64,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct GpgKeyRow {
     pub id: i64,
     pub user_id: i64,
@@ -27,7 +27,7 @@ pub struct GpgKeyRow {
     pub created_at: i64,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct EmailRow {
     pub id: i64,
     pub user_id: i64,

@@ -1,6 +1,6 @@
 //! Memberships of projects and groups.
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct MemberRow {
     pub source_type: String,
     pub source_id: i64,

@@ -1,6 +1,6 @@
 //! Namespaces: groups and users' personal namespaces.
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct NamespaceRow {
     pub id: i64,
     pub kind: String,
@@ -14,6 +14,8 @@ pub struct NamespaceRow {
     pub description: String,
     pub visibility: String,
     pub avatar_path: Option<String>,
+    /// Never part of an event's payload: it holds the runners token.
+    #[serde(skip)]
     pub settings: String,
     pub created_at: i64,
     pub updated_at: i64,

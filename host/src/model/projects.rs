@@ -2,7 +2,7 @@
 
 use super::Flag;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct ProjectRow {
     pub id: i64,
     pub namespace_id: i64,
@@ -19,6 +19,8 @@ pub struct ProjectRow {
     pub open_issues_count: i64,
     pub tag_list: String,
     pub avatar_path: Option<String>,
+    /// Never part of an event's payload: it may carry credentials.
+    #[serde(skip)]
     pub import_url: Option<String>,
     pub import_status: String,
     pub import_error: Option<String>,
@@ -28,6 +30,8 @@ pub struct ProjectRow {
     pub storage_size: i64,
     pub wiki_size: i64,
     pub packages_size: i64,
+    /// Never part of an event's payload: it holds the runners token.
+    #[serde(skip)]
     pub settings: String,
     pub marked_for_deletion_at: Option<i64>,
     pub forked_from_id: Option<i64>,

@@ -2,7 +2,7 @@
 
 use super::Flag;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct UserRow {
     pub id: i64,
     pub username: String,
@@ -12,6 +12,8 @@ pub struct UserRow {
     pub user_type: String,
     #[sqlx(try_from = "Flag")]
     pub is_admin: bool,
+    /// Never part of an event's payload.
+    #[serde(skip)]
     pub password_digest: Option<String>,
     pub password_expires_at: Option<i64>,
     pub bio: String,

@@ -19,6 +19,7 @@ pub use allowlist::Allowlist;
 use std::net::{IpAddr, SocketAddr};
 
 use crate::settings::Settings;
+use crate::settings::keys;
 
 /// Why an outbound URL is refused, with GitLab's wording (shown after "is blocked: ").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,11 +76,11 @@ impl AddressPolicy {
     /// The policy for web hooks and integrations (and repository imports and mirrors).
     pub fn for_hooks_and_services(settings: &Settings) -> AddressPolicy {
         AddressPolicy {
-            allow_local: settings.bool("allow_local_requests_from_web_hooks_and_services"),
+            allow_local: settings.get(keys::ALLOW_LOCAL_REQUESTS_FROM_WEB_HOOKS_AND_SERVICES),
             allowlist: Allowlist::from_setting(
-                &settings.value("outbound_local_requests_whitelist"),
+                &settings.get(keys::OUTBOUND_LOCAL_REQUESTS_WHITELIST),
             ),
-            pin: settings.bool("dns_rebinding_protection_enabled"),
+            pin: settings.get(keys::DNS_REBINDING_PROTECTION_ENABLED),
         }
     }
 

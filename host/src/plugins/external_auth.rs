@@ -28,6 +28,7 @@ use super::wit::since_v0_1::{self as v0_1, AuthorizationRequest};
 use crate::outbound::AddressPolicy;
 use crate::outbound::http::{Client, Grant, Origin};
 use crate::outbound::tls::Tls;
+use crate::settings::keys;
 use crate::settings::{SecretKey, Settings};
 
 /// How long an answer of the service is reused (GitLab: six hours; shorter here so a changed
@@ -94,7 +95,9 @@ impl DecisionCache {
 
     /// The TLS of `tenant_id`'s calls to the service: its client certificate when one is set.
     fn tls(&self, tenant_id: i64, settings: &Settings, secret_key: &SecretKey) -> Tls {
-        let cert = settings.string("external_auth_client_cert");
+        let cert = settings
+            .get(keys::EXTERNAL_AUTH_CLIENT_CERT)
+            .unwrap_or_default();
         if cert.trim().is_empty() {
             return Tls::system();
         }
@@ -107,8 +110,8 @@ impl DecisionCache {
         let secret = |name| settings.secret(name, secret_key).unwrap_or_default();
         let tls = Tls::with_client_certificate(
             &cert,
-            &secret("external_auth_client_key"),
-            &secret("external_auth_client_key_pass"),
+            &secret(keys::EXTERNAL_AUTH_CLIENT_KEY),
+            &secret(keys::EXTERNAL_AUTH_CLIENT_KEY_PASS),
         );
         if let Some(error) = tls.error() {
             tracing::warn!(
@@ -129,7 +132,9 @@ pub fn label_for(settings: &Settings, project_label: &str) -> Option<String> {
         return None;
     }
     let label = match project_label.trim() {
-        "" => settings.string("external_authorization_service_default_label"),
+        "" => settings
+            .get(keys::EXTERNAL_AUTHORIZATION_SERVICE_DEFAULT_LABEL)
+            .unwrap_or_default(),
         own => own.to_string(),
     };
     (!label.trim().is_empty()).then_some(label)
@@ -137,7 +142,7 @@ pub fn label_for(settings: &Settings, project_label: &str) -> Option<String> {
 
 /// Whether project access is decided by the service at all.
 pub fn enabled(settings: &Settings) -> bool {
-    settings.bool("external_authorization_service_enabled")
+    settings.get(keys::EXTERNAL_AUTHORIZATION_SERVICE_ENABLED)
 }
 
 /// The service as this process asks it: through the plugin host, remembering decisions.
@@ -251,7 +256,9 @@ async fn binding(
         binding.limits.timeout_ms = binding.limits.timeout_ms.min(timeout_ms);
         return Ok(Arc::new(binding));
     }
-    let url = settings.string("external_authorization_service_url");
+    let url = settings
+        .get(keys::EXTERNAL_AUTHORIZATION_SERVICE_URL)
+        .unwrap_or_default();
     let origin = url::Url::parse(&url)
         .ok()
         .and_then(|u| Origin::parse(&u.origin().ascii_serialization()).ok())
@@ -281,8 +288,7 @@ async fn binding(
 /// `external_authorization_service_timeout` (seconds, GitLab's default 0.5) in milliseconds.
 fn timeout_ms(settings: &Settings) -> u64 {
     let seconds = settings
-        .value("external_authorization_service_timeout")
-        .as_f64()
+        .get(keys::EXTERNAL_AUTHORIZATION_SERVICE_TIMEOUT)
         .unwrap_or(0.5);
     ((seconds * 1000.0).round() as u64).max(1)
 }

@@ -28,6 +28,7 @@ use axum::response::Response;
 
 use crate::context::ApiContext;
 use crate::request_origin::{client_ip, request_host_name};
+use crate::settings::keys;
 use crate::store::rate_limits::CounterHit;
 use crate::store::{Db, Engine};
 use counter::{Counters, Window};
@@ -173,7 +174,9 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
         rule,
         observed,
         now,
-        &settings.string("rate_limiting_response_text"),
+        &settings
+            .get(keys::RATE_LIMITING_RESPONSE_TEXT)
+            .unwrap_or_default(),
     ))
 }
 

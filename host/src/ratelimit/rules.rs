@@ -6,6 +6,7 @@
 use axum::http::Method;
 
 use crate::settings::Settings;
+use crate::settings::keys::{self, IntSetting, Throttle};
 
 /// The route template of issue creation. Trellis has no issues yet; the rule matches the
 /// template axum reports as `MatchedPath`, so it applies as soon as the route exists.
@@ -129,37 +130,19 @@ pub struct RequestFacts<'a> {
     pub query: Option<&'a str>,
 }
 
-fn int(settings: &Settings, name: &str) -> Option<i64> {
-    settings.value(name).as_i64()
-}
-
-/// The three settings of a `throttle_<group>_*` group (static names: no formatting per request).
-macro_rules! group {
-    ($group:literal) => {
-        (
-            concat!("throttle_", $group, "_enabled"),
-            concat!("throttle_", $group, "_period_in_seconds"),
-            concat!("throttle_", $group, "_requests_per_period"),
-        )
-    };
-}
-
 /// A `throttle_<group>_*` setting group, when enabled with a usable period.
-fn throttle(
-    settings: &Settings,
-    (enabled, period, limit): (&str, &str, &str),
-) -> Option<(i64, i64)> {
-    if !settings.bool(enabled) {
+fn throttle(settings: &Settings, group: Throttle) -> Option<(i64, i64)> {
+    if !settings.get(group.enabled) {
         return None;
     }
-    let period = int(settings, period)?;
-    let limit = int(settings, limit)?;
+    let period = settings.get(group.period)?;
+    let limit = settings.get(group.limit)?;
     (period > 0 && limit >= 0).then_some((limit, period))
 }
 
 /// A per-minute application limit; 0 (or unset) disables it.
-fn per_minute(settings: &Settings, name: &str) -> Option<i64> {
-    int(settings, name).filter(|limit| *limit > 0)
+fn per_minute(settings: &Settings, key: IntSetting) -> Option<i64> {
+    settings.get(key).filter(|limit| *limit > 0)
 }
 
 /// Every rule this request may fall under, in the order they are checked: the Rack::Attack
@@ -183,20 +166,20 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
             let packages = is_packages_api(path);
             let (packages_auth, packages_unauth) = if packages {
                 (
-                    throttle(settings, group!("authenticated_packages_api")),
-                    throttle(settings, group!("unauthenticated_packages_api")),
+                    throttle(settings, keys::THROTTLE_AUTHENTICATED_PACKAGES_API),
+                    throttle(settings, keys::THROTTLE_UNAUTHENTICATED_PACKAGES_API),
                 )
             } else {
                 (None, None)
             };
             // A package request falls under the API throttle only while its own is off.
-            if let Some(t) = throttle(settings, group!("unauthenticated_api"))
+            if let Some(t) = throttle(settings, keys::THROTTLE_UNAUTHENTICATED_API)
                 && !is_internal_api(path)
                 && !(packages && packages_unauth.is_some())
             {
                 push("throttle_unauthenticated_api", Who::Unauthenticated, t);
             }
-            if let Some(t) = throttle(settings, group!("authenticated_api"))
+            if let Some(t) = throttle(settings, keys::THROTTLE_AUTHENTICATED_API)
                 && !(packages && packages_auth.is_some())
             {
                 push("throttle_authenticated_api", Who::Authenticated, t);
@@ -215,25 +198,25 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
             }
         }
         PathClass::Web => {
-            if let Some(t) = throttle(settings, group!("unauthenticated_web")) {
+            if let Some(t) = throttle(settings, keys::THROTTLE_UNAUTHENTICATED_WEB) {
                 push("throttle_unauthenticated_web", Who::Unauthenticated, t);
             }
-            if let Some(t) = throttle(settings, group!("authenticated_web")) {
+            if let Some(t) = throttle(settings, keys::THROTTLE_AUTHENTICATED_WEB) {
                 push("throttle_authenticated_web", Who::Authenticated, t);
             }
         }
     }
     if *facts.method == Method::POST
         && facts.route == Some(ISSUES_CREATE_ROUTE)
-        && let Some(limit) = per_minute(settings, "issues_create_limit")
+        && let Some(limit) = per_minute(settings, keys::ISSUES_CREATE_LIMIT)
     {
         push("issues_create", Who::Authenticated, (limit, 60));
     }
     if has_search(facts.query) {
-        if let Some(limit) = per_minute(settings, "search_rate_limit") {
+        if let Some(limit) = per_minute(settings, keys::SEARCH_RATE_LIMIT) {
             push("search_rate_limit", Who::Authenticated, (limit, 60));
         }
-        if let Some(limit) = per_minute(settings, "search_rate_limit_unauthenticated") {
+        if let Some(limit) = per_minute(settings, keys::SEARCH_RATE_LIMIT_UNAUTHENTICATED) {
             push(
                 "search_rate_limit_unauthenticated",
                 Who::Unauthenticated,
@@ -242,7 +225,7 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
         }
     }
     if is_raw_blob(facts.method, path)
-        && let Some(limit) = per_minute(settings, "raw_blob_request_limit")
+        && let Some(limit) = per_minute(settings, keys::RAW_BLOB_REQUEST_LIMIT)
     {
         push("raw_blob", Who::PerPath, (limit, 60));
     }
@@ -263,6 +246,7 @@ mod tests {
     use serde_json::{Map, Value, json};
 
     use super::*;
+    use crate::settings::catalog;
 
     fn settings(values: Value) -> Settings {
         let map: Map<String, Value> = serde_json::from_value(values).unwrap();
@@ -539,7 +523,8 @@ mod tests {
             "throttle_unauthenticated_web_period_in_seconds": 5,
             "throttle_unauthenticated_web_requests_per_period": 2,
         }));
-        assert!(s.bool("throttle_unauthenticated_enabled"));
+        let alias = catalog::entry("throttle_unauthenticated_enabled").unwrap();
+        assert_eq!(s.catalog_value(alias), json!(true));
         assert_eq!(
             names(&s, Method::GET, "/x", None, None),
             ["throttle_unauthenticated_web"]

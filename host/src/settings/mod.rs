@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 
 pub mod catalog;
 pub mod crypto;
+pub mod keys;
 pub mod validate;
 
 use serde_json::{Map, Value};
 
 pub use crypto::SecretKey;
+use keys::{Key, SecretSetting};
 
 use crate::store::TenantDb;
 
@@ -34,9 +36,19 @@ impl Settings {
         }
     }
 
+    /// A setting's value: `settings.get(keys::ADMIN_MODE)`.
+    pub fn get<K: Key>(&self, key: K) -> K::Value {
+        K::read(self.value(key.name()))
+    }
+
+    /// The JSON value of a catalog setting, for the view that lists them all.
+    pub fn catalog_value(&self, entry: &catalog::Entry) -> Value {
+        self.value(entry.name)
+    }
+
     /// The value of a setting (deprecated aliases read their replacement), else GitLab's
     /// default. Write-only secrets read as `null` here: use [`Settings::secret`].
-    pub fn value(&self, key: &str) -> Value {
+    fn value(&self, key: &str) -> Value {
         let key = catalog::canonical(key);
         if catalog::entry(key).is_some_and(|e| e.secret) {
             return Value::Null;
@@ -48,32 +60,16 @@ impl Settings {
     }
 
     /// The plaintext of a write-only secret, if one is set and `key` decrypts it.
-    pub fn secret(&self, name: &str, key: &SecretKey) -> Option<String> {
-        match self.values.get(catalog::canonical(name)) {
+    pub fn secret(&self, secret: SecretSetting, key: &SecretKey) -> Option<String> {
+        match self.values.get(secret.name()) {
             Some(Value::String(stored)) => key.decrypt(stored),
             _ => None,
         }
     }
 
-    /// Whether a write-only secret is set.
-    pub fn has_secret(&self, name: &str) -> bool {
-        matches!(self.values.get(catalog::canonical(name)), Some(Value::String(s)) if !s.is_empty())
-    }
-
     /// The stored overrides (secrets encrypted).
     pub fn stored(&self) -> &Map<String, Value> {
         &self.values
-    }
-
-    pub fn bool(&self, key: &str) -> bool {
-        self.value(key).as_bool().unwrap_or(false)
-    }
-
-    pub fn string(&self, key: &str) -> String {
-        match self.value(key) {
-            Value::String(s) => s,
-            _ => String::new(),
-        }
     }
 }
 
@@ -152,7 +148,7 @@ mod tests {
     fn apply_encrypts_secrets_and_values_resolve_aliases() {
         let key = SecretKey::from_bytes(&[3u8; 32]).unwrap();
         let mut update = validate::Update::new();
-        update.insert("spam_filter_api_key".into(), json!("k-123"));
+        update.insert("external_auth_client_key".into(), json!("k-123"));
         update.insert(
             "password_authentication_enabled_for_web".into(),
             json!(false),
@@ -161,18 +157,27 @@ mod tests {
         let text = serde_json::to_string(&data).unwrap();
         assert!(!text.contains("k-123"));
         let settings = Settings::from_stored(1, 0, 0, &text);
-        assert_eq!(settings.value("spam_filter_api_key"), Value::Null);
-        assert!(settings.has_secret("spam_filter_api_key"));
+        let entry = |name| catalog::entry(name).unwrap();
         assert_eq!(
-            settings.secret("spam_filter_api_key", &key).as_deref(),
+            settings.catalog_value(entry("external_auth_client_key")),
+            Value::Null
+        );
+        assert_eq!(
+            settings
+                .secret(keys::EXTERNAL_AUTH_CLIENT_KEY, &key)
+                .as_deref(),
             Some("k-123")
         );
-        assert_eq!(settings.value("signin_enabled"), json!(false));
-        assert_eq!(settings.value("default_projects_limit"), json!(100000));
+        assert!(!settings.get(keys::PASSWORD_AUTHENTICATION_ENABLED_FOR_WEB));
+        assert_eq!(
+            settings.catalog_value(entry("signin_enabled")),
+            json!(false)
+        );
+        assert_eq!(settings.get(keys::DEFAULT_PROJECTS_LIMIT), Some(100000));
 
         let mut clear = validate::Update::new();
-        clear.insert("spam_filter_api_key".into(), Value::Null);
+        clear.insert("external_auth_client_key".into(), Value::Null);
         let data = apply(&data, clear, &key);
-        assert!(!data.contains_key("spam_filter_api_key"));
+        assert!(!data.contains_key("external_auth_client_key"));
     }
 }

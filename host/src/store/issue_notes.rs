@@ -5,9 +5,12 @@
 
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
+use super::outbox;
 use super::sql::{Arg, Sql};
 use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms, row_by_id};
+use crate::events::{Event, EventKind};
 use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
+use crate::model::issues::IssueRow;
 
 const NOTE_COLUMNS: &str =
     "id, issue_id, author_id, body, system, internal, created_at, updated_at";
@@ -224,14 +227,15 @@ impl TenantDb {
 
     pub async fn create_note(
         &self,
-        issue_id: i64,
+        issue: &IssueRow,
         author_id: i64,
         body: &str,
         internal: bool,
         created_at: Option<i64>,
     ) -> sqlx::Result<NoteRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let issue_id = issue.id;
+        let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "notes").await?;
         let now = created_at.unwrap_or_else(now_ms);
         sqlx::query(
@@ -254,26 +258,52 @@ impl TenantDb {
         .bind(issue_id)
         .execute(&mut *tx)
         .await?;
-        let row = row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, id).await?;
+        let row: NoteRow = row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, id).await?;
+        let event = Event::new(EventKind::NoteCreated, Some(author_id), id)
+            .in_project(issue.project_id)
+            .after(&row);
+        outbox::record(&mut tx, tenant_id, &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
 
-    pub async fn update_note_body(&self, note_id: i64, body: &str) -> sqlx::Result<()> {
+    /// Replaces a note's body; `issue` is the note's issue, `editor` who edits it.
+    pub async fn update_note_body(
+        &self,
+        issue: &IssueRow,
+        note: &NoteRow,
+        body: &str,
+        editor: i64,
+    ) -> sqlx::Result<()> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
         self.query(
             "UPDATE issue_notes SET body = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
         )
-        .bind(note_id)
+        .bind(note.id)
         .bind(body)
         .bind(now_ms())
-        .execute(self.uncached_writer())
-        .await
-        .map(|_| ())
+        .execute(&mut *tx)
+        .await?;
+        let after: NoteRow =
+            row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, note.id).await?;
+        let event = Event::new(EventKind::NoteUpdated, Some(editor), note.id)
+            .in_project(issue.project_id)
+            .before(note)
+            .after(&after);
+        outbox::record(&mut tx, tenant_id, &[event]).await?;
+        tx.commit().await
     }
 
-    pub async fn delete_note(&self, note: &NoteRow) -> sqlx::Result<()> {
+    /// Deletes a note of `issue` with its award emoji; `deleter` is who deletes it.
+    pub async fn delete_note(
+        &self,
+        issue: &IssueRow,
+        note: &NoteRow,
+        deleter: i64,
+    ) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         sqlx::query(
             "DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 AND note_id = $3",
         )
@@ -294,6 +324,10 @@ impl TenantDb {
         .bind(note.issue_id)
         .execute(&mut *tx)
         .await?;
+        let event = Event::new(EventKind::NoteDeleted, Some(deleter), note.id)
+            .in_project(issue.project_id)
+            .before(note);
+        outbox::record(&mut tx, tenant_id, &[event]).await?;
         tx.commit().await
     }
 
@@ -337,7 +371,7 @@ impl TenantDb {
         name: &str,
     ) -> sqlx::Result<AwardRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "award_emoji").await?;
         let now = now_ms();
         sqlx::query(
@@ -369,7 +403,7 @@ impl TenantDb {
 
     pub async fn delete_award(&self, award: &AwardRow) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         sqlx::query("DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND id = $2")
             .bind(tenant_id)
             .bind(award.id)
@@ -406,7 +440,7 @@ impl TenantDb {
         body: &str,
     ) -> sqlx::Result<TodoRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "todos").await?;
         sqlx::query(
             "INSERT INTO todos (tenant_id, id, user_id, author_id, project_id, issue_id, action_name, body, created_at, updated_at) \
@@ -437,7 +471,7 @@ impl TenantDb {
         notes: &SystemNotes,
     ) -> sqlx::Result<i64> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let total: i64 = sqlx::query_scalar(
             "SELECT total_time_spent FROM issues WHERE tenant_id = $1 AND id = $2",
         )

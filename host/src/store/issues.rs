@@ -9,9 +9,11 @@ use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 use super::changes::{Changes, Table};
 use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes};
 use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, label_columns};
+use super::outbox;
 use super::sql::{Arg, Sql};
 use super::users::user_columns;
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
+use crate::events::{Event, EventKind};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::LabelRow;
 use crate::model::users::UserRow;
@@ -333,6 +335,55 @@ async fn adjust_open_count(
     .map(|_| ())
 }
 
+/// An issue as its events carry it: the row with its label names and assignee ids.
+#[derive(serde::Serialize)]
+struct IssueObject<'a> {
+    #[serde(flatten)]
+    row: &'a IssueRow,
+    labels: Vec<String>,
+    assignee_ids: Vec<i64>,
+}
+
+/// `row` with its labels and assignees as they stand inside `tx`, for an event.
+async fn issue_object<'a>(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    row: &'a IssueRow,
+) -> sqlx::Result<IssueObject<'a>> {
+    let labels = sqlx::query_scalar(
+        "SELECT l.name FROM issue_labels il JOIN labels l ON l.tenant_id = il.tenant_id AND l.id = il.label_id \
+         WHERE il.tenant_id = $1 AND il.issue_id = $2 ORDER BY l.name_lower, l.id",
+    )
+    .bind(tenant_id)
+    .bind(row.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let assignee_ids = sqlx::query_scalar(
+        "SELECT user_id FROM issue_assignees WHERE tenant_id = $1 AND issue_id = $2 ORDER BY position, user_id",
+    )
+    .bind(tenant_id)
+    .bind(row.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(IssueObject {
+        row,
+        labels,
+        assignee_ids,
+    })
+}
+
+/// The event of a new issue, from what its insert wrote (nothing is read back).
+fn opened_event(created: &CreatedIssue, issue: &NewIssue, actor_id: i64) -> Event {
+    let object = IssueObject {
+        row: &created.row,
+        labels: created.labels.iter().map(|l| l.name.clone()).collect(),
+        assignee_ids: issue.assignee_ids.clone(),
+    };
+    Event::new(EventKind::IssueOpened, Some(actor_id), created.row.id)
+        .in_project(created.row.project_id)
+        .after(&object)
+}
+
 /// A new issue as written, with its labels: what the response shows, without reading back.
 pub struct CreatedIssue {
     pub row: IssueRow,
@@ -461,8 +512,10 @@ async fn insert_issue(
 
 impl TenantDb {
     pub async fn create_issue(&self, issue: &NewIssue) -> sqlx::Result<CreatedIssue> {
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let created = insert_issue(&mut tx, self.tenant_id(), issue).await?;
+        let opened = opened_event(&created, issue, issue.author_id);
+        outbox::record(&mut tx, self.tenant_id(), &[opened]).await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -478,8 +531,11 @@ impl TenantDb {
         references: &MoveReferences,
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
-        let moved = insert_issue(&mut tx, tenant_id, new).await?.row;
+        let mut tx = self.writer().begin().await?;
+        let before = issue_object(&mut tx, tenant_id, old).await?;
+        let created = insert_issue(&mut tx, tenant_id, new).await?;
+        let opened = opened_event(&created, new, closer);
+        let moved = created.row;
         copy_notes_and_awards(&mut tx, tenant_id, old.id, moved.id).await?;
         let mut from = SystemNotes::by(closer);
         from.push(format!("moved from {}", references.from));
@@ -503,6 +559,14 @@ impl TenantDb {
         if old.state == "opened" {
             adjust_open_count(&mut tx, tenant_id, old.project_id, -1).await?;
         }
+        let closed: IssueRow =
+            row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, old.id).await?;
+        let after = issue_object(&mut tx, tenant_id, &closed).await?;
+        let moved_event = Event::new(EventKind::IssueMoved, Some(closer), old.id)
+            .in_project(old.project_id)
+            .before(&before)
+            .after(&after);
+        outbox::record(&mut tx, tenant_id, &[moved_event, opened]).await?;
         let moved = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, moved.id).await?;
         tx.commit().await?;
         Ok(moved)
@@ -514,7 +578,8 @@ impl TenantDb {
         changes: &IssueChanges,
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
+        let before = issue_object(&mut tx, tenant_id, issue).await?;
         let mut sql = Sql::new("UPDATE issues SET updated_at = ");
         let updated_at = changes
             .columns
@@ -564,6 +629,17 @@ impl TenantDb {
         adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
         insert_system_notes(&mut tx, tenant_id, issue.id, &changes.notes).await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
+        let kind = match changes.open_delta {
+            d if d < 0 => EventKind::IssueClosed,
+            d if d > 0 => EventKind::IssueReopened,
+            _ => EventKind::IssueUpdated,
+        };
+        let after = issue_object(&mut tx, tenant_id, &row).await?;
+        let event = Event::new(kind, Some(changes.notes.author_id), issue.id)
+            .in_project(issue.project_id)
+            .before(&before)
+            .after(&after);
+        outbox::record(&mut tx, tenant_id, &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -572,7 +648,7 @@ impl TenantDb {
     /// marks it lowers the project's open count (a concurrent second delete changes nothing).
     pub async fn delete_issue(&self, issue: &IssueRow, deleter: i64) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let marked = sqlx::query(
             "UPDATE issues SET deleted_at = $3, deleted_by_id = $4 \
              WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
@@ -595,6 +671,10 @@ impl TenantDb {
             .await?;
             let open = i64::from(issue.state == "opened");
             adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
+            let event = Event::new(EventKind::IssueDeleted, Some(deleter), issue.id)
+                .in_project(issue.project_id)
+                .before(issue);
+            outbox::record(&mut tx, tenant_id, &[event]).await?;
         }
         tx.commit().await
     }
@@ -707,7 +787,7 @@ impl TenantDb {
         .bind(issue_id)
         .bind(user_id)
         .bind(i64::from(subscribed))
-        .execute(self.uncached_writer())
+        .execute(self.writer())
         .await
         .map(|_| ())
     }

@@ -7,18 +7,22 @@ use sqlx::any::AnyRow;
 
 use super::sql::Sql;
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{TenantDb, ids::next_id, now_ms, outbox};
+use crate::events::{Event, EventKind};
 use crate::model::keys::{EmailRow, GpgKeyRow, SshKeyRow};
 
 /// A table of rows owned by a user.
-pub trait Owned: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin {
+pub trait Owned: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin + serde::Serialize {
     const TABLE: &'static str;
     const COLUMNS: &'static str;
+    /// The event a removal records.
+    const REMOVED: EventKind;
     fn id(&self) -> i64;
 }
 
 impl Owned for SshKeyRow {
     const TABLE: &'static str = "ssh_keys";
+    const REMOVED: EventKind = EventKind::KeyRemoved;
     const COLUMNS: &'static str = "id, user_id, title, public_key, key_type, bits, fingerprint, \
         fingerprint_sha256, usage_type, expires_at, last_used_at, created_at";
     fn id(&self) -> i64 {
@@ -28,6 +32,7 @@ impl Owned for SshKeyRow {
 
 impl Owned for GpgKeyRow {
     const TABLE: &'static str = "gpg_keys";
+    const REMOVED: EventKind = EventKind::GpgKeyRemoved;
     const COLUMNS: &'static str =
         "id, user_id, public_key, fingerprint, primary_keyid, emails, created_at";
     fn id(&self) -> i64 {
@@ -37,6 +42,7 @@ impl Owned for GpgKeyRow {
 
 impl Owned for EmailRow {
     const TABLE: &'static str = "emails";
+    const REMOVED: EventKind = EventKind::EmailRemoved;
     const COLUMNS: &'static str = "id, user_id, email, confirmed_at, created_at";
     fn id(&self) -> i64 {
         self.id
@@ -103,21 +109,34 @@ impl TenantDb {
         .await
     }
 
-    /// Deletes row `id` of `T` if it belongs to `user_id`; whether a row went.
-    pub async fn delete_owned<T: Owned>(&self, user_id: i64, id: i64) -> sqlx::Result<bool> {
-        let done = self
-            .query(AssertSqlSafe(format!(
-                "DELETE FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
-                T::TABLE
+    /// Deletes row `id` of `T` if it belongs to `user_id`, as `actor`; whether a row went.
+    pub async fn delete_owned<T: Owned>(
+        &self,
+        user_id: i64,
+        id: i64,
+        actor: i64,
+    ) -> sqlx::Result<bool> {
+        let mut tx = self.writer().begin().await?;
+        let removed: Option<T> = self
+            .query_as(AssertSqlSafe(format!(
+                "DELETE FROM {} WHERE tenant_id = $1 AND user_id = $2 AND id = $3 RETURNING {}",
+                T::TABLE,
+                T::COLUMNS
             )))
             .bind(user_id)
             .bind(id)
-            .execute(self.writer())
+            .fetch_optional(&mut *tx)
             .await?;
-        Ok(done.rows_affected() == 1)
+        let Some(removed) = removed else {
+            return Ok(false);
+        };
+        let event = Event::new(T::REMOVED, Some(actor), id).before(&removed);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
-    pub async fn insert_ssh_key(&self, key: NewSshKey<'_>) -> sqlx::Result<SshKeyRow> {
+    pub async fn insert_ssh_key(&self, key: NewSshKey<'_>, actor: i64) -> sqlx::Result<SshKeyRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "ssh_keys").await?;
         let row = self
@@ -140,11 +159,14 @@ impl TenantDb {
             .bind(now_ms())
             .fetch_one(&mut *tx)
             .await?;
+        let row: SshKeyRow = row;
+        let event = Event::new(EventKind::KeyAdded, Some(actor), row.id).after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
 
-    pub async fn insert_gpg_key(&self, key: NewGpgKey<'_>) -> sqlx::Result<GpgKeyRow> {
+    pub async fn insert_gpg_key(&self, key: NewGpgKey<'_>, actor: i64) -> sqlx::Result<GpgKeyRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "gpg_keys").await?;
         let row = self.query_as(AssertSqlSafe(format!(
@@ -161,6 +183,9 @@ impl TenantDb {
         .bind(now_ms())
         .fetch_one(&mut *tx)
         .await?;
+        let row: GpgKeyRow = row;
+        let event = Event::new(EventKind::GpgKeyAdded, Some(actor), row.id).after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }

@@ -79,7 +79,7 @@ impl TenantDb {
         description: Option<&str>,
         priority: Option<i64>,
     ) -> sqlx::Result<LabelRow> {
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "labels").await?;
         let now = now_ms();
         self.query(
@@ -113,7 +113,7 @@ impl TenantDb {
         .bind(label.description.as_deref())
         .bind(label.priority)
         .bind(now_ms())
-        .execute(self.uncached_writer())
+        .execute(self.writer())
         .await
         .map(|_| ())
     }
@@ -121,7 +121,7 @@ impl TenantDb {
     pub async fn delete_label(&self, label_id: i64) -> sqlx::Result<()> {
         self.query("DELETE FROM labels WHERE tenant_id = $1 AND id = $2")
             .bind(label_id)
-            .execute(self.uncached_writer())
+            .execute(self.writer())
             .await
             .map(|_| ())
     }

@@ -2,11 +2,13 @@
 //! user has through them: direct, or inherited from the ancestors of a group or of the
 //! project's namespace.
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
-use super::{TenantDb, now_ms};
+use super::{TenantDb, now_ms, outbox};
+use crate::access_level::AccessLevel;
+use crate::events::{Event, EventKind};
 use crate::model::members::MemberRow;
 use crate::model::users::UserRow;
 
@@ -199,7 +201,8 @@ impl TenantDb {
         created_by: i64,
     ) -> sqlx::Result<Option<MemberRow>> {
         let now = now_ms();
-        self.query_as(AssertSqlSafe(format!(
+        let mut tx = self.writer().begin().await?;
+        let added: Option<MemberRow> = self.query_as(AssertSqlSafe(format!(
             "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, expires_at, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (tenant_id, source_type, source_id, user_id) DO NOTHING \
              RETURNING {MEMBER_COLUMNS}"
@@ -211,10 +214,17 @@ impl TenantDb {
         .bind(created_by)
         .bind(expires_at)
         .bind(now)
-        .fetch_optional(self.writer())
-        .await
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = &added {
+            let event = member_event(EventKind::MemberAdded, created_by, row).after(row);
+            outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        }
+        tx.commit().await?;
+        Ok(added)
     }
 
+    /// Changes a member's level (and expiry, when given) as `actor`; `None` when not a member.
     pub async fn update_member(
         &self,
         source_type: &str,
@@ -222,7 +232,14 @@ impl TenantDb {
         user_id: i64,
         access_level: i64,
         expires_at: Option<Option<&str>>,
+        actor: i64,
     ) -> sqlx::Result<Option<MemberRow>> {
+        let mut tx = self.writer().begin().await?;
+        let Some(before) =
+            member_in(&mut tx, self.tenant_id(), source_type, source_id, user_id).await?
+        else {
+            return Ok(None);
+        };
         let mut sql = Sql::new("UPDATE members SET updated_at = ");
         sql.bind(now_ms())
             .push(", access_level = ")
@@ -239,33 +256,51 @@ impl TenantDb {
             .push(" AND user_id = ")
             .bind(user_id)
             .push(&format!(" RETURNING {MEMBER_COLUMNS}"));
-        sql.query_as().fetch_optional(self.writer()).await
+        let after: MemberRow = sql.query_as().fetch_one(&mut *tx).await?;
+        let event = member_event(EventKind::MemberUpdated, actor, &after)
+            .before(&before)
+            .after(&after);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        Ok(Some(after))
     }
 
+    /// Removes a member as `actor`; whether there was one.
     pub async fn remove_member(
         &self,
         source_type: &str,
         source_id: i64,
         user_id: i64,
+        actor: i64,
     ) -> sqlx::Result<bool> {
-        let done = self.query(
-            "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND user_id = $4",
-        )
+        let mut tx = self.writer().begin().await?;
+        let removed: Option<MemberRow> = self
+            .query_as(AssertSqlSafe(format!(
+                "DELETE FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND user_id = $4 \
+                 RETURNING {MEMBER_COLUMNS}"
+            )))
         .bind(source_type)
         .bind(source_id)
         .bind(user_id)
-        .execute(self.writer())
+        .fetch_optional(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        let Some(removed) = removed else {
+            return Ok(false);
+        };
+        let event = member_event(EventKind::MemberRemoved, actor, &removed).before(&removed);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// How many owners a source has (the last one may not leave).
     pub async fn owner_count(&self, source_type: &str, source_id: i64) -> sqlx::Result<i64> {
         self.query_scalar(
-            "SELECT COUNT(*) FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND access_level = 50",
+            "SELECT COUNT(*) FROM members WHERE tenant_id = $1 AND source_type = $2 AND source_id = $3 AND access_level = $4",
         )
         .bind(source_type)
         .bind(source_id)
+        .bind(AccessLevel::Owner.as_i64())
         .fetch_one(self.reader())
         .await
     }
@@ -344,4 +379,35 @@ impl TenantDb {
         .await?;
         Ok(found.is_some())
     }
+}
+
+/// A membership event: its subject is the member's user, and a project membership is an event
+/// of that project.
+fn member_event(kind: EventKind, actor: i64, member: &MemberRow) -> Event {
+    let event = Event::new(kind, Some(actor), member.user_id);
+    if member.source_type == "Project" {
+        event.in_project(member.source_id)
+    } else {
+        event
+    }
+}
+
+/// The membership of `user_id` in a source as it stands inside `tx`.
+async fn member_in(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    source_type: &str,
+    source_id: i64,
+    user_id: i64,
+) -> sqlx::Result<Option<MemberRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {MEMBER_COLUMNS} FROM members WHERE tenant_id = $1 AND source_type = $2 \
+         AND source_id = $3 AND user_id = $4"
+    )))
+    .bind(tenant_id)
+    .bind(source_type)
+    .bind(source_id)
+    .bind(user_id)
+    .fetch_optional(&mut **tx)
+    .await
 }

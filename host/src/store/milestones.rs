@@ -89,7 +89,7 @@ impl TenantDb {
         changes: &MilestoneChanges,
     ) -> sqlx::Result<MilestoneRow> {
         let tenant_id = self.tenant_id();
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "milestones").await?;
         let iid = next_id(&mut *tx, tenant_id, &format!("milestone_iid:{project_id}")).await?;
         let now = now_ms();
@@ -125,15 +125,12 @@ impl TenantDb {
             .bind(self.tenant_id())
             .push(" AND id = ")
             .bind(id);
-        sql.query()
-            .execute(self.uncached_writer())
-            .await
-            .map(|_| ())
+        sql.query().execute(self.writer()).await.map(|_| ())
     }
 
     /// Deletes a milestone; its issues lose it.
     pub async fn delete_milestone(&self, id: i64) -> sqlx::Result<()> {
-        let mut tx = self.uncached_writer().begin().await?;
+        let mut tx = self.writer().begin().await?;
         self.query(
             "UPDATE issues SET milestone_id = NULL WHERE tenant_id = $1 AND milestone_id = $2",
         )

@@ -4,8 +4,13 @@
 //!
 //! Tenant data is reached only through [`TenantDb`], whose tenant id is fixed when it is made:
 //! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
+//!
+//! Store calls fail with [`Error`], which tells unique-key conflicts apart; functions still
+//! returning `sqlx::Result` move to it as they are changed. The store runs no git and calls
+//! nothing above it: work that spans the database and repositories is ordered in `services`.
 
 pub mod changes;
+pub mod error;
 pub mod hooks;
 pub mod ids;
 pub mod issue_filter;
@@ -19,6 +24,7 @@ pub mod members;
 pub mod milestones;
 pub mod namespaces;
 pub mod oauth;
+mod outbox;
 pub mod plugins;
 pub mod project_shares;
 pub mod project_state;
@@ -32,6 +38,8 @@ pub mod tokens;
 pub mod user_admin;
 pub mod users;
 pub mod window;
+
+pub use error::{Error, Result};
 
 use std::path::Path;
 use std::str::FromStr;
@@ -61,7 +69,31 @@ pub struct Db {
     read: AnyPool,
     write: AnyPool,
     engine: Engine,
-    writes: Arc<AtomicU64>,
+    auth_generations: Arc<AuthGenerations>,
+}
+
+/// How many tenants share one generation counter: a write in one tenant drops the cached
+/// tokens of the few others on its stripe, never of the whole process.
+const AUTH_STRIPES: usize = 64;
+
+/// Generation counters of what the token cache holds (users, their identities, personal and
+/// OAuth access tokens), one per stripe of tenants. The store advances a tenant's counter
+/// after each committed write to those rows ([`TenantDb::auth_changed`]); a cache entry is
+/// valid only while the counter it was read under is unchanged. Advancing *after* the commit
+/// matters: a lookup that ran during the write may have read the old row, and it was tagged
+/// with the older generation, so it is dropped.
+struct AuthGenerations([AtomicU64; AUTH_STRIPES]);
+
+impl AuthGenerations {
+    fn stripe(&self, tenant_id: i64) -> &AtomicU64 {
+        &self.0[tenant_id.rem_euclid(AUTH_STRIPES as i64) as usize]
+    }
+}
+
+impl Default for AuthGenerations {
+    fn default() -> Self {
+        AuthGenerations(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
 }
 
 pub struct DbOptions<'a> {
@@ -112,7 +144,7 @@ impl Db {
                     read: pool.clone(),
                     write: pool,
                     engine: Engine::Postgres,
-                    writes: Arc::default(),
+                    auth_generations: Arc::default(),
                 })
             }
             Some(url) if url.starts_with("sqlite:") => {
@@ -176,7 +208,7 @@ impl Db {
             read,
             write,
             engine: Engine::Sqlite,
-            writes: Arc::default(),
+            auth_generations: Arc::default(),
         })
     }
 
@@ -203,24 +235,10 @@ impl Db {
         &self.read
     }
 
-    /// The write pool. Every write goes through here, so taking it also advances the
-    /// process's write generation, which in-process caches of stored data compare against.
+    /// The write pool. Taking it invalidates nothing: a write that changes what a cache holds
+    /// says so after it commits ([`TenantDb::auth_changed`]).
     pub(in crate::store) fn writer(&self) -> &AnyPool {
-        self.writes.fetch_add(1, Ordering::Release);
         &self.write
-    }
-
-    /// The write pool, without advancing the write generation: for tables no in-process cache
-    /// reads (the token cache reads tokens and users), namely rate-limit counters and issues
-    /// with what hangs off them (labels, milestones, notes, award emoji, subscriptions, todos).
-    /// Advancing it there would empty the token cache at every request of a stream of creates.
-    pub(in crate::store) fn uncached_writer(&self) -> &AnyPool {
-        &self.write
-    }
-
-    /// Advances whenever this process writes to the database.
-    pub fn write_generation(&self) -> u64 {
-        self.writes.load(Ordering::Acquire)
     }
 
     pub async fn close(&self) {
@@ -253,12 +271,23 @@ impl TenantDb {
         self.db.writer()
     }
 
-    pub(in crate::store) fn uncached_writer(&self) -> &AnyPool {
-        self.db.uncached_writer()
+    /// Publishes that this tenant's users, identities or access tokens changed: called by the
+    /// store after such a write has committed (never before, never on a read), so the token
+    /// cache drops what it read earlier.
+    pub(in crate::store) fn auth_changed(&self) {
+        self.db
+            .auth_generations
+            .stripe(self.tenant_id)
+            .fetch_add(1, Ordering::Release);
     }
 
-    pub fn write_generation(&self) -> u64 {
-        self.db.write_generation()
+    /// The generation of this tenant's users and tokens, which the token cache tags entries
+    /// with (read it *before* reading the rows).
+    pub fn auth_generation(&self) -> u64 {
+        self.db
+            .auth_generations
+            .stripe(self.tenant_id)
+            .load(Ordering::Acquire)
     }
 
     /// A [`Sql`](sql::Sql) starting with `text`, which ends in `tenant_id = `, and this

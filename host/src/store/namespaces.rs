@@ -7,7 +7,9 @@ use sqlx::AssertSqlSafe;
 use super::changes::{Changes, Table};
 use super::sql::{Sql, escape_like};
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{TenantDb, ids::next_id, now_ms, outbox};
+use crate::access_level::AccessLevel;
+use crate::events::{Event, EventKind};
 use crate::model::namespaces::NamespaceRow;
 
 pub const NAMESPACE_COLUMNS: &str = "id, kind, owner_id, parent_id, name, path, full_path, full_name, \
@@ -113,9 +115,9 @@ impl NamespaceFilter {
         }
         if let Some(user) = self.member_of.or(self.owned.then_some(0).and(self.viewer)) {
             let min = if self.owned {
-                50
+                AccessLevel::Owner.as_i64()
             } else {
-                self.min_access_level.unwrap_or(10)
+                self.min_access_level.unwrap_or(AccessLevel::Guest.as_i64())
             };
             sql.push(" AND n.id IN (");
             push_member_groups(sql, tenant_id, user, min, &self.today);
@@ -335,18 +337,22 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
+        let row: NamespaceRow = row;
+        let event = Event::new(EventKind::GroupCreated, Some(group.creator_id), id).after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
 
-    /// Updates a group; a new name or path is carried into the full names and paths of
-    /// everything below it.
+    /// Updates a group as `actor`; a new name or path is carried into the full names and
+    /// paths of everything below it.
     pub async fn update_group(
         &self,
         group: &NamespaceRow,
         changes: &NamespaceChanges,
         name: &str,
         path: &str,
+        actor: i64,
     ) -> sqlx::Result<NamespaceRow> {
         let mut tx = self.writer().begin().await?;
         let now = now_ms();
@@ -381,13 +387,17 @@ impl TenantDb {
             )
             .await?;
         }
-        let row = self
+        let row: NamespaceRow = self
             .query_as(AssertSqlSafe(format!(
                 "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND id = $2"
             )))
             .bind(group.id)
             .fetch_one(&mut *tx)
             .await?;
+        let event = Event::new(EventKind::GroupUpdated, Some(actor), group.id)
+            .before(group)
+            .after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
@@ -395,7 +405,8 @@ impl TenantDb {
     /// Deletes a group with its subgroups, their projects and memberships; returns the ids of
     /// the deleted projects (whose repositories and files the caller removes). Forks of those
     /// projects lose their relation, and their sources get their fork counts recounted.
-    pub async fn delete_group(&self, group: &NamespaceRow) -> sqlx::Result<Vec<i64>> {
+    /// `actor` is who deletes it.
+    pub async fn delete_group(&self, group: &NamespaceRow, actor: i64) -> sqlx::Result<Vec<i64>> {
         let mut tx = self.writer().begin().await?;
         let t = self.tenant_id();
         let like = format!("{}%", group.traversal);
@@ -433,6 +444,8 @@ impl TenantDb {
         for source in sources {
             super::project_state::count_forks(&mut tx, t, source).await?;
         }
+        let event = Event::new(EventKind::GroupDestroyed, Some(actor), group.id).before(group);
+        outbox::record(&mut tx, t, &[event]).await?;
         tx.commit().await?;
         Ok(projects)
     }

@@ -178,6 +178,7 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -281,8 +282,9 @@ impl TenantDb {
         .bind(self.tenant_id())
         .bind(grant_id)
         .execute(self.writer())
-        .await
-        .map(|_| ())
+        .await?;
+        self.auth_changed();
+        Ok(())
     }
 
     pub async fn insert_access_token(
@@ -292,6 +294,7 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(row)
     }
 
@@ -331,6 +334,7 @@ impl TenantDb {
         }
         let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(Exchange::Issued(row))
     }
 
@@ -370,6 +374,7 @@ impl TenantDb {
         .bind(id)
         .execute(self.writer())
         .await?;
+        self.auth_changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -434,6 +439,7 @@ impl TenantDb {
         .bind(user_id)
         .execute(self.writer())
         .await?;
+        self.auth_changed();
         Ok(done.rows_affected() > 0)
     }
 

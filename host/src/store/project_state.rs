@@ -3,9 +3,10 @@
 
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
-use super::projects::PROJECT_COLUMNS;
+use super::projects::{PROJECT_COLUMNS, project_in};
 use super::sql::Sql;
-use super::{TenantDb, now_ms};
+use super::{Result, TenantDb, now_ms, outbox};
+use crate::events::{Event, EventKind};
 use crate::model::projects::ProjectRow;
 
 /// Recounts a source project's `forks_count` inside a transaction.
@@ -60,7 +61,7 @@ impl TenantDb {
         commit_count: i64,
         size: i64,
         languages: &str,
-    ) -> sqlx::Result<()> {
+    ) -> Result<()> {
         self.query(
             "UPDATE projects SET commit_count = $3, repository_size = $4, \
              storage_size = $4 + wiki_size + packages_size, repository_languages = $5 \
@@ -121,15 +122,20 @@ impl TenantDb {
     }
 
     /// Marks a project for deletion (archived, path and name suffixed so they are free again),
-    /// or with `None` restores it (`name`/`path` are the restored ones).
+    /// or with `None` restores it (`name`/`path` are the restored ones), as `actor`.
     pub async fn set_deletion_mark(
         &self,
         id: i64,
         mark: Option<i64>,
         name: &str,
         path: &str,
+        actor: i64,
     ) -> sqlx::Result<Option<ProjectRow>> {
-        self.query_as(AssertSqlSafe(format!(
+        let mut tx = self.writer().begin().await?;
+        let Some(before) = project_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(None);
+        };
+        let after: ProjectRow = self.query_as(AssertSqlSafe(format!(
             "UPDATE projects SET marked_for_deletion_at = $3, archived = $4, name = $5, name_lower = $6, \
              path = $7, path_lower = $8, updated_at = $9 WHERE tenant_id = $1 AND id = $2 RETURNING {PROJECT_COLUMNS}"
         )))
@@ -141,8 +147,20 @@ impl TenantDb {
         .bind(path)
         .bind(path.to_lowercase())
         .bind(now_ms())
-        .fetch_optional(self.writer())
-        .await
+        .fetch_one(&mut *tx)
+        .await?;
+        let kind = if mark.is_some() {
+            EventKind::ProjectMarkedForDeletion
+        } else {
+            EventKind::ProjectRestored
+        };
+        let event = Event::new(kind, Some(actor), id)
+            .in_project(id)
+            .before(&before)
+            .after(&after);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        Ok(Some(after))
     }
 
     /// Ids of projects marked for deletion before `before` (milliseconds).

@@ -1,16 +1,18 @@
 //! Projects: rows, the filtered and visibility-limited lists, create/update/delete, stars.
 //! Feature flags and settings beyond the filtered columns live in the `settings` JSON object.
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::changes::{Changes, Table};
 use super::members::PROJECT;
 use super::namespaces::push_member_groups;
 use super::project_state::count_forks;
-use super::sql::{Sql, escape_like};
+use super::sql::{Arg, Sql, escape_like};
 use super::users::user_columns;
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{Result, TenantDb, ids::next_id, now_ms, outbox};
+use crate::access_level::AccessLevel;
+use crate::events::{Event, EventKind};
 use crate::model::projects::{ProjectRow, classification_label};
 use crate::model::users::UserRow;
 
@@ -194,7 +196,13 @@ impl ProjectFilter {
                     .push(" AND owner_id = ")
                     .bind(user)
                     .push(") OR p.namespace_id IN (");
-                push_member_groups(sql, tenant_id, user, 50, &self.today);
+                push_member_groups(
+                    sql,
+                    tenant_id,
+                    user,
+                    AccessLevel::Owner.as_i64(),
+                    &self.today,
+                );
                 sql.push("))");
             }
             if self.membership || self.min_access_level.is_some() {
@@ -203,7 +211,7 @@ impl ProjectFilter {
                     sql,
                     tenant_id,
                     user,
-                    self.min_access_level.unwrap_or(10),
+                    self.min_access_level.unwrap_or(AccessLevel::Guest.as_i64()),
                     &self.today,
                 );
             }
@@ -338,6 +346,14 @@ impl ProjectChanges {
         self.set("path", path);
         self.set("path_lower", path.to_lowercase());
     }
+
+    /// The text set for `column` (`None` when it is unset, null or not text).
+    pub fn text(&self, column: &str) -> Option<&str> {
+        match self.get(column)? {
+            Arg::Text(text) => Some(text),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -411,22 +427,23 @@ impl TenantDb {
         .await
     }
 
-    /// Inserts a project with `changes` and its creator as owner, all or nothing: `prepare`
-    /// (which makes the repository) runs before the commit, and its failure rolls the insert
-    /// back. A fork's source gets its `forks_count` raised in the same transaction.
-    pub async fn create_project<F, Fut>(
+    /// Takes the next project id in a write of its own. A project's repository is made under
+    /// its id before the row exists (no git runs inside a transaction), so the id is taken
+    /// first; one whose creation then fails is never used, and project ids may have gaps.
+    pub async fn reserve_project_id(&self) -> Result<i64> {
+        Ok(next_id(self.writer(), self.tenant_id(), "projects").await?)
+    }
+
+    /// Inserts a project under a reserved `id` with `changes` and its creator as owner, in one
+    /// short transaction. A fork's source gets its `forks_count` raised in the same transaction.
+    pub async fn insert_project(
         &self,
+        id: i64,
         namespace_id: i64,
         creator_id: i64,
         changes: &ProjectChanges,
-        prepare: F,
-    ) -> sqlx::Result<ProjectRow>
-    where
-        F: FnOnce(ProjectRow) -> Fut,
-        Fut: Future<Output = anyhow::Result<()>>,
-    {
+    ) -> Result<ProjectRow> {
         let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, self.tenant_id(), "projects").await?;
         let now = now_ms();
         let mut sql = Sql::new(
             "INSERT INTO projects (tenant_id, id, namespace_id, creator_id, created_at, updated_at, last_activity_at",
@@ -461,18 +478,27 @@ impl TenantDb {
         if let Some(source) = row.forked_from_id {
             count_forks(&mut tx, self.tenant_id(), source).await?;
         }
-        prepare(row.clone())
-            .await
-            .map_err(|e| sqlx::Error::Io(std::io::Error::other(format!("{e:#}"))))?;
+        let event = Event::new(EventKind::ProjectCreated, Some(creator_id), id)
+            .in_project(id)
+            .after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(row)
     }
 
+    /// Applies `changes` to a project as `actor` (none when the server does it, as for a
+    /// mirror's settings); `None` when it does not exist. Its event says what changed most:
+    /// a transfer, a rename (new path), archiving, or else an update.
     pub async fn update_project(
         &self,
         id: i64,
         changes: &ProjectChanges,
+        actor: Option<i64>,
     ) -> sqlx::Result<Option<ProjectRow>> {
+        let mut tx = self.writer().begin().await?;
+        let Some(before) = project_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(None);
+        };
         let now = now_ms();
         let mut sql = Sql::new("UPDATE projects SET updated_at = ");
         sql.bind(now).push(", last_activity_at = ").bind(now);
@@ -482,18 +508,37 @@ impl TenantDb {
             .push(" AND id = ")
             .bind(id)
             .push(&format!(" RETURNING {PROJECT_COLUMNS}"));
-        sql.query_as().fetch_optional(self.writer()).await
+        let after: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
+        let kind = if before.namespace_id != after.namespace_id {
+            EventKind::ProjectTransferred
+        } else if before.path != after.path {
+            EventKind::ProjectRenamed
+        } else if before.archived != after.archived {
+            if after.archived {
+                EventKind::ProjectArchived
+            } else {
+                EventKind::ProjectUnarchived
+            }
+        } else {
+            EventKind::ProjectUpdated
+        };
+        let event = Event::new(kind, actor, id)
+            .in_project(id)
+            .before(&before)
+            .after(&after);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        Ok(Some(after))
     }
 
     /// Deletes a project with its memberships (stars, attributes and shares cascade); its
     /// forks lose their relation and its source gets its fork count lowered.
-    pub async fn delete_project(&self, id: i64) -> sqlx::Result<bool> {
+    /// `actor` is who deletes it (none for the sweep of projects whose deletion was delayed).
+    pub async fn delete_project(&self, id: i64, actor: Option<i64>) -> Result<bool> {
         let mut tx = self.writer().begin().await?;
-        let source: Option<Option<i64>> = self
-            .query_scalar("SELECT forked_from_id FROM projects WHERE tenant_id = $1 AND id = $2")
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let Some(before) = project_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(false);
+        };
         self.query(
             "UPDATE projects SET forked_from_id = NULL WHERE tenant_id = $1 AND forked_from_id = $2",
         )
@@ -512,9 +557,13 @@ impl TenantDb {
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        if let Some(Some(source)) = source {
+        if let Some(source) = before.forked_from_id {
             count_forks(&mut tx, self.tenant_id(), source).await?;
         }
+        let event = Event::new(EventKind::ProjectDestroyed, actor, id)
+            .in_project(id)
+            .before(&before);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
@@ -642,4 +691,19 @@ impl TenantDb {
             rows.iter().any(|(_, p)| *p == path.to_lowercase()),
         ))
     }
+}
+
+/// Project `id` as it stands inside `tx` (what an event's `before` shows).
+pub(super) async fn project_in(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<Option<ProjectRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
 }

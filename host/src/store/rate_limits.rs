@@ -51,8 +51,7 @@ impl TenantDb {
              DO UPDATE SET count = rate_limit_counters.count + 1 \
              RETURNING key, window_start, count",
         );
-        let rows: Vec<(String, i64, i64)> =
-            sql.query_as().fetch_all(self.db.uncached_writer()).await?;
+        let rows: Vec<(String, i64, i64)> = sql.query_as().fetch_all(self.db.writer()).await?;
         Ok(hits
             .iter()
             .map(|hit| {
@@ -70,7 +69,7 @@ impl Db {
     pub async fn purge_rate_limits(&self, now: i64) -> sqlx::Result<u64> {
         sqlx::query("DELETE FROM rate_limit_counters WHERE expires_at < $1")
             .bind(now)
-            .execute(self.uncached_writer())
+            .execute(self.writer())
             .await
             .map(|r| r.rows_affected())
     }

@@ -30,7 +30,7 @@ impl TenantDb {
     /// account is locked now.
     pub async fn record_failed_sign_in(&self, user_id: i64) -> sqlx::Result<bool> {
         let now = now_ms();
-        sqlx::query_scalar(
+        let locked: Option<Option<i64>> = sqlx::query_scalar(
             "UPDATE users SET \
              failed_attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN 1 \
                  ELSE failed_attempts + 1 END, \
@@ -44,8 +44,9 @@ impl TenantDb {
         .bind(self.tenant_id())
         .bind(user_id)
         .fetch_optional(self.writer())
-        .await
-        .map(|locked: Option<Option<i64>>| locked.flatten().is_some_and(|until| until > now))
+        .await?;
+        self.auth_changed();
+        Ok(locked.flatten().is_some_and(|until| until > now))
     }
 
     /// A successful sign-in: clears failed attempts, records the sign-in, and reactivates a
@@ -63,8 +64,9 @@ impl TenantDb {
         .bind(self.tenant_id())
         .bind(user_id)
         .execute(self.writer())
-        .await
-        .map(|_| ())
+        .await?;
+        self.auth_changed();
+        Ok(())
     }
 
     pub async fn insert_session(

@@ -4,11 +4,11 @@
 use super::sql::Sql;
 use super::users::user_columns;
 use super::window::Window;
-use super::{Flag, TenantDb, ids::next_id, now_ms};
+use super::{Flag, TenantDb, ids::next_id, now_ms, outbox};
+use crate::events::{Event, EventKind};
 use crate::model::tokens::TokenRow;
 use crate::model::users::UserRow;
 use sqlx::AssertSqlSafe;
-
 const TOKEN_COLUMNS: &str =
     "id, user_id, name, scopes, impersonation, revoked, expires_at, last_used_at, created_at";
 
@@ -75,7 +75,12 @@ impl TokenFilter {
 }
 
 impl TenantDb {
-    pub async fn insert_token(&self, token: NewToken<'_>) -> sqlx::Result<TokenRow> {
+    /// Creates a token; `actor` is who asked for it (none from the command line).
+    pub async fn insert_token(
+        &self,
+        token: NewToken<'_>,
+        actor: Option<i64>,
+    ) -> sqlx::Result<TokenRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "personal_access_tokens").await?;
         let row = self.query_as(AssertSqlSafe(format!(
@@ -93,7 +98,11 @@ impl TenantDb {
         .bind(now_ms())
         .fetch_one(&mut *tx)
         .await?;
+        let row: TokenRow = row;
+        let event = Event::new(EventKind::TokenCreated, actor, row.id).after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(row)
     }
 
@@ -118,8 +127,9 @@ impl TenantDb {
         .bind(self.tenant_id())
         .bind(id)
         .execute(self.writer())
-        .await
-        .map(|_| ())
+        .await?;
+        self.auth_changed();
+        Ok(())
     }
 
     pub async fn token_by_id(&self, id: i64) -> sqlx::Result<Option<TokenRow>> {
@@ -146,13 +156,23 @@ impl TenantDb {
             .await
     }
 
-    pub async fn revoke_token(&self, id: i64) -> sqlx::Result<bool> {
-        let done = self.query(
-            "UPDATE personal_access_tokens SET revoked = 1 WHERE tenant_id = $1 AND id = $2 AND revoked = 0",
-        )
+    /// Revokes token `id` as `actor`; whether it was still valid.
+    pub async fn revoke_token(&self, id: i64, actor: i64) -> sqlx::Result<bool> {
+        let mut tx = self.writer().begin().await?;
+        let revoked: Option<TokenRow> = self
+            .query_as(AssertSqlSafe(format!(
+                "UPDATE personal_access_tokens SET revoked = 1 WHERE tenant_id = $1 AND id = $2 AND revoked = 0 \
+                 RETURNING {TOKEN_COLUMNS}"
+            )))
         .bind(id)
-        .execute(self.writer())
+        .fetch_optional(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        if let Some(row) = &revoked {
+            let event = Event::new(EventKind::TokenRevoked, Some(actor), id).after(row);
+            outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        }
+        tx.commit().await?;
+        self.auth_changed();
+        Ok(revoked.is_some())
     }
 }

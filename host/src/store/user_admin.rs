@@ -1,14 +1,16 @@
 //! User queries beyond single lookups: filtered lists, profile changes, states, deletion,
 //! identities, custom attributes and activity.
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::changes::{Changes, Table};
 use super::namespaces::{insert_user_namespace, sync_user_namespace};
 use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms};
+use super::{TenantDb, ids::next_id, now_ms, outbox};
+use crate::access_level::AccessLevel;
+use crate::events::{Event, EventKind};
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
 
@@ -198,12 +200,14 @@ impl TenantDb {
         self.count_up_to("users", scope, cap).await
     }
 
-    /// Inserts a user with `changes` and an optional identity, all or nothing.
+    /// Inserts a user with `changes` and an optional identity, all or nothing; `actor` is the
+    /// administrator who creates it (none for the bootstrap's root).
     pub async fn create_user(
         &self,
         user: super::users::NewUser<'_>,
         changes: &UserChanges,
         identity: Option<(&str, &str)>,
+        actor: Option<i64>,
     ) -> sqlx::Result<UserRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
@@ -244,18 +248,26 @@ impl TenantDb {
             .fetch_one(&mut *tx)
             .await?;
         insert_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
+        let event = Event::new(EventKind::UserCreated, actor, id).after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(row)
     }
 
-    /// Applies `changes` (and an identity, when given) to a user; `None` when it does not exist.
+    /// Applies `changes` (and an identity, when given) to a user as `actor`; `None` when it
+    /// does not exist.
     pub async fn update_user(
         &self,
         id: i64,
         changes: &UserChanges,
         identity: Option<(&str, &str)>,
+        actor: i64,
     ) -> sqlx::Result<Option<UserRow>> {
         let mut tx = self.writer().begin().await?;
+        let Some(before) = user_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(None);
+        };
         let mut sql = Sql::new("UPDATE users SET updated_at = ");
         sql.bind(now_ms());
         changes.push_assignments(&mut sql);
@@ -278,30 +290,60 @@ impl TenantDb {
             .await?;
             insert_identity(&mut tx, self.tenant_id(), id, provider, extern_uid).await?;
         }
+        let kind = if before.username != row.username {
+            EventKind::UserRenamed
+        } else {
+            EventKind::UserUpdated
+        };
+        let event = Event::new(kind, Some(actor), id)
+            .before(&before)
+            .after(&row);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(Some(row))
     }
 
-    /// Sets a user's state; `false` when the user does not exist.
-    pub async fn set_user_state(&self, id: i64, state: &str) -> sqlx::Result<bool> {
-        let done = sqlx::query(
-            "UPDATE users SET state = $1, updated_at = $2 WHERE tenant_id = $3 AND id = $4",
-        )
+    /// Sets a user's state, recording `kind` (block, unblock, deactivate or activate, as the
+    /// caller decided) by `actor` (none when the system does it, e.g. a spam verdict); `false`
+    /// when the user does not exist.
+    pub async fn set_user_state(
+        &self,
+        id: i64,
+        state: &str,
+        kind: EventKind,
+        actor: Option<i64>,
+    ) -> sqlx::Result<bool> {
+        let mut tx = self.writer().begin().await?;
+        let Some(before) = user_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok(false);
+        };
+        let after: UserRow = sqlx::query_as(AssertSqlSafe(format!(
+            "UPDATE users SET state = $1, updated_at = $2 WHERE tenant_id = $3 AND id = $4 \
+             RETURNING {USER_COLUMNS}"
+        )))
         .bind(state)
         .bind(now_ms())
         .bind(self.tenant_id())
         .bind(id)
-        .execute(self.writer())
+        .fetch_one(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        let event = Event::new(kind, actor, id).before(&before).after(&after);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        tx.commit().await?;
+        self.auth_changed();
+        Ok(true)
     }
 
     /// Removes a user and what hangs off it: tokens, identities, statuses, memberships and the
     /// personal namespace with its projects cascade; the members of those projects go here.
     /// Returns whether the user existed and the ids of the deleted projects (whose
     /// repositories and files the caller removes).
-    pub async fn delete_user(&self, id: i64) -> sqlx::Result<(bool, Vec<i64>)> {
+    pub async fn delete_user(&self, id: i64, actor: i64) -> sqlx::Result<(bool, Vec<i64>)> {
         let mut tx = self.writer().begin().await?;
+        let Some(before) = user_in(&mut tx, self.tenant_id(), id).await? else {
+            return Ok((false, Vec::new()));
+        };
         let projects: Vec<i64> = self
             .query_scalar(
                 "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
@@ -328,7 +370,10 @@ impl TenantDb {
         for source in sources {
             super::project_state::count_forks(&mut tx, self.tenant_id(), source).await?;
         }
+        let event = Event::new(EventKind::UserDestroyed, Some(actor), id).before(&before);
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok((done.rows_affected() == 1, projects))
     }
 
@@ -337,11 +382,12 @@ impl TenantDb {
     pub async fn solely_owned_groups(&self, user_id: i64) -> sqlx::Result<Vec<i64>> {
         self.query_scalar(
             "SELECT m.source_id FROM members m WHERE m.tenant_id = $1 AND m.user_id = $2 \
-             AND m.source_type = 'Namespace' AND m.access_level = 50 AND (SELECT COUNT(*) FROM members o \
+             AND m.source_type = 'Namespace' AND m.access_level = $3 AND (SELECT COUNT(*) FROM members o \
              WHERE o.tenant_id = m.tenant_id AND o.source_type = 'Namespace' AND o.source_id = m.source_id \
-             AND o.access_level = 50) = 1 ORDER BY m.source_id",
+             AND o.access_level = $3) = 1 ORDER BY m.source_id",
         )
         .bind(user_id)
+        .bind(AccessLevel::Owner.as_i64())
         .fetch_all(self.reader())
         .await
     }
@@ -421,6 +467,7 @@ impl TenantDb {
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
+        self.auth_changed();
         Ok(row)
     }
 
@@ -441,6 +488,7 @@ impl TenantDb {
             .bind(provider)
             .execute(self.writer())
             .await?;
+        self.auth_changed();
         Ok(done.rows_affected() == 1)
     }
 
@@ -521,8 +569,9 @@ impl TenantDb {
         .bind(self.tenant_id())
         .bind(user_id)
         .execute(self.writer())
-        .await
-        .map(|_| ())
+        .await?;
+        self.auth_changed();
+        Ok(())
     }
 
     /// Users active on or after `from` (`YYYY-MM-DD`), oldest activity first.
@@ -568,4 +617,19 @@ async fn insert_identity(
     .execute(&mut **tx)
     .await
     .map(|_| ())
+}
+
+/// User `id` as it stands inside `tx` (the state an event's `before` shows).
+async fn user_in(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<Option<UserRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
 }

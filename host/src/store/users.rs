@@ -63,6 +63,6 @@ impl TenantDb {
     pub async fn insert_user(&self, user: NewUser<'_>) -> sqlx::Result<UserRow> {
         let mut changes = super::user_admin::UserChanges::default();
         changes.set("confirmed_at", now_ms());
-        self.create_user(user, &changes, None).await
+        self.create_user(user, &changes, None, None).await
     }
 }

@@ -178,5 +178,5 @@ pub async fn create_token(
         impersonation: false,
         expires_at,
     };
-    Ok(tdb.insert_token(token).await?)
+    Ok(tdb.insert_token(token, None).await?)
 }

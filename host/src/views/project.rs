@@ -7,18 +7,12 @@ use serde_json::{Map, Value, json};
 use super::namespace::NamespaceViews;
 use super::timestamp;
 use super::user::UserViews;
+use crate::access_level::{AccessLevel, Permissions};
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_settings::{Kind, PROJECT_SETTINGS, default_expiration_policy, setting};
 use crate::model::project_shares::ShareRow;
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
-
-/// The caller's levels in a project: direct membership and the best inherited group level.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Permissions {
-    pub project: Option<i64>,
-    pub group: Option<i64>,
-}
 
 /// What a project view needs besides the row.
 pub struct ProjectContext<'a> {
@@ -101,8 +95,12 @@ impl ProjectViews<'_> {
             }
         };
         let enabled = |key: &str| json!(access(key).as_str() != Some("disabled"));
-        let level =
-            |l: Option<i64>| l.map(|l| json!({ "access_level": l, "notification_level": 3 }));
+        let level = |l: Option<AccessLevel>| {
+            l.map(|l| json!({ "access_level": l, "notification_level": 3 }))
+        };
+        // Every field that depends on the caller's level reads this one.
+        let effective = ctx.permissions.effective_level();
+        let maintainer = admin || effective >= AccessLevel::Maintainer;
         let marked_on = project
             .marked_for_deletion_at
             .map(|ms| timestamp(ms)[..10].to_string());
@@ -138,11 +136,11 @@ impl ProjectViews<'_> {
             "container_registry_enabled": enabled("container_registry_access_level"),
             "service_desk_enabled": get("service_desk_enabled"),
             "service_desk_address": null,
-            "can_create_merge_request_in": ctx.permissions.project.or(ctx.permissions.group).is_some_and(|l| l >= 30),
+            "can_create_merge_request_in": effective >= AccessLevel::Developer,
             "lfs_enabled": get("lfs_enabled"),
             "shared_runners_enabled": get("shared_runners_enabled"),
             "group_runners_enabled": true,
-            "import_url": if admin || ctx.permissions.project.max(ctx.permissions.group).is_some_and(|l| l >= 40) {
+            "import_url": if maintainer {
                 project.import_url.as_deref().map(without_credentials)
             } else {
                 None
@@ -161,7 +159,7 @@ impl ProjectViews<'_> {
             "build_git_strategy": get("build_git_strategy"),
             "keep_latest_artifact": true,
             "restrict_user_defined_variables": false,
-            "runners_token": if ctx.permissions.project.or(ctx.permissions.group).is_some_and(|l| l >= 40) || admin { json!(format!("GR1348941{:020}", project.id)) } else { Value::Null },
+            "runners_token": if maintainer { json!(format!("GR1348941{:020}", project.id)) } else { Value::Null },
             "runner_token_expiration_interval": null,
             "auto_cancel_pending_pipelines": get("auto_cancel_pending_pipelines"),
             "build_timeout": get("build_timeout"),
@@ -208,7 +206,7 @@ impl ProjectViews<'_> {
             "marked_for_deletion_on": marked_on,
             "permissions": {
                 "project_access": level(ctx.permissions.project),
-                "group_access": level(ctx.permissions.group),
+                "group_access": level(ctx.permissions.group_access()),
             },
             "license_url": null,
             "license": null,

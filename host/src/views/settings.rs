@@ -14,8 +14,8 @@ pub fn settings(settings: &Settings) -> Value {
     out.insert("created_at".into(), json!(timestamp(settings.created_at)));
     out.insert("updated_at".into(), json!(timestamp(settings.updated_at)));
     for entry in CATALOG {
-        // `Settings::value` resolves aliases and reads secrets as null.
-        out.insert(entry.name.into(), settings.value(entry.name));
+        // `Settings::catalog_value` resolves aliases and reads secrets as null.
+        out.insert(entry.name.into(), settings.catalog_value(entry));
     }
     Value::Object(out)
 }

@@ -18,6 +18,7 @@ use crate::auth::oauth::registration::{self, FieldErrors, normalize_uris};
 use crate::auth::oauth::scopes;
 use crate::context::ApiContext;
 use crate::model::oauth::ApplicationRow;
+use crate::settings::keys;
 use crate::store::oauth::ApplicationFields;
 
 const BASES: &[&str] = &[
@@ -155,7 +156,7 @@ fn form_markup(action: &str, csrf: &str, form: &Form, submit: &str) -> Markup {
 }
 
 fn may_register(web: &Web, session: &Session) -> bool {
-    web.settings.bool("user_oauth_applications") || session.user.is_admin
+    web.settings.get(keys::USER_OAUTH_APPLICATIONS) || session.user.is_admin
 }
 
 /// What the list page shows besides the form.

@@ -20,6 +20,7 @@ use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::model::now_ms;
 use crate::model::oauth::ApplicationRow;
+use crate::settings::keys;
 use crate::store::oauth::NewGrant;
 
 pub fn router() -> Router<ApiContext> {
@@ -103,8 +104,8 @@ async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
     if response_type.is_empty() {
         return Err(refuse(OAuthError::missing("response_type")));
     }
-    let supported =
-        response_type == "code" || (implicit && web.settings.bool("oauth_implicit_grant_enabled"));
+    let supported = response_type == "code"
+        || (implicit && web.settings.get(keys::OAUTH_IMPLICIT_GRANT_ENABLED));
     if !supported {
         return Err(refuse(OAuthError::new(Kind::UnsupportedResponseType)));
     }

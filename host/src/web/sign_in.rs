@@ -14,6 +14,7 @@ use crate::auth::password::{self, Refusal};
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::model::now_ms;
+use crate::settings::keys;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -83,7 +84,10 @@ async fn sign_in(web: Web) -> WebResult {
             &login,
         ))
     };
-    if !web.settings.bool("password_authentication_enabled_for_web") {
+    if !web
+        .settings
+        .get(keys::PASSWORD_AUTHENTICATION_ENABLED_FOR_WEB)
+    {
         return refuse("Password authentication is disabled on this instance.");
     }
     if login.is_empty() || password.is_empty() {
@@ -121,8 +125,7 @@ async fn sign_in(web: Web) -> WebResult {
     }
     let minutes = web
         .settings
-        .value("session_expire_delay")
-        .as_i64()
+        .get(keys::SESSION_EXPIRE_DELAY)
         .unwrap_or(10080);
     let (value, set_cookie) = session::new_session_cookie(web.secure());
     db.insert_session(

@@ -21,7 +21,8 @@ use axum::Router;
 use axum::routing::{get, post};
 use serde_json::Value;
 
-use super::access::{self, GUEST, OWNER, ProjectCtx, REPORTER};
+use super::access::{self, ProjectCtx};
+use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
@@ -29,6 +30,7 @@ use crate::http::request::Api;
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::milestones::MilestoneRow;
 use crate::model::users::UserRow;
+use crate::settings::keys;
 use crate::store::issues::CreatedIssue;
 use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
 
@@ -100,19 +102,19 @@ pub fn router() -> Router<ApiContext> {
 pub fn issues_readable(ctx: &ProjectCtx) -> bool {
     match ctx.project.issues_access_level.as_str() {
         "disabled" => false,
-        "private" => ctx.admin || ctx.level() >= GUEST,
+        "private" => ctx.admin || ctx.level() >= AccessLevel::Guest,
         _ => true,
     }
 }
 
 /// Reporter access or above: sets labels, milestones, assignees; sees confidential issues.
 pub fn is_reporter(ctx: &ProjectCtx) -> bool {
-    ctx.admin || ctx.level() >= REPORTER
+    ctx.admin || ctx.level() >= AccessLevel::Reporter
 }
 
 /// Administrators and project owners: may set `iid`, `created_at`, `updated_at`; may delete.
 pub fn is_owner(ctx: &ProjectCtx) -> bool {
-    ctx.admin || ctx.level() >= OWNER
+    ctx.admin || ctx.level() >= AccessLevel::Owner
 }
 
 /// The path parts of a project the request already loaded, as issue views and references use.
@@ -216,7 +218,7 @@ pub fn shape(api: &Api, single: bool) -> ApiResult<IssueShape> {
     Ok(IssueShape {
         single,
         with_labels_details: api.params.bool("with_labels_details")?.unwrap_or(false),
-        limit_to_hours: api.settings.bool("time_tracking_limit_to_hours"),
+        limit_to_hours: api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
     })
 }
 

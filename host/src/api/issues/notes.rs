@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::write::DESCRIPTION_MAX;
 use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
-use crate::api::access::{GUEST, MAINTAINER};
+use crate::access_level::AccessLevel;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
@@ -107,7 +107,7 @@ pub async fn show(
 pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
-    let member = ctx.project.admin || ctx.project.level() >= GUEST;
+    let member = ctx.project.admin || ctx.project.level() >= AccessLevel::Guest;
     if ctx.issue.discussion_locked && !member {
         return Err(ApiError::forbidden());
     }
@@ -127,7 +127,7 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
         .map(|d| d.timestamp_millis());
     let note = api
         .db()
-        .create_note(ctx.issue.id, caller.user.id, &body, internal, created_at)
+        .create_note(&ctx.issue, caller.user.id, &body, internal, created_at)
         .await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok((
@@ -151,7 +151,9 @@ pub async fn update(
     }
     let body = api.params.required_string("body")?;
     check_body(&body)?;
-    api.db().update_note_body(note.id, &body).await?;
+    api.db()
+        .update_note_body(&ctx.issue, &note, &body, caller.user.id)
+        .await?;
     let note = note_of(&api, &ctx, &note_id).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
@@ -164,11 +166,14 @@ pub async fn remove(
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    let allowed =
-        note.author_id == caller.user.id || ctx.project.admin || ctx.project.level() >= MAINTAINER;
+    let allowed = note.author_id == caller.user.id
+        || ctx.project.admin
+        || ctx.project.level() >= AccessLevel::Maintainer;
     if note.system || !allowed {
         return Err(ApiError::forbidden());
     }
-    api.db().delete_note(&note).await?;
+    api.db()
+        .delete_note(&ctx.issue, &note, caller.user.id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{load, system_notes};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::IssueChanges;
 use crate::views::issue::{DAY, HOUR, MINUTE, MONTH, WEEK, time_stats};
@@ -74,7 +75,7 @@ fn stats(api: &Api, estimate: i64, spent: i64) -> Json<Value> {
     Json(time_stats(
         estimate,
         spent,
-        api.settings.bool("time_tracking_limit_to_hours"),
+        api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
     ))
 }
 
@@ -96,7 +97,7 @@ async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiRe
     let mut changes = IssueChanges::default();
     changes.columns.set("time_estimate", seconds);
     changes.notes = SystemNotes::by(caller.user.id);
-    let limit_to_hours = api.settings.bool("time_tracking_limit_to_hours");
+    let limit_to_hours = api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS);
     changes.notes.extend(system_notes::time_estimate(
         ctx.issue.time_estimate,
         seconds,
@@ -140,7 +141,7 @@ pub async fn add_spent(
     notes.extend(system_notes::time_spent(
         seconds,
         now,
-        api.settings.bool("time_tracking_limit_to_hours"),
+        api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
     ));
     let total = api
         .db()

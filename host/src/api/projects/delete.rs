@@ -16,14 +16,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::reload;
-use crate::api::access::{self, OWNER, ProjectCtx};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, ProjectCtx};
 use crate::api::files;
 use crate::context::ApiContext;
-use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::now_ms;
+use crate::services::projects;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::TenantDb;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -32,11 +34,8 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Days a marked project waits; `None` when projects are deleted at once.
 fn adjourned_days(settings: &Settings) -> Option<i64> {
-    let days = settings
-        .value("deletion_adjourned_period")
-        .as_i64()
-        .unwrap_or(7);
-    (settings.bool("delayed_project_deletion") && days > 0).then_some(days)
+    let days = settings.get(keys::DELETION_ADJOURNED_PERIOD).unwrap_or(7);
+    (settings.get(keys::DELAYED_PROJECT_DELETION) && days > 0).then_some(days)
 }
 
 fn bad_request(message: &str) -> ApiError {
@@ -51,28 +50,31 @@ fn accepted() -> Response {
         .into_response()
 }
 
-/// Deletes a project's row, repositories and uploaded files.
-pub async fn purge(db: &TenantDb, data_dir: &FsPath, project_id: i64) -> ApiResult<()> {
-    db.delete_project(project_id).await?;
-    remove_files(data_dir, db.tenant_id(), project_id).await;
+/// Deletes a project's row, then its repositories and uploaded files (the order and why:
+/// [`projects::delete`]).
+/// `actor` is who deletes it (none for the sweep).
+pub async fn purge(
+    db: &TenantDb,
+    data_dir: &FsPath,
+    project_id: i64,
+    actor: Option<i64>,
+) -> ApiResult<()> {
+    projects::delete(db, data_dir, project_id, actor).await?;
+    remove_uploads(data_dir, db.tenant_id(), project_id).await;
     Ok(())
 }
 
 /// Removes the repositories and files of projects whose rows a group or user deletion took.
 pub async fn remove_files_of(api: &Api, projects: &[i64]) {
+    let data_dir = &api.ctx.config.storage.data_dir;
     for project in projects {
-        remove_files(&api.ctx.config.storage.data_dir, api.tenant.id, *project).await;
+        projects::remove_repositories(data_dir, api.tenant.id, *project).await;
+        remove_uploads(data_dir, api.tenant.id, *project).await;
     }
 }
 
-/// Removes a deleted project's repositories and uploaded files.
-pub async fn remove_files(data_dir: &FsPath, tenant: i64, project_id: i64) {
-    Repository::project(data_dir, tenant, project_id)
-        .remove()
-        .await;
-    Repository::wiki(data_dir, tenant, project_id)
-        .remove()
-        .await;
+/// Removes a deleted project's uploaded files and avatar, logging what cannot be removed.
+async fn remove_uploads(data_dir: &FsPath, tenant: i64, project_id: i64) {
     for relative in [
         format!("project/{project_id}"),
         format!("project/avatar/{project_id}"),
@@ -94,7 +96,7 @@ fn full_path(ctx: &ProjectCtx) -> String {
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let permanently = api.params.bool("permanently_remove")?.unwrap_or(false);
     let marked = ctx.project.marked_for_deletion_at.is_some();
     let delayed = adjourned_days(&api.settings).is_some();
@@ -119,11 +121,18 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
                 Some(now_ms()),
                 &format!("{}{suffix}", ctx.project.name),
                 &format!("{}{suffix}", ctx.project.path),
+                api.user()?.user.id,
             )
             .await?;
         return Ok(accepted());
     }
-    purge(api.db(), data_dir, ctx.project.id).await?;
+    purge(
+        api.db(),
+        data_dir,
+        ctx.project.id,
+        Some(api.user()?.user.id),
+    )
+    .await?;
     Ok(accepted())
 }
 
@@ -132,7 +141,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn restore(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if ctx.project.marked_for_deletion_at.is_none() {
         return Err(bad_request("Project has not been marked for deletion"));
     }
@@ -163,7 +172,7 @@ pub async fn restore(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         path.to_string()
     };
     api.db()
-        .set_deletion_mark(ctx.project.id, None, &name, &path)
+        .set_deletion_mark(ctx.project.id, None, &name, &path, api.user()?.user.id)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -191,12 +200,11 @@ async fn sweep(ctx: &ApiContext) -> anyhow::Result<()> {
         let db = ctx.db.tenant(tenant.id);
         let settings = ctx.settings.get(&db).await?;
         let days = settings
-            .value("deletion_adjourned_period")
-            .as_i64()
+            .get(keys::DELETION_ADJOURNED_PERIOD)
             .unwrap_or(7)
             .max(0);
         for id in db.marked_before(now_ms() - days * DAY_MS).await? {
-            if let Err(error) = purge(&db, &ctx.config.storage.data_dir, id).await {
+            if let Err(error) = purge(&db, &ctx.config.storage.data_dir, id, None).await {
                 tracing::warn!(project = id, error = %error, "could not delete a marked project");
             }
         }

@@ -8,6 +8,7 @@ use crate::http::request::Api;
 use crate::model::project_settings::{
     DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy,
 };
+use crate::settings::keys::{self, StrSetting};
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
@@ -282,7 +283,7 @@ pub fn check_visibility_allowed(api: &Api, visibility: &str) -> ApiResult<()> {
 pub fn restricted(api: &Api, visibility: &str) -> bool {
     let level = visibility_level(visibility);
     api.settings
-        .value("restricted_visibility_levels")
+        .get(keys::RESTRICTED_VISIBILITY_LEVELS)
         .as_array()
         .is_some_and(|levels| {
             levels.iter().any(|l| {
@@ -294,8 +295,8 @@ pub fn restricted(api: &Api, visibility: &str) -> bool {
 }
 
 /// The instance default for new projects or groups, stepped down past restricted levels.
-pub fn default_visibility(api: &Api, setting: &str) -> String {
-    let configured = api.settings.string(setting);
+pub fn default_visibility(api: &Api, setting: StrSetting) -> String {
+    let configured = api.settings.get(setting).unwrap_or_default();
     let configured = if VISIBILITIES.contains(&configured.as_str()) {
         configured
     } else {

@@ -11,14 +11,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::fields::{self, path_from_name};
-use super::repository::{self, refresh_statistics, spawn_logged};
-use super::write::{check_projects_limit, check_taken, insert_with_repository, may_create_in};
+use super::repository::{self, spawn_logged};
+use super::write::{check_projects_limit, check_taken, may_create_in};
 use super::{VISIBILITIES, reload};
-use crate::api::access::{self, OWNER, ProjectCtx, REPORTER};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_settings::setting;
+use crate::services::projects::{self, NewProject, refresh_statistics};
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
@@ -37,7 +39,7 @@ fn may_fork(ctx: &ProjectCtx) -> bool {
         Some("private") => true,
         _ => ctx.project.visibility == "private",
     };
-    !members_only || ctx.level() >= REPORTER
+    !members_only || ctx.level() >= AccessLevel::Reporter
 }
 
 /// The fork's namespace: `namespace_id`, `namespace_path` or the deprecated `namespace`
@@ -152,9 +154,17 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     changes.set("settings", Value::Object(settings).to_string());
     changes.set("forked_from_id", project.id);
     changes.set("import_status", "scheduled");
-    let fork = insert_with_repository(&api, namespace.id, &caller.user, &changes, false)
+    // The fork starts with an empty repository; the copy runs in the background once its row
+    // exists (GitLab answers `scheduled` at once), outside any transaction.
+    let new = NewProject {
+        namespace_id: namespace.id,
+        creator: &caller.user,
+        changes,
+        with_readme: false,
+    };
+    let fork = projects::create(api.db(), &api.ctx.config.storage.data_dir, new)
         .await
-        .map_err(conflict)?;
+        .map_err(|error| conflict(error.into()))?;
     let body = reload(&api, fork.id).await?;
 
     let db = api.db().clone();
@@ -171,7 +181,8 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             if into.branch_exists(&branch).await? {
                 into.set_head(&branch).await?;
             }
-            refresh_statistics(&db, &into, fork.id, &branch).await
+            refresh_statistics(&db, &into, fork.id, &branch).await?;
+            anyhow::Ok(())
         }
         .await;
         match copied {
@@ -200,7 +211,7 @@ pub async fn link(
 ) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let source = access::project(&api, &forked_from_id).await?;
     if !may_fork(&source) {
         return Err(ApiError::forbidden());
@@ -225,7 +236,7 @@ pub async fn link(
 pub async fn unlink(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if api.db().set_forked_from(ctx.project.id, None).await? {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {

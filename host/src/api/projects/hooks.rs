@@ -8,7 +8,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::api::access::{self, MAINTAINER, ProjectCtx};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
@@ -21,7 +22,7 @@ use crate::views;
 async fn managed_project(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
     api.user()?;
     let ctx = access::project(api, id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     Ok(ctx)
 }
 

@@ -10,12 +10,14 @@ use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::repository::{self, default_branch, refresh_statistics, spawn_logged};
-use crate::api::access::{self, MAINTAINER};
+use super::repository::{self, default_branch, spawn_logged};
+use crate::access_level::AccessLevel;
+use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::outbound::{AddressPolicy, Unresolved};
+use crate::services::projects::refresh_statistics;
 use crate::store::projects::ProjectChanges;
 
 /// Schemes GitLab accepts for imports and pull mirrors over the network.
@@ -92,7 +94,8 @@ pub async fn schedule_fetch(
             if repo.branch_exists(&branch).await? {
                 repo.set_head(&branch).await?;
             }
-            refresh_statistics(&db, &repo, id, &branch).await
+            refresh_statistics(&db, &repo, id, &branch).await?;
+            anyhow::Ok(())
         }
         .await;
         match fetched {
@@ -112,7 +115,7 @@ pub async fn schedule_fetch(
 pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let mut project = ctx.project.clone();
     if let Some(url) = api
         .params
@@ -127,7 +130,7 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         changes.set("settings", serde_json::Value::Object(settings).to_string());
         project = api
             .db()
-            .update_project(project.id, &changes)
+            .update_project(project.id, &changes, Some(api.user()?.user.id))
             .await?
             .ok_or(ApiError::NotFound("Project"))?;
     }

@@ -22,14 +22,15 @@ use axum::Router;
 use axum::routing::{get, post, put};
 use serde_json::{Map, Value};
 
-use super::access::{self, OWNER, ProjectCtx, today};
+use super::access::{self, ProjectCtx, today};
+use crate::access_level::{AccessLevel, Permissions};
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
-use crate::views::project::{Permissions, ProjectContext, ProjectViews};
+use crate::views::project::{ProjectContext, ProjectViews};
 use repository::may_see_statistics;
 
 pub fn router() -> Router<ApiContext> {
@@ -243,9 +244,14 @@ pub async fn render_many(
         },
     )?;
     let namespaces: HashMap<i64, _> = namespaces.into_iter().map(|n| (n.id, n)).collect();
-    let project_levels: HashMap<i64, i64> = project_levels.into_iter().collect();
-    let group_levels: HashMap<i64, i64> = group_levels.into_iter().collect();
-    let shared_levels: HashMap<i64, i64> = shared_levels.into_iter().collect();
+    let stored = |rows: Vec<(i64, i64)>| -> HashMap<i64, AccessLevel> {
+        rows.into_iter()
+            .map(|(id, level)| (id, AccessLevel::from_stored(level)))
+            .collect()
+    };
+    let project_levels = stored(project_levels);
+    let group_levels = stored(group_levels);
+    let shared_levels = stored(shared_levels);
     let owner_ids: Vec<i64> = namespaces.values().filter_map(|n| n.owner_id).collect();
     let owners: HashMap<i64, _> = db
         .users_by_ids(&owner_ids)
@@ -289,19 +295,16 @@ pub async fn render_many(
         };
         let permissions = Permissions {
             project: project_levels.get(&project.id).copied(),
-            group: inherited.max(shared_levels.get(&project.id).copied()),
+            group: inherited,
+            shared: shared_levels.get(&project.id).copied(),
+            personal_owner: caller.is_some_and(|c| namespace.owner_id == Some(c.user.id)),
         };
-        let personal = caller.is_some_and(|c| namespace.owner_id == Some(c.user.id));
-        let level = permissions
-            .project
-            .unwrap_or(0)
-            .max(permissions.group.unwrap_or(0))
-            .max(if personal { OWNER } else { 0 });
         let context = ProjectContext {
             namespace,
             owner,
             permissions,
-            statistics: shape.statistics && may_see_statistics(level, admin),
+            statistics: shape.statistics
+                && may_see_statistics(permissions.effective_level(), admin),
             license: false,
             custom_attributes: attributes.as_ref().map(|all| {
                 all.iter()

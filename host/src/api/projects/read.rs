@@ -8,6 +8,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{Shape, render_many, render_one};
+use crate::access_level::AccessLevel;
 use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest, sort_direction};
@@ -70,7 +71,7 @@ async fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
         ..ProjectFilter::default()
     };
     if let Some(level) = filter.min_access_level
-        && !access::ACCESS_LEVELS.contains(&level)
+        && AccessLevel::grantable(level).is_none()
     {
         return Err(ApiError::InvalidParam(
             "min_access_level does not have a valid value".into(),

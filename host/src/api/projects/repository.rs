@@ -1,4 +1,4 @@
-//! A project's git repository: made with the project (optionally with a README commit),
+//! A project's git repository (made with the project by `services::projects`): its
 //! statistics and languages refreshed after the server changes it, and the endpoints
 //! `GET /projects/:id/languages`, `GET /projects/:id/snapshot` (admin) and
 //! `POST /projects/:id/housekeeping`.
@@ -11,13 +11,13 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use crate::api::access::{self, MAINTAINER, REPORTER};
-use crate::git::{Author, Languages, Repository};
+use crate::access_level::AccessLevel;
+use crate::api::access;
+use crate::git::{Languages, Repository};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
-use crate::model::users::UserRow;
-use crate::store::TenantDb;
+use crate::services::projects::refresh_statistics;
 
 /// The project's repository (`wiki`: its wiki repository).
 pub fn repository(api: &Api, project_id: i64, wiki: bool) -> Repository {
@@ -27,77 +27,6 @@ pub fn repository(api: &Api, project_id: i64, wiki: bool) -> Repository {
     } else {
         Repository::project(data_dir, api.tenant.id, project_id)
     }
-}
-
-/// The README a new project starts with when `initialize_with_readme` is set: the project's
-/// name as title and GitLab's getting-started text.
-fn readme(name: &str) -> String {
-    format!(
-        "# {name}\n\n\n\n## Getting started\n\n\
-To make it easy for you to get started with GitLab, here's a list of recommended next steps.\n\n\
-Already a pro? Just edit this README.md and make it your own. Want to make it easy? \
-[Use the template at the bottom](#editing-this-readme)!\n\n\
-## Add your files\n\n\
-- [ ] [Create](https://docs.gitlab.com/ee/user/project/repository/web_editor.html#create-a-file) \
-or [upload](https://docs.gitlab.com/ee/user/project/repository/web_editor.html#upload-a-file) files\n\
-- [ ] [Add files using the command line](https://docs.gitlab.com/ee/gitlab-basics/add-file.html#add-a-file-using-the-command-line) \
-or push an existing Git repository with the following command:\n\n\
-## Name\nChoose a self-explaining name for your project.\n\n\
-## Description\nLet people know what your project can do specifically.\n\n\
-## License\nFor open source projects, say how it is licensed.\n"
-    )
-}
-
-/// Makes the repository of a project being created (before its row is committed): an empty
-/// bare repository, plus the README commit when asked. A leftover directory under this id
-/// can only come from an interrupted creation (the id was never committed), so it is replaced.
-pub async fn initialize(
-    repo: &Repository,
-    project: &ProjectRow,
-    with_readme: bool,
-    author: &UserRow,
-) -> anyhow::Result<()> {
-    let branch = project.default_branch.as_deref().unwrap_or("master");
-    repo.remove().await;
-    repo.create(branch).await?;
-    if with_readme {
-        let author = Author {
-            name: &author.name,
-            email: &author.email,
-        };
-        let result = repo
-            .commit_file(
-                branch,
-                "README.md",
-                readme(&project.name).as_bytes(),
-                "Initial commit",
-                &author,
-            )
-            .await;
-        if let Err(error) = result {
-            repo.remove().await;
-            return Err(error);
-        }
-    }
-    Ok(())
-}
-
-/// Stores the repository's commit count, size and languages on the project row.
-pub async fn refresh_statistics(
-    db: &TenantDb,
-    repo: &Repository,
-    project_id: i64,
-    branch: &str,
-) -> anyhow::Result<()> {
-    let stats = repo.statistics(branch).await?;
-    db.set_repository_statistics(
-        project_id,
-        stats.commit_count,
-        stats.size,
-        &stats.languages.to_json().to_string(),
-    )
-    .await?;
-    Ok(())
 }
 
 /// Runs `work` in the background and logs its failure (housekeeping, fork copies, mirrors).
@@ -171,7 +100,7 @@ pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let repo = repository(&api, ctx.project.id, false);
     let db = api.db().clone();
     let branch = default_branch(&ctx.project);
@@ -179,7 +108,8 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
     spawn_logged("housekeeping", async move {
         repo.ensure(&branch).await?;
         repo.gc().await?;
-        refresh_statistics(&db, &repo, project_id, &branch).await
+        refresh_statistics(&db, &repo, project_id, &branch).await?;
+        anyhow::Ok(())
     });
     Ok((StatusCode::CREATED, Json(json!({}))).into_response())
 }
@@ -192,6 +122,6 @@ pub fn default_branch(project: &ProjectRow) -> String {
 }
 
 /// Statistics are shown to reporters and above (and administrators).
-pub fn may_see_statistics(level: i64, admin: bool) -> bool {
-    admin || level >= REPORTER
+pub fn may_see_statistics(level: AccessLevel, admin: bool) -> bool {
+    admin || level >= AccessLevel::Reporter
 }

@@ -10,7 +10,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::write::{may_create_in, save};
-use crate::api::access::{self, ACCESS_LEVELS, MAINTAINER, OWNER, today};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, today};
 use crate::api::groups::setting_str;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
@@ -25,7 +26,7 @@ fn api_error(status: StatusCode, message: &str) -> ApiError {
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let group_id = api
         .params
         .int("group_id")?
@@ -34,11 +35,8 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .params
         .int("group_access")?
         .ok_or_else(|| ApiError::Missing("group_access".into()))?;
-    if !ACCESS_LEVELS.contains(&group_access) {
-        return Err(ApiError::InvalidParam(
-            "group_access does not have a valid value".into(),
-        ));
-    }
+    let group_access = AccessLevel::grantable(group_access)
+        .ok_or_else(|| ApiError::InvalidParam("group_access does not have a valid value".into()))?;
     let expires_at = api
         .params
         .date("expires_at")?
@@ -62,7 +60,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .add_share(
             ctx.project.id,
             group.group.id,
-            group_access,
+            group_access.as_i64(),
             expires_at.as_deref(),
         )
         .await?
@@ -86,7 +84,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn remove(Path((id, group_id)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let group_id: i64 = group_id
         .parse()
         .map_err(|_| ApiError::invalid("group_id"))?;
@@ -114,7 +112,7 @@ fn transfer_failed(message: &str) -> ApiError {
 pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     let caller = api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     let key = api.params.required_string("namespace")?;
     let namespace = api
         .db()

@@ -7,10 +7,12 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, extract::Path};
 
-use crate::api::access::{self, DEVELOPER};
+use crate::access_level::AccessLevel;
+use crate::api::access;
 use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::settings::keys;
 use crate::views;
 
 fn directory(api: &Api, project_id: i64, secret: &str) -> std::path::PathBuf {
@@ -19,12 +21,10 @@ fn directory(api: &Api, project_id: i64, secret: &str) -> std::path::PathBuf {
 
 /// The `max_attachment_size` setting in bytes (MB in the setting; GitLab's default 100).
 fn max_bytes(api: &Api) -> u64 {
-    let value = api.settings.value("max_attachment_size");
-    let mb = value
-        .as_u64()
-        .or_else(|| value.as_f64().map(|f| f.max(0.0) as u64))
-        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
-        .unwrap_or(100);
+    let mb = api
+        .settings
+        .get(keys::MAX_ATTACHMENT_SIZE)
+        .map_or(100, |mb| mb.max(0) as u64);
     mb.saturating_mul(1024 * 1024)
 }
 
@@ -32,7 +32,7 @@ fn max_bytes(api: &Api) -> u64 {
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(DEVELOPER)?;
+    ctx.require(AccessLevel::Developer)?;
     let Some(file) = api.params.file("file") else {
         return Err(if api.params.has("file") {
             ApiError::invalid("file")

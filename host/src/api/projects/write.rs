@@ -9,22 +9,18 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
 use super::reload;
-use super::{delete, mirror, repository};
-use crate::api::access::{self, DEVELOPER, MAINTAINER, OWNER, today};
+use super::{delete, mirror};
+use crate::access_level::AccessLevel;
+use crate::api::access::{self, today};
 use crate::api::users::avatar::{self, AvatarChange};
-use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
-use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::services::projects::{self, NewProject, PROJECT_UNIQUES};
+use crate::settings::keys;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
-
-pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
-    ("projects", "path_lower", "path"),
-    ("projects", "name", "name"),
-];
 
 fn namespace_invalid() -> ApiError {
     ApiError::field("namespace", "is not valid")
@@ -76,14 +72,14 @@ pub async fn may_create_in(
         .db()
         .group_access(caller.user.id, &namespace.ancestry(), &today())
         .await?
-        .unwrap_or(0);
+        .map(AccessLevel::from_stored);
     let needed =
         match super::super::groups::setting_str(namespace, "project_creation_level").as_str() {
-            "noone" => i64::MAX,
-            "maintainer" => MAINTAINER,
-            _ => DEVELOPER,
+            "noone" => return Ok(false),
+            "maintainer" => AccessLevel::Maintainer,
+            _ => AccessLevel::Developer,
         };
-    Ok(level >= needed)
+    Ok(level.is_some_and(|level| level >= needed))
 }
 
 /// The user's personal project limit, for projects in their own namespace.
@@ -187,7 +183,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     let visibility = fields
         .visibility
         .clone()
-        .unwrap_or_else(|| default_visibility(api, "default_project_visibility"));
+        .unwrap_or_else(|| default_visibility(api, keys::DEFAULT_PROJECT_VISIBILITY));
     check_visibility_allowed(api, &visibility)?;
     check_group_visibility(&namespace, &visibility)?;
     check_projects_limit(api, owner, &namespace).await?;
@@ -197,7 +193,10 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     changes.set("visibility", visibility.as_str());
     changes.set("visibility_level", visibility_level(&visibility));
     if changes.get("default_branch").is_none() {
-        let configured = api.settings.string("default_branch_name");
+        let configured = api
+            .settings
+            .get(keys::DEFAULT_BRANCH_NAME)
+            .unwrap_or_default();
         let branch = if configured.trim().is_empty() {
             "master".to_string()
         } else {
@@ -212,18 +211,18 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     if let AvatarChange::Set(_, name) = &avatar {
         changes.set("avatar_path", name.as_str());
     }
-    let project = insert_with_repository(
-        api,
-        namespace.id,
-        owner,
-        &changes,
-        fields.initialize_with_readme,
-    )
-    .await?;
+    let data_dir = &api.ctx.config.storage.data_dir;
+    let new = NewProject {
+        namespace_id: namespace.id,
+        creator: owner,
+        changes,
+        with_readme: fields.initialize_with_readme,
+    };
+    let project = projects::create(api.db(), data_dir, new).await?;
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(api, avatar::PROJECT, project.id, file, name).await
     {
-        delete::purge(api.db(), &api.ctx.config.storage.data_dir, project.id).await?;
+        delete::purge(api.db(), data_dir, project.id, Some(api.user()?.user.id)).await?;
         return Err(error);
     }
     let import = match import_url {
@@ -235,47 +234,6 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         import.start();
     }
     Ok((StatusCode::CREATED, Json(body)).into_response())
-}
-
-/// Inserts a project and makes its repository, all or nothing: the repository is made before
-/// the row is committed, a failure there rolls the row back, and a failed commit removes the
-/// repository again. Statistics are stored once both exist.
-pub async fn insert_with_repository(
-    api: &Api,
-    namespace_id: i64,
-    owner: &UserRow,
-    changes: &ProjectChanges,
-    with_readme: bool,
-) -> ApiResult<ProjectRow> {
-    let made: std::sync::Mutex<Option<Repository>> = std::sync::Mutex::new(None);
-    let result = api
-        .db()
-        .create_project(namespace_id, owner.id, changes, |row| {
-            let repo = repository::repository(api, row.id, false);
-            *made.lock().expect("repository slot") = Some(repo.clone());
-            async move { repository::initialize(&repo, &row, with_readme, owner).await }
-        })
-        .await
-        .on_constraints(PROJECT_UNIQUES);
-    let project = match result {
-        Ok(project) => project,
-        Err(error) => {
-            let leftover = made.lock().expect("repository slot").take();
-            if let Some(repo) = leftover {
-                repo.remove().await;
-            }
-            return Err(error);
-        }
-    };
-    let repo = repository::repository(api, project.id, false);
-    repository::refresh_statistics(
-        api.db(),
-        &repo,
-        project.id,
-        &repository::default_branch(&project),
-    )
-    .await?;
-    Ok(project)
 }
 
 pub async fn create(api: Api) -> ApiResult<Response> {
@@ -303,7 +261,7 @@ pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult
 pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
-    ctx.require(MAINTAINER)?;
+    ctx.require(AccessLevel::Maintainer)?;
     let mut settings = ctx.project.settings_json();
     let fields = fields::read(&api, Mode::Edit, &mut settings)?;
     if let Some(url) = api
@@ -359,7 +317,7 @@ pub async fn serve_avatar(
 /// Applies `changes` to a project and answers with its full view.
 pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<Value>> {
     api.db()
-        .update_project(id, changes)
+        .update_project(id, changes, Some(api.user()?.user.id))
         .await
         .on_constraints(PROJECT_UNIQUES)?
         .ok_or(ApiError::NotFound("Project"))?;
@@ -369,11 +327,13 @@ pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Jso
 async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(api, id).await?;
-    ctx.require(OWNER)?;
+    ctx.require(AccessLevel::Owner)?;
     if ctx.project.archived != archived {
         let mut changes = crate::store::projects::ProjectChanges::default();
         changes.set("archived", archived);
-        api.db().update_project(ctx.project.id, &changes).await?;
+        api.db()
+            .update_project(ctx.project.id, &changes, Some(api.user()?.user.id))
+            .await?;
     }
     Ok((
         StatusCode::CREATED,

@@ -15,6 +15,7 @@ use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::model::now_ms;
+use crate::settings::keys;
 use crate::store::users::NewUser;
 
 /// The unique indexes a user write can run into, and the field each reports.
@@ -27,7 +28,7 @@ const USER_UNIQUES: &[(&str, &str, &str)] = &[
 ];
 
 pub async fn create(api: Api) -> ApiResult<Response> {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let p = &api.params;
     let email = p.required_string("email")?;
     let name = p.required_string("name")?;
@@ -50,7 +51,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     if let AvatarChange::Set(_, name) = &avatar {
         profile.changes.set("avatar_path", name.clone());
     }
-    if !api.params.has("external") && api.settings.bool("user_default_external") {
+    if !api.params.has("external") && api.settings.get(keys::USER_DEFAULT_EXTERNAL) {
         profile.changes.set("external", true);
     }
     let confirmation = if p.bool("skip_confirmation")?.unwrap_or(false) {
@@ -72,8 +73,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         Some(limit) => limit,
         None => api
             .settings
-            .value("default_projects_limit")
-            .as_i64()
+            .get(keys::DEFAULT_PROJECTS_LIMIT)
             .unwrap_or(100_000),
     };
     let new_user = NewUser {
@@ -90,13 +90,13 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         .map(|(provider, uid)| (provider.as_str(), uid.as_str()));
     let user = api
         .db()
-        .create_user(new_user, &profile.changes, identity)
+        .create_user(new_user, &profile.changes, identity, Some(admin_id))
         .await
         .on_constraints(USER_UNIQUES)?;
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(&api, avatar::USER, user.id, file, name).await
     {
-        api.db().delete_user(user.id).await?;
+        api.db().delete_user(user.id, admin_id).await?;
         return Err(error);
     }
     if let Some(token) = confirmation {
@@ -156,7 +156,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .map(|(provider, uid)| (provider.as_str(), uid.as_str()));
     let updated = api
         .db()
-        .update_user(user.id, &profile.changes, identity)
+        .update_user(user.id, &profile.changes, identity, api.user()?.user.id)
         .await
         .on_constraints(USER_UNIQUES)?
         .ok_or(ApiError::NotFound("User"))?;
@@ -185,7 +185,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     }
     for group_id in sole_owner_of {
         if let Some(group) = api.db().namespace_by_id(group_id).await? {
-            let projects = api.db().delete_group(&group).await?;
+            let projects = api.db().delete_group(&group, api.user()?.user.id).await?;
             crate::api::projects::delete::remove_files_of(&api, &projects).await;
         }
     }
@@ -198,7 +198,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
             .reassign_issue_contributions(user.id, ghost.id)
             .await?;
     }
-    let (_, projects) = api.db().delete_user(user.id).await?;
+    let (_, projects) = api.db().delete_user(user.id, api.user()?.user.id).await?;
     crate::api::projects::delete::remove_files_of(&api, &projects).await;
     avatar::remove(&api, avatar::USER, user.id).await?;
     Ok(StatusCode::NO_CONTENT)

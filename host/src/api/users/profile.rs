@@ -4,6 +4,7 @@
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::settings::keys::{self, BoolSetting};
 use crate::store::user_admin::UserChanges;
 
 /// Free-text profile fields stored as '' when cleared.
@@ -36,7 +37,7 @@ const BOOL_FIELDS: &[(&str, &str)] = &[
 ];
 
 /// A `password_*_required` setting, the character test it asks for, and GitLab's message.
-type PasswordRule = (&'static str, fn(char) -> bool, &'static str);
+type PasswordRule = (BoolSetting, fn(char) -> bool, &'static str);
 
 pub const MIN_PASSWORD_LENGTH: usize = 8;
 const MAX_PASSWORD_LENGTH: usize = 128;
@@ -189,28 +190,28 @@ pub fn hash_new_password(api: &Api, password: &str) -> ApiResult<String> {
     }
     let rules: [PasswordRule; 4] = [
         (
-            "password_number_required",
+            keys::PASSWORD_NUMBER_REQUIRED,
             |c| c.is_ascii_digit(),
             "requires at least one number",
         ),
         (
-            "password_symbol_required",
+            keys::PASSWORD_SYMBOL_REQUIRED,
             |c| !c.is_alphanumeric() && !c.is_whitespace(),
             "requires at least one symbol character",
         ),
         (
-            "password_uppercase_required",
+            keys::PASSWORD_UPPERCASE_REQUIRED,
             char::is_uppercase,
             "requires at least one uppercase letter",
         ),
         (
-            "password_lowercase_required",
+            keys::PASSWORD_LOWERCASE_REQUIRED,
             char::is_lowercase,
             "requires at least one lowercase letter",
         ),
     ];
     for (setting, test, message) in rules {
-        if api.settings.bool(setting) && !password.chars().any(test) {
+        if api.settings.get(setting) && !password.chars().any(test) {
             problems.push(message.to_string());
         }
     }

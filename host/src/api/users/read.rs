@@ -10,6 +10,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::request::Api;
 use crate::model::users::UserRow;
+use crate::settings::keys;
 use crate::store::user_admin::UserFilter;
 use crate::store::window::Direction;
 
@@ -25,7 +26,7 @@ fn check_list_access(api: &Api) -> ApiResult<()> {
 
 fn restricts_public(api: &Api) -> bool {
     api.settings
-        .value("restricted_visibility_levels")
+        .get(keys::RESTRICTED_VISIBILITY_LEVELS)
         .as_array()
         .is_some_and(|levels| {
             levels.iter().any(|l| {

@@ -1,6 +1,7 @@
 //! `POST /users/:id/block|unblock|deactivate|activate`: 201 with GitLab's bodies, 403 for
 //! the transitions GitLab refuses (directory-sync blocks, recent activity, blocked users).
 
+use crate::events::EventKind;
 use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -34,14 +35,16 @@ pub async fn block(Path(id): Path<String>, api: Api) -> StateResult {
         "ldap_blocked" => Err(ApiError::forbidden_because(LDAP_BLOCKED)),
         "blocked" => created(Value::Null),
         _ => {
-            api.db().set_user_state(user.id, "blocked").await?;
+            api.db()
+                .set_user_state(user.id, "blocked", EventKind::UserBlocked, Some(admin_id))
+                .await?;
             created(json!(true))
         }
     }
 }
 
 pub async fn unblock(Path(id): Path<String>, api: Api) -> StateResult {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let user = user_by_id(&api, &id).await?;
     match user.state.as_str() {
         "ldap_blocked" => Err(ApiError::forbidden_because(LDAP_UNBLOCK)),
@@ -49,7 +52,9 @@ pub async fn unblock(Path(id): Path<String>, api: Api) -> StateResult {
             "Deactivated users cannot be unblocked by the API",
         )),
         "blocked" => {
-            api.db().set_user_state(user.id, "active").await?;
+            api.db()
+                .set_user_state(user.id, "active", EventKind::UserUnblocked, Some(admin_id))
+                .await?;
             created(json!(true))
         }
         _ => created(json!(false)),
@@ -57,7 +62,7 @@ pub async fn unblock(Path(id): Path<String>, api: Api) -> StateResult {
 }
 
 pub async fn deactivate(Path(id): Path<String>, api: Api) -> StateResult {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let user = user_by_id(&api, &id).await?;
     match user.state.as_str() {
         "blocked" | "ldap_blocked" => Err(ApiError::forbidden_because(
@@ -77,21 +82,30 @@ pub async fn deactivate(Path(id): Path<String>, api: Api) -> StateResult {
                     "The user you are trying to deactivate has been active in the past {DEACTIVATION_INACTIVE_DAYS} days and cannot be deactivated"
                 )));
             }
-            api.db().set_user_state(user.id, "deactivated").await?;
+            api.db()
+                .set_user_state(
+                    user.id,
+                    "deactivated",
+                    EventKind::UserDeactivated,
+                    Some(admin_id),
+                )
+                .await?;
             created(json!(true))
         }
     }
 }
 
 pub async fn activate(Path(id): Path<String>, api: Api) -> StateResult {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let user = user_by_id(&api, &id).await?;
     match user.state.as_str() {
         "blocked" | "ldap_blocked" => Err(ApiError::forbidden_because(
             "A blocked user must be unblocked to be activated",
         )),
         "deactivated" => {
-            api.db().set_user_state(user.id, "active").await?;
+            api.db()
+                .set_user_state(user.id, "active", EventKind::UserActivated, Some(admin_id))
+                .await?;
             created(json!(true))
         }
         _ => created(json!(true)),

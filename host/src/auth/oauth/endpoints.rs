@@ -24,6 +24,7 @@ use crate::model::now_ms;
 use crate::model::oauth::ApplicationRow;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
+use crate::settings::keys;
 use crate::store::oauth::{AccessTokenRow, Exchange};
 use crate::tenants::Tenant;
 use crate::views::user::UserViews;
@@ -84,7 +85,7 @@ impl OAuthRequest {
     fn user_views(&self) -> UserViews<'_> {
         UserViews {
             base_url: &self.tenant.base_url,
-            avatar_service: self.settings.bool("avatar_service_enabled"),
+            avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
         }
     }
 
@@ -204,7 +205,7 @@ async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> 
         .ok_or_else(|| OAuthError::new(Kind::InvalidScope))?;
     if !request
         .settings
-        .bool("password_authentication_enabled_for_git")
+        .get(keys::PASSWORD_AUTHENTICATION_ENABLED_FOR_GIT)
     {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }
@@ -424,7 +425,7 @@ async fn metadata(request: OAuthRequest) -> Response {
     let scopes: Vec<&str> = scopes::all().collect();
     let mut grant_types = vec!["authorization_code", "password", "refresh_token"];
     let mut response_types = vec!["code"];
-    if request.settings.bool("oauth_implicit_grant_enabled") {
+    if request.settings.get(keys::OAUTH_IMPLICIT_GRANT_ENABLED) {
         grant_types.push("implicit");
         response_types.push("token");
     }

@@ -1,0 +1,259 @@
+//! Creating and deleting projects with their repositories, and storing what a repository
+//! holds. No git process and no repository filesystem work runs while a database transaction
+//! is open: on SQLite a transaction holds the one writer connection, so every tenant's writes
+//! would wait behind `git`.
+
+use std::path::Path;
+
+use super::readme::readme;
+use crate::git::{self, Author, Repository};
+use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
+use crate::store::projects::ProjectChanges;
+use crate::store::{self, TenantDb};
+
+/// The unique indexes a project write can run into, each as `(table, column, field)` with the
+/// field GitLab reports as "has already been taken".
+pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
+    ("projects", "path_lower", "path"),
+    ("projects", "name", "name"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Another project in the namespace has this `name` or `path` (the field): a unique index
+    /// refused the row, when a concurrent create got there between the check and the insert.
+    #[error("{0} has already been taken")]
+    Taken(&'static str),
+    #[error(transparent)]
+    Store(store::Error),
+    #[error(transparent)]
+    Git(#[from] git::Error),
+}
+
+impl From<store::Error> for Error {
+    fn from(error: store::Error) -> Self {
+        match error.conflict_label(PROJECT_UNIQUES) {
+            Some(field) => Error::Taken(field),
+            None => Error::Store(error),
+        }
+    }
+}
+
+/// A project to create.
+pub struct NewProject<'a> {
+    pub namespace_id: i64,
+    /// The creator: the project's first owner, and the README commit's author.
+    pub creator: &'a UserRow,
+    /// Every column but the id, the creator and the timestamps; `name` is required, and
+    /// `default_branch` (else `master`) is the repository's first branch.
+    pub changes: ProjectChanges,
+    /// Starts the repository with GitLab's README commit (`initialize_with_readme`).
+    pub with_readme: bool,
+}
+
+/// Creates a project and its repository: reserves the id, makes the repository (with its
+/// README commit when asked) and reads its statistics, then inserts the rows in one short
+/// transaction. A failed git step inserts nothing (the reserved id stays unused); a failed
+/// insert removes the repository again.
+pub async fn create(
+    db: &TenantDb,
+    data_dir: &Path,
+    new: NewProject<'_>,
+) -> Result<ProjectRow, Error> {
+    let id = db.reserve_project_id().await?;
+    let repo = Repository::project(data_dir, db.tenant_id(), id);
+    let mut changes = new.changes;
+    let made = initialize(&repo, &changes, new.with_readme.then_some(new.creator)).await;
+    let stats = match made {
+        Ok(stats) => stats,
+        Err(error) => {
+            repo.remove().await;
+            return Err(error.into());
+        }
+    };
+    // The repository exists before the row, so the row starts with its statistics.
+    changes.set("commit_count", stats.commit_count);
+    changes.set("repository_size", stats.size);
+    changes.set("storage_size", stats.size);
+    changes.set(
+        "repository_languages",
+        stats.languages.to_json().to_string(),
+    );
+    match db
+        .insert_project(id, new.namespace_id, new.creator.id, &changes)
+        .await
+    {
+        Ok(row) => Ok(row),
+        Err(error) => {
+            repo.remove().await;
+            Err(error.into())
+        }
+    }
+}
+
+/// Makes the repository of a project being created: an empty bare repository on the
+/// project's default branch, plus the README commit by `readme_author`. A leftover directory
+/// under a reserved id can only come from an interrupted creation (the id was never used), so
+/// it is replaced.
+async fn initialize(
+    repo: &Repository,
+    changes: &ProjectChanges,
+    readme_author: Option<&UserRow>,
+) -> git::Result<git::Statistics> {
+    let branch = changes.text("default_branch").unwrap_or("master");
+    repo.remove().await;
+    repo.create(branch).await?;
+    if let Some(author) = readme_author {
+        let name = changes.text("name").unwrap_or_default();
+        let author = Author {
+            name: &author.name,
+            email: &author.email,
+        };
+        repo.commit_file(
+            branch,
+            "README.md",
+            readme(name).as_bytes(),
+            "Initial commit",
+            &author,
+        )
+        .await?;
+    }
+    repo.statistics(branch).await
+}
+
+/// Stores the repository's commit count, size and languages on the project row (after the
+/// server changed the repository: a fork's copy, an import, housekeeping). The git work is
+/// done before the one update starts.
+pub async fn refresh_statistics(
+    db: &TenantDb,
+    repo: &Repository,
+    project_id: i64,
+    branch: &str,
+) -> Result<(), Error> {
+    let stats = repo.statistics(branch).await?;
+    db.set_repository_statistics(
+        project_id,
+        stats.commit_count,
+        stats.size,
+        &stats.languages.to_json().to_string(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes a project's rows, in their own transaction, then its repositories. The database
+/// is the source of truth: a row whose repository was removed first would be left broken if
+/// the delete then failed, while a repository left behind by a failed removal is only logged,
+/// belongs to no row and is never adopted (ids are never reused, and a creation replaces any
+/// leftover under its reserved id). The caller removes the project's uploaded files likewise.
+/// `actor` is who deletes it (none for the sweep of projects whose deletion was delayed).
+pub async fn delete(
+    db: &TenantDb,
+    data_dir: &Path,
+    project_id: i64,
+    actor: Option<i64>,
+) -> Result<(), Error> {
+    db.delete_project(project_id, actor).await?;
+    remove_repositories(data_dir, db.tenant_id(), project_id).await;
+    Ok(())
+}
+
+/// Removes a deleted project's repository and wiki, logging what cannot be removed (the
+/// rows are already gone).
+pub async fn remove_repositories(data_dir: &Path, tenant: i64, project_id: i64) {
+    Repository::project(data_dir, tenant, project_id)
+        .remove()
+        .await;
+    Repository::wiki(data_dir, tenant, project_id)
+        .remove()
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Db, DbOptions};
+    use crate::tenants::{RootCredentials, bootstrap};
+
+    /// A migrated SQLite database in `dir` with the default tenant and its root.
+    async fn tenant(dir: &Path) -> (TenantDb, UserRow, i64) {
+        let db = Db::connect(DbOptions {
+            database_url: None,
+            data_dir: dir,
+            max_connections: 2,
+        })
+        .await
+        .unwrap();
+        db.migrate().await.unwrap();
+        let credentials = RootCredentials {
+            password: Some("a-long-root-password".into()),
+            token: None,
+        };
+        let tenant = bootstrap(&db, "", credentials).await.unwrap().tenant;
+        let db = db.tenant(tenant.id);
+        let root = db.user_by_id(1).await.unwrap().unwrap();
+        let namespace = db.user_namespace(root.id).await.unwrap().unwrap().id;
+        (db, root, namespace)
+    }
+
+    fn new_project<'a>(root: &'a UserRow, namespace_id: i64, name: &str) -> NewProject<'a> {
+        let mut changes = ProjectChanges::default();
+        changes.set_name_and_path(name, &name.to_lowercase());
+        changes.set("default_branch", "main");
+        changes.set("visibility", "private");
+        changes.set("visibility_level", 0);
+        NewProject {
+            namespace_id,
+            creator: root,
+            changes,
+            with_readme: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_git_step_inserts_nothing_and_a_failed_insert_leaves_no_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, root, namespace) = tenant(dir.path()).await;
+        let repo = |id| Repository::project(dir.path(), db.tenant_id(), id);
+
+        let made = create(&db, dir.path(), new_project(&root, namespace, "Made"))
+            .await
+            .unwrap();
+        assert!(repo(made.id).exists().await);
+        assert_eq!(
+            made.commit_count, 1,
+            "the row starts with the README commit"
+        );
+        assert!(made.repository_size > 0 && made.storage_size == made.repository_size);
+
+        // A file where the next repository goes: git fails, and no row is inserted.
+        let blocked = made.id + 1;
+        std::fs::write(repo(blocked).path(), "in the way").unwrap();
+        let error = create(&db, dir.path(), new_project(&root, namespace, "Blocked"))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::Git(_)), "{error:?}");
+        assert!(db.project_by_id(blocked).await.unwrap().is_none());
+        std::fs::remove_file(repo(blocked).path()).unwrap();
+
+        // A taken name: the insert fails, and the repository made for it is removed.
+        let error = create(&db, dir.path(), new_project(&root, namespace, "Made"))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::Taken(_)), "{error:?}");
+        let unused = blocked + 1;
+        assert!(db.project_by_id(unused).await.unwrap().is_none());
+        assert!(!repo(unused).exists().await && !repo(unused).path().exists());
+
+        // Reserved ids that were never used leave gaps.
+        let next = create(&db, dir.path(), new_project(&root, namespace, "Next"))
+            .await
+            .unwrap();
+        assert_eq!(next.id, unused + 1);
+
+        delete(&db, dir.path(), made.id, None).await.unwrap();
+        assert!(db.project_by_id(made.id).await.unwrap().is_none());
+        assert!(!repo(made.id).path().exists());
+    }
+}
