@@ -3,7 +3,8 @@
 //!
 //! A request flows `http` (router, extractors, errors, pagination) → `api` (one module per
 //! resource) → `store` (SQL, scoped to one tenant) and back out through `views` (the JSON
-//! representations). `auth` finds the caller, `tenants` the instance, `settings` its policy.
+//! representations of `model`'s rows). `auth` finds the caller, `tenants` the instance,
+//! `settings` its policy.
 
 pub mod api;
 pub mod auth;
