@@ -3,8 +3,9 @@
 //!
 //! A request flows `http` (router, extractors, errors, pagination) → `api` (one module per
 //! resource) → `store` (SQL, scoped to one tenant) and back out through `views` (the JSON
-//! representations); work that spans the database and the git repositories (`git`) is
-//! ordered by `services`, between `api` and `store`. `auth` finds the caller, `tenants` the instance, `settings` its policy.
+//! representations of `model`'s rows); work that spans the database and the git repositories
+//! (`git`) is ordered by `services`, between `api` and `store`. `auth` finds the caller,
+//! `tenants` the instance, `settings` its policy.
 
 pub mod access_level;
 pub mod api;

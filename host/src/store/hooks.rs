@@ -93,24 +93,10 @@ pub struct ProjectHooks;
 
 impl Table for ProjectHooks {
     const NAME: &'static str = "project_hooks";
-    const COLUMNS: &'static [&'static str] = &[
-        "url",
-        "token",
-        "push_events_branch_filter",
-        "push_events",
-        "issues_events",
-        "confidential_issues_events",
-        "merge_requests_events",
-        "tag_push_events",
-        "note_events",
-        "confidential_note_events",
-        "job_events",
-        "pipeline_events",
-        "wiki_page_events",
-        "deployment_events",
-        "releases_events",
-        "enable_ssl_verification",
-    ];
+    const COLUMNS: &'static str = "url, token, push_events_branch_filter, push_events, issues_events, \
+         confidential_issues_events, merge_requests_events, tag_push_events, note_events, \
+         confidential_note_events, job_events, pipeline_events, wiki_page_events, \
+         deployment_events, releases_events, enable_ssl_verification";
 }
 
 /// The `push_rules` table, for a push rule's [`Changes`].
@@ -118,19 +104,9 @@ pub struct PushRules;
 
 impl Table for PushRules {
     const NAME: &'static str = "push_rules";
-    const COLUMNS: &'static [&'static str] = &[
-        "max_file_size",
-        "commit_message_regex",
-        "commit_message_negative_regex",
-        "branch_name_regex",
-        "author_email_regex",
-        "file_name_regex",
-        "deny_delete_tag",
-        "member_check",
-        "prevent_secrets",
-        "commit_committer_check",
-        "reject_unsigned_commits",
-    ];
+    const COLUMNS: &'static str = "max_file_size, commit_message_regex, commit_message_negative_regex, \
+         branch_name_regex, author_email_regex, file_name_regex, deny_delete_tag, \
+         member_check, prevent_secrets, commit_committer_check, reject_unsigned_commits";
 }
 
 /// Every setting of a hook: hooks are written whole.

@@ -82,30 +82,10 @@ pub struct Issues;
 
 impl Table for Issues {
     const NAME: &'static str = "issues";
-    const COLUMNS: &'static [&'static str] = &[
-        "project_id",
-        "iid",
-        "author_id",
-        "title",
-        "description",
-        "state",
-        "confidential",
-        "discussion_locked",
-        "milestone_id",
-        "due_date",
-        "time_estimate",
-        "total_time_spent",
-        "upvotes",
-        "downvotes",
-        "user_notes_count",
-        "closed_at",
-        "closed_by_id",
-        "moved_to_id",
-        "created_at",
-        "updated_at",
-        "deleted_at",
-        "deleted_by_id",
-    ];
+    const COLUMNS: &'static str = "project_id, iid, author_id, title, description, state, confidential, \
+         discussion_locked, milestone_id, due_date, time_estimate, total_time_spent, \
+         upvotes, downvotes, user_notes_count, closed_at, closed_by_id, moved_to_id, \
+         created_at, updated_at, deleted_at, deleted_by_id";
 }
 
 impl IssueChanges {

@@ -24,14 +24,7 @@ pub struct Milestones;
 
 impl Table for Milestones {
     const NAME: &'static str = "milestones";
-    const COLUMNS: &'static [&'static str] = &[
-        "title",
-        "description",
-        "state",
-        "due_date",
-        "start_date",
-        "closed_at",
-    ];
+    const COLUMNS: &'static str = "title, description, state, due_date, start_date, closed_at";
 }
 
 /// Column values for an insert or update of a milestone.

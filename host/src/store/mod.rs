@@ -3,7 +3,8 @@
 //! `YYYY-MM-DD` text, booleans as BIGINT 0/1 (read through [`Flag`]), so the same statements and the same row types serve both engines.
 //!
 //! Tenant data is reached only through [`TenantDb`], whose tenant id is fixed when it is made:
-//! every query in the resource modules filters on it, and nothing outside `store` sees a pool.
+//! every query in the resource modules filters on it (`TenantDb::query*` and `TenantDb::sql`
+//! bind it as `$1`), and nothing outside `store` sees a pool.
 //!
 //! Store calls fail with [`Error`], which tells unique-key conflicts apart; functions still
 //! returning `sqlx::Result` move to it as they are changed. The store runs no git and calls

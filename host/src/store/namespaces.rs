@@ -172,24 +172,9 @@ pub struct Namespaces;
 
 impl Table for Namespaces {
     const NAME: &'static str = "namespaces";
-    const COLUMNS: &'static [&'static str] = &[
-        "kind",
-        "owner_id",
-        "parent_id",
-        "parent_key",
-        "name",
-        "path",
-        "path_lower",
-        "full_path",
-        "full_path_lower",
-        "full_name",
-        "traversal",
-        "description",
-        "visibility",
-        "visibility_level",
-        "avatar_path",
-        "settings",
-    ];
+    const COLUMNS: &'static str = "kind, owner_id, parent_id, parent_key, name, path, path_lower, full_path, \
+         full_path_lower, full_name, traversal, description, visibility, visibility_level, \
+         avatar_path, settings";
 }
 
 /// Column values for a group update.

@@ -302,37 +302,12 @@ pub struct Projects;
 
 impl Table for Projects {
     const NAME: &'static str = "projects";
-    const COLUMNS: &'static [&'static str] = &[
-        "namespace_id",
-        "name",
-        "name_lower",
-        "path",
-        "path_lower",
-        "description",
-        "default_branch",
-        "visibility",
-        "visibility_level",
-        "archived",
-        "star_count",
-        "forks_count",
-        "open_issues_count",
-        "tag_list",
-        "avatar_path",
-        "import_url",
-        "import_status",
-        "import_error",
-        "issues_access_level",
-        "merge_requests_access_level",
-        "repository_size",
-        "storage_size",
-        "wiki_size",
-        "packages_size",
-        "settings",
-        "marked_for_deletion_at",
-        "forked_from_id",
-        "commit_count",
-        "repository_languages",
-    ];
+    const COLUMNS: &'static str = "namespace_id, name, name_lower, path, path_lower, description, default_branch, \
+         visibility, visibility_level, archived, star_count, forks_count, open_issues_count, \
+         tag_list, avatar_path, import_url, import_status, import_error, \
+         issues_access_level, merge_requests_access_level, repository_size, storage_size, \
+         wiki_size, packages_size, settings, marked_for_deletion_at, forked_from_id, \
+         commit_count, repository_languages";
 }
 
 /// Column values for an insert or update of a project.

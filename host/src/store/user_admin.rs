@@ -112,51 +112,15 @@ pub struct Users;
 
 impl Table for Users {
     const NAME: &'static str = "users";
-    const COLUMNS: &'static [&'static str] = &[
-        "username",
-        "username_lower",
-        "email",
-        "email_lower",
-        "name",
-        "state",
-        "user_type",
-        "is_admin",
-        "password_digest",
-        "password_expires_at",
-        "bio",
-        "location",
-        "public_email",
-        "skype",
-        "linkedin",
-        "twitter",
-        "discord",
-        "website_url",
-        "organization",
-        "job_title",
-        "pronouns",
-        "note",
-        "theme_id",
-        "color_scheme_id",
-        "projects_limit",
-        "can_create_group",
-        "external",
-        "private_profile",
-        "two_factor_enabled",
-        "avatar_path",
-        "shared_runners_minutes_limit",
-        "extra_shared_runners_minutes_limit",
-        "confirmed_at",
-        "last_sign_in_at",
-        "current_sign_in_at",
-        "last_sign_in_ip",
-        "current_sign_in_ip",
-        "last_activity_on",
-        "failed_attempts",
-        "locked_until",
-        "reset_password_token_digest",
-        "reset_password_sent_at",
-        "confirmation_token_digest",
-    ];
+    const COLUMNS: &'static str = "username, username_lower, email, email_lower, name, state, user_type, is_admin, \
+         password_digest, password_expires_at, bio, location, public_email, skype, linkedin, \
+         twitter, discord, website_url, organization, job_title, pronouns, note, theme_id, \
+         color_scheme_id, projects_limit, can_create_group, external, private_profile, \
+         two_factor_enabled, avatar_path, shared_runners_minutes_limit, \
+         extra_shared_runners_minutes_limit, confirmed_at, last_sign_in_at, \
+         current_sign_in_at, last_sign_in_ip, current_sign_in_ip, last_activity_on, \
+         failed_attempts, locked_until, reset_password_token_digest, reset_password_sent_at, \
+         confirmation_token_digest";
 }
 
 /// Column values for an insert or update of a user.
