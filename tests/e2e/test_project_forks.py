@@ -139,7 +139,7 @@ def test_fork_whose_repository_cannot_be_made_leaves_nothing(server, alice, bob)
         r = server.request("POST", f"/projects/{source.id}/fork", token=b_token)
         assert_json(r, 500, {"message": "500 Internal Server Error"})
         assert_json(server.request("GET", f"/projects/{b_user.username}%2F{source.path}", token=b_token),
-                    404, NOT_FOUND)
+                    404, PROJECT_NOT_FOUND)
         assert assert_json(server.request("GET", f"/projects/{source.id}/forks", token=b_token), 200) == []
         assert assert_json(server.request("GET", f"/projects/{source.id}", token=a_token), 200)["forks_count"] == 0
         assert blocker.read_text() == "in the way"
