@@ -11,6 +11,14 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, ApiResult};
 
+/// An endpoint's typed input: what it accepts, read from the merged parameters in one place
+/// with Grape's coercion and messages (`Params`' accessors). Handlers call `api.input()` first
+/// and do the lookups that depend on the input afterwards, so a reader sees what an endpoint
+/// takes from its struct.
+pub trait FromParams: Sized {
+    fn from_params(params: &Params) -> ApiResult<Self>;
+}
+
 /// A file from a multipart body.
 #[derive(Debug, Clone)]
 pub struct UploadedFile {

@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{Method, header};
 
 use super::error::{ApiError, ApiResult};
-use super::params::{BodyLimits, Params};
+use super::params::{BodyLimits, FromParams, Params};
 use crate::auth::{self, Caller};
 use crate::context::ApiContext;
 use crate::request_origin::Origin;
@@ -42,6 +42,11 @@ impl Api {
             base_url: &self.tenant.base_url,
             avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
         }
+    }
+
+    /// The endpoint's typed input, read from the merged parameters.
+    pub fn input<T: FromParams>(&self) -> ApiResult<T> {
+        T::from_params(&self.params)
     }
 
     /// The authenticated caller, or 401.
