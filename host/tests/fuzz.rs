@@ -1,0 +1,161 @@
+//! Property tests for every parser that reads what a client sends: request parameters and their
+//! coercions, durations, task lists, OAuth scopes and SSH and GPG keys. Arbitrary input must give
+//! a value or a refusal (which the API turns into a 4xx), never a panic, and the accepted values
+//! must hold the invariants the handlers rely on.
+
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+use trellis::http::params::{Params, parse_bool, parse_date, parse_datetime};
+
+/// Parameter names the handlers read, with the bracket forms Grape accepts.
+const NAMES: &[&str] = &[
+    "title",
+    "labels",
+    "labels[]",
+    "assignee_ids",
+    "assignee_ids[]",
+    "page",
+    "per_page",
+    "custom_attributes[key]",
+    "custom_attributes",
+    "due_date",
+    "created_after",
+    "state",
+    "confidential",
+    "a[b][c]",
+    "[]",
+    "a[",
+    "]",
+    "",
+];
+
+/// Query strings built from names the handlers read and arbitrary values, encoded or raw.
+fn query() -> impl Strategy<Value = String> {
+    let pair = (prop::sample::select(NAMES), any::<String>(), any::<bool>()).prop_map(
+        |(name, value, encode)| {
+            if encode {
+                form_urlencoded::Serializer::new(String::new())
+                    .append_pair(name, &value)
+                    .finish()
+            } else {
+                format!("{name}={value}")
+            }
+        },
+    );
+    prop_oneof![
+        prop::collection::vec(pair, 0..8).prop_map(|pairs| pairs.join("&")),
+        any::<String>(),
+    ]
+}
+
+/// Arbitrary JSON, a few levels deep.
+fn json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        any::<String>().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(any::<String>(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Every accessor on every name: each answers a value or an error, none panics.
+fn read_everything(params: &Params) {
+    for name in NAMES.iter().copied().chain(["missing"]) {
+        let _ = params.string(name);
+        let _ = params.required_string(name);
+        let _ = params.present_string(name);
+        if let Ok(Some(flag)) = params.bool(name) {
+            let _ = flag;
+        }
+        let _ = params.int(name);
+        let _ = params.float(name);
+        let _ = params.one_of(name, &["opened", "closed"]);
+        let _ = params.string_list(name);
+        let _ = params.int_list(name);
+        let _ = params.object(name);
+        let _ = params.date(name);
+        let _ = params.datetime(name);
+        let _ = params.raw(name);
+        let _ = params.has(name);
+    }
+    let _ = params.custom_attributes();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn query_strings_never_panic(q in query()) {
+        read_everything(&Params::from_query(Some(&q)));
+    }
+
+    #[test]
+    fn json_bodies_never_panic(body in prop::collection::btree_map(
+        prop::sample::select(NAMES).prop_map(String::from), json(), 0..8)) {
+        let values: Map<String, Value> = body.into_iter().collect();
+        read_everything(&Params::from_json_object(values));
+    }
+
+    #[test]
+    fn an_integer_parameter_reads_back_exactly(n in any::<i64>()) {
+        let params = Params::from_query(Some(&format!("page={n}")));
+        prop_assert_eq!(params.int("page").unwrap(), Some(n));
+    }
+
+    #[test]
+    fn scalar_coercions_never_panic(s in any::<String>()) {
+        let _ = parse_bool(&s);
+        let _ = parse_date(&s);
+        let _ = parse_datetime(&s);
+        let _ = trellis::settings::validate::parse_duration(&s);
+        let scopes = trellis::auth::oauth::scopes::parse(&s);
+        prop_assert!(scopes.iter().all(|scope| !scope.is_empty() && !scope.contains(' ')));
+    }
+
+    #[test]
+    fn task_lists_count_what_they_list(lines in prop::collection::vec(
+        prop_oneof![
+            Just("- [ ] todo".to_string()), Just("* [x] done".to_string()),
+            Just("1. [~] n/a".to_string()), Just("```".to_string()),
+            any::<String>(),
+        ], 0..20)) {
+        let description = lines.join("\n");
+        let items = trellis::views::issue::task_items(Some(&description));
+        let (total, done) = trellis::views::issue::task_counts(Some(&description));
+        prop_assert!(done <= total);
+        prop_assert_eq!(total as usize, items.len());
+    }
+
+    #[test]
+    fn ssh_keys_never_panic(
+        algorithm in prop::sample::select(&["ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256",
+            "ssh-dss", "sk-ssh-ed25519@openssh.com", "x"][..]),
+        blob in prop::collection::vec(any::<u8>(), 0..600),
+        comment in any::<String>(),
+        raw in any::<String>()) {
+        use base64::Engine as _;
+        let line = format!("{algorithm} {} {comment}",
+            base64::engine::general_purpose::STANDARD.encode(&blob));
+        let _ = trellis::keys::parse_ssh_key(&line);
+        let _ = trellis::keys::parse_ssh_key(&raw);
+    }
+
+    #[test]
+    fn gpg_keys_never_panic(body in prop::collection::vec(any::<u8>(), 0..2000), raw in any::<String>()) {
+        use base64::Engine as _;
+        let armored = format!(
+            "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n{}\n-----END PGP PUBLIC KEY BLOCK-----",
+            base64::engine::general_purpose::STANDARD.encode(&body));
+        let _ = trellis::keys::parse_gpg_key(&armored);
+        let _ = trellis::keys::parse_gpg_key(&raw);
+    }
+}
