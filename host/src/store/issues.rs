@@ -12,7 +12,7 @@ use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, label_columns};
 use super::outbox;
 use super::sql::{Arg, Sql};
 use super::users::user_columns;
-use super::{TenantDb, ids::next_id, now_ms, row_by_id};
+use super::{Engine, TenantDb, ids::next_id, now_ms, row_by_id};
 use crate::events::{Event, EventKind};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::LabelRow;
@@ -68,7 +68,8 @@ pub struct NewIssue {
 pub struct IssueChanges {
     pub columns: Changes<Issues>,
     pub assignee_ids: Option<Vec<i64>>,
-    pub labels: Option<Vec<String>>,
+    /// Applied to the labels the issue has inside the update's transaction.
+    pub labels: Option<LabelChange>,
     /// A spam check passed the new text (`user_agent_detail.spam_filter_submitted`).
     pub spam_checked: bool,
     /// +1 when the update reopens, -1 when it closes (the project's open issue count).
@@ -91,6 +92,31 @@ impl Table for Issues {
 impl IssueChanges {
     pub fn is_empty(&self) -> bool {
         self.columns.is_empty() && self.assignee_ids.is_none() && self.labels.is_none()
+    }
+}
+
+/// A change of an issue's label names: `replace` them (else keep the current ones), then
+/// `add` and `remove` (case-insensitive), as GitLab's `labels`, `add_labels`, `remove_labels`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelChange {
+    pub replace: Option<Vec<String>>,
+    pub add: Vec<String>,
+    pub remove: Vec<String>,
+}
+
+impl LabelChange {
+    /// The label names after the change of `current`: in order, without case-insensitive
+    /// repeats.
+    pub fn apply(&self, current: &[String]) -> Vec<String> {
+        let base = self.replace.as_deref().unwrap_or(current);
+        let mut out: Vec<String> = Vec::new();
+        for name in base.iter().chain(&self.add) {
+            let removed = self.remove.iter().any(|r| r.eq_ignore_ascii_case(name));
+            if !removed && !out.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                out.push(name.clone());
+            }
+        }
+        out
     }
 }
 
@@ -315,6 +341,17 @@ async fn adjust_open_count(
     .map(|_| ())
 }
 
+/// How an update asking for `requested` (+1 reopen, -1 close) moves the project's open issue
+/// count, given the state the locked row had: a concurrent close or reopen that got there
+/// first leaves nothing to count.
+fn open_delta(locked_state: &str, requested: i64) -> i64 {
+    match (requested, locked_state) {
+        (d, "opened") if d < 0 => d,
+        (d, "closed") if d > 0 => d,
+        _ => 0,
+    }
+}
+
 /// An issue as its events carry it: the row with its label names and assignee ids.
 #[derive(serde::Serialize)]
 struct IssueObject<'a> {
@@ -322,6 +359,28 @@ struct IssueObject<'a> {
     row: &'a IssueRow,
     labels: Vec<String>,
     assignee_ids: Vec<i64>,
+}
+
+/// Issue `id`, read inside `tx` before it changes; on PostgreSQL the row stays locked
+/// (`FOR UPDATE`) until the transaction ends, so the "before" of its event is what the change
+/// replaced. SQLite's single writer already serialises writes.
+async fn locked_issue(
+    tx: &mut Transaction<'_, Any>,
+    engine: Engine,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<IssueRow> {
+    let lock = match engine {
+        Engine::Postgres => " FOR UPDATE",
+        Engine::Sqlite => "",
+    };
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2{lock}"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_one(&mut **tx)
+    .await
 }
 
 /// `row` with its labels and assignees as they stand inside `tx`, for an event.
@@ -512,7 +571,8 @@ impl TenantDb {
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
-        let before = issue_object(&mut tx, tenant_id, old).await?;
+        let locked = locked_issue(&mut tx, self.engine(), tenant_id, old.id).await?;
+        let before = issue_object(&mut tx, tenant_id, &locked).await?;
         let created = insert_issue(&mut tx, tenant_id, new).await?;
         let opened = opened_event(&created, new, closer);
         let moved = created.row;
@@ -536,12 +596,17 @@ impl TenantDb {
         .bind(moved.id)
         .execute(&mut *tx)
         .await?;
-        if old.state == "opened" {
+        if locked.state == "opened" {
             adjust_open_count(&mut tx, tenant_id, old.project_id, -1).await?;
         }
         let closed: IssueRow =
             row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, old.id).await?;
-        let after = issue_object(&mut tx, tenant_id, &closed).await?;
+        // Closing changes neither labels nor assignees.
+        let after = IssueObject {
+            row: &closed,
+            labels: before.labels.clone(),
+            assignee_ids: before.assignee_ids.clone(),
+        };
         let moved_event = Event::new(EventKind::IssueMoved, Some(closer), old.id)
             .in_project(old.project_id)
             .before(&before)
@@ -552,6 +617,9 @@ impl TenantDb {
         Ok(moved)
     }
 
+    /// Applies `changes` to `issue` in one transaction, with its system notes and its event
+    /// (closed, reopened or updated). The row is read again, locked, for the event's "before"
+    /// and the open issue count; labels and assignees are read once.
     pub async fn update_issue(
         &self,
         issue: &IssueRow,
@@ -559,7 +627,8 @@ impl TenantDb {
     ) -> sqlx::Result<IssueRow> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
-        let before = issue_object(&mut tx, tenant_id, issue).await?;
+        let locked = locked_issue(&mut tx, self.engine(), tenant_id, issue.id).await?;
+        let before = issue_object(&mut tx, tenant_id, &locked).await?;
         let mut sql = Sql::new("UPDATE issues SET updated_at = ");
         let updated_at = changes
             .columns
@@ -576,27 +645,39 @@ impl TenantDb {
             .bind(issue.id);
         sql.query().execute(&mut *tx).await?;
         let created_at = changes.columns.get("created_at").cloned();
-        if let Some(labels) = &changes.labels {
-            clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
-            let slot = LabelSlot {
-                project_id: issue.project_id,
-                issue_id: issue.id,
-                created_at: created_at.unwrap_or(Arg::Int(issue.created_at)),
-            };
-            add_labels(&mut tx, tenant_id, &slot, labels).await?;
-        } else if let Some(created_at) = created_at {
-            let mut sql = Sql::new("UPDATE issue_labels SET created_at = ");
-            sql.bind(created_at)
-                .push(" WHERE tenant_id = ")
-                .bind(tenant_id)
-                .push(" AND issue_id = ")
-                .bind(issue.id);
-            sql.query().execute(&mut *tx).await?;
-        }
-        if let Some(assignees) = &changes.assignee_ids {
-            clear(&mut tx, "issue_assignees", tenant_id, issue.id).await?;
-            add_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
-        }
+        let labels = match &changes.labels {
+            Some(change) => {
+                clear(&mut tx, "issue_labels", tenant_id, issue.id).await?;
+                let slot = LabelSlot {
+                    project_id: issue.project_id,
+                    issue_id: issue.id,
+                    created_at: created_at.unwrap_or(Arg::Int(locked.created_at)),
+                };
+                let names = change.apply(&before.labels);
+                let added = add_labels(&mut tx, tenant_id, &slot, &names).await?;
+                added.into_iter().map(|l| l.name).collect()
+            }
+            None => {
+                if let Some(created_at) = created_at {
+                    let mut sql = Sql::new("UPDATE issue_labels SET created_at = ");
+                    sql.bind(created_at)
+                        .push(" WHERE tenant_id = ")
+                        .bind(tenant_id)
+                        .push(" AND issue_id = ")
+                        .bind(issue.id);
+                    sql.query().execute(&mut *tx).await?;
+                }
+                before.labels.clone()
+            }
+        };
+        let assignee_ids = match &changes.assignee_ids {
+            Some(assignees) => {
+                clear(&mut tx, "issue_assignees", tenant_id, issue.id).await?;
+                add_assignees(&mut tx, tenant_id, issue.id, assignees).await?;
+                assignees.clone()
+            }
+            None => before.assignee_ids.clone(),
+        };
         if changes.spam_checked {
             sqlx::query(
                 "UPDATE issue_user_agent_details SET submitted = 1 WHERE tenant_id = $1 AND issue_id = $2",
@@ -606,7 +687,8 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         }
-        adjust_open_count(&mut tx, tenant_id, issue.project_id, changes.open_delta).await?;
+        let open_delta = open_delta(&locked.state, changes.open_delta);
+        adjust_open_count(&mut tx, tenant_id, issue.project_id, open_delta).await?;
         insert_system_notes(&mut tx, tenant_id, issue.id, &changes.notes).await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
         let kind = match changes.open_delta {
@@ -614,7 +696,11 @@ impl TenantDb {
             d if d > 0 => EventKind::IssueReopened,
             _ => EventKind::IssueUpdated,
         };
-        let after = issue_object(&mut tx, tenant_id, &row).await?;
+        let after = IssueObject {
+            row: &row,
+            labels,
+            assignee_ids,
+        };
         let event = Event::new(kind, Some(changes.notes.author_id), issue.id)
             .in_project(issue.project_id)
             .before(&before)
@@ -822,5 +908,44 @@ impl TenantDb {
             .await?;
         }
         tx.commit().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn label_changes_replace_add_and_remove() {
+        let current = names(&["bug", "ui"]);
+        let add = LabelChange {
+            add: names(&["UI", "docs"]),
+            ..LabelChange::default()
+        };
+        assert_eq!(add.apply(&current), names(&["bug", "ui", "docs"]));
+        let remove = LabelChange {
+            remove: names(&["BUG"]),
+            ..LabelChange::default()
+        };
+        assert_eq!(remove.apply(&current), names(&["ui"]));
+        let replace = LabelChange {
+            replace: Some(names(&["a", "A", "b"])),
+            add: names(&["c"]),
+            remove: names(&["b"]),
+        };
+        assert_eq!(replace.apply(&current), names(&["a", "c"]));
+    }
+
+    #[test]
+    fn open_count_moves_only_on_a_real_transition() {
+        assert_eq!(open_delta("opened", -1), -1);
+        assert_eq!(open_delta("closed", -1), 0);
+        assert_eq!(open_delta("closed", 1), 1);
+        assert_eq!(open_delta("opened", 1), 0);
+        assert_eq!(open_delta("opened", 0), 0);
     }
 }

@@ -8,17 +8,15 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::system_notes::project_reference;
-use super::write::require_create;
+use super::input::MoveIssue;
+use super::write::{current, require_create};
 use super::{IssueCtx, is_reporter, load, page_of, project_ref, render, views};
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::model::users::UserRow;
-use crate::store::issue_filter::AssignableCheck;
-use crate::store::issues::{MoveReferences, NewIssue, RequestOrigin};
-use crate::store::milestones::MilestoneFilter;
+use crate::services::issues::{self, MoveEnd};
 
 type IssuePath = Path<(String, String)>;
 
@@ -81,109 +79,24 @@ pub async fn todo(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-fn move_error(message: &str) -> ApiError {
-    ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
-}
-
-/// `POST .../move`: a copy in the target project with a new iid, with the original's notes and
-/// award emoji; labels and the milestone are matched there by name; the original is closed and
-/// points at the copy; both get a "moved" system note.
+/// `POST .../move` (`services::issues::move_issue`): the caller needs reporter access to
+/// both projects and may open issues in the target.
 pub async fn move_issue(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = load(&api, &id, &iid).await?;
-    let target_id = api
-        .params
-        .int("to_project_id")?
-        .ok_or_else(|| ApiError::Missing("to_project_id".into()))?;
-    let target = access::project(&api, &target_id.to_string()).await?;
-    if !is_reporter(&ctx.project) || !is_reporter(&target) || require_create(&api, &target).is_err()
-    {
-        return Err(move_error(
-            "Cannot move issue due to insufficient permissions!",
-        ));
-    }
-    if target.project.id == ctx.project.project.id {
-        return Err(move_error(
-            "Cannot move issue to project it originates from!",
-        ));
-    }
-    let db = api.db();
-    let target_labels = db.project_labels(target.project.id, None).await?;
-    let labels = db
-        .labels_of_issues(&[ctx.issue.id])
-        .await?
-        .into_iter()
-        .filter_map(|l| {
-            target_labels
-                .iter()
-                .find(|t| t.name.eq_ignore_ascii_case(&l.label.name))
-                .map(|t| t.name.clone())
-        })
-        .collect();
-    let milestone_id = match ctx.issue.milestone_id {
-        Some(id) => match db.milestone_by_id(id).await? {
-            Some(m) => db
-                .list_milestones(&MilestoneFilter {
-                    project_id: target.project.id,
-                    title: Some(m.title),
-                    ..MilestoneFilter::default()
-                })
-                .await?
-                .first()
-                .map(|m| m.id),
-            None => None,
-        },
-        None => None,
+    let input: MoveIssue = api.input()?;
+    let target = access::project(&api, &input.to_project_id.to_string()).await?;
+    let from = MoveEnd {
+        project: project_ref(&ctx.project),
+        namespace_id: ctx.project.project.namespace_id,
+        allowed: is_reporter(&ctx.project),
     };
-    let origin = db
-        .issue_user_agent(ctx.issue.id)
-        .await?
-        .map(|u| RequestOrigin {
-            user_agent: u.user_agent,
-            ip_address: u.ip_address,
-        })
-        .unwrap_or_default();
-    // The copy keeps the assignees who can read the target's issues (GitLab creates it
-    // through the create service, which filters them).
-    let today = access::today();
-    let check = AssignableCheck {
-        project_id: target.project.id,
-        issue: None,
-        today: &today,
+    let to = MoveEnd {
+        project: project_ref(&target),
+        namespace_id: target.project.namespace_id,
+        allowed: is_reporter(&target) && require_create(&api, &target).is_ok(),
     };
-    let assignee_ids = db.assignable_among(&check, &ctx.assignees).await?;
-    let issue = &ctx.issue;
-    let new = NewIssue {
-        project_id: target.project.id,
-        author_id: issue.author_id,
-        title: issue.title.clone(),
-        description: issue.description.clone(),
-        confidential: issue.confidential,
-        discussion_locked: issue.discussion_locked,
-        milestone_id,
-        due_date: issue.due_date.clone(),
-        time_estimate: issue.time_estimate,
-        total_time_spent: issue.total_time_spent,
-        assignee_ids,
-        labels,
-        origin,
-        ..NewIssue::default()
-    };
-    let (source_ns, target_ns) = (
-        ctx.project.project.namespace_id,
-        target.project.namespace_id,
-    );
-    let references = MoveReferences {
-        from: format!(
-            "{}#{}",
-            project_reference(&project_ref(&ctx.project), source_ns, target_ns),
-            issue.iid
-        ),
-        to_project: project_reference(&project_ref(&target), target_ns, source_ns),
-    };
-    let moved = db
-        .move_issue(issue, &new, caller.user.id, &references)
-        .await?;
+    let moved = issues::move_issue(api.db(), &caller.user, &current(&ctx), &from, &to).await?;
     Ok((StatusCode::CREATED, Json(render(&api, &moved).await?)).into_response())
 }
 

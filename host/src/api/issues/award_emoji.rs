@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::input::CreateAward;
 use super::notes::note_of;
 use super::{load, page_of, users_by_id, views};
 use crate::http::error::{ApiError, ApiResult};
@@ -77,14 +78,7 @@ async fn list(api: Api, on: Awardable) -> ApiResult<Response> {
 
 async fn create(api: Api, on: Awardable) -> ApiResult<Response> {
     let caller = api.user()?;
-    let name = api.params.required_string("name")?;
-    let name = name.trim().trim_matches(':').to_string();
-    // GitLab answers a refused award with 404 and the validation message inside.
-    if emojis::get_by_shortcode(&name).is_none() {
-        return Err(ApiError::NotFoundMessage(
-            "404 Award Emoji Name is not a valid emoji name Not Found".into(),
-        ));
-    }
+    let CreateAward { name } = api.input()?;
     let award = match api
         .db()
         .create_award(on.issue_id, on.note_id, caller.user.id, &name)

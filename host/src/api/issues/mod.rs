@@ -9,9 +9,9 @@
 
 mod actions;
 mod award_emoji;
+mod input;
 mod list;
 mod notes;
-mod system_notes;
 mod time;
 mod write;
 
@@ -28,10 +28,9 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
 use crate::model::issues::{IssueRow, ProjectRef};
-use crate::model::milestones::MilestoneRow;
 use crate::model::users::UserRow;
+use crate::services::issues::Created;
 use crate::settings::keys;
-use crate::store::issues::CreatedIssue;
 use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
 
 pub fn router() -> Router<ApiContext> {
@@ -148,26 +147,6 @@ impl IssueCtx {
     pub fn is_author_or_assignee(&self, api: &Api) -> bool {
         self.caller_is(api, self.issue.author_id)
             || self.assignees.iter().any(|u| self.caller_is(api, u.id))
-    }
-
-    /// Authors, assignees and reporters (and above) may edit the issue.
-    pub fn require_update(&self, api: &Api) -> ApiResult<()> {
-        api.user()?;
-        if is_reporter(&self.project) || self.is_author_or_assignee(api) {
-            Ok(())
-        } else {
-            Err(ApiError::forbidden())
-        }
-    }
-
-    /// Reporter access (GitLab's `admin_issue`): time tracking, labels, milestones.
-    pub fn require_reporter(&self, api: &Api) -> ApiResult<()> {
-        api.user()?;
-        if is_reporter(&self.project) {
-            Ok(())
-        } else {
-            Err(ApiError::forbidden())
-        }
     }
 }
 
@@ -305,28 +284,20 @@ pub async fn batch(api: &Api, rows: &[IssueRow], subscribed: bool) -> ApiResult<
     Ok(batch)
 }
 
-/// What a new issue shows besides its row and labels, as the create request already read it.
-#[derive(Default)]
-pub struct Shown {
-    pub assignees: Vec<UserRow>,
-    pub milestone: Option<MilestoneRow>,
-}
-
 /// A new issue in its single form, from what the create read and wrote (no further reads):
 /// the caller is its author and subscribed to it.
 pub fn render_created(
     api: &Api,
     project: &ProjectCtx,
     author: &UserRow,
-    created: CreatedIssue,
-    shown: Shown,
+    created: Created,
 ) -> ApiResult<Value> {
-    let issue = created.row;
+    let issue = created.issue.row;
     let mut batch = IssueBatch::default();
-    batch.labels.insert(issue.id, created.labels);
-    batch.assignees.insert(issue.id, shown.assignees);
+    batch.labels.insert(issue.id, created.issue.labels);
+    batch.assignees.insert(issue.id, created.assignees);
     batch.users.insert(author.id, author.clone());
-    if let Some(milestone) = shown.milestone {
+    if let Some(milestone) = created.milestone {
         batch.milestones.insert(milestone.id, milestone);
     }
     batch

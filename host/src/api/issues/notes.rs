@@ -11,14 +11,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::write::DESCRIPTION_MAX;
+use super::input::{CreateNote, NoteListQuery, UpdateNote};
 use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
 use crate::access_level::AccessLevel;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::{Page, PageRequest};
+use crate::http::pagination::Page;
 use crate::http::request::Api;
 use crate::model::issue_notes::NoteRow;
-use crate::store::issue_notes::NoteOrder;
 
 fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
     value.trim().parse().map_err(|_| ApiError::invalid(name))
@@ -42,30 +41,12 @@ async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashM
         .collect())
 }
 
-fn check_body(body: &str) -> ApiResult<()> {
-    if body.trim().is_empty() {
-        return Err(ApiError::field("note", "can't be blank"));
-    }
-    if body.chars().count() > DESCRIPTION_MAX {
-        return Err(ApiError::field(
-            "note",
-            format!("is too long (maximum is {DESCRIPTION_MAX} characters)"),
-        ));
-    }
-    Ok(())
-}
-
 pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     let ctx = load(&api, &id, &iid).await?;
-    let p = &api.params;
-    let order = NoteOrder {
-        updated: p
-            .one_of("order_by", &["created_at", "updated_at"])?
-            .as_deref()
-            == Some("updated_at"),
-        ascending: p.one_of("sort", &["asc", "desc"])?.as_deref() == Some("asc"),
-    };
-    let request = PageRequest::from_params(&api.params)?;
+    let NoteListQuery {
+        order,
+        page: request,
+    } = api.input()?;
     let mut rows = api
         .db()
         .issue_notes(
@@ -111,23 +92,20 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     if ctx.issue.discussion_locked && !member {
         return Err(ApiError::forbidden());
     }
-    let p = &api.params;
-    let body = p.required_string("body")?;
-    check_body(&body)?;
-    let internal = p
-        .bool("internal")?
-        .or(p.bool("confidential")?)
-        .unwrap_or(false);
-    if internal && !is_reporter(&ctx.project) {
+    let input: CreateNote = api.input()?;
+    if input.internal && !is_reporter(&ctx.project) {
         return Err(ApiError::forbidden());
     }
-    let created_at = p.datetime("created_at")?;
-    let created_at = created_at
-        .filter(|_| is_owner(&ctx.project))
-        .map(|d| d.timestamp_millis());
+    let created_at = input.created_at.filter(|_| is_owner(&ctx.project));
     let note = api
         .db()
-        .create_note(&ctx.issue, caller.user.id, &body, internal, created_at)
+        .create_note(
+            &ctx.issue,
+            caller.user.id,
+            &input.body,
+            input.internal,
+            created_at,
+        )
         .await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok((
@@ -149,10 +127,9 @@ pub async fn update(
     if note.system || (note.author_id != caller.user.id && !ctx.project.admin) {
         return Err(ApiError::forbidden());
     }
-    let body = api.params.required_string("body")?;
-    check_body(&body)?;
+    let input: UpdateNote = api.input()?;
     api.db()
-        .update_note_body(&ctx.issue, &note, &body, caller.user.id)
+        .update_note_body(&ctx.issue, &note, &input.body, caller.user.id)
         .await?;
     let note = note_of(&api, &ctx, &note_id).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;

@@ -7,12 +7,13 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use super::{load, system_notes};
-use crate::http::error::{ApiError, ApiResult};
+use super::input::{SpentTime, TimeEstimate};
+use super::load;
+use super::write::editor;
+use crate::http::error::ApiResult;
 use crate::http::request::Api;
+use crate::services::issues;
 use crate::settings::keys;
-use crate::store::issue_notes::SystemNotes;
-use crate::store::issues::IssueChanges;
 use crate::views::issue::{DAY, HOUR, MINUTE, MONTH, WEEK, time_stats};
 
 fn unit_seconds(unit: &str) -> Option<f64> {
@@ -66,44 +67,29 @@ pub fn parse_duration(text: &str) -> Option<i64> {
     Some(if negative { -seconds } else { seconds })
 }
 
-fn duration(api: &Api, field: &str) -> ApiResult<i64> {
-    let text = api.params.required_string("duration")?;
-    parse_duration(&text).ok_or_else(|| ApiError::field(field, "has an invalid format"))
+fn limit_to_hours(api: &Api) -> bool {
+    api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS)
 }
 
 fn stats(api: &Api, estimate: i64, spent: i64) -> Json<Value> {
-    Json(time_stats(
-        estimate,
-        spent,
-        api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
-    ))
+    Json(time_stats(estimate, spent, limit_to_hours(api)))
 }
 
+/// Sets the estimate (`reset`: to zero). Only reporters may, checked before the duration
+/// is read (403 before 400).
 async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<Value>> {
     let ctx = load(api, id, iid).await?;
-    ctx.require_reporter(api)?;
+    let caller = api.user()?;
+    let editor = editor(&caller.user, &ctx.project);
+    issues::require_reporter(&editor)?;
     let seconds = if reset {
         0
     } else {
-        duration(api, "time_estimate")?
+        api.input::<TimeEstimate>()?.seconds
     };
-    if seconds < 0 {
-        return Err(ApiError::field(
-            "time_estimate",
-            "must have a valid format and be greater than or equal to zero.",
-        ));
-    }
-    let caller = api.user()?;
-    let mut changes = IssueChanges::default();
-    changes.columns.set("time_estimate", seconds);
-    changes.notes = SystemNotes::by(caller.user.id);
-    let limit_to_hours = api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS);
-    changes.notes.extend(system_notes::time_estimate(
-        ctx.issue.time_estimate,
-        seconds,
-        limit_to_hours,
-    ));
-    let row = api.db().update_issue(&ctx.issue, &changes).await?;
+    let row =
+        issues::set_time_estimate(api.db(), &editor, &ctx.issue, seconds, limit_to_hours(api))
+            .await?;
     Ok(stats(api, row.time_estimate, row.total_time_spent))
 }
 
@@ -121,35 +107,29 @@ pub async fn reset_estimate(
     set_time_estimate(&api, &id, &iid, true).await
 }
 
+/// Logs spent time (`reset`: removes it all); reporters only, as for the estimate.
+async fn log_spent_time(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<Value>> {
+    let ctx = load(api, id, iid).await?;
+    let caller = api.user()?;
+    let editor = editor(&caller.user, &ctx.project);
+    issues::require_reporter(&editor)?;
+    let seconds = if reset {
+        None
+    } else {
+        Some(api.input::<SpentTime>()?.seconds)
+    };
+    let total =
+        issues::log_spent_time(api.db(), &editor, &ctx.issue, seconds, limit_to_hours(api)).await?;
+    Ok(stats(api, ctx.issue.time_estimate, total))
+}
+
 pub async fn add_spent(
     Path((id, iid)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let ctx = load(&api, &id, &iid).await?;
-    ctx.require_reporter(&api)?;
-    let caller = api.user()?;
-    let seconds = duration(&api, "time_spent")?;
-    if ctx.issue.total_time_spent + seconds < 0 {
-        return Err(ApiError::field(
-            "time_spent",
-            "Time to subtract exceeds the total time spent",
-        ));
-    }
-    let mut notes = SystemNotes::by(caller.user.id);
-    let now = crate::model::now_ms();
-    notes.at = Some(now);
-    notes.extend(system_notes::time_spent(
-        seconds,
-        now,
-        api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
-    ));
-    let total = api
-        .db()
-        .add_spent_time(ctx.issue.id, caller.user.id, Some(seconds), &notes)
-        .await?;
     Ok((
         StatusCode::CREATED,
-        stats(&api, ctx.issue.time_estimate, total),
+        log_spent_time(&api, &id, &iid, false).await?,
     ))
 }
 
@@ -157,16 +137,7 @@ pub async fn reset_spent(
     Path((id, iid)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Json<Value>> {
-    let ctx = load(&api, &id, &iid).await?;
-    ctx.require_reporter(&api)?;
-    let caller = api.user()?;
-    let mut notes = SystemNotes::by(caller.user.id);
-    notes.push(system_notes::TIME_SPENT_REMOVED);
-    let total = api
-        .db()
-        .add_spent_time(ctx.issue.id, caller.user.id, None, &notes)
-        .await?;
-    Ok(stats(&api, ctx.issue.time_estimate, total))
+    log_spent_time(&api, &id, &iid, true).await
 }
 
 pub async fn stats_of(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
