@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from conftest import assert_json, make_user
+from conftest import LOOPBACK_RECEIVERS, assert_json, make_user
 
 REASON = "you lack the clearance"
 TIMEOUT = 1.0
@@ -172,8 +172,9 @@ def pki(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(make_server, pki):
-    """This module's server trusts the test CA (and only it) for outbound HTTPS."""
-    return make_server({"SSL_CERT_FILE": pki.ca_file})
+    """This module's server trusts the test CA (and only it) for outbound HTTPS, and its
+    operator opens loopback, where the services listen."""
+    return make_server({"SSL_CERT_FILE": pki.ca_file, **LOOPBACK_RECEIVERS})
 
 
 @pytest.fixture(scope="module")

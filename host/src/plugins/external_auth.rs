@@ -149,13 +149,16 @@ pub fn enabled(settings: &Settings) -> bool {
 pub struct ExternalAuthorization {
     plugins: Arc<Plugins>,
     cache: DecisionCache,
+    /// The operator's `--outbound-allow-networks`.
+    outbound_networks: Vec<String>,
 }
 
 impl ExternalAuthorization {
-    pub fn new(plugins: Arc<Plugins>) -> ExternalAuthorization {
+    pub fn new(plugins: Arc<Plugins>, outbound_networks: Vec<String>) -> ExternalAuthorization {
         ExternalAuthorization {
             plugins,
             cache: DecisionCache::default(),
+            outbound_networks,
         }
     }
 
@@ -209,7 +212,7 @@ impl ExternalAuthorization {
             project: None,
         };
         let client = Client {
-            policy: AddressPolicy::for_hooks_and_services(settings),
+            policy: AddressPolicy::for_hooks_and_services(&self.outbound_networks, settings),
             tls: self.cache.tls(tenant_id, settings, secret_key),
         };
         let (answer, _) = plugins
