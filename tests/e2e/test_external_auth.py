@@ -256,6 +256,20 @@ def test_slow_service_is_a_refusal_within_the_timeout(server, service, world):
     assert elapsed < TIMEOUT + 3  # loosely: well before the service's 5 s
 
 
+def test_timeout_setting_is_capped_by_the_operator(server, service, world):
+    """external_authorization_service_timeout allows 10 s; --plugin-max-timeout-ms (1 s by
+    default) caps it, so the 5 s service is still a refusal at about 1 s."""
+    _, projects = world
+    enable(server, service)
+    settings(server, external_authorization_service_timeout=10)
+    started = time.monotonic()
+    r = get_project(server, projects["slow"], server.root_token)
+    elapsed = time.monotonic() - started
+    assert r.status_code == 403
+    assert "time" in r.json()["message"]
+    assert elapsed < 3
+
+
 def test_service_down_is_a_refusal(server, service, world):
     _, projects = world
     enable(server, "http://127.0.0.1:9/authorize")  # changing settings drops cached decisions

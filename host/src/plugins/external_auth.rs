@@ -253,7 +253,9 @@ async fn binding(
     tenant_id: i64,
     settings: &Settings,
 ) -> Result<Arc<Binding>, String> {
-    let timeout_ms = timeout_ms(settings);
+    // The setting allows up to 10 s; the operator's --plugin-max-timeout-ms caps it, as it
+    // caps every binding.
+    let timeout_ms = timeout_ms(settings).min(plugins.maxima.timeout_ms);
     if let Some(bound) = plugins.binding(tenant_id, Hook::ExternalAuthorization) {
         let mut binding = Binding::clone(&bound);
         binding.limits.timeout_ms = binding.limits.timeout_ms.min(timeout_ms);
