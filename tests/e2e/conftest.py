@@ -458,6 +458,11 @@ def hostile_wasm() -> bytes:
     return build_guest("hostile-plugin", "hostile_plugin.wasm")
 
 
+@pytest.fixture(scope="module")
+def hostile_auth_wasm() -> bytes:
+    return build_guest("hostile-auth-plugin", "hostile_auth_plugin.wasm")
+
+
 def upload(server: Server, data: bytes, name: str = "plugin.wasm", token=None, host=None,
            **fields):
     return server.request(

@@ -24,6 +24,10 @@ use crate::store::Db;
 
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
+/// How long past a call's deadline its caller waits for the call's thread (starting it,
+/// tearing the instance down) before answering that it timed out.
+const HOST_GRACE: Duration = Duration::from_millis(100);
+
 /// A plugin bound to a hook of a tenant.
 #[derive(Clone)]
 pub struct Binding {
@@ -263,17 +267,24 @@ impl Plugins {
             limits.timeout_ms = remaining.as_millis().max(1) as u64;
             let binding = binding.clone();
             let engine = self.runtime.engine.clone();
+            // The slot goes with the thread: should host code ever outlive the deadline, the
+            // tenant's slot stays taken until it ends, so one tenant cannot pile up threads
+            // and pool instances beyond its cap.
             let joined = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
                 invoke_blocking(&engine, &binding, &limits, outbound, f)
-            })
-            .await;
-            joined.unwrap_or_else(|e| {
-                (
-                    Err(PluginError::Trap(format!("host task failed: {e}"))),
-                    CallStats::default(),
-                )
-            })
+            });
+            // The epoch deadline cannot fire while the plugin is in host code; the caller's
+            // wait ends at the deadline whatever the thread does.
+            match tokio::time::timeout(remaining + HOST_GRACE, joined).await {
+                Err(_) => (Err(PluginError::Timeout), CallStats::default()),
+                Ok(joined) => joined.unwrap_or_else(|e| {
+                    (
+                        Err(PluginError::Trap(format!("host task failed: {e}"))),
+                        CallStats::default(),
+                    )
+                }),
+            }
         }
         .instrument(span.clone())
         .await;

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::call::CallState;
+use super::call::{CallState, WaitDenied};
 use super::wit::{self, Target};
 
 /// How often the epoch advances: the granularity of wall-time limits.
@@ -81,6 +81,7 @@ impl Runtime {
             .context("configuring the plugin engine")?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        deny_waiting(&mut linker)?;
         wit::since_v0_1::add_to_linker(&mut linker)?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -176,6 +177,27 @@ impl Runtime {
         }
         Ok(component)
     }
+}
+
+/// The WASI version whose interfaces `add_to_linker_sync` defines (newer minor versions of
+/// imports resolve to it by semver).
+const WASI_VERSION: &str = "0.2.12";
+
+/// Replaces the WASI functions that wait (`wasi:io/poll`'s `poll` and `pollable.block`, what
+/// `sleep` and every timer come down to) with ones that trap at once. A wait runs in host code,
+/// where the epoch deadline cannot interrupt it: a plugin that sleeps would hold its thread and
+/// pool slot past any time limit. Plugins still import the interfaces (Rust's standard library
+/// does); they cannot block on them.
+fn deny_waiting(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    linker.allow_shadowing(true);
+    let mut poll = linker.instance(&format!("wasi:io/poll@{WASI_VERSION}"))?;
+    for name in ["poll", "[method]pollable.block"] {
+        poll.func_new(name, move |_, _, _, _| {
+            Err(wasmtime::Error::new(WaitDenied(name)))
+        })?;
+    }
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// A component's preamble: `\0asm`, then version 0x0d and layer 1.
