@@ -169,6 +169,9 @@ pub struct ServeConfig {
     /// available).
     #[arg(long, env = "TRELLIS_ALLOW_TENANT_PLUGIN_UPLOADS", default_value_t = true, action = clap::ArgAction::Set)]
     pub allow_tenant_plugin_uploads: bool,
+    /// Largest plugin binary a tenant administrator may upload, in bytes (larger ones get 413).
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_UPLOAD_BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub plugin_max_upload_bytes: usize,
     #[command(flatten)]
     pub plugin_limits: PluginLimitArgs,
 }

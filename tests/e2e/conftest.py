@@ -463,6 +463,11 @@ def hostile_auth_wasm() -> bytes:
     return build_guest("hostile-auth-plugin", "hostile_auth_plugin.wasm")
 
 
+@pytest.fixture(scope="module")
+def forbidden_import_wasm() -> bytes:
+    return build_guest("forbidden-import-plugin", "forbidden_import_plugin.wasm")
+
+
 def upload(server: Server, data: bytes, name: str = "plugin.wasm", token=None, host=None,
            **fields):
     return server.request(

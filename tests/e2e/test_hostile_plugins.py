@@ -160,3 +160,21 @@ def test_external_authorization_corpus(server, auth_plugin, calm, mode):
     expected = 200 if mode == "log_flood" else 403  # external authorization fails closed
     assert all(status == expected for status, _ in results), results
 
+
+# ---- uploads ------------------------------------------------------------------------
+
+
+def test_forbidden_imports_are_refused_at_upload(server, forbidden_import_wasm):
+    r = upload(server, forbidden_import_wasm, name="forbidden.wasm")
+    body = assert_json(r, 400)
+    assert "imports wasi:sockets/" in body["message"], body
+    assert "outbound-http" in body["message"], body
+
+
+def test_uploads_are_capped(make_server, hostile_wasm):
+    srv = make_server({"TRELLIS_PLUGIN_MAX_UPLOAD_BYTES": str(len(hostile_wasm) - 1)})
+    assert_json(upload(srv, hostile_wasm), 413, {"message": "413 Request Entity Too Large"})
+    rows = assert_json(srv.request("GET", "/application/plugins", token=srv.root_token), 200)
+    assert all(p["built_in"] for p in rows), rows
+    srv_ok = make_server({"TRELLIS_PLUGIN_MAX_UPLOAD_BYTES": str(len(hostile_wasm))})
+    assert_json(upload(srv_ok, hostile_wasm), 201)

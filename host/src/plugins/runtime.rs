@@ -118,6 +118,16 @@ impl Runtime {
             .load(&sha256, bytes)
             .map_err(|e| format!("the component is invalid: {e:#}"))?;
         let target = wit::target(&self.engine, &component)?;
+        if let Some((name, _)) = component
+            .component_type()
+            .imports(&self.engine)
+            .find(|(name, _)| !ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p)))
+        {
+            return Err(format!(
+                "the component imports {name}, which plugins may not use (they reach the \
+                 network only through trellis:policy/outbound-http)"
+            ));
+        }
         let pre = self
             .linker
             .instantiate_pre(&component)
@@ -178,6 +188,18 @@ impl Runtime {
         Ok(component)
     }
 }
+
+/// What a plugin may import: the host's interfaces, and the WASI ones standard libraries
+/// import whatever the plugin does (inert in the call's empty context, waiting denied). Not
+/// sockets or HTTP: a plugin reaches the network through `outbound-http` and its grant only.
+const ALLOWED_IMPORTS: &[&str] = &[
+    "trellis:policy/",
+    "wasi:io/",
+    "wasi:clocks/",
+    "wasi:cli/",
+    "wasi:random/",
+    "wasi:filesystem/",
+];
 
 /// The WASI version whose interfaces `add_to_linker_sync` defines (newer minor versions of
 /// imports resolve to it by semver).
