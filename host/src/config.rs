@@ -152,10 +152,26 @@ pub struct ServeConfig {
     /// GITLAB_THROTTLE_BYPASS_HEADER). Only for a proxy in front that strips it from clients.
     #[arg(long, env = "TRELLIS_THROTTLE_BYPASS_HEADER")]
     pub throttle_bypass_header: Option<String>,
+    /// What outbound requests (imports, mirrors, hooks, plugins' HTTP) may reach although it
+    /// is not public: CIDR ranges, addresses and host names (`*.` for subdomains), each
+    /// optionally with a port, separated by commas. Empty (the default): nothing loopback,
+    /// link-local, private or reserved, whatever tenants set; a tenant's
+    /// allow_local_requests_from_web_hooks_and_services and outbound_local_requests_whitelist
+    /// open only addresses within this list.
+    #[arg(
+        long,
+        env = "TRELLIS_OUTBOUND_ALLOW_NETWORKS",
+        value_delimiter = ',',
+        value_parser = crate::outbound::operator_entry
+    )]
+    pub outbound_allow_networks: Vec<String>,
     /// Whether tenant administrators may upload their own plugins (built-ins are always
     /// available).
     #[arg(long, env = "TRELLIS_ALLOW_TENANT_PLUGIN_UPLOADS", default_value_t = true, action = clap::ArgAction::Set)]
     pub allow_tenant_plugin_uploads: bool,
+    /// Largest plugin binary a tenant administrator may upload, in bytes (larger ones get 413).
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_UPLOAD_BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub plugin_max_upload_bytes: usize,
     #[command(flatten)]
     pub plugin_limits: PluginLimitArgs,
 }

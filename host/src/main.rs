@@ -160,7 +160,10 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         metrics,
         limiter: Limiter::new(db.engine(), config.throttle_bypass_header.as_deref())?,
         plugins: plugins.clone(),
-        external_auth: ExternalAuthorization::new(plugins.clone()),
+        external_auth: ExternalAuthorization::new(
+            plugins.clone(),
+            config.outbound_allow_networks.clone(),
+        ),
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));

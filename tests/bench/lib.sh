@@ -42,7 +42,7 @@ else
 fi
 
 env "${database_env[@]}" TRELLIS_DATA_DIR="$work" TRELLIS_LISTEN="127.0.0.1:$PORT" \
-    TRELLIS_INITIAL_ROOT_TOKEN="$TOKEN" TRELLIS_LOG=warn "$bin" serve &
+    TRELLIS_INITIAL_ROOT_TOKEN="$TOKEN" TRELLIS_LOG="${BENCH_TRELLIS_LOG:-warn}" "$bin" serve &
 server_pid=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/-/health" >/dev/null && break; sleep 0.1; done
 

@@ -35,6 +35,9 @@ JSON = "application/json"
 ROOT = Path(__file__).resolve().parents[2]
 GUEST_TARGET = ROOT / "target" / "wasm-guests"
 PASSWORD = "password123"  # of every user make_user creates
+# The operator opens loopback to tenants (--outbound-allow-networks) on servers of modules whose
+# hook, import or plugin receivers listen there; without it nothing local is reachable.
+LOOPBACK_RECEIVERS = {"TRELLIS_OUTBOUND_ALLOW_NETWORKS": "127.0.0.0/8,::1/128"}
 
 # GitLab's bodies and formats that many modules check
 UNAUTHORIZED = {"message": "401 Unauthorized"}
@@ -453,6 +456,16 @@ def keyword_wasm() -> bytes:
 @pytest.fixture(scope="module")
 def hostile_wasm() -> bytes:
     return build_guest("hostile-plugin", "hostile_plugin.wasm")
+
+
+@pytest.fixture(scope="module")
+def hostile_auth_wasm() -> bytes:
+    return build_guest("hostile-auth-plugin", "hostile_auth_plugin.wasm")
+
+
+@pytest.fixture(scope="module")
+def forbidden_import_wasm() -> bytes:
+    return build_guest("forbidden-import-plugin", "forbidden_import_plugin.wasm")
 
 
 def upload(server: Server, data: bytes, name: str = "plugin.wasm", token=None, host=None,

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from conftest import assert_json, make_user
+from conftest import LOOPBACK_RECEIVERS, assert_json, make_user
 
 REASON = "you lack the clearance"
 TIMEOUT = 1.0
@@ -172,8 +172,9 @@ def pki(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(make_server, pki):
-    """This module's server trusts the test CA (and only it) for outbound HTTPS."""
-    return make_server({"SSL_CERT_FILE": pki.ca_file})
+    """This module's server trusts the test CA (and only it) for outbound HTTPS, and its
+    operator opens loopback, where the services listen."""
+    return make_server({"SSL_CERT_FILE": pki.ca_file, **LOOPBACK_RECEIVERS})
 
 
 @pytest.fixture(scope="module")
@@ -253,6 +254,20 @@ def test_slow_service_is_a_refusal_within_the_timeout(server, service, world):
     assert r.status_code == 403
     assert "time" in r.json()["message"]
     assert elapsed < TIMEOUT + 3  # loosely: well before the service's 5 s
+
+
+def test_timeout_setting_is_capped_by_the_operator(server, service, world):
+    """external_authorization_service_timeout allows 10 s; --plugin-max-timeout-ms (1 s by
+    default) caps it, so the 5 s service is still a refusal at about 1 s."""
+    _, projects = world
+    enable(server, service)
+    settings(server, external_authorization_service_timeout=10)
+    started = time.monotonic()
+    r = get_project(server, projects["slow"], server.root_token)
+    elapsed = time.monotonic() - started
+    assert r.status_code == 403
+    assert "time" in r.json()["message"]
+    assert elapsed < 3
 
 
 def test_service_down_is_a_refusal(server, service, world):

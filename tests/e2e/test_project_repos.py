@@ -13,8 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
+from conftest import LOOPBACK_RECEIVERS, PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
 
+
+
+@pytest.fixture(scope="module")
+def server(make_server):
+    """Imports come from a git daemon on loopback, which the operator opens."""
+    return make_server(LOOPBACK_RECEIVERS)
 
 
 @pytest.fixture(scope="module")

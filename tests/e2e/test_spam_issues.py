@@ -119,3 +119,13 @@ def test_uploaded_plugin_replaces_the_built_in(server, author, keyword_wasm):
     r = server.request("POST", issues_url(author), token=author["token"],
                        json={"title": "win the lottery"})
     assert_json(r, 400, SPAM)
+
+
+def test_multibyte_padding_is_checked_whole(server, author):
+    """630,000 two-byte characters (1.26 MB) are within the API's 1,000,000-character limit;
+    the plugin gets all of them, so the word at the end is seen (not skipped as oversize)."""
+    assert_json(bind(server, plugin_id=built_in(server)["id"], timeout_ms=1000,
+                     config={"blocked_words": ["casino"], "trust_admins": False}), 200)
+    r = server.request("POST", issues_url(author), token=author["token"],
+                       json={"title": "padded", "description": "é" * 630_000 + " casino"})
+    assert_json(r, 400, SPAM)

@@ -109,6 +109,9 @@ async fn upload(api: Api) -> ApiResult<Response> {
             ApiError::Missing("file".into())
         });
     };
+    if file.bytes.len() > api.ctx.config.plugin_max_upload_bytes {
+        return Err(ApiError::PayloadTooLarge);
+    }
     let name = match api.params.present_string("name")? {
         Some(name) => name,
         None => file.filename.trim_end_matches(".wasm").trim().to_string(),
@@ -123,7 +126,7 @@ async fn upload(api: Api) -> ApiResult<Response> {
     let compiled = api
         .ctx
         .plugins
-        .compile(Arc::from(&file.bytes[..]))
+        .compile_upload(Arc::from(&file.bytes[..]))
         .await
         .map_err(ApiError::BadRequest)?;
     ensure_built_ins(&api).await?;

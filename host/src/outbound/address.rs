@@ -8,7 +8,10 @@ pub enum AddressClass {
     Loopback,
     /// 0.0.0.0, :: (reach the local machine).
     Unspecified,
-    /// 10/8, 172.16/12, 192.168/16, 100.64/10 (shared), fc00::/7 (unique local).
+    /// 10/8, 172.16/12, 192.168/16, 100.64/10 (shared), fc00::/7 (unique local), and the
+    /// ranges that are not public although not local either: 198.18/15 (benchmarking),
+    /// 240/4 (reserved), 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64), 2002::/16 (6to4) and
+    /// 2001::/32 (Teredo), whose embedded IPv4 address a gateway would reach for us.
     Private,
     /// 169.254/16, fe80::/10.
     LinkLocal,
@@ -39,7 +42,11 @@ fn classify_v4(ip: Ipv4Addr) -> AddressClass {
         AddressClass::Broadcast
     } else if ip.is_link_local() {
         AddressClass::LinkLocal
-    } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
+    } else if ip.is_private()
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 198 && (b & 0xfe) == 18)
+        || a >= 240
+    {
         AddressClass::Private
     } else {
         AddressClass::Public
@@ -47,14 +54,17 @@ fn classify_v4(ip: Ipv4Addr) -> AddressClass {
 }
 
 fn classify_v6(ip: Ipv6Addr) -> AddressClass {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let first = s[0];
+    let nat64 = first == 0x64 && s[1] == 0xff9b && (s[2..6].iter().all(|x| *x == 0) || s[2] == 1);
+    let tunnel = first == 0x2002 || (first == 0x2001 && s[1] == 0);
     if ip.is_loopback() {
         AddressClass::Loopback
     } else if ip.is_unspecified() {
         AddressClass::Unspecified
     } else if first & 0xffc0 == 0xfe80 {
         AddressClass::LinkLocal
-    } else if first & 0xfe00 == 0xfc00 {
+    } else if first & 0xfe00 == 0xfc00 || nat64 || tunnel {
         AddressClass::Private
     } else {
         AddressClass::Public
@@ -95,5 +105,19 @@ mod tests {
         assert_eq!(class("8.8.8.8"), AddressClass::Public);
         assert_eq!(class("2001:4860::8888"), AddressClass::Public);
         assert_eq!(class("172.32.0.1"), AddressClass::Public);
+        for not_public in [
+            "198.18.0.1",
+            "198.19.255.255",
+            "240.0.0.1",
+            "254.1.2.3",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::a00:1",
+            "2002:7f00:1::",
+            "2001:0:4136:e378::1",
+        ] {
+            assert_eq!(class(not_public), AddressClass::Private, "{not_public}");
+        }
+        assert_eq!(class("198.20.0.1"), AddressClass::Public);
+        assert_eq!(class("2001:db9::1"), AddressClass::Public);
     }
 }

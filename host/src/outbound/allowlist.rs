@@ -1,6 +1,7 @@
 //! `outbound_local_requests_whitelist`: entries that may be reached although local. GitLab
 //! accepts host names (`example.com`, `*.example.com`), IP addresses and CIDR ranges, each
-//! optionally with a port (`host:8080`, `127.0.0.1:9000`, `[::1]:80`).
+//! optionally with a port (`host:8080`, `127.0.0.1:9000`, `[::1]:80`). The operator's
+//! `--outbound-allow-networks` takes the same entries, checked strictly ([`operator_entry`]).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -60,7 +61,34 @@ fn port_matches(wanted: Option<u16>, port: u16) -> bool {
     wanted.is_none_or(|p| p == port)
 }
 
+/// Validates one entry of `--outbound-allow-networks` (clap's value parser): a CIDR range, an
+/// address or a host name (`*.` for subdomains), optionally with a port. A typo must fail the
+/// start rather than open or close something else.
+pub fn operator_entry(text: &str) -> Result<String, String> {
+    let host_name = |name: &str| {
+        !name.is_empty()
+            && name.split('.').all(|label| {
+                !label.is_empty()
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            })
+    };
+    match parse(text) {
+        None => Err("an empty entry".into()),
+        Some(Entry::Domain(name, _) | Entry::Wildcard(name, _)) if !host_name(&name) => Err(
+            format!("{text:?} is not a CIDR range, an address or a host name"),
+        ),
+        Some(_) => Ok(text.trim().to_string()),
+    }
+}
+
 impl Allowlist {
+    /// From entries already validated by [`operator_entry`].
+    pub fn from_entries(entries: &[String]) -> Allowlist {
+        Allowlist(entries.iter().filter_map(|t| parse(t)).collect())
+    }
+
     /// From the setting's value: an array of strings (or one string of entries separated by
     /// commas, semicolons or whitespace, as GitLab's form takes them).
     pub fn from_setting(value: &Value) -> Allowlist {
@@ -125,5 +153,21 @@ mod tests {
         let text = Allowlist::from_setting(&json!("a.example, 127.0.0.1;b.example"));
         assert!(text.allows(None, addr("127.0.0.1:5")));
         assert!(text.allows(Some("b.example"), addr("127.0.0.1:5")));
+    }
+
+    #[test]
+    fn operator_entries_are_checked() {
+        for good in [
+            "127.0.0.0/8",
+            "::1/128",
+            "10.0.0.7:9000",
+            "git.internal",
+            "*.corp.example:443",
+        ] {
+            assert_eq!(operator_entry(good).as_deref(), Ok(good));
+        }
+        for bad in ["", " ", "10.0.0.0/33", "not a host", "http://x", "a..b"] {
+            assert!(operator_entry(bad).is_err(), "{bad:?}");
+        }
     }
 }

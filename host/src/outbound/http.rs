@@ -173,9 +173,17 @@ impl Client {
             connect(addresses).await?
         } else {
             let port = url.port_or_known_default().unwrap_or(80);
-            tokio::net::TcpStream::connect((host, port))
+            let stream = tokio::net::TcpStream::connect((host, port))
                 .await
-                .map_err(|e| format!("connecting to {host}:{port} failed: {e}"))?
+                .map_err(|e| format!("connecting to {host}:{port} failed: {e}"))?;
+            // Whatever the second DNS answer was, the operator's limits still hold.
+            let peer = stream
+                .peer_addr()
+                .map_err(|e| format!("connecting to {host}:{port} failed: {e}"))?;
+            self.policy
+                .check_address(Some(host), peer)
+                .map_err(|blocked| format!("URL is blocked: {blocked}"))?;
+            stream
         };
         if url.scheme() == "https" {
             let stream = self.tls.connect(host, stream).await?;
@@ -298,9 +306,14 @@ mod tests {
         port
     }
 
+    /// Loopback opened by the operator and the tenant.
     fn open() -> Client {
         client(AddressPolicy {
             allow_local: true,
+            operator: crate::outbound::Allowlist::from_entries(&[
+                "127.0.0.0/8".into(),
+                "::1".into(),
+            ]),
             ..AddressPolicy::default()
         })
     }

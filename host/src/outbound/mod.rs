@@ -4,6 +4,11 @@
 //! `outbound_local_requests_whitelist`; this module is that check, separate from any HTTP
 //! client so every outbound path (git fetches, hook deliveries) shares it.
 //!
+//! Above the tenant's settings sits the operator's `--outbound-allow-networks`: a tenant's
+//! `allow_local_*` and allowlist open only what is also in that list, so by default nothing
+//! loopback, link-local, private or otherwise non-public is reachable, whatever a tenant
+//! administrator sets (their settings can narrow the operator's list, never widen it).
+//!
 //! [`AddressPolicy::check`] resolves the host and classifies every address it resolves to;
 //! the checked addresses are returned so a client can connect to exactly those (no second
 //! lookup an attacker could answer differently).
@@ -14,7 +19,7 @@ pub mod http;
 pub mod tls;
 
 pub use address::{AddressClass, classify};
-pub use allowlist::Allowlist;
+pub use allowlist::{Allowlist, operator_entry};
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -51,13 +56,17 @@ pub enum Unresolved {
 /// Which destinations outbound requests may reach.
 #[derive(Debug, Clone)]
 pub struct AddressPolicy {
+    /// What the operator opens (`--outbound-allow-networks`): a non-public address is
+    /// reachable only when listed here, and then only if the tenant allows it too.
+    pub operator: Allowlist,
     /// Loopback, private, link-local and unique-local addresses are allowed.
     pub allow_local: bool,
     /// Hosts, addresses and ranges allowed even when local ones are not.
     pub allowlist: Allowlist,
     /// Connect to the address that was checked (`dns_rebinding_protection_enabled`, GitLab's
     /// default). Off, the URL is still checked but the connection is made by host name, as
-    /// GitLab does, so a second DNS answer decides where it goes.
+    /// GitLab does, so a second DNS answer decides where it goes (the connected address is
+    /// still checked, see [`http::Client`]).
     pub pin: bool,
 }
 
@@ -65,6 +74,7 @@ impl Default for AddressPolicy {
     /// Nothing local allowed, addresses pinned.
     fn default() -> AddressPolicy {
         AddressPolicy {
+            operator: Allowlist::default(),
             allow_local: false,
             allowlist: Allowlist::default(),
             pin: true,
@@ -73,9 +83,11 @@ impl Default for AddressPolicy {
 }
 
 impl AddressPolicy {
-    /// The policy for web hooks and integrations (and repository imports and mirrors).
-    pub fn for_hooks_and_services(settings: &Settings) -> AddressPolicy {
+    /// The policy for web hooks and integrations (and repository imports and mirrors, and
+    /// plugins' outbound HTTP): the tenant's settings within the operator's `networks`.
+    pub fn for_hooks_and_services(networks: &[String], settings: &Settings) -> AddressPolicy {
         AddressPolicy {
+            operator: Allowlist::from_entries(networks),
             allow_local: settings.get(keys::ALLOW_LOCAL_REQUESTS_FROM_WEB_HOOKS_AND_SERVICES),
             allowlist: Allowlist::from_setting(
                 &settings.get(keys::OUTBOUND_LOCAL_REQUESTS_WHITELIST),
@@ -135,7 +147,8 @@ impl AddressPolicy {
         if class == AddressClass::Public {
             return Ok(());
         }
-        if self.allow_local || self.allowlist.allows(host, address) {
+        let tenant_allows = self.allow_local || self.allowlist.allows(host, address);
+        if tenant_allows && self.operator.allows(host, address) {
             return Ok(());
         }
         Err(match class {
@@ -204,6 +217,7 @@ mod tests {
         );
         let open = AddressPolicy {
             allow_local: true,
+            operator: Allowlist::from_entries(&["127.0.0.0/8".into(), "10.0.0.0/8".into()]),
             ..AddressPolicy::default()
         };
         assert!(
@@ -213,6 +227,7 @@ mod tests {
         );
         let listed = AddressPolicy {
             allowlist: Allowlist::from_setting(&json!(["127.0.0.1:9000", "10.0.0.0/8"])),
+            operator: open.operator.clone(),
             ..AddressPolicy::default()
         };
         assert!(
@@ -232,6 +247,57 @@ mod tests {
                 .check(&url("http://10.9.9.9/"), WEB, Unresolved::Refuse)
                 .await
                 .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn tenant_settings_open_only_what_the_operator_opens() {
+        let tenant_opens_everything = |operator: &[&str]| AddressPolicy {
+            allow_local: true,
+            allowlist: Allowlist::from_setting(&json!(["169.254.169.254", "10.0.0.0/8"])),
+            operator: Allowlist::from_entries(
+                &operator.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            ),
+            pin: true,
+        };
+        let closed = tenant_opens_everything(&[]);
+        for (target, blocked) in [
+            ("http://127.0.0.1:9/", Blocked::Localhost),
+            ("http://localhost:9/", Blocked::Localhost),
+            ("http://10.1.2.3/", Blocked::LocalNetwork),
+            ("http://169.254.169.254/", Blocked::LinkLocal),
+            ("http://[64:ff9b::7f00:1]/", Blocked::LocalNetwork),
+            ("http://198.18.0.1/", Blocked::LocalNetwork),
+        ] {
+            assert_eq!(
+                closed.check(&url(target), WEB, Unresolved::Refuse).await,
+                Err(blocked),
+                "{target}"
+            );
+        }
+        let loopback = tenant_opens_everything(&["127.0.0.0/8"]);
+        assert!(
+            loopback
+                .check(&url("http://127.0.0.1:9/"), WEB, Unresolved::Refuse)
+                .await
+                .is_ok()
+        );
+        assert_eq!(
+            loopback
+                .check(&url("http://10.1.2.3/"), WEB, Unresolved::Refuse)
+                .await,
+            Err(Blocked::LocalNetwork)
+        );
+        // The operator's list alone opens nothing the tenant keeps closed.
+        let tenant_closed = AddressPolicy {
+            operator: Allowlist::from_entries(&["127.0.0.0/8".into()]),
+            ..AddressPolicy::default()
+        };
+        assert_eq!(
+            tenant_closed
+                .check(&url("http://127.0.0.1:9/"), WEB, Unresolved::Refuse)
+                .await,
+            Err(Blocked::Localhost)
         );
     }
 

@@ -54,6 +54,11 @@ impl PluginError {
     }
 }
 
+/// What a plugin gets for calling a WASI function that waits (see `runtime::deny_waiting`).
+#[derive(Debug, thiserror::Error)]
+#[error("plugins may not wait (wasi:io/poll {0})")]
+pub struct WaitDenied(pub &'static str);
+
 /// Who is calling, for log lines and metrics.
 #[derive(Debug, Clone)]
 pub struct CallTags {
@@ -265,6 +270,9 @@ pub fn run<R>(
 }
 
 fn classify(error: &wasmtime::Error, memory_refused: bool) -> PluginError {
+    if let Some(denied) = error.downcast_ref::<WaitDenied>() {
+        return PluginError::Trap(denied.to_string());
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => PluginError::Timeout,
         Some(Trap::OutOfFuel) => PluginError::OutOfFuel,

@@ -149,13 +149,16 @@ pub fn enabled(settings: &Settings) -> bool {
 pub struct ExternalAuthorization {
     plugins: Arc<Plugins>,
     cache: DecisionCache,
+    /// The operator's `--outbound-allow-networks`.
+    outbound_networks: Vec<String>,
 }
 
 impl ExternalAuthorization {
-    pub fn new(plugins: Arc<Plugins>) -> ExternalAuthorization {
+    pub fn new(plugins: Arc<Plugins>, outbound_networks: Vec<String>) -> ExternalAuthorization {
         ExternalAuthorization {
             plugins,
             cache: DecisionCache::default(),
+            outbound_networks,
         }
     }
 
@@ -209,7 +212,7 @@ impl ExternalAuthorization {
             project: None,
         };
         let client = Client {
-            policy: AddressPolicy::for_hooks_and_services(settings),
+            policy: AddressPolicy::for_hooks_and_services(&self.outbound_networks, settings),
             tls: self.cache.tls(tenant_id, settings, secret_key),
         };
         let (answer, _) = plugins
@@ -250,7 +253,9 @@ async fn binding(
     tenant_id: i64,
     settings: &Settings,
 ) -> Result<Arc<Binding>, String> {
-    let timeout_ms = timeout_ms(settings);
+    // The setting allows up to 10 s; the operator's --plugin-max-timeout-ms caps it, as it
+    // caps every binding.
+    let timeout_ms = timeout_ms(settings).min(plugins.maxima.timeout_ms);
     if let Some(bound) = plugins.binding(tenant_id, Hook::ExternalAuthorization) {
         let mut binding = Binding::clone(&bound);
         binding.limits.timeout_ms = binding.limits.timeout_ms.min(timeout_ms);

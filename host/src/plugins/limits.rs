@@ -5,9 +5,13 @@ use serde::{Deserialize, Serialize};
 /// Defaults: 100 ms wall time, no fuel limit, 64 MiB of memory.
 pub const DEFAULT_TIMEOUT_MS: u64 = 100;
 pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
-/// The largest input a hook passes (title and description...) and the largest text a plugin
-/// may answer with (a verdict's reason, a log line set aside).
-pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// The largest input a hook passes (title and description...): the longest title and
+/// description the API accepts (255 and 1,000,000 characters, api/issues/write.rs) at four
+/// bytes a character, so whatever the API accepts is checked whole. Longer text (from callers
+/// without those limits) is cut to fit, never skipped.
+pub const MAX_INPUT_BYTES: usize = 4 * (255 + 1_000_000);
+/// The largest text a plugin may answer with (a verdict's reason, a log line set aside).
+
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 /// Log text a plugin may write per call; the rest is dropped.
 pub const MAX_LOG_BYTES: usize = 1024;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use super::builtin;
@@ -23,6 +23,13 @@ use crate::outbound::http::{Client, Grant};
 use crate::store::Db;
 
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// How long an uploaded plugin may take to compile before the upload is refused.
+pub const UPLOAD_COMPILE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long past a call's deadline its caller waits for the call's thread (starting it,
+/// tearing the instance down) before answering that it timed out.
+const HOST_GRACE: Duration = Duration::from_millis(100);
 
 /// A plugin bound to a hook of a tenant.
 #[derive(Clone)]
@@ -52,6 +59,8 @@ pub struct Plugins {
     /// The rows the snapshot was built from, to rebuild only on change.
     rows: tokio::sync::Mutex<Vec<BindingRow>>,
     slots: Mutex<HashMap<i64, Arc<Semaphore>>>,
+    /// Uploads compile one at a time.
+    upload_compiles: Arc<Semaphore>,
 }
 
 impl Plugins {
@@ -63,6 +72,7 @@ impl Plugins {
             bindings: RwLock::default(),
             rows: tokio::sync::Mutex::default(),
             slots: Mutex::default(),
+            upload_compiles: Arc::new(Semaphore::new(1)),
         })
     }
 
@@ -77,15 +87,50 @@ impl Plugins {
 
     /// Compiles a binary once per sha256 (blocking work runs off the executor).
     pub async fn compile(&self, bytes: Arc<[u8]>) -> Result<Arc<Compiled>, String> {
+        self.compile_holding(bytes, None).await
+    }
+
+    /// Compiles an uploaded binary: one upload compiles at a time, and the administrator gets
+    /// an error after [`UPLOAD_COMPILE_TIMEOUT`] (Cranelift cannot be interrupted; the
+    /// compilation goes on holding the only upload permit, so slow binaries cannot pile up).
+    pub async fn compile_upload(&self, bytes: Arc<[u8]>) -> Result<Arc<Compiled>, String> {
+        let compile = async {
+            let permit = self
+                .upload_compiles
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| format!("compilation failed: {e}"))?;
+            self.compile_holding(bytes, Some(permit)).await
+        };
+        tokio::time::timeout(UPLOAD_COMPILE_TIMEOUT, compile)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the component did not compile within {} seconds",
+                    UPLOAD_COMPILE_TIMEOUT.as_secs()
+                ))
+            })
+    }
+
+    /// Compiles on a blocking thread that holds `permit` until the compilation ends.
+    async fn compile_holding(
+        &self,
+        bytes: Arc<[u8]>,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Arc<Compiled>, String> {
         use sha2::{Digest, Sha256};
         let sha256 = hex::encode(Sha256::digest(&bytes));
         if let Some(found) = self.lock_compiled().get(&sha256) {
             return Ok(found.clone());
         }
         let runtime = self.runtime.clone();
-        let compiled = tokio::task::spawn_blocking(move || runtime.compile(&bytes))
-            .await
-            .map_err(|e| format!("compilation failed: {e}"))??;
+        let compiled = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            runtime.compile(&bytes)
+        })
+        .await
+        .map_err(|e| format!("compilation failed: {e}"))??;
         let compiled = Arc::new(compiled);
         self.lock_compiled().insert(sha256, compiled.clone());
         Ok(compiled)
@@ -263,17 +308,24 @@ impl Plugins {
             limits.timeout_ms = remaining.as_millis().max(1) as u64;
             let binding = binding.clone();
             let engine = self.runtime.engine.clone();
+            // The slot goes with the thread: should host code ever outlive the deadline, the
+            // tenant's slot stays taken until it ends, so one tenant cannot pile up threads
+            // and pool instances beyond its cap.
             let joined = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
                 invoke_blocking(&engine, &binding, &limits, outbound, f)
-            })
-            .await;
-            joined.unwrap_or_else(|e| {
-                (
-                    Err(PluginError::Trap(format!("host task failed: {e}"))),
-                    CallStats::default(),
-                )
-            })
+            });
+            // The epoch deadline cannot fire while the plugin is in host code; the caller's
+            // wait ends at the deadline whatever the thread does.
+            match tokio::time::timeout(remaining + HOST_GRACE, joined).await {
+                Err(_) => (Err(PluginError::Timeout), CallStats::default()),
+                Ok(joined) => joined.unwrap_or_else(|e| {
+                    (
+                        Err(PluginError::Trap(format!("host task failed: {e}"))),
+                        CallStats::default(),
+                    )
+                }),
+            }
         }
         .instrument(span.clone())
         .await;

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::call::CallState;
+use super::call::{CallState, WaitDenied};
 use super::wit::{self, Target};
 
 /// How often the epoch advances: the granularity of wall-time limits.
@@ -81,6 +81,7 @@ impl Runtime {
             .context("configuring the plugin engine")?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        deny_waiting(&mut linker)?;
         wit::since_v0_1::add_to_linker(&mut linker)?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -117,6 +118,16 @@ impl Runtime {
             .load(&sha256, bytes)
             .map_err(|e| format!("the component is invalid: {e:#}"))?;
         let target = wit::target(&self.engine, &component)?;
+        if let Some((name, _)) = component
+            .component_type()
+            .imports(&self.engine)
+            .find(|(name, _)| !ALLOWED_IMPORTS.iter().any(|p| name.starts_with(p)))
+        {
+            return Err(format!(
+                "the component imports {name}, which plugins may not use (they reach the \
+                 network only through trellis:policy/outbound-http)"
+            ));
+        }
         let pre = self
             .linker
             .instantiate_pre(&component)
@@ -176,6 +187,39 @@ impl Runtime {
         }
         Ok(component)
     }
+}
+
+/// What a plugin may import: the host's interfaces, and the WASI ones standard libraries
+/// import whatever the plugin does (inert in the call's empty context, waiting denied). Not
+/// sockets or HTTP: a plugin reaches the network through `outbound-http` and its grant only.
+const ALLOWED_IMPORTS: &[&str] = &[
+    "trellis:policy/",
+    "wasi:io/",
+    "wasi:clocks/",
+    "wasi:cli/",
+    "wasi:random/",
+    "wasi:filesystem/",
+];
+
+/// The WASI version whose interfaces `add_to_linker_sync` defines (newer minor versions of
+/// imports resolve to it by semver).
+const WASI_VERSION: &str = "0.2.12";
+
+/// Replaces the WASI functions that wait (`wasi:io/poll`'s `poll` and `pollable.block`, what
+/// `sleep` and every timer come down to) with ones that trap at once. A wait runs in host code,
+/// where the epoch deadline cannot interrupt it: a plugin that sleeps would hold its thread and
+/// pool slot past any time limit. Plugins still import the interfaces (Rust's standard library
+/// does); they cannot block on them.
+fn deny_waiting(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    linker.allow_shadowing(true);
+    let mut poll = linker.instance(&format!("wasi:io/poll@{WASI_VERSION}"))?;
+    for name in ["poll", "[method]pollable.block"] {
+        poll.func_new(name, move |_, _, _, _| {
+            Err(wasmtime::Error::new(WaitDenied(name)))
+        })?;
+    }
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// A component's preamble: `\0asm`, then version 0x0d and layer 1.

@@ -101,18 +101,12 @@ pub async fn check_with(
     subject: &SpamSubject,
     captcha_enabled: bool,
 ) -> (SpamOutcome, CallStats) {
-    let (answer, stats) = if subject.title.len() + subject.description.len() > MAX_INPUT_BYTES {
-        let error =
-            PluginError::Oversize(format!("the input is larger than {MAX_INPUT_BYTES} bytes"));
-        (Err(error), CallStats::default())
-    } else {
-        let input = wit_input(subject);
-        plugins
-            .call(binding, None, move |store, compiled| {
-                call(store, compiled, &input)
-            })
-            .await
-    };
+    let input = wit_input(subject);
+    let (answer, stats) = plugins
+        .call(binding, None, move |store, compiled| {
+            call(store, compiled, &input)
+        })
+        .await;
     let answer = answer.and_then(|verdict| {
         if verdict.reason.len() > MAX_OUTPUT_BYTES {
             Err(PluginError::Oversize(format!(
@@ -143,9 +137,12 @@ pub async fn check_with(
         Err(error) => SpamOutcome {
             verdict: None,
             reason: error.to_string(),
-            action: match binding.failure_policy {
-                FailurePolicy::FailOpen => SpamAction::Proceed,
-                FailurePolicy::FailClosed => SpamAction::Refuse,
+            action: match (&error, binding.failure_policy) {
+                // Slots taken until the deadline say nothing about the plugin, only that
+                // others keep it busy: letting the write through would let a flood of writes
+                // switch the filter off for everyone, so it is refused whatever the policy.
+                (PluginError::Busy, _) | (_, FailurePolicy::FailClosed) => SpamAction::Refuse,
+                (_, FailurePolicy::FailOpen) => SpamAction::Proceed,
             },
             error: Some(error),
             plugin,
@@ -215,12 +212,24 @@ impl SpamOutcome {
     }
 }
 
-/// The WIT input of a check.
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The WIT input of a check: title and description together within [`MAX_INPUT_BYTES`] (all
+/// the API accepts fits; anything longer is cut, so a check is never skipped for size).
 pub fn wit_input(subject: &SpamSubject) -> SpamInput {
+    let title = prefix(&subject.title, MAX_INPUT_BYTES);
+    let description = prefix(&subject.description, MAX_INPUT_BYTES - title.len());
     SpamInput {
         kind: subject.kind,
-        title: subject.title.clone(),
-        description: subject.description.clone(),
+        title: title.to_string(),
+        description: description.to_string(),
         is_update: subject.is_update,
         confidential: subject.confidential,
         author: v0_1::User {
@@ -241,5 +250,48 @@ pub fn wit_input(subject: &SpamSubject) -> SpamInput {
                 _ => v0_1::Visibility::Private,
             },
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject(title: &str, description: &str) -> SpamSubject {
+        SpamSubject {
+            kind: SpammableKind::Issue,
+            title: title.into(),
+            description: description.into(),
+            is_update: false,
+            confidential: false,
+            author: SpamAuthor {
+                id: 1,
+                username: "u".into(),
+                created_at_ms: 0,
+                is_admin: false,
+                external: false,
+            },
+            ip: None,
+            user_agent: None,
+            project: None,
+        }
+    }
+
+    #[test]
+    fn whatever_the_api_accepts_is_passed_whole() {
+        let title = "\u{1F600}".repeat(255);
+        let description = "\u{1F600}".repeat(1_000_000);
+        let input = wit_input(&subject(&title, &description));
+        assert_eq!((input.title, input.description), (title, description));
+    }
+
+    #[test]
+    fn longer_input_is_cut_at_a_character_boundary() {
+        let description = "é".repeat(MAX_INPUT_BYTES);
+        let input = wit_input(&subject("spam", &description));
+        assert_eq!(input.title, "spam");
+        assert!(input.title.len() + input.description.len() <= MAX_INPUT_BYTES);
+        assert!(input.description.len() >= MAX_INPUT_BYTES - 5);
+        assert!(input.description.chars().all(|c| c == 'é'));
     }
 }

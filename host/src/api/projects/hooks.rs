@@ -47,7 +47,7 @@ async fn check_url(api: &Api, url: &str) -> ApiResult<()> {
         )
     };
     let parsed = url::Url::parse(url.trim()).map_err(|_| invalid())?;
-    AddressPolicy::for_hooks_and_services(&api.settings)
+    AddressPolicy::for_hooks_and_services(&api.ctx.config.outbound_allow_networks, &api.settings)
         .check(&parsed, &["http", "https"], Unresolved::Allow)
         .await
         .map_err(|_| invalid())?;

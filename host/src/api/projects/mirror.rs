@@ -27,7 +27,7 @@ const SCHEMES: &[&str] = &["http", "https", "git"];
 pub async fn check_import_url(api: &Api, url: &str) -> ApiResult<()> {
     let blocked = |reason: String| ApiError::field("import_url", format!("is blocked: {reason}"));
     let parsed = url::Url::parse(url.trim()).map_err(|_| blocked("URI is invalid".into()))?;
-    AddressPolicy::for_hooks_and_services(&api.settings)
+    AddressPolicy::for_hooks_and_services(&api.ctx.config.outbound_allow_networks, &api.settings)
         .check(&parsed, SCHEMES, Unresolved::Allow)
         .await
         .map_err(|reason| blocked(reason.to_string()))?;
@@ -76,7 +76,10 @@ pub async fn schedule_fetch(
 ) -> ApiResult<PendingFetch> {
     let db = api.db().clone();
     db.set_import_status(project.id, "scheduled", None).await?;
-    let policy = AddressPolicy::for_hooks_and_services(&api.settings);
+    let policy = AddressPolicy::for_hooks_and_services(
+        &api.ctx.config.outbound_allow_networks,
+        &api.settings,
+    );
     let repo = repository::repository(api, project.id, false);
     let branch = default_branch(project);
     let id = project.id;

@@ -1,0 +1,183 @@
+"""Hostile plugins: a corpus of misbehaving plugins (tests/plugins/hostile for spam checks,
+tests/plugins/hostile-auth for external authorization), each bound to each hook it can
+implement. Every call through them ends within its limit (the host never hangs), and another
+tenant's calls go on meanwhile. Uploads that import what plugins may not use, or that are too
+large, are refused; a busy spam check refuses the write rather than skipping the check.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+import pytest
+
+from conftest import assert_json, bind, built_in, other_tenant, spam_test, upload
+
+# Each misbehaviour, and the outcome of a spam check through it.
+MODES = {
+    "sleep": "trap",  # waiting is denied: it would hold the thread past any deadline
+    "loop": "timeout",
+    "alloc": "oom",
+    "stack_overflow": "trap",
+    "trap": "trap",
+    "panic": "trap",
+    "big_output": "oom",
+    "log_flood": "ok",
+}
+# The corpus is bound with 1 s limits (log_flood's 10,000 log calls need more than the default
+# 100 ms on a loaded debug build); a call ends well within DEADLINE even so.
+TIMEOUT_MS = 1000
+DEADLINE = 5.0
+CALLS = 6  # more than a tenant's 4 instance slots
+SPAM = {"message": {"base": ["Your issue has been recognized as spam. Please, change the content to proceed."]}}
+
+
+def timed(call, *args, **kw):
+    started = time.monotonic()
+    r = call(*args, **kw)
+    return r.status_code, time.monotonic() - started
+
+
+def project(server, name, token=None, host=None, **extra):
+    r = server.request("POST", "/projects", token=token or server.root_token, host=host,
+                       json={"name": name, "visibility": "public", **extra})
+    return assert_json(r, 201)["id"]
+
+
+@pytest.fixture(scope="module")
+def calm(server):
+    """Tenant B: the built-in spam filter bound, a project to write issues in."""
+    host, token = other_tenant(server, "calm")
+    b = built_in(server, token=token, host=host)
+    assert_json(bind(server, token=token, host=host, plugin_id=b["id"],
+                     config={"blocked_words": ["casino"], "trust_admins": False}), 200)
+    return {"host": host, "token": token, "project": project(server, "calm", token, host)}
+
+
+def tenant_b_works(server, calm):
+    """B's issue creates, judged by B's own filter, each answered in time."""
+    url = f"/projects/{calm['project']}/issues"
+    results = [timed(server.request, "POST", url, token=calm["token"], host=calm["host"],
+                     json={"title": title}) for title in ("calm 1", "calm 2", "casino night")]
+    assert [status for status, _ in results] == [201, 201, 400], results
+    assert all(elapsed < DEADLINE for _, elapsed in results), results
+    return results
+
+
+# ---- spam-check ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile(server, hostile_wasm):
+    return assert_json(upload(server, hostile_wasm, name="hostile.wasm"), 201)
+
+
+@pytest.fixture(scope="module")
+def project_a(server):
+    return project(server, "hostile-a")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_spam_check_corpus(server, hostile, project_a, calm, mode):
+    assert_json(bind(server, plugin_id=hostile["id"], config={"mode": mode},
+                     failure_policy="fail_closed", timeout_ms=TIMEOUT_MS), 200)
+    url = f"/projects/{project_a}/issues"
+    with concurrent.futures.ThreadPoolExecutor(max_workers=CALLS) as pool:
+        creates = [pool.submit(timed, server.request, "POST", url, token=server.root_token,
+                               json={"title": f"{mode} {n}"}) for n in range(CALLS)]
+        tenant_b_works(server, calm)
+        results = [f.result(timeout=60) for f in creates]
+    assert all(elapsed < DEADLINE for _, elapsed in results), results
+    # fail_closed (and busy, for calls beyond the slots) refuse; log_flood answers allow.
+    expected = 201 if mode == "log_flood" else 400
+    assert all(status == expected for status, _ in results), results
+    v = spam_test(server, "hello")
+    assert v["outcome"] == MODES[mode], v
+    assert_json(server.request("GET", "/user", token=server.root_token), 200)
+
+
+def test_sleeping_plugin_is_stopped_at_once(server, hostile):
+    assert_json(bind(server, plugin_id=hostile["id"], config={"mode": "sleep"},
+                     failure_policy="fail_open", timeout_ms=1000), 200)
+    started = time.monotonic()
+    v = spam_test(server, "hello")
+    assert time.monotonic() - started < DEADLINE
+    assert v["outcome"] == "trap" and "may not wait" in v["reason"], v
+    assert v["action"] == "proceed", v
+
+
+def test_busy_spam_check_refuses_the_write(make_server, hostile_wasm):
+    """With one instance slot, calls beyond it that find no slot by their deadline are busy:
+    the write is refused, even with fail_open (a flood must not switch the filter off)."""
+    srv = make_server({"TRELLIS_PLUGIN_MAX_TENANT_INSTANCES": "1"})
+    plugin = assert_json(upload(srv, hostile_wasm, name="hostile.wasm"), 201)
+    assert_json(bind(srv, plugin_id=plugin["id"], config={"mode": "loop"},
+                     failure_policy="fail_open", timeout_ms=300), 200)
+    url = f"/projects/{project(srv, 'busy')}/issues"
+    with concurrent.futures.ThreadPoolExecutor(max_workers=CALLS) as pool:
+        creates = [pool.submit(srv.request, "POST", url, token=srv.root_token,
+                               json={"title": f"flood {n}"}) for n in range(CALLS)]
+        responses = [f.result(timeout=60) for f in creates]
+    statuses = sorted(r.status_code for r in responses)
+    assert 201 in statuses, statuses  # a call that ran and timed out: fail_open
+    assert 400 in statuses, statuses  # a busy one
+    for r in responses:
+        if r.status_code == 400:
+            assert r.json() == SPAM
+
+
+# ---- external authorization --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def auth_plugin(server, hostile_auth_wasm):
+    """The plugin, and a project created before external authorization is on (creating one
+    asks the service too); it has no label of its own, so the default label applies."""
+    plugin = assert_json(upload(server, hostile_auth_wasm, name="hostile-auth.wasm"), 201)
+    yield plugin, project(server, "labelled")
+    server.request("PUT", "/application/settings", token=server.root_token,
+                   json={"external_authorization_service_enabled": False})
+    server.request("DELETE", "/application/plugin_hooks/external_authorization",
+                   token=server.root_token)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_external_authorization_corpus(server, auth_plugin, calm, mode):
+    plugin, labelled = auth_plugin
+    assert_json(bind(server, hook="external_authorization", plugin_id=plugin["id"],
+                     config={"mode": mode}, outbound_http=["http://192.0.2.1"],
+                     timeout_ms=TIMEOUT_MS), 200)
+    # A label of its own per mode: decisions are cached per label.
+    r = server.request("PUT", "/application/settings", token=server.root_token, json={
+        "external_authorization_service_enabled": True,
+        "external_authorization_service_url": "http://192.0.2.1/",
+        "external_authorization_service_default_label": f"hostile-{mode}"})
+    assert_json(r, 200)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=CALLS) as pool:
+        reads = [pool.submit(timed, server.request, "GET", f"/projects/{labelled}",
+                             token=server.root_token) for _ in range(CALLS)]
+        tenant_b_works(server, calm)
+        results = [f.result(timeout=60) for f in reads]
+    assert all(elapsed < DEADLINE for _, elapsed in results), results
+    expected = 200 if mode == "log_flood" else 403  # external authorization fails closed
+    assert all(status == expected for status, _ in results), results
+
+
+# ---- uploads ------------------------------------------------------------------------
+
+
+def test_forbidden_imports_are_refused_at_upload(server, forbidden_import_wasm):
+    r = upload(server, forbidden_import_wasm, name="forbidden.wasm")
+    body = assert_json(r, 400)
+    assert "imports wasi:sockets/" in body["message"], body
+    assert "outbound-http" in body["message"], body
+
+
+def test_uploads_are_capped(make_server, hostile_wasm):
+    srv = make_server({"TRELLIS_PLUGIN_MAX_UPLOAD_BYTES": str(len(hostile_wasm) - 1)})
+    assert_json(upload(srv, hostile_wasm), 413, {"message": "413 Request Entity Too Large"})
+    rows = assert_json(srv.request("GET", "/application/plugins", token=srv.root_token), 200)
+    assert all(p["built_in"] for p in rows), rows
+    srv_ok = make_server({"TRELLIS_PLUGIN_MAX_UPLOAD_BYTES": str(len(hostile_wasm))})
+    assert_json(upload(srv_ok, hostile_wasm), 201)
