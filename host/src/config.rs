@@ -37,6 +37,9 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Print every path template the server routes, one per line (for test suites that must
+    /// visit every route).
+    Routes,
     /// Inspect and try policy plugins (WebAssembly components) locally.
     Plugin {
         #[command(subcommand)]

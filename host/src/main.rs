@@ -52,6 +52,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Tenant { storage, command } => tenant(&storage, command).await,
         Command::Token { storage, command } => token(&storage, command).await,
+        Command::Routes => {
+            use std::io::Write;
+            let mut table = trellis::http::route_table().join("\n");
+            table.push('\n');
+            std::io::stdout().lock().write_all(table.as_bytes())?;
+            Ok(())
+        }
         Command::Plugin { command } => match command {
             PluginCommand::Check { file } => plugins::local::check(&file, Maxima::default()).await,
             PluginCommand::Run {

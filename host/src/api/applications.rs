@@ -2,10 +2,11 @@
 //! `POST /applications/:id/renew-secret`. It manages instance-wide applications (no owner);
 //! users register their own on the web pages.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
-use axum::{Json, Router};
 
 use crate::auth::oauth::registration::{self, normalize_uris};
 use crate::context::ApiContext;

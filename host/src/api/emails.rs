@@ -1,11 +1,12 @@
 //! Secondary emails: `/user/emails` and the administrator's `/users/:user_id/emails`. An
 //! address is unique in the tenant, among secondary emails and users' primary emails alike.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
-use axum::{Json, Router};
 
 use super::keys::{admin_target, list_owned, path_id};
 use crate::api::notify;

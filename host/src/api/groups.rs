@@ -2,8 +2,8 @@
 //! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
 //! may not exceed its parent's nor fall below what it contains.
 
+use crate::http::routes::Router;
 use axum::Json;
-use axum::Router;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -2,11 +2,12 @@
 //! are personal access token rows with `impersonation` set, so they authenticate as their
 //! user, and the personal access token lists leave them out.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::get;
-use axum::{Json, Router};
 use chrono::Utc;
 
 use super::keys::{admin_target, path_id};

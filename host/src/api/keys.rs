@@ -2,11 +2,12 @@
 //! `/users/:user_id/gpg_keys`). Keys are parsed with real parsers (`crate::keys`); a
 //! fingerprint is unique in the tenant.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
 use serde::Serialize;
 
 use crate::context::ApiContext;

@@ -1,8 +1,8 @@
 //! Project labels: `GET/POST/PUT/DELETE /projects/:id/labels[/:label_id]`. Reading needs the
 //! project; changing needs reporter access. Names are unique per project, case-insensitively.
 
+use crate::http::routes::Router;
 use axum::Json;
-use axum::Router;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::http::routes::Router;
 use axum::Json;
-use axum::Router;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

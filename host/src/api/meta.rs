@@ -1,7 +1,8 @@
 //! `GET /version` and `GET /metadata`: GitLab's shapes, carrying Trellis' own version.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::context::ApiContext;

@@ -1,8 +1,8 @@
 //! Project milestones: `GET/POST/PUT/DELETE /projects/:id/milestones[/:milestone_id]`, with
 //! `state_event` close/activate. Reading needs the project; changing needs reporter access.
 
+use crate::http::routes::Router;
 use axum::Json;
-use axum::Router;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

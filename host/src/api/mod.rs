@@ -23,7 +23,7 @@ mod tokens;
 mod user;
 mod users;
 
-use axum::Router;
+use crate::http::routes::Router;
 
 use crate::context::ApiContext;
 

@@ -8,11 +8,12 @@
 
 use std::sync::Arc;
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
-use axum::{Json, Router};
 use serde_json::Value;
 
 use crate::context::ApiContext;

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::{Map, Value};
 
 use crate::context::ApiContext;

@@ -1,11 +1,12 @@
 //! Personal access tokens: `GET/DELETE /personal_access_tokens[/self|/:id]` and the
 //! administrator's `POST /users/:user_id/personal_access_tokens`.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use chrono::Utc;
 
 use crate::auth::secrets;

@@ -1,9 +1,10 @@
 //! `GET /user`: the authenticated user (or the sudo target), in the current-user view;
 //! administrators get the admin view.
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
 
 use crate::context::ApiContext;
 use crate::http::error::ApiResult;

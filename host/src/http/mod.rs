@@ -6,6 +6,7 @@ pub mod ops;
 pub mod pagination;
 pub mod params;
 pub mod request;
+pub mod routes;
 
 use std::time::Instant;
 
@@ -19,12 +20,24 @@ use tower_http::trace::TraceLayer;
 use crate::context::ApiContext;
 use error::ApiError;
 
-pub fn router(ctx: ApiContext) -> Router {
-    Router::new()
+/// Every route of the server, with the paths it routes.
+fn routes() -> routes::Router<ApiContext> {
+    routes::Router::new()
         .merge(crate::api::router())
         .merge(ops::router())
         .merge(crate::auth::oauth::endpoints::router())
         .merge(crate::web::router())
+}
+
+/// The path templates the server routes (`trellis routes`), for the suites that must visit
+/// every route.
+pub fn route_table() -> Vec<String> {
+    routes().paths().to_vec()
+}
+
+pub fn router(ctx: ApiContext) -> Router {
+    routes()
+        .into_inner()
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Inside the metrics layer, so that 429s are recorded by route like any answer.

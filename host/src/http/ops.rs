@@ -3,11 +3,12 @@
 
 use std::net::SocketAddr;
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::json;
 
 use super::error::ApiError;

@@ -3,7 +3,7 @@
 //! renew the secret, delete. The secret is shown once, when it is made. Registering is
 //! refused when the `user_oauth_applications` setting is off, except for administrators.
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -4,7 +4,7 @@
 //! page (redirecting would send the user to an unverified place); the others redirect with
 //! `error`, `error_description` and `state`.
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use axum::routing::get;

@@ -11,7 +11,7 @@ mod sign_in;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::extract::{ConnectInfo, FromRequest, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};

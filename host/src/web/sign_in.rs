@@ -1,7 +1,7 @@
 //! `/users/sign_in` (username or email and password, with GitLab's lockout) and
 //! `/users/sign_out`.
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};

@@ -17,7 +17,7 @@ mod write;
 
 use std::collections::HashMap;
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::routing::{get, post};
 use serde_json::Value;
 

@@ -18,7 +18,7 @@ pub use read::{group_projects, user_projects};
 
 use std::collections::HashMap;
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::routing::{get, post, put};
 use serde_json::{Map, Value};
 

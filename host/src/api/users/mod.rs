@@ -11,7 +11,7 @@ mod status;
 
 pub use profile::validate_email;
 
-use axum::Router;
+use crate::http::routes::Router;
 use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
+use crate::http::routes::Router;
+use axum::Json;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::error::{Kind, OAuthError, OAuthResult, no_store};
