@@ -205,9 +205,8 @@ def test_implicit_flow_can_be_turned_off(server, browser):
             "client_id": app["application_id"], "redirect_uri": REDIRECT,
             "response_type": "token", "state": "s1"})
         r = browser.get(url, allow_redirects=False)
-        assert r.status_code == 302
-        frag = fragment_of(r.headers["Location"])
-        assert frag["error"] == "unsupported_response_type" and frag["state"] == "s1"
+        assert r.status_code == 400 and "Location" not in r.headers
+        assert "unsupported_response_type" in r.text
     finally:
         server.request("PUT", "/application/settings", token=server.root_token,
                        json={"oauth_implicit_grant_enabled": True})
@@ -473,8 +472,8 @@ def test_pkce_downgrades(server, browser):
         "client_id": app["application_id"], "redirect_uri": REDIRECT, "response_type": "code",
         "state": "z", "code_challenge": s256(v), "code_challenge_method": "S512"})
     r = browser.get(url, allow_redirects=False)
-    q = query_of(r.headers["Location"])
-    assert q["error"] == "invalid_request" and q["state"] == "z"
+    assert r.status_code == 400 and "Location" not in r.headers
+    assert "invalid_request" in r.text and "code_challenge_method" in r.text
 
 
 def test_code_replay_revokes_tokens(server, browser):
@@ -554,19 +553,31 @@ def test_redirect_uri_mismatch_renders_error_page(server, browser):
     assert_json(r, 400, GRANT_ERROR)
 
 
-def test_redirected_errors_carry_state(server, browser):
-    app = admin_app(server, scopes="read_user")
-    url = server.url + "/oauth/authorize?" + urllib.parse.urlencode({
-        "client_id": app["application_id"], "redirect_uri": REDIRECT, "response_type": "code",
-        "scope": "api", "state": "keep-me"})
-    r = browser.get(url, allow_redirects=False)
-    assert r.status_code == 302
-    q = query_of(r.headers["Location"])
-    assert q == {"error": "invalid_scope", "state": "keep-me",
-                 "error_description": INVALID_SCOPE["error_description"]}
-    url = url.replace("response_type=code", "response_type=bogus")
-    q = query_of(browser.get(url, allow_redirects=False).headers["Location"])
-    assert q["error"] == "unsupported_response_type"
+def test_authorize_errors_render_a_page_never_redirect(server, browser):
+    """Any user may register an application with any redirect URI, so an error redirected
+    before consent would make the server an open redirector: as GitLab, every
+    pre-authorization error renders the error page, whatever the client and URI."""
+    evil = "https://evil.example/landing"
+    owner, _ = make_user(server)
+    r = register_on_page(server, sign_in(server, owner.username), redirect_uri=evil,
+                         scopes=["read_user"])
+    assert r.status_code == 201
+    uid = re.search(r'id="application_id">([0-9a-f]{64})<', r.text).group(1)
+    base = {"client_id": uid, "redirect_uri": evil, "response_type": "code",
+            "scope": "read_user", "state": "keep-me"}
+    for bad, code in [({"scope": "api"}, "invalid_scope"),
+                      ({"response_type": "bogus"}, "unsupported_response_type"),
+                      ({"response_type": ""}, "invalid_request"),
+                      ({"code_challenge": "x" * 43, "code_challenge_method": "S512"},
+                       "invalid_request"),
+                      ({"code_challenge": "short"}, "invalid_request")]:
+        r = browser.get(server.url + "/oauth/authorize", params={**base, **bad},
+                        allow_redirects=False)
+        assert r.status_code == 400 and "Location" not in r.headers, bad
+        assert code in r.text and "evil.example" not in r.text, bad
+    # the valid request shows the consent page, and only the user's Deny goes back
+    page = browser.get(server.url + "/oauth/authorize", params=base, allow_redirects=False)
+    assert page.status_code == 200 and "Authorize" in page.text
 
 
 def test_deny(server, browser):
