@@ -305,6 +305,42 @@ def test_refresh_rotation(server, browser):
     assert_json(r, 400, GRANT_ERROR)
 
 
+def test_refresh_token_replay_revokes_the_chain(server, browser):
+    """Hydra's reuse detection: a rotated refresh token that comes back means a copy exists,
+    so every token of its chain is revoked, the newest one included."""
+    app = admin_app(server)
+    auth = (app["application_id"], app["secret"])
+    first = assert_json(exchange(server, app, code_for(server, browser, app)), 200)
+    second = assert_json(post_token(server, {"grant_type": "refresh_token",
+                                             "refresh_token": first["refresh_token"]},
+                                    auth=auth), 200)
+    third = assert_json(post_token(server, {"grant_type": "refresh_token",
+                                            "refresh_token": second["refresh_token"]},
+                                   auth=auth), 200)
+    # another application presenting the stolen token revokes nothing
+    other = admin_app(server)
+    r = post_token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
+                   auth=(other["application_id"], other["secret"]))
+    assert_json(r, 400, GRANT_ERROR)
+    bearer = {"Authorization": f"Bearer {third['access_token']}"}
+    assert requests.get(server.api_url + "/user", headers=bearer).status_code == 200
+    # the replay by the right client: refused, and the live tokens of the chain die with it
+    r = post_token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
+                   auth=auth)
+    assert_json(r, 400, GRANT_ERROR)
+    assert requests.get(server.api_url + "/user", headers=bearer).status_code == 401
+    info = requests.get(server.url + "/oauth/token/info", headers=bearer)
+    assert_json(info, 401)["error_description"] == "The access token was revoked"
+    r = post_token(server, {"grant_type": "refresh_token", "refresh_token": third["refresh_token"]},
+                   auth=auth)
+    assert_json(r, 400, GRANT_ERROR)
+    # another chain of the same user and application is untouched
+    separate = assert_json(exchange(server, app, code_for(server, browser, app)), 200)
+    r = post_token(server, {"grant_type": "refresh_token",
+                            "refresh_token": separate["refresh_token"]}, auth=auth)
+    assert_json(r, 200)
+
+
 def test_concurrent_refresh_has_one_winner(server, browser):
     app = admin_app(server)
     code = code_for(server, browser, app)
@@ -318,6 +354,11 @@ def test_concurrent_refresh_has_one_winner(server, browser):
     for r in results:
         if r.status_code == 400:
             assert r.json()["error"] == "invalid_grant"
+    # the losers presented a spent refresh token: reuse, so the winner's token is revoked too
+    won = next(r for r in results if r.status_code == 200).json()
+    r = requests.get(server.api_url + "/user",
+                     headers={"Authorization": f"Bearer {won['access_token']}"})
+    assert r.status_code == 401
 
 
 def test_token_info(server, browser, user):

@@ -25,6 +25,7 @@ use crate::model::oauth::ApplicationRow;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
 use crate::settings::keys;
+use crate::store::TenantDb;
 use crate::store::oauth::{AccessTokenRow, Exchange};
 use crate::tenants::Tenant;
 use crate::views::user::UserViews;
@@ -235,8 +236,11 @@ async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
     let old = db
         .access_token_by_refresh(&secrets::digest(&refresh_token))
         .await?
-        .filter(|old| old.application_id == app.id && old.revoked_at.is_none())
+        .filter(|old| old.application_id == app.id)
         .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
+    if old.revoked_at.is_some() {
+        return Err(refresh_token_reused(db, &old).await?);
+    }
     let granted = scopes::parse(&old.scopes);
     let scopes = match request.string("scope")? {
         None => granted,
@@ -255,8 +259,19 @@ async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
     let row = secrets.row(app.id, old.user_id, &scopes, old.grant_id);
     match db.rotate_access_token(old.id, row).await? {
         Exchange::Issued(row) => request.respond(&secrets, &row, &app, &user, None).await,
-        Exchange::AlreadyUsed => Err(OAuthError::new(Kind::InvalidGrant)),
+        // Another request spent this refresh token first: a replay as well.
+        Exchange::AlreadyUsed => Err(refresh_token_reused(db, &old).await?),
     }
+}
+
+/// A spent (rotated or revoked) refresh token came back: someone holds a copy of it, and the
+/// server cannot tell the client from the thief. As Hydra does, every token of its chain
+/// (all issued from the same authorization code) is revoked, the newest one included.
+async fn refresh_token_reused(db: &TenantDb, old: &AccessTokenRow) -> OAuthResult<OAuthError> {
+    if let Some(grant_id) = old.grant_id {
+        db.revoke_tokens_of_grant(grant_id).await?;
+    }
+    Ok(OAuthError::new(Kind::InvalidGrant))
 }
 
 /// The owner of a grant or token, if they may still use the API (else `invalid_grant`).
