@@ -768,6 +768,32 @@ def test_secure_cookie_with_https_external_url(make_server):
     assert r.status_code == 302 and "Secure" in r.headers["Set-Cookie"]
 
 
+def signed_in(server, session: requests.Session) -> bool:
+    r = session.get(server.url + "/profile/applications", allow_redirects=False)
+    assert r.status_code in (200, 302, 303), r.status_code
+    return r.status_code == 200
+
+
+def test_password_change_ends_web_sessions(server):
+    """As GitLab: a new password signs out every browser signed in with the old one."""
+    u, _ = make_user(server)
+    first, second = sign_in(server, u.username), sign_in(server, u.username)
+    bystander, _ = make_user(server)
+    other = sign_in(server, bystander.username)
+    # an edit that leaves the password alone ends nothing
+    r = server.request("PUT", f"/users/{u.id}", token=server.root_token, json={"bio": "b"})
+    assert_json(r, 200)
+    assert signed_in(server, first) and signed_in(server, second)
+    r = server.request("PUT", f"/users/{u.id}", token=server.root_token,
+                       json={"password": "An0ther-password!"})
+    assert_json(r, 200)
+    assert not signed_in(server, first) and not signed_in(server, second)
+    assert int(server.sql(f"SELECT COUNT(*) FROM web_sessions WHERE user_id = {u.id}")[0][0]) == 0
+    assert signed_in(server, other)
+    # the new password signs in again
+    assert signed_in(server, sign_in(server, u.username, "An0ther-password!"))
+
+
 def test_deactivated_user_signing_in_becomes_active(server):
     u, _ = make_user(server)
     server.sql(f"UPDATE users SET state = 'deactivated' WHERE id = {u.id}")

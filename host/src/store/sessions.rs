@@ -1,7 +1,7 @@
 //! Web sign-in: password candidates with their lockout state, failed-attempt counting, and
 //! server-side sessions (stored by the SHA-256 digest of the cookie value).
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::users::{USER_COLUMNS, user_columns};
 use super::{TenantDb, now_ms};
@@ -115,4 +115,20 @@ impl TenantDb {
             .await
             .map(|_| ())
     }
+}
+
+/// Ends every web session of a user, inside the transaction that changes their password:
+/// whoever signed in with the old password is signed out (GitLab, through Devise, does the
+/// same), whichever path changed it.
+pub(super) async fn end_web_sessions(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    user_id: i64,
+) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM web_sessions WHERE tenant_id = $1 AND user_id = $2")
+        .bind(tenant_id)
+        .bind(user_id)
+        .execute(&mut **tx)
+        .await
+        .map(|_| ())
 }
