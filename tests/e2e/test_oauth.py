@@ -255,6 +255,17 @@ def test_password_grant_refusals(server):
     assert_json(r, 400, INVALID_SCOPE)
 
 
+def sign_in_alert(server, login: str, password: str) -> tuple[int, str]:
+    """The status and the alert of a web sign-in attempt."""
+    s = requests.Session()
+    page = s.get(server.url + "/users/sign_in")
+    r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
+        "authenticity_token": csrf_of(page.text), "user[login]": login,
+        "user[password]": password})
+    alert = re.search(r'role="alert">([^<]*)<', r.text)
+    return r.status_code, alert.group(1) if alert else ""
+
+
 def test_lockout_after_ten_failures(server):
     u, _ = make_user(server)
     app = admin_app(server)
@@ -262,17 +273,13 @@ def test_lockout_after_ten_failures(server):
     for _ in range(10):
         r = post_token(server, {"grant_type": "password", "username": u.username,
                                 "password": "nope"}, auth=auth)
-        assert r.status_code == 400
-    # locked: even the right password is refused, on the token endpoint and the web page
+        assert_json(r, 400, GRANT_ERROR)
+    # locked: even the right password is refused, on the token endpoint and the web page,
+    # with the answer of a wrong password (the lock must not reveal that the account exists)
     r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=auth)
     assert_json(r, 400, GRANT_ERROR)
-    s = requests.Session()
-    page = s.get(server.url + "/users/sign_in")
-    r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
-        "authenticity_token": csrf_of(page.text), "user[login]": u.username,
-        "user[password]": PASSWORD})
-    assert r.status_code == 401 and "Your account is locked." in r.text
+    assert sign_in_alert(server, u.username, PASSWORD) == (401, "Invalid login or password.")
     shown = assert_json(server.request("GET", f"/users/{u.id}", token=server.root_token), 200)
     assert shown["locked"] is True
     # after the lock time (10 minutes, aged in the database) the password works again
@@ -280,6 +287,27 @@ def test_lockout_after_ten_failures(server):
     r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=auth)
     assert r.status_code == 200
+
+
+def test_locked_wrong_and_unknown_accounts_look_the_same(server):
+    """Ten failures lock a real account; an unknown one never locks. Whatever the attacker
+    tries, the web page and the password grant answer all three cases alike."""
+    u, _ = make_user(server)
+    app = admin_app(server)
+    auth = (app["application_id"], app["secret"])
+    unknown = "nobody-" + secrets.token_hex(4)
+    web, grant = [], []
+    for _ in range(12):
+        for login in (u.username, unknown):
+            web.append(sign_in_alert(server, login, "wrong-password"))
+            r = post_token(server, {"grant_type": "password", "username": login,
+                                    "password": "wrong-password"}, auth=auth)
+            grant.append((r.status_code, r.json()))
+    assert set(web) == {(401, "Invalid login or password.")}
+    assert all(g == (400, GRANT_ERROR) for g in grant)
+    locked = server.sql(f"SELECT locked_until FROM users WHERE id = {u.id}")[0][0]
+    assert locked is not None
+    assert sign_in_alert(server, u.username, PASSWORD) == sign_in_alert(server, unknown, PASSWORD)
 
 
 def test_refresh_rotation(server, browser):

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::error::{Kind, OAuthError, OAuthResult, no_store};
 use super::issue::{TokenSecrets, expires_in, token_body, token_response};
 use super::{client, oidc, pkce, scopes};
-use crate::auth::password::{self, Refusal};
+use crate::auth::password;
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
@@ -210,12 +210,9 @@ async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> 
     {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }
-    let user = match password::check(db, &username, &password).await? {
-        Ok(user) => user,
-        Err(Refusal::Invalid | Refusal::Locked) => {
-            return Err(OAuthError::new(Kind::InvalidGrant));
-        }
-    };
+    let user = password::check(db, &username, &password)
+        .await?
+        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
     // Users with two-factor authentication use personal access tokens instead; blocked,
     // deactivated and pending users get nothing.
     if user.two_factor_enabled || !user.can_use_api() {
