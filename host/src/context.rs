@@ -49,6 +49,10 @@ impl ApiContext {
         ApiContext(Arc::new(inner))
     }
 
+    /// The tenant `origin`'s host names. Its base URL (links in views, mails, the OIDC issuer)
+    /// is the configured external URL for the default tenant when one is set; otherwise the
+    /// request's scheme with its checked, lower-cased `host[:port]` (see
+    /// `request_origin::canonical_host`), whose name is the one the tenant was found by.
     pub fn tenant_for(&self, origin: &Origin) -> Tenant {
         let id = self.tenants.resolve(&origin.host_name());
         let base_url = match &self.config.external_url {

@@ -3,7 +3,7 @@
 //! the extractors (`http`) and the rate limiter (`ratelimit`, which runs before them) both
 //! read these, so neither has to import the other.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
@@ -18,14 +18,15 @@ pub struct Origin {
     pub query: Vec<(String, String)>,
 }
 
+/// A `Host` (or URI authority) that is not `name[:port]`, such as `b.test:@evil.example`:
+/// such a request gets 400, since links built from it would point elsewhere.
+#[derive(Debug)]
+pub struct MalformedHost;
+
 impl Origin {
-    pub fn from_parts(headers: &HeaderMap, uri: &Uri) -> Origin {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| uri.authority().map(|a| a.as_str()))
-            .unwrap_or("localhost")
-            .to_string();
+    /// The request's origin, with its host checked and lower-cased ([`canonical_host`]).
+    pub fn from_parts(headers: &HeaderMap, uri: &Uri) -> Result<Origin, MalformedHost> {
+        let host = canonical_host(raw_host(headers, uri)).ok_or(MalformedHost)?;
         let scheme = headers
             .get("x-forwarded-proto")
             .and_then(|h| h.to_str().ok())
@@ -36,12 +37,12 @@ impl Origin {
             .query()
             .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        Origin {
+        Ok(Origin {
             scheme,
             host,
             path: uri.path().to_string(),
             query,
-        }
+        })
     }
 
     pub fn base_url(&self) -> String {
@@ -76,6 +77,54 @@ impl Origin {
     }
 }
 
+/// The host the request names: `Host`, else the URI's authority (HTTP/2, absolute-form).
+fn raw_host<'a>(headers: &'a HeaderMap, uri: &'a Uri) -> &'a str {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| uri.authority().map(|a| a.as_str()))
+        .unwrap_or("localhost")
+}
+
+/// `host` lower-cased if it is `name[:port]` (RFC 9110 7.2) and nothing else: a name of
+/// letters, digits, `-`, `_` and dots, an IPv4 address, or a bracketed IPv6 address, then at
+/// most a port of digits. Anything else (user information, a path, a second colon, spaces)
+/// is refused, so whatever is built from the result names the host the tenant was found by.
+fn canonical_host(host: &str) -> Option<String> {
+    let port = match host.strip_prefix('[') {
+        Some(rest) => {
+            let (address, after) = rest.split_once(']')?;
+            address.parse::<Ipv6Addr>().ok()?;
+            match after {
+                "" => None,
+                _ => Some(after.strip_prefix(':')?),
+            }
+        }
+        None => {
+            let (name, port) = match host.split_once(':') {
+                Some((name, port)) => (name, Some(port)),
+                None => (host, None),
+            };
+            let name_ok = !name.is_empty()
+                && name.len() <= 253
+                && !name.starts_with(['.', '-'])
+                && !name.contains("..")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !name_ok {
+                return None;
+            }
+            port
+        }
+    };
+    // Digits only: `u16`'s parser alone would also take `+80`.
+    let port_ok = port.is_none_or(|p| {
+        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok()
+    });
+    port_ok.then(|| host.to_ascii_lowercase())
+}
+
 /// `host[:port]` without the port, lower-cased.
 fn host_name_of(host: &str) -> String {
     let name = if host.starts_with('[') {
@@ -89,12 +138,7 @@ fn host_name_of(host: &str) -> String {
 /// The tenant host name of a request (as [`Origin::host_name`]) without parsing the rest of
 /// it: what middleware needs to find the tenant cheaply.
 pub fn request_host_name(headers: &HeaderMap, uri: &Uri) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| uri.authority().map(|a| a.as_str()))
-        .unwrap_or("localhost");
-    host_name_of(host)
+    host_name_of(raw_host(headers, uri))
 }
 
 /// The peer address of the connection (proxies' forwarding headers are not trusted).
@@ -105,4 +149,43 @@ pub fn client_ip(parts: &Parts) -> IpAddr {
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |info| {
             info.0.ip().to_canonical()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical_host;
+
+    #[test]
+    fn host_and_port_only() {
+        for (raw, canonical) in [
+            ("b.test", "b.test"),
+            ("B.Test:8080", "b.test:8080"),
+            ("127.0.0.1:3000", "127.0.0.1:3000"),
+            ("[::1]:8080", "[::1]:8080"),
+            ("[::1]", "[::1]"),
+            ("my_service", "my_service"),
+        ] {
+            assert_eq!(canonical_host(raw).as_deref(), Some(canonical), "{raw}");
+        }
+        for raw in [
+            "b.test:@evil.example",
+            "user@b.test",
+            "b.test:80@evil.example",
+            "b.test/path",
+            "b.test:",
+            "b.test:99999",
+            "b.test:+80",
+            "b.test:80:80",
+            "b.test evil",
+            "",
+            ".b.test",
+            "b..test",
+            "[::1",
+            "[::1]x",
+            "[nope]:80",
+            "b.test\\evil",
+        ] {
+            assert_eq!(canonical_host(raw), None, "{raw:?}");
+        }
+    }
 }

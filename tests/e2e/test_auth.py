@@ -155,6 +155,21 @@ def test_read_user_scope_rejected_elsewhere(server, scoped_tokens, path):
     assert_json(r, 403, insufficient_scope("api"))
 
 
+@pytest.mark.parametrize("path", ["/users", "/users/1", "/users/1/keys", "/users/1/memberships"])
+def test_read_user_scope_reads_users_endpoints(server, scoped_tokens, path):
+    """GitLab: read_user opens the read-only endpoints of the Users API."""
+    assert_json(server.request("GET", path, token=scoped_tokens["read_user"]), 200)
+
+
+@pytest.mark.parametrize("path", ["/users/1/projects", "/users/1/starred_projects"])
+def test_read_user_scope_cannot_list_a_users_projects(server, scoped_tokens, path):
+    """Project lists under /users belong to GitLab's Projects API: read_api or api."""
+    r = server.request("GET", path, token=scoped_tokens["read_user"])
+    assert_json(r, 403, insufficient_scope("api"))
+    for scope in ["api", "read_api"]:
+        assert_json(server.request("GET", path, token=scoped_tokens[scope]), 200)
+
+
 @pytest.mark.parametrize("scope", ["read_api", "read_user", "read_repository"])
 def test_post_needs_api_scope(server, scoped_tokens, scope):
     r = server.request("POST", "/users/1/personal_access_tokens", token=scoped_tokens[scope],

@@ -205,9 +205,8 @@ def test_implicit_flow_can_be_turned_off(server, browser):
             "client_id": app["application_id"], "redirect_uri": REDIRECT,
             "response_type": "token", "state": "s1"})
         r = browser.get(url, allow_redirects=False)
-        assert r.status_code == 302
-        frag = fragment_of(r.headers["Location"])
-        assert frag["error"] == "unsupported_response_type" and frag["state"] == "s1"
+        assert r.status_code == 400 and "Location" not in r.headers
+        assert "unsupported_response_type" in r.text
     finally:
         server.request("PUT", "/application/settings", token=server.root_token,
                        json={"oauth_implicit_grant_enabled": True})
@@ -256,6 +255,17 @@ def test_password_grant_refusals(server):
     assert_json(r, 400, INVALID_SCOPE)
 
 
+def sign_in_alert(server, login: str, password: str) -> tuple[int, str]:
+    """The status and the alert of a web sign-in attempt."""
+    s = requests.Session()
+    page = s.get(server.url + "/users/sign_in")
+    r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
+        "authenticity_token": csrf_of(page.text), "user[login]": login,
+        "user[password]": password})
+    alert = re.search(r'role="alert">([^<]*)<', r.text)
+    return r.status_code, alert.group(1) if alert else ""
+
+
 def test_lockout_after_ten_failures(server):
     u, _ = make_user(server)
     app = admin_app(server)
@@ -263,17 +273,13 @@ def test_lockout_after_ten_failures(server):
     for _ in range(10):
         r = post_token(server, {"grant_type": "password", "username": u.username,
                                 "password": "nope"}, auth=auth)
-        assert r.status_code == 400
-    # locked: even the right password is refused, on the token endpoint and the web page
+        assert_json(r, 400, GRANT_ERROR)
+    # locked: even the right password is refused, on the token endpoint and the web page,
+    # with the answer of a wrong password (the lock must not reveal that the account exists)
     r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=auth)
     assert_json(r, 400, GRANT_ERROR)
-    s = requests.Session()
-    page = s.get(server.url + "/users/sign_in")
-    r = s.post(server.url + "/users/sign_in", allow_redirects=False, data={
-        "authenticity_token": csrf_of(page.text), "user[login]": u.username,
-        "user[password]": PASSWORD})
-    assert r.status_code == 401 and "Your account is locked." in r.text
+    assert sign_in_alert(server, u.username, PASSWORD) == (401, "Invalid login or password.")
     shown = assert_json(server.request("GET", f"/users/{u.id}", token=server.root_token), 200)
     assert shown["locked"] is True
     # after the lock time (10 minutes, aged in the database) the password works again
@@ -281,6 +287,27 @@ def test_lockout_after_ten_failures(server):
     r = post_token(server, {"grant_type": "password", "username": u.username,
                             "password": PASSWORD}, auth=auth)
     assert r.status_code == 200
+
+
+def test_locked_wrong_and_unknown_accounts_look_the_same(server):
+    """Ten failures lock a real account; an unknown one never locks. Whatever the attacker
+    tries, the web page and the password grant answer all three cases alike."""
+    u, _ = make_user(server)
+    app = admin_app(server)
+    auth = (app["application_id"], app["secret"])
+    unknown = "nobody-" + secrets.token_hex(4)
+    web, grant = [], []
+    for _ in range(12):
+        for login in (u.username, unknown):
+            web.append(sign_in_alert(server, login, "wrong-password"))
+            r = post_token(server, {"grant_type": "password", "username": login,
+                                    "password": "wrong-password"}, auth=auth)
+            grant.append((r.status_code, r.json()))
+    assert set(web) == {(401, "Invalid login or password.")}
+    assert all(g == (400, GRANT_ERROR) for g in grant)
+    locked = server.sql(f"SELECT locked_until FROM users WHERE id = {u.id}")[0][0]
+    assert locked is not None
+    assert sign_in_alert(server, u.username, PASSWORD) == sign_in_alert(server, unknown, PASSWORD)
 
 
 def test_refresh_rotation(server, browser):
@@ -306,6 +333,42 @@ def test_refresh_rotation(server, browser):
     assert_json(r, 400, GRANT_ERROR)
 
 
+def test_refresh_token_replay_revokes_the_chain(server, browser):
+    """Hydra's reuse detection: a rotated refresh token that comes back means a copy exists,
+    so every token of its chain is revoked, the newest one included."""
+    app = admin_app(server)
+    auth = (app["application_id"], app["secret"])
+    first = assert_json(exchange(server, app, code_for(server, browser, app)), 200)
+    second = assert_json(post_token(server, {"grant_type": "refresh_token",
+                                             "refresh_token": first["refresh_token"]},
+                                    auth=auth), 200)
+    third = assert_json(post_token(server, {"grant_type": "refresh_token",
+                                            "refresh_token": second["refresh_token"]},
+                                   auth=auth), 200)
+    # another application presenting the stolen token revokes nothing
+    other = admin_app(server)
+    r = post_token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
+                   auth=(other["application_id"], other["secret"]))
+    assert_json(r, 400, GRANT_ERROR)
+    bearer = {"Authorization": f"Bearer {third['access_token']}"}
+    assert requests.get(server.api_url + "/user", headers=bearer).status_code == 200
+    # the replay by the right client: refused, and the live tokens of the chain die with it
+    r = post_token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]},
+                   auth=auth)
+    assert_json(r, 400, GRANT_ERROR)
+    assert requests.get(server.api_url + "/user", headers=bearer).status_code == 401
+    info = requests.get(server.url + "/oauth/token/info", headers=bearer)
+    assert_json(info, 401)["error_description"] == "The access token was revoked"
+    r = post_token(server, {"grant_type": "refresh_token", "refresh_token": third["refresh_token"]},
+                   auth=auth)
+    assert_json(r, 400, GRANT_ERROR)
+    # another chain of the same user and application is untouched
+    separate = assert_json(exchange(server, app, code_for(server, browser, app)), 200)
+    r = post_token(server, {"grant_type": "refresh_token",
+                            "refresh_token": separate["refresh_token"]}, auth=auth)
+    assert_json(r, 200)
+
+
 def test_concurrent_refresh_has_one_winner(server, browser):
     app = admin_app(server)
     code = code_for(server, browser, app)
@@ -319,6 +382,11 @@ def test_concurrent_refresh_has_one_winner(server, browser):
     for r in results:
         if r.status_code == 400:
             assert r.json()["error"] == "invalid_grant"
+    # the losers presented a spent refresh token: reuse, so the winner's token is revoked too
+    won = next(r for r in results if r.status_code == 200).json()
+    r = requests.get(server.api_url + "/user",
+                     headers={"Authorization": f"Bearer {won['access_token']}"})
+    assert r.status_code == 401
 
 
 def test_token_info(server, browser, user):
@@ -473,8 +541,8 @@ def test_pkce_downgrades(server, browser):
         "client_id": app["application_id"], "redirect_uri": REDIRECT, "response_type": "code",
         "state": "z", "code_challenge": s256(v), "code_challenge_method": "S512"})
     r = browser.get(url, allow_redirects=False)
-    q = query_of(r.headers["Location"])
-    assert q["error"] == "invalid_request" and q["state"] == "z"
+    assert r.status_code == 400 and "Location" not in r.headers
+    assert "invalid_request" in r.text and "code_challenge_method" in r.text
 
 
 def test_code_replay_revokes_tokens(server, browser):
@@ -554,19 +622,31 @@ def test_redirect_uri_mismatch_renders_error_page(server, browser):
     assert_json(r, 400, GRANT_ERROR)
 
 
-def test_redirected_errors_carry_state(server, browser):
-    app = admin_app(server, scopes="read_user")
-    url = server.url + "/oauth/authorize?" + urllib.parse.urlencode({
-        "client_id": app["application_id"], "redirect_uri": REDIRECT, "response_type": "code",
-        "scope": "api", "state": "keep-me"})
-    r = browser.get(url, allow_redirects=False)
-    assert r.status_code == 302
-    q = query_of(r.headers["Location"])
-    assert q == {"error": "invalid_scope", "state": "keep-me",
-                 "error_description": INVALID_SCOPE["error_description"]}
-    url = url.replace("response_type=code", "response_type=bogus")
-    q = query_of(browser.get(url, allow_redirects=False).headers["Location"])
-    assert q["error"] == "unsupported_response_type"
+def test_authorize_errors_render_a_page_never_redirect(server, browser):
+    """Any user may register an application with any redirect URI, so an error redirected
+    before consent would make the server an open redirector: as GitLab, every
+    pre-authorization error renders the error page, whatever the client and URI."""
+    evil = "https://evil.example/landing"
+    owner, _ = make_user(server)
+    r = register_on_page(server, sign_in(server, owner.username), redirect_uri=evil,
+                         scopes=["read_user"])
+    assert r.status_code == 201
+    uid = re.search(r'id="application_id">([0-9a-f]{64})<', r.text).group(1)
+    base = {"client_id": uid, "redirect_uri": evil, "response_type": "code",
+            "scope": "read_user", "state": "keep-me"}
+    for bad, code in [({"scope": "api"}, "invalid_scope"),
+                      ({"response_type": "bogus"}, "unsupported_response_type"),
+                      ({"response_type": ""}, "invalid_request"),
+                      ({"code_challenge": "x" * 43, "code_challenge_method": "S512"},
+                       "invalid_request"),
+                      ({"code_challenge": "short"}, "invalid_request")]:
+        r = browser.get(server.url + "/oauth/authorize", params={**base, **bad},
+                        allow_redirects=False)
+        assert r.status_code == 400 and "Location" not in r.headers, bad
+        assert code in r.text and "evil.example" not in r.text, bad
+    # the valid request shows the consent page, and only the user's Deny goes back
+    page = browser.get(server.url + "/oauth/authorize", params=base, allow_redirects=False)
+    assert page.status_code == 200 and "Authorize" in page.text
 
 
 def test_deny(server, browser):
@@ -714,6 +794,32 @@ def test_secure_cookie_with_https_external_url(make_server):
                           "authenticity_token": csrf_of(page.text), "user[login]": u.username,
                           "user[password]": PASSWORD})
     assert r.status_code == 302 and "Secure" in r.headers["Set-Cookie"]
+
+
+def signed_in(server, session: requests.Session) -> bool:
+    r = session.get(server.url + "/profile/applications", allow_redirects=False)
+    assert r.status_code in (200, 302, 303), r.status_code
+    return r.status_code == 200
+
+
+def test_password_change_ends_web_sessions(server):
+    """As GitLab: a new password signs out every browser signed in with the old one."""
+    u, _ = make_user(server)
+    first, second = sign_in(server, u.username), sign_in(server, u.username)
+    bystander, _ = make_user(server)
+    other = sign_in(server, bystander.username)
+    # an edit that leaves the password alone ends nothing
+    r = server.request("PUT", f"/users/{u.id}", token=server.root_token, json={"bio": "b"})
+    assert_json(r, 200)
+    assert signed_in(server, first) and signed_in(server, second)
+    r = server.request("PUT", f"/users/{u.id}", token=server.root_token,
+                       json={"password": "An0ther-password!"})
+    assert_json(r, 200)
+    assert not signed_in(server, first) and not signed_in(server, second)
+    assert int(server.sql(f"SELECT COUNT(*) FROM web_sessions WHERE user_id = {u.id}")[0][0]) == 0
+    assert signed_in(server, other)
+    # the new password signs in again
+    assert signed_in(server, sign_in(server, u.username, "An0ther-password!"))
 
 
 def test_deactivated_user_signing_in_becomes_active(server):

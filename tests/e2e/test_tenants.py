@@ -214,3 +214,43 @@ def test_b_revoked_token_rejected(server, tenant_b):
 def test_health_on_b_host(server, tenant_b):
     r = server.request("GET", "/-/health", host=B)
     assert r.status_code == 200 and r.text.strip() == "GitLab OK"
+
+
+# ---- links are built from the tenant, never from raw Host text ---------------------------
+
+MALFORMED_HOST = {"message": "400 Bad request - Host header is malformed"}
+POISONED_HOSTS = ["b.test:@evil.example", "b.test:80@evil.example", "root@b.test",
+                  "b.test/evil", "b.test:80:80", "b.test:", "b.test:99999", "[::1"]
+
+
+@pytest.mark.parametrize("host", POISONED_HOSTS)
+def test_malformed_host_is_400_everywhere(server, tenant_b, host):
+    """b.test:@evil.example used to resolve to tenant b and lend its text to every link."""
+    assert_json(server.request("GET", "/user", token=tenant_b["token"], host=host), 400,
+                MALFORMED_HOST)
+    oidc = server.request("GET", server.url + "/.well-known/openid-configuration", host=host)
+    assert oidc.status_code == 400 and "evil" not in oidc.text
+    page = server.request("GET", server.url + "/users/sign_in", host=host)
+    assert page.status_code == 400 and "evil" not in page.text
+
+
+def mail_texts(server) -> str:
+    folder = server.data_dir / "mail"
+    return "".join(p.read_text(errors="replace") for p in folder.glob("*.eml")) \
+        if folder.is_dir() else ""
+
+
+def test_confirmation_mail_and_issuer_name_the_tenant(server, tenant_b):
+    body = {"username": "mailed", "name": "Mailed", "email": "mailed@b.example",
+            "password": "Secret-password-1"}
+    r = server.request("POST", "/users", token=tenant_b["token"], host="b.test:@evil.example",
+                       json=body)
+    assert_json(r, 400, MALFORMED_HOST)
+    r = server.request("POST", "/users", token=tenant_b["token"], host=f"B.TEST:{server.port}",
+                       json=body)
+    assert_json(r, 201)
+    assert server.wait_for(lambda: "mailed@b.example" in mail_texts(server))
+    mails = mail_texts(server)
+    assert f"http://b.test:{server.port}/" in mails and "evil" not in mails
+    meta = server.request("GET", server.url + "/.well-known/openid-configuration", host=f"B.TEST:{server.port}")
+    assert assert_json(meta, 200)["issuer"] == f"http://b.test:{server.port}"

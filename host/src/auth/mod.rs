@@ -110,10 +110,18 @@ fn presented_token(request: &RequestAuth<'_>) -> ApiResult<Option<String>> {
     Ok(None)
 }
 
+/// Routes under `/users` that GitLab's Projects API declares, not its Users API: `read_user`
+/// reads profiles, never project lists, so these take `read_api` or `api` like other reads.
+const PROJECT_LISTS_UNDER_USERS: &[&str] = &[
+    "/api/v4/users/{id}/projects",
+    "/api/v4/users/{id}/starred_projects",
+];
+
 /// The scopes that may call this route with this method, as GitLab's API declares them.
 fn allowed_scopes(method: &Method, route: &str) -> &'static [&'static str] {
     let read = matches!(*method, Method::GET | Method::HEAD);
-    let user_route = route.starts_with("/api/v4/user")
+    let user_route = (route.starts_with("/api/v4/user")
+        && !PROJECT_LISTS_UNDER_USERS.contains(&route))
         || route == "/api/v4/version"
         || route == "/api/v4/metadata"
         || route.starts_with("/api/v4/personal_access_tokens/self");

@@ -9,14 +9,6 @@ use crate::model::now_ms;
 use crate::model::users::UserRow;
 use crate::store::TenantDb;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// Unknown login or wrong password.
-    Invalid,
-    /// Too many failed attempts: locked for a while.
-    Locked,
-}
-
 /// A hash to verify against when the login is unknown, so that unknown and known logins take
 /// the same time.
 static DUMMY_DIGEST: LazyLock<String> =
@@ -35,26 +27,22 @@ async fn verify(password: &str, digest: Option<String>) -> bool {
 }
 
 /// The user `login` names if `password` is theirs and the account is not locked. A wrong
-/// password counts toward the lock. Account states (blocked, deactivated) are the caller's
-/// to judge.
-pub async fn check(
-    db: &TenantDb,
-    login: &str,
-    password: &str,
-) -> sqlx::Result<Result<UserRow, Refusal>> {
+/// password counts toward the lock. `None` for an unknown login, a wrong password and a
+/// locked account alike, after the same bcrypt work for each: the answer must not tell which
+/// accounts exist (as Devise's paranoid mode, which gives a locked account the message of a
+/// wrong password). Account states (blocked, deactivated) are the caller's to judge.
+pub async fn check(db: &TenantDb, login: &str, password: &str) -> sqlx::Result<Option<UserRow>> {
     let Some(user) = db.sign_in_candidate(login).await? else {
         verify(password, None).await;
-        return Ok(Err(Refusal::Invalid));
+        return Ok(None);
     };
+    let matches = verify(password, user.password_digest.clone()).await;
     if user.is_locked(now_ms()) {
-        return Ok(Err(Refusal::Locked));
+        return Ok(None);
     }
-    if verify(password, user.password_digest.clone()).await {
-        return Ok(Ok(user));
+    if matches {
+        return Ok(Some(user));
     }
-    if db.record_failed_sign_in(user.id).await? {
-        Ok(Err(Refusal::Locked))
-    } else {
-        Ok(Err(Refusal::Invalid))
-    }
+    db.record_failed_sign_in(user.id).await?;
+    Ok(None)
 }

@@ -74,7 +74,8 @@ pub async fn tenant_and_params(
     body: Body,
     multipart_limit: usize,
 ) -> ApiResult<(Origin, Tenant, Params)> {
-    let origin = Origin::from_parts(&parts.headers, &parts.uri);
+    let origin = Origin::from_parts(&parts.headers, &parts.uri)
+        .map_err(|_| ApiError::BadRequest("Host header is malformed".into()))?;
     let tenant = ctx.tenant_for(&origin);
     let mut params = Params::from_query(parts.uri.query());
     if !matches!(parts.method, Method::GET | Method::HEAD) {

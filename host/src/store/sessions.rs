@@ -1,7 +1,7 @@
 //! Web sign-in: password candidates with their lockout state, failed-attempt counting, and
 //! server-side sessions (stored by the SHA-256 digest of the cookie value).
 
-use sqlx::AssertSqlSafe;
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::users::{USER_COLUMNS, user_columns};
 use super::{TenantDb, now_ms};
@@ -26,27 +26,26 @@ impl TenantDb {
     }
 
     /// Counts a wrong password; the tenth in a row locks the account for [`LOCK_MS`]. A lock
-    /// that has run out starts the count afresh (Devise's lockable). Returns whether the
-    /// account is locked now.
-    pub async fn record_failed_sign_in(&self, user_id: i64) -> sqlx::Result<bool> {
+    /// that has run out starts the count afresh (Devise's lockable).
+    pub async fn record_failed_sign_in(&self, user_id: i64) -> sqlx::Result<()> {
         let now = now_ms();
-        let locked: Option<Option<i64>> = sqlx::query_scalar(
+        sqlx::query(
             "UPDATE users SET \
              failed_attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN 1 \
                  ELSE failed_attempts + 1 END, \
              locked_until = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN NULL \
                  WHEN failed_attempts + 1 >= $2 THEN $3 ELSE locked_until END \
-             WHERE tenant_id = $4 AND id = $5 RETURNING locked_until",
+             WHERE tenant_id = $4 AND id = $5",
         )
         .bind(now)
         .bind(MAX_FAILED_ATTEMPTS)
         .bind(now + LOCK_MS)
         .bind(self.tenant_id())
         .bind(user_id)
-        .fetch_optional(self.writer())
+        .execute(self.writer())
         .await?;
         self.auth_changed();
-        Ok(locked.flatten().is_some_and(|until| until > now))
+        Ok(())
     }
 
     /// A successful sign-in: clears failed attempts, records the sign-in, and reactivates a
@@ -115,4 +114,20 @@ impl TenantDb {
             .await
             .map(|_| ())
     }
+}
+
+/// Ends every web session of a user, inside the transaction that changes their password:
+/// whoever signed in with the old password is signed out (GitLab, through Devise, does the
+/// same), whichever path changed it.
+pub(super) async fn end_web_sessions(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    user_id: i64,
+) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM web_sessions WHERE tenant_id = $1 AND user_id = $2")
+        .bind(tenant_id)
+        .bind(user_id)
+        .execute(&mut **tx)
+        .await
+        .map(|_| ())
 }

@@ -5,6 +5,7 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::changes::{Changes, Table};
 use super::namespaces::{insert_user_namespace, sync_user_namespace};
+use super::sessions::end_web_sessions;
 use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
 use super::window::Window;
@@ -244,6 +245,9 @@ impl TenantDb {
             return Ok(None);
         };
         sync_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
+        if row.password_digest != before.password_digest {
+            end_web_sessions(&mut tx, self.tenant_id(), id).await?;
+        }
         if let Some((provider, extern_uid)) = identity {
             self.query(
                 "DELETE FROM identities WHERE tenant_id = $1 AND user_id = $2 AND provider = $3",

@@ -1,8 +1,10 @@
 //! `/oauth/authorize`: checks the request (Doorkeeper's pre-authorization), asks the signed-in
 //! user for consent, and redirects back with a code (`response_type=code`) or a token in the
-//! fragment (`response_type=token`). Errors about the client or the redirect URI render a
-//! page (redirecting would send the user to an unverified place); the others redirect with
-//! `error`, `error_description` and `state`.
+//! fragment (`response_type=token`). Every pre-authorization error renders a page, as GitLab's
+//! `Oauth::AuthorizationsController#new` does: anyone may register an application with any
+//! redirect URI, so redirecting an error to it before the user has seen the consent page would
+//! make this server an open redirector (RFC 9700 4.11.2). Only the user's own Deny redirects
+//! (`access_denied`, with `state`).
 
 use crate::http::routes::Router;
 use axum::http::{Method, StatusCode};
@@ -40,12 +42,6 @@ struct PreAuth {
     nonce: Option<String>,
 }
 
-/// Why a request cannot go on: a page, or a redirect to the client with the error.
-enum Refused {
-    Page(OAuthError),
-    Redirect(String),
-}
-
 /// `redirect_uri` with `pairs` added to its query, or set as its fragment.
 fn redirect_with(redirect_uri: &str, pairs: &[(&str, String)], fragment: bool) -> String {
     let Ok(mut url) = Url::parse(redirect_uri) else {
@@ -79,39 +75,35 @@ fn error_redirect(
     redirect_with(redirect_uri, &pairs, fragment)
 }
 
-async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
+async fn pre_authorize(web: &Web) -> Result<PreAuth, OAuthError> {
     let client_id = web.field("client_id");
     if client_id.is_empty() {
-        return Err(Refused::Page(OAuthError::missing("client_id")));
+        return Err(OAuthError::missing("client_id"));
     }
     let app = web
         .tenant
         .db
         .application_by_uid(&client_id)
-        .await
-        .map_err(|e| Refused::Page(e.into()))?
-        .ok_or_else(|| Refused::Page(OAuthError::new(Kind::InvalidClient)))?;
+        .await?
+        .ok_or_else(|| OAuthError::new(Kind::InvalidClient))?;
     let redirect_uri = web.field("redirect_uri");
     if redirect_uri.is_empty() || !redirect::any_matches(&redirect_uri, app.redirect_uris()) {
-        return Err(Refused::Page(OAuthError::new(Kind::InvalidRedirectUri)));
+        return Err(OAuthError::new(Kind::InvalidRedirectUri));
     }
     let state = Some(web.field("state")).filter(|s| !s.is_empty());
     let response_type = web.field("response_type");
     let implicit = response_type == "token";
-    let refuse = |error: OAuthError| {
-        Refused::Redirect(error_redirect(&redirect_uri, &error, &state, implicit))
-    };
     if response_type.is_empty() {
-        return Err(refuse(OAuthError::missing("response_type")));
+        return Err(OAuthError::missing("response_type"));
     }
     let supported = response_type == "code"
         || (implicit && web.settings.get(keys::OAUTH_IMPLICIT_GRANT_ENABLED));
     if !supported {
-        return Err(refuse(OAuthError::new(Kind::UnsupportedResponseType)));
+        return Err(OAuthError::new(Kind::UnsupportedResponseType));
     }
     let asked = web.field("scope");
     let scopes = scopes::requested(Some(&asked), &app.scope_list())
-        .ok_or_else(|| refuse(OAuthError::new(Kind::InvalidScope)))?;
+        .ok_or_else(|| OAuthError::new(Kind::InvalidScope))?;
     let code_challenge = Some(web.field("code_challenge")).filter(|s| !s.is_empty());
     let mut code_challenge_method = None;
     if let Some(challenge) = &code_challenge {
@@ -119,16 +111,14 @@ async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "plain".to_string());
         if !pkce::METHODS.contains(&method.as_str()) {
-            return Err(refuse(
-                OAuthError::new(Kind::InvalidRequest)
-                    .describe("The code_challenge_method must be one of plain, S256."),
-            ));
+            return Err(OAuthError::new(Kind::InvalidRequest)
+                .describe("The code_challenge_method must be one of plain, S256."));
         }
         // A challenge has a verifier's shape (an S256 challenge is 43 base64url characters).
         if !pkce::is_valid_verifier(challenge) {
-            return Err(refuse(
-                OAuthError::new(Kind::InvalidRequest).describe("The code_challenge is invalid."),
-            ));
+            return Err(
+                OAuthError::new(Kind::InvalidRequest).describe("The code_challenge is invalid.")
+            );
         }
         code_challenge_method = Some(method);
     }
@@ -144,26 +134,24 @@ async fn pre_authorize(web: &Web) -> Result<PreAuth, Refused> {
     })
 }
 
-fn refused_response(refused: Refused, web: &Web) -> Response {
-    match refused {
-        Refused::Redirect(location) => found(&location),
-        Refused::Page(error) => layout::page(
-            StatusCode::BAD_REQUEST,
-            "An error has occurred",
-            web.session.as_ref().map(|s| &s.user),
-            html! {
-                p role="alert" { (error.description) }
-                p { "Error code: " code { (error.kind.code()) } }
-            },
-        ),
-    }
+/// The error page: never a redirect to the client (see the module's comment).
+fn error_page(error: OAuthError, web: &Web) -> Response {
+    layout::page(
+        StatusCode::BAD_REQUEST,
+        "An error has occurred",
+        web.session.as_ref().map(|s| &s.user),
+        html! {
+            p role="alert" { (error.description) }
+            p { "Error code: " code { (error.kind.code()) } }
+        },
+    )
 }
 
 async fn show(web: Web) -> WebResult {
     let session = web.require_session()?;
     let pre = match pre_authorize(&web).await {
         Ok(pre) => pre,
-        Err(refused) => return Ok(refused_response(refused, &web)),
+        Err(error) => return Ok(error_page(error, &web)),
     };
     let scope_refs: Vec<&str> = pre.scopes.iter().map(String::as_str).collect();
     let approved = web
@@ -231,7 +219,7 @@ async fn decide(web: Web) -> WebResult {
     web.check_csrf()?;
     let pre = match pre_authorize(&web).await {
         Ok(pre) => pre,
-        Err(refused) => return Ok(refused_response(refused, &web)),
+        Err(error) => return Ok(error_page(error, &web)),
     };
     let deny = web.method == Method::DELETE || web.field("_method").eq_ignore_ascii_case("delete");
     if deny {

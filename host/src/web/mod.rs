@@ -73,7 +73,7 @@ impl FromRequest<ApiContext> for Web {
         let (origin, tenant, params) =
             tenant_and_params(ctx, &parts, body, ctx.config.max_body_bytes)
                 .await
-                .map_err(|error| WebError::new(error.status(), "The form could not be read."))?;
+                .map_err(|error| WebError::new(error.status(), "The request could not be read."))?;
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;
         let peer_ip = parts

@@ -10,7 +10,7 @@ use maud::html;
 use super::layout::{self, csrf_field};
 use super::session::{self, SESSION_COOKIE};
 use super::{Web, WebResult, found};
-use crate::auth::password::{self, Refusal};
+use crate::auth::password;
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::model::now_ms;
@@ -94,10 +94,9 @@ async fn sign_in(web: Web) -> WebResult {
         return refuse("Invalid login or password.");
     }
     let db = &web.tenant.db;
-    let user = match password::check(db, &login, &password).await? {
-        Ok(user) => user,
-        Err(Refusal::Locked) => return refuse("Your account is locked."),
-        Err(Refusal::Invalid) => return refuse("Invalid login or password."),
+    // Unknown, wrong and locked look the same (see `password::check`).
+    let Some(user) = password::check(db, &login, &password).await? else {
+        return refuse("Invalid login or password.");
     };
     match user.state.as_str() {
         // A deactivated user who signs in is active again (GitLab).

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::error::{Kind, OAuthError, OAuthResult, no_store};
 use super::issue::{TokenSecrets, expires_in, token_body, token_response};
 use super::{client, oidc, pkce, scopes};
-use crate::auth::password::{self, Refusal};
+use crate::auth::password;
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
@@ -26,6 +26,7 @@ use crate::model::oauth::ApplicationRow;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
 use crate::settings::keys;
+use crate::store::TenantDb;
 use crate::store::oauth::{AccessTokenRow, Exchange};
 use crate::tenants::Tenant;
 use crate::views::user::UserViews;
@@ -210,12 +211,9 @@ async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> 
     {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }
-    let user = match password::check(db, &username, &password).await? {
-        Ok(user) => user,
-        Err(Refusal::Invalid | Refusal::Locked) => {
-            return Err(OAuthError::new(Kind::InvalidGrant));
-        }
-    };
+    let user = password::check(db, &username, &password)
+        .await?
+        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
     // Users with two-factor authentication use personal access tokens instead; blocked,
     // deactivated and pending users get nothing.
     if user.two_factor_enabled || !user.can_use_api() {
@@ -236,8 +234,11 @@ async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
     let old = db
         .access_token_by_refresh(&secrets::digest(&refresh_token))
         .await?
-        .filter(|old| old.application_id == app.id && old.revoked_at.is_none())
+        .filter(|old| old.application_id == app.id)
         .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
+    if old.revoked_at.is_some() {
+        return Err(refresh_token_reused(db, &old).await?);
+    }
     let granted = scopes::parse(&old.scopes);
     let scopes = match request.string("scope")? {
         None => granted,
@@ -256,8 +257,19 @@ async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
     let row = secrets.row(app.id, old.user_id, &scopes, old.grant_id);
     match db.rotate_access_token(old.id, row).await? {
         Exchange::Issued(row) => request.respond(&secrets, &row, &app, &user, None).await,
-        Exchange::AlreadyUsed => Err(OAuthError::new(Kind::InvalidGrant)),
+        // Another request spent this refresh token first: a replay as well.
+        Exchange::AlreadyUsed => Err(refresh_token_reused(db, &old).await?),
     }
+}
+
+/// A spent (rotated or revoked) refresh token came back: someone holds a copy of it, and the
+/// server cannot tell the client from the thief. As Hydra does, every token of its chain
+/// (all issued from the same authorization code) is revoked, the newest one included.
+async fn refresh_token_reused(db: &TenantDb, old: &AccessTokenRow) -> OAuthResult<OAuthError> {
+    if let Some(grant_id) = old.grant_id {
+        db.revoke_tokens_of_grant(grant_id).await?;
+    }
+    Ok(OAuthError::new(Kind::InvalidGrant))
 }
 
 /// The owner of a grant or token, if they may still use the API (else `invalid_grant`).
