@@ -10,12 +10,14 @@ use axum::{Json, Router};
 use chrono::Utc;
 
 use super::keys::{admin_target, path_id};
-use super::tokens::{issue_token, list_tokens, token_request};
+use super::tokens::{issue_token, list_tokens, token_input};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::tokens::TokenRow;
 use crate::model::users::UserRow;
+use crate::services::tokens::TokenRequest;
 use crate::store::tokens::{TokenFilter, TokenState};
 use crate::views::token::TokenView;
 
@@ -71,10 +73,20 @@ async fn list(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
     list_tokens(&api, filter).await
 }
 
+/// `POST /users/:user_id/impersonation_tokens`.
+struct CreateImpersonationToken(TokenRequest);
+
+impl FromParams for CreateImpersonationToken {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        token_input(params, IMPERSONATION_SCOPES).map(CreateImpersonationToken)
+    }
+}
+
 async fn create(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    let CreateImpersonationToken(request) = api.input()?;
     let user = admin_target(&api, &user_id).await?;
-    let request = token_request(&api, user.is_admin, IMPERSONATION_SCOPES)?;
-    issue_token(&api, user.id, request, true).await
+    issue_token(&api, &user, request, true).await
 }
 
 async fn find(api: &Api, user: &UserRow, token_id: &str) -> ApiResult<TokenRow> {

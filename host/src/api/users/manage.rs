@@ -15,7 +15,9 @@ use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::model::now_ms;
+use crate::services::users;
 use crate::settings::keys;
+use crate::store::user_admin::{Contributions, UserDeletion};
 use crate::store::users::NewUser;
 
 /// The unique indexes a user write can run into, and the field each reports.
@@ -96,7 +98,12 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(&api, avatar::USER, user.id, file, name).await
     {
-        api.db().delete_user(user.id, admin_id).await?;
+        // Nothing refers to the new user yet: a hard delete leaves no ghost behind.
+        let nothing = UserDeletion {
+            groups: &[],
+            contributions: Contributions::Delete,
+        };
+        api.db().delete_user(user.id, &nothing, admin_id).await?;
         return Err(error);
     }
     if let Some(token) = confirmation {
@@ -174,31 +181,11 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 }
 
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let user = user_by_id(&api, &id).await?;
     let hard_delete = api.params.bool("hard_delete")?.unwrap_or(false);
-    let sole_owner_of = api.db().solely_owned_groups(user.id).await?;
-    if !sole_owner_of.is_empty() && !hard_delete {
-        return Err(ApiError::Conflict(
-            "User cannot be removed while is the sole-owner of a group".into(),
-        ));
-    }
-    for group_id in sole_owner_of {
-        if let Some(group) = api.db().namespace_by_id(group_id).await? {
-            let projects = api.db().delete_group(&group, api.user()?.user.id).await?;
-            crate::api::projects::delete::remove_files_of(&api, &projects).await;
-        }
-    }
-    if hard_delete {
-        api.db().delete_issue_contributions(user.id).await?;
-    } else {
-        // Contributions are reassigned to GitLab's ghost user; it must exist first.
-        let ghost = api.db().ghost_user().await?;
-        api.db()
-            .reassign_issue_contributions(user.id, ghost.id)
-            .await?;
-    }
-    let (_, projects) = api.db().delete_user(user.id, api.user()?.user.id).await?;
+    let projects = users::delete(api.db(), &user, hard_delete, admin_id).await?;
+    // Files go only once the rows are gone for good.
     crate::api::projects::delete::remove_files_of(&api, &projects).await;
     avatar::remove(&api, avatar::USER, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
