@@ -45,18 +45,28 @@ fn today() -> String {
     Utc::now().date_naive().format("%Y-%m-%d").to_string()
 }
 
-fn token_state(api: &Api) -> ApiResult<TokenState> {
-    Ok(
-        match api
-            .params
-            .one_of("state", &["active", "inactive"])?
-            .as_deref()
-        {
-            Some("active") => TokenState::Active,
-            Some("inactive") => TokenState::Inactive,
-            _ => TokenState::All,
-        },
-    )
+/// `GET /personal_access_tokens`: whose tokens (administrators may name anyone) and which.
+struct TokenListQuery {
+    user_id: Option<i64>,
+    state: TokenState,
+}
+
+impl FromParams for TokenListQuery {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(TokenListQuery {
+            user_id: params.int("user_id")?,
+            state: token_state(params, &["active", "inactive"])?,
+        })
+    }
+}
+
+/// `state` among `allowed`: `active`, `inactive`, or else all tokens.
+pub fn token_state(params: &Params, allowed: &[&str]) -> ApiResult<TokenState> {
+    Ok(match params.one_of("state", allowed)?.as_deref() {
+        Some("active") => TokenState::Active,
+        Some("inactive") => TokenState::Inactive,
+        _ => TokenState::All,
+    })
 }
 
 /// One list of tokens (personal or impersonation) with GitLab's pagination.
@@ -88,7 +98,8 @@ pub async fn list_tokens(api: &Api, filter: TokenFilter) -> ApiResult<Response> 
 
 async fn list(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
-    let user_id = match api.params.int("user_id")? {
+    let query: TokenListQuery = api.input()?;
+    let user_id = match query.user_id {
         Some(id) if id != caller.user.id && !caller.is_admin() => {
             return Err(ApiError::Unauthorized);
         }
@@ -99,7 +110,7 @@ async fn list(api: Api) -> ApiResult<Response> {
     let filter = TokenFilter {
         user_id,
         impersonation: false,
-        state: token_state(&api)?,
+        state: query.state,
         today: today(),
     };
     list_tokens(&api, filter).await

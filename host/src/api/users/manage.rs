@@ -13,6 +13,7 @@ use super::{admin_view, user_by_id};
 use crate::api::notify;
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::now_ms;
 use crate::services::users;
@@ -29,25 +30,63 @@ const USER_UNIQUES: &[(&str, &str, &str)] = &[
     ("namespaces", "path_lower", "username"),
 ];
 
+/// `POST /users`: what the request must give besides the profile fields (`profile::profile`).
+struct CreateUser {
+    email: String,
+    name: String,
+    username: String,
+    /// How the first password is set.
+    password: FirstPassword,
+}
+
+/// A new user's password: given, mailed as a reset link, or random (the user resets it).
+enum FirstPassword {
+    Given(String),
+    Reset,
+    Random,
+}
+
+impl FromParams for CreateUser {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let email = p.required_string("email")?;
+        let name = p.required_string("name")?;
+        let username = p.required_string("username")?;
+        let password = p.string("password")?;
+        let reset_password = p.bool("reset_password")?.unwrap_or(false);
+        let force_random = p.bool("force_random_password")?.unwrap_or(false);
+        let password = match password {
+            _ if reset_password => FirstPassword::Reset,
+            _ if force_random => FirstPassword::Random,
+            Some(password) => FirstPassword::Given(password),
+            None => return Err(ApiError::InvalidParam(
+                "password, reset_password, force_random_password are missing, at least one parameter must be provided".into(),
+            )),
+        };
+        Ok(CreateUser {
+            email,
+            name,
+            username,
+            password,
+        })
+    }
+}
+
 pub async fn create(api: Api) -> ApiResult<Response> {
     let admin_id = api.admin()?.user.id;
+    let CreateUser {
+        email,
+        name,
+        username,
+        password,
+    } = api.input()?;
     let p = &api.params;
-    let email = p.required_string("email")?;
-    let name = p.required_string("name")?;
-    let username = p.required_string("username")?;
-    let password = p.string("password")?;
-    let reset_password = p.bool("reset_password")?.unwrap_or(false);
-    let force_random = p.bool("force_random_password")?.unwrap_or(false);
-    if password.is_none() && !reset_password && !force_random {
-        return Err(ApiError::InvalidParam(
-            "password, reset_password, force_random_password are missing, at least one parameter must be provided".into(),
-        ));
-    }
     let mut profile = profile::profile(&api, std::slice::from_ref(&email))?;
     check_not_secondary(&api, &email, None).await?;
-    let digest = match password.as_deref() {
-        Some(password) if !reset_password && !force_random => hash_new_password(&api, password)?,
-        _ => secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?,
+    let digest = match &password {
+        FirstPassword::Given(password) => hash_new_password(&api, password)?,
+        FirstPassword::Reset | FirstPassword::Random => {
+            secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?
+        }
     };
     let avatar = avatar::requested(&api)?;
     if let AvatarChange::Set(_, name) = &avatar {
@@ -64,7 +103,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         profile.changes.set("confirmation_token_digest", digest);
         Some(token)
     };
-    let reset_token = reset_password.then(|| secrets::generate("", 20));
+    let reset_token = matches!(password, FirstPassword::Reset).then(|| secrets::generate("", 20));
     if let Some(token) = &reset_token {
         profile
             .changes
