@@ -162,17 +162,39 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(admin_view(&api, &user).await?)).into_response())
 }
 
+/// `PUT /users/:id`: what the request may change besides the profile fields
+/// (`profile::profile`, which reads them once the user's own emails are known).
+struct UpdateUser {
+    email: Option<String>,
+    password: Option<String>,
+    skip_reconfirmation: bool,
+}
+
+impl FromParams for UpdateUser {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(UpdateUser {
+            email: p.string("email")?,
+            password: p.string("password")?,
+            skip_reconfirmation: p.bool("skip_reconfirmation")?.unwrap_or(false),
+        })
+    }
+}
+
 pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
+    let UpdateUser {
+        email: new_email,
+        password,
+        skip_reconfirmation,
+    } = api.input()?;
     let user = user_by_id(&api, &id).await?;
-    let new_email = api.params.string("email")?;
     let mut owned = api.db().confirmed_secondary_emails(user.id).await?;
     owned.push(new_email.clone().unwrap_or_else(|| user.email.clone()));
     let mut profile = profile::profile(&api, &owned)?;
     if let Some(email) = &new_email {
         check_not_secondary(&api, email, Some(user.id)).await?;
     }
-    if let Some(password) = api.params.string("password")? {
+    if let Some(password) = password {
         profile
             .changes
             .set("password_digest", hash_new_password(&api, &password)?);
@@ -182,7 +204,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let reconfirm = new_email
         .as_deref()
         .is_some_and(|e| !e.eq_ignore_ascii_case(&user.email))
-        && !api.params.bool("skip_reconfirmation")?.unwrap_or(false);
+        && !skip_reconfirmation;
     let confirmation = reconfirm
         .then(notify::confirmation_token)
         .map(|(token, digest)| {
