@@ -376,3 +376,50 @@ def test_delete_sole_group_owner_is_409_unless_hard_delete(server):
     assert r.status_code == 204
     assert_json(admin_get(server, f"/groups/{group['id']}"), 404)
     assert_json(admin_get(server, f"/users/{user['id']}"), 404)
+
+
+def _refuse_user_deletes(server, refuse: bool):
+    """Makes every delete of a users row fail in the database (or stops doing so)."""
+    if server.engine == "postgres":
+        server.sql(
+            "CREATE FUNCTION trellis_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$; "
+            "CREATE TRIGGER trellis_test_refuse BEFORE DELETE ON users FOR EACH ROW "
+            "EXECUTE FUNCTION trellis_test_refuse()"
+            if refuse else
+            "DROP TRIGGER trellis_test_refuse ON users; DROP FUNCTION trellis_test_refuse()")
+    else:
+        server.sql(
+            "CREATE TRIGGER trellis_test_refuse BEFORE DELETE ON users "
+            "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+            if refuse else "DROP TRIGGER trellis_test_refuse")
+
+
+def test_failed_delete_leaves_everything_in_place(server):
+    """A user's delete is one transaction: when its last step (the users row) fails, the
+    groups it would take, the issues it would delete and its events are all still there."""
+    user, token = user_with_token(server)
+    group = assert_json(server.request("POST", "/groups", token=token,
+                                       json={"name": uname("kept"), "path": uname("kept")}), 201)
+    project = assert_json(server.request("POST", "/projects", token=token,
+                                         json={"name": uname("kept")}), 201)
+    issue = assert_json(server.request("POST", f"/projects/{project['id']}/issues", token=token,
+                                       json={"title": "stays"}), 201)
+    events = server.sql("SELECT COUNT(*) FROM domain_events")
+    _refuse_user_deletes(server, True)
+    try:
+        r = server.request("DELETE", f"/users/{user['id']}", token=server.root_token,
+                           params={"hard_delete": "true"})
+        assert r.status_code == 500, r.text
+    finally:
+        _refuse_user_deletes(server, False)
+    assert server.sql("SELECT COUNT(*) FROM domain_events") == events
+    assert_json(admin_get(server, f"/users/{user['id']}"), 200)
+    assert_json(admin_get(server, f"/groups/{group['id']}"), 200)
+    assert_json(admin_get(server, f"/projects/{project['id']}/issues/{issue['iid']}"), 200)
+    assert server.request("GET", "/user", token=token).status_code == 200
+    r = server.request("DELETE", f"/users/{user['id']}", token=server.root_token,
+                       params={"hard_delete": "true"})
+    assert r.status_code == 204
+    assert_json(admin_get(server, f"/groups/{group['id']}"), 404)
+    assert_json(admin_get(server, f"/projects/{project['id']}"), 404)

@@ -8,11 +8,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 
-use super::keys::{admin_target, list_owned, path_id};
+use super::keys::{admin_target, list_owned, named_user, path_id};
 use crate::api::notify;
 use crate::api::users::validate_email;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::keys::EmailRow;
 use crate::model::users::UserRow;
@@ -38,8 +39,40 @@ pub fn router() -> Router<ApiContext> {
         )
 }
 
-async fn create_email(api: &Api, owner: &UserRow, confirmed: bool) -> ApiResult<Response> {
-    let email = api.params.required_string("email")?;
+/// `POST /user/emails`.
+struct CreateEmail {
+    email: String,
+}
+
+impl FromParams for CreateEmail {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(CreateEmail {
+            email: params.required_string("email")?,
+        })
+    }
+}
+
+/// `POST /users/:user_id/emails`: an administrator may skip the confirmation.
+struct CreateUserEmail {
+    email: String,
+    skip_confirmation: bool,
+}
+
+impl FromParams for CreateUserEmail {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(CreateUserEmail {
+            email: params.required_string("email")?,
+            skip_confirmation: params.bool("skip_confirmation")?.unwrap_or(false),
+        })
+    }
+}
+
+async fn create_email(
+    api: &Api,
+    owner: &UserRow,
+    email: &str,
+    confirmed: bool,
+) -> ApiResult<Response> {
     let email = email.trim();
     if email.is_empty() {
         return Err(ApiError::field("email", "can't be blank"));
@@ -82,7 +115,8 @@ async fn own_emails(api: Api) -> ApiResult<Response> {
 
 async fn create_own_email(api: Api) -> ApiResult<Response> {
     let owner = api.user()?.user.clone();
-    create_email(&api, &owner, false).await
+    let input: CreateEmail = api.input()?;
+    create_email(&api, &owner, &input.email, false).await
 }
 
 async fn own_email(Path(email_id): Path<String>, api: Api) -> ApiResult<Json<EmailView>> {
@@ -107,9 +141,10 @@ async fn user_emails(Path(user_id): Path<String>, api: Api) -> ApiResult<Respons
 }
 
 async fn create_user_email(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
-    let owner = admin_target(&api, &user_id).await?;
-    let skip_confirmation = api.params.bool("skip_confirmation")?.unwrap_or(false);
-    create_email(&api, &owner, skip_confirmation).await
+    api.admin()?;
+    let input: CreateUserEmail = api.input()?;
+    let owner = named_user(&api, &user_id).await?;
+    create_email(&api, &owner, &input.email, input.skip_confirmation).await
 }
 
 async fn delete_user_email(

@@ -11,12 +11,14 @@ use axum::routing::get;
 use chrono::Utc;
 
 use super::keys::{admin_target, path_id};
-use super::tokens::{issue_token, list_tokens, token_request};
+use super::tokens::{issue_token, list_tokens, token_input, token_state};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::tokens::TokenRow;
 use crate::model::users::UserRow;
+use crate::services::tokens::TokenRequest;
 use crate::store::tokens::{TokenFilter, TokenState};
 use crate::views::token::TokenView;
 
@@ -46,36 +48,45 @@ fn today() -> String {
     Utc::now().date_naive().format("%Y-%m-%d").to_string()
 }
 
-/// `state`: `all` (the default), `active` or `inactive`.
-fn state(api: &Api) -> ApiResult<TokenState> {
-    Ok(
-        match api
-            .params
-            .one_of("state", &["all", "active", "inactive"])?
-            .as_deref()
-        {
-            Some("active") => TokenState::Active,
-            Some("inactive") => TokenState::Inactive,
-            _ => TokenState::All,
-        },
-    )
+/// `GET /users/:user_id/impersonation_tokens`: `state` is `all` (the default), `active` or
+/// `inactive`.
+struct ImpersonationTokenQuery {
+    state: TokenState,
+}
+
+impl FromParams for ImpersonationTokenQuery {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        let state = token_state(params, &["all", "active", "inactive"])?;
+        Ok(ImpersonationTokenQuery { state })
+    }
 }
 
 async fn list(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
     let user = admin_target(&api, &user_id).await?;
+    let query: ImpersonationTokenQuery = api.input()?;
     let filter = TokenFilter {
         user_id: Some(user.id),
         impersonation: true,
-        state: state(&api)?,
+        state: query.state,
         today: today(),
     };
     list_tokens(&api, filter).await
 }
 
+/// `POST /users/:user_id/impersonation_tokens`.
+struct CreateImpersonationToken(TokenRequest);
+
+impl FromParams for CreateImpersonationToken {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        token_input(params, IMPERSONATION_SCOPES).map(CreateImpersonationToken)
+    }
+}
+
 async fn create(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.admin()?;
+    let CreateImpersonationToken(request) = api.input()?;
     let user = admin_target(&api, &user_id).await?;
-    let request = token_request(&api, user.is_admin, IMPERSONATION_SCOPES)?;
-    issue_token(&api, user.id, request, true).await
+    issue_token(&api, &user, request, true).await
 }
 
 async fn find(api: &Api, user: &UserRow, token_id: &str) -> ApiResult<TokenRow> {

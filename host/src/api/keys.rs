@@ -11,13 +11,17 @@ use axum::routing::get;
 use serde::Serialize;
 
 use crate::context::ApiContext;
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use chrono::{DateTime, Utc};
+
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
-use crate::keys::{self, SSH_KEY_MAX_LEN};
 use crate::model::keys::{GpgKeyRow, SshKeyRow};
 use crate::model::users::UserRow;
-use crate::store::keys::{NewGpgKey, NewSshKey, Owned};
+use crate::services::{self, keys::SshKeyRequest};
+use crate::settings::keys::IntSetting;
+use crate::store::keys::Owned;
 use crate::store::window::Direction;
 use crate::views::keys::{GpgKeyView, SshKeyView};
 
@@ -117,59 +121,38 @@ fn ssh_view(api: &Api, owner: &UserRow) -> impl Fn(&SshKeyRow) -> SshKeyView {
     move |row| SshKeyView::new(row, &name, &host)
 }
 
-async fn create_ssh_key(api: &Api, owner: &UserRow) -> ApiResult<Response> {
-    let text = api.params.required_string("key")?;
-    let title = api.params.required_string("title")?;
-    let usage_type = api
-        .params
-        .one_of("usage_type", USAGE_TYPES)?
-        .unwrap_or_else(|| "auth_and_signing".into());
-    let expires_at = api.params.datetime("expires_at")?;
-    let title = title.trim();
-    if title.is_empty() {
-        return Err(ApiError::field("title", "can't be blank"));
+/// `POST .../keys`.
+struct CreateSshKey {
+    key: String,
+    title: String,
+    usage_type: String,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+impl FromParams for CreateSshKey {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(CreateSshKey {
+            key: params.required_string("key")?,
+            title: params.required_string("title")?,
+            usage_type: params
+                .one_of("usage_type", USAGE_TYPES)?
+                .unwrap_or_else(|| "auth_and_signing".into()),
+            expires_at: params.datetime("expires_at")?,
+        })
     }
-    if title.chars().count() > 255 {
-        return Err(ApiError::field(
-            "title",
-            "is too long (maximum is 255 characters)",
-        ));
-    }
-    if text.trim().is_empty() {
-        return Err(ApiError::field("key", "can't be blank"));
-    }
-    if text.len() > SSH_KEY_MAX_LEN {
-        return Err(ApiError::field(
-            "key",
-            format!("is too long (maximum is {SSH_KEY_MAX_LEN} characters)"),
-        ));
-    }
-    let key = keys::parse_ssh_key(&text).ok_or_else(|| ApiError::field("key", "is invalid"))?;
+}
+
+async fn create_ssh_key(api: &Api, owner: &UserRow, input: CreateSshKey) -> ApiResult<Response> {
+    let request = SshKeyRequest {
+        title: &input.title,
+        key: &input.key,
+        usage_type: &input.usage_type,
+        expires_at: input.expires_at,
+    };
     // An unset restriction (null) is no restriction.
-    key.check_restrictions(|setting| api.settings.get(setting).unwrap_or(0))
-        .map_err(|message| ApiError::field("key", message))?;
-    if expires_at.is_some_and(|at| at <= chrono::Utc::now()) {
-        return Err(ApiError::field("key", "has expired"));
-    }
-    let key_type = key.key_type.label().to_ascii_lowercase();
-    let row = api
-        .db()
-        .insert_ssh_key(
-            NewSshKey {
-                user_id: owner.id,
-                title,
-                public_key: &key.text,
-                key_type: &key_type,
-                bits: key.bits,
-                fingerprint: &key.fingerprint_md5,
-                fingerprint_sha256: &key.fingerprint_sha256,
-                usage_type: &usage_type,
-                expires_at: expires_at.map(|at| at.timestamp_millis()),
-            },
-            api.user()?.user.id,
-        )
-        .await
-        .on_constraint("ssh_keys", "fingerprint_sha256", "fingerprint")?;
+    let restriction = |setting: IntSetting| api.settings.get(setting).unwrap_or(0);
+    let actor = api.user()?.user.id;
+    let row = services::keys::add_ssh_key(api.db(), owner.id, &request, restriction, actor).await?;
     Ok(created(ssh_view(api, owner)(&row)))
 }
 
@@ -203,7 +186,7 @@ async fn own_ssh_keys(api: Api) -> ApiResult<Response> {
 
 async fn create_own_ssh_key(api: Api) -> ApiResult<Response> {
     let owner = api.user()?.user.clone();
-    create_ssh_key(&api, &owner).await
+    create_ssh_key(&api, &owner, api.input()?).await
 }
 
 async fn own_ssh_key(Path(key_id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -231,8 +214,10 @@ async fn user_ssh_key(
 }
 
 async fn create_user_ssh_key(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
-    let owner = admin_target(&api, &user_id).await?;
-    create_ssh_key(&api, &owner).await
+    api.admin()?;
+    let input = api.input()?;
+    let owner = named_user(&api, &user_id).await?;
+    create_ssh_key(&api, &owner, input).await
 }
 
 async fn delete_user_ssh_key(
@@ -245,24 +230,22 @@ async fn delete_user_ssh_key(
 
 // ---- GPG keys ---------------------------------------------------------------
 
-async fn create_gpg_key(api: &Api, owner: &UserRow) -> ApiResult<Response> {
-    let text = api.params.required_string("key")?;
-    let key = keys::parse_gpg_key(&text)
-        .ok_or_else(|| ApiError::field("key", keys::gpg_key_invalid_message()))?;
-    let row = api
-        .db()
-        .insert_gpg_key(
-            NewGpgKey {
-                user_id: owner.id,
-                public_key: &key.text,
-                fingerprint: &key.fingerprint,
-                primary_keyid: &key.primary_keyid,
-                emails: &key.emails,
-            },
-            api.user()?.user.id,
-        )
-        .await
-        .on_constraint("gpg_keys", "fingerprint", "fingerprint")?;
+/// `POST .../gpg_keys`.
+struct CreateGpgKey {
+    key: String,
+}
+
+impl FromParams for CreateGpgKey {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(CreateGpgKey {
+            key: params.required_string("key")?,
+        })
+    }
+}
+
+async fn create_gpg_key(api: &Api, owner: &UserRow, input: CreateGpgKey) -> ApiResult<Response> {
+    let actor = api.user()?.user.id;
+    let row = services::keys::add_gpg_key(api.db(), owner.id, &input.key, actor).await?;
     Ok(created(GpgKeyView::new(&row)))
 }
 
@@ -296,7 +279,7 @@ async fn own_gpg_keys(api: Api) -> ApiResult<Response> {
 
 async fn create_own_gpg_key(api: Api) -> ApiResult<Response> {
     let owner = api.user()?.user.clone();
-    create_gpg_key(&api, &owner).await
+    create_gpg_key(&api, &owner, api.input()?).await
 }
 
 async fn own_gpg_key(Path(key_id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -315,8 +298,10 @@ async fn user_gpg_keys(Path(user_id): Path<String>, api: Api) -> ApiResult<Respo
 }
 
 async fn create_user_gpg_key(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
-    let owner = admin_target(&api, &user_id).await?;
-    create_gpg_key(&api, &owner).await
+    api.admin()?;
+    let input = api.input()?;
+    let owner = named_user(&api, &user_id).await?;
+    create_gpg_key(&api, &owner, input).await
 }
 
 async fn user_gpg_key(

@@ -17,9 +17,11 @@ use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::members::MemberRow;
 use crate::model::users::UserRow;
+use crate::services::members::{self, NewMember, Source};
 use crate::store::members::{MemberFilter, NAMESPACE, PROJECT};
 use crate::views::namespace::member;
 
@@ -44,29 +46,14 @@ pub fn router() -> Router<ApiContext> {
     router
 }
 
-/// The source a members request is about, with what the caller may do to it.
-struct Source {
-    kind: &'static str,
-    id: i64,
+/// The source a members request is about, with the caller's standing in it.
+struct Target {
+    source: Source,
     /// Sources whose members count as inherited (ancestor groups), nearest last.
     inherited_groups: Vec<i64>,
-    /// The level needed to manage members.
-    manage_level: AccessLevel,
-    caller_level: AccessLevel,
-    admin: bool,
 }
 
-impl Source {
-    fn require_manage(&self) -> ApiResult<()> {
-        if self.admin || self.caller_level >= self.manage_level {
-            Ok(())
-        } else {
-            Err(ApiError::forbidden())
-        }
-    }
-}
-
-async fn source(api: &Api, kind: &str, id: &str) -> ApiResult<Source> {
+async fn target(api: &Api, kind: &str, id: &str) -> ApiResult<Target> {
     if kind == "projects" {
         let ctx = access::project(api, id).await?;
         let inherited_groups = if ctx.namespace.is_group() {
@@ -74,25 +61,29 @@ async fn source(api: &Api, kind: &str, id: &str) -> ApiResult<Source> {
         } else {
             Vec::new()
         };
-        return Ok(Source {
-            kind: PROJECT,
-            id: ctx.project.id,
+        return Ok(Target {
+            source: Source {
+                kind: PROJECT,
+                id: ctx.project.id,
+                manage_level: AccessLevel::Maintainer,
+                caller_level: ctx.level(),
+                admin: ctx.admin,
+            },
             inherited_groups,
-            manage_level: AccessLevel::Maintainer,
-            caller_level: ctx.level(),
-            admin: ctx.admin,
         });
     }
     let ctx = access::group(api, id).await?;
     let mut ancestry = ctx.group.ancestry();
     ancestry.retain(|g| *g != ctx.group.id);
-    Ok(Source {
-        kind: NAMESPACE,
-        id: ctx.group.id,
+    Ok(Target {
+        source: Source {
+            kind: NAMESPACE,
+            id: ctx.group.id,
+            manage_level: AccessLevel::Owner,
+            caller_level: ctx.level.unwrap_or_default(),
+            admin: ctx.admin,
+        },
         inherited_groups: ancestry,
-        manage_level: AccessLevel::Owner,
-        caller_level: ctx.level.unwrap_or_default(),
-        admin: ctx.admin,
     })
 }
 
@@ -106,15 +97,16 @@ fn kind_of(api: &Api) -> &'static str {
 }
 
 /// Direct and inherited members, one per user at the highest level.
-async fn effective_members(api: &Api, source: &Source) -> ApiResult<Vec<MemberRow>> {
+async fn effective_members(api: &Api, target: &Target) -> ApiResult<Vec<MemberRow>> {
     let today = today();
+    let source = &target.source;
     let mut all = api
         .db()
         .members_of(source.kind, &[source.id], &today)
         .await?;
     all.extend(
         api.db()
-            .members_of(NAMESPACE, &source.inherited_groups, &today)
+            .members_of(NAMESPACE, &target.inherited_groups, &today)
             .await?,
     );
     if source.kind == PROJECT {
@@ -160,21 +152,95 @@ async fn invited_members(api: &Api, project_id: i64, today: &str) -> ApiResult<V
     Ok(invited)
 }
 
-/// The `query` and `user_ids` filters of member lists.
-fn member_filters(api: &Api) -> ApiResult<(Option<String>, Option<Vec<i64>>)> {
-    let query = api
-        .params
-        .string("query")?
-        .map(|s| s.trim().to_lowercase())
-        .filter(|s| !s.is_empty());
-    Ok((query, api.params.int_list("user_ids")?))
+/// The filters of member lists (paging is read by `PageRequest`).
+struct MemberListQuery {
+    /// Part of the username or name, lower case.
+    query: Option<String>,
+    user_ids: Option<Vec<i64>>,
+}
+
+impl FromParams for MemberListQuery {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        let query = params
+            .string("query")?
+            .map(|s| s.trim().to_lowercase())
+            .filter(|s| !s.is_empty());
+        Ok(MemberListQuery {
+            query,
+            user_ids: params.int_list("user_ids")?,
+        })
+    }
+}
+
+/// `POST .../members`.
+struct AddMember {
+    /// `user_id`, or else `username`: an id or a username.
+    user: String,
+    access_level: AccessLevel,
+    expires_at: Option<String>,
+}
+
+impl FromParams for AddMember {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        let user = match params.string("user_id")? {
+            Some(key) => key,
+            None => params
+                .string("username")?
+                .ok_or_else(|| ApiError::Missing("user_id".into()))?,
+        };
+        Ok(AddMember {
+            user,
+            access_level: access_level(params)?,
+            expires_at: expires_at(params)?.flatten(),
+        })
+    }
+}
+
+/// `PUT .../members/:user_id`.
+struct UpdateMember {
+    access_level: AccessLevel,
+    /// Absent: unchanged; `Some(None)`: cleared.
+    expires_at: Option<Option<String>>,
+}
+
+impl FromParams for UpdateMember {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(UpdateMember {
+            access_level: access_level(params)?,
+            expires_at: expires_at(params)?,
+        })
+    }
+}
+
+/// The required `access_level` parameter.
+fn access_level(params: &Params) -> ApiResult<AccessLevel> {
+    let level = params
+        .int("access_level")?
+        .ok_or_else(|| ApiError::Missing("access_level".into()))?;
+    AccessLevel::grantable(level)
+        .ok_or_else(|| ApiError::InvalidParam("access_level does not have a valid value".into()))
+}
+
+/// `expires_at` when given (`Some(None)` when blank).
+fn expires_at(params: &Params) -> ApiResult<Option<Option<String>>> {
+    if !params.has("expires_at") {
+        return Ok(None);
+    }
+    Ok(Some(
+        params
+            .date("expires_at")?
+            .map(|d| d.format("%Y-%m-%d").to_string()),
+    ))
 }
 
 /// Filters by `query`/`user_ids`, pages and renders members (the effective members, merged
 /// from several sources in memory).
 async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
     let users = users_of(api, &members).await?;
-    let (query, only) = member_filters(api)?;
+    let MemberListQuery {
+        query,
+        user_ids: only,
+    } = api.input()?;
     let members: Vec<MemberRow> = members
         .into_iter()
         .filter(|m| {
@@ -223,8 +289,8 @@ fn render_page(
 
 /// `GET .../members`: the direct members, filtered and paged in SQL.
 async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    let source = source(&api, kind_of(&api), &id).await?;
-    let (query, user_ids) = member_filters(&api)?;
+    let source = target(&api, kind_of(&api), &id).await?.source;
+    let MemberListQuery { query, user_ids } = api.input()?;
     let today = today();
     let filter = MemberFilter {
         source_type: source.kind,
@@ -260,8 +326,8 @@ async fn users_of(api: &Api, members: &[MemberRow]) -> ApiResult<HashMap<i64, Us
 }
 
 async fn list_all(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    let source = source(&api, kind_of(&api), &id).await?;
-    let members = effective_members(&api, &source).await?;
+    let target = target(&api, kind_of(&api), &id).await?;
+    let members = effective_members(&api, &target).await?;
     respond(&api, members).await
 }
 
@@ -282,7 +348,7 @@ fn user_id_of(raw: &str) -> ApiResult<i64> {
 }
 
 async fn show(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
-    let source = source(&api, kind_of(&api), &id).await?;
+    let source = target(&api, kind_of(&api), &id).await?.source;
     let m = api
         .db()
         .member(source.kind, source.id, user_id_of(&user_id)?)
@@ -292,9 +358,9 @@ async fn show(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResul
 }
 
 async fn show_all(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
-    let source = source(&api, kind_of(&api), &id).await?;
+    let target = target(&api, kind_of(&api), &id).await?;
     let user_id = user_id_of(&user_id)?;
-    let m = effective_members(&api, &source)
+    let m = effective_members(&api, &target)
         .await?
         .into_iter()
         .find(|m| m.user_id == user_id)
@@ -302,129 +368,43 @@ async fn show_all(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiR
     Ok(Json(render(&api, &m).await?))
 }
 
-/// The required `access_level` parameter.
-fn access_level(api: &Api) -> ApiResult<AccessLevel> {
-    let level = api
-        .params
-        .int("access_level")?
-        .ok_or_else(|| ApiError::Missing("access_level".into()))?;
-    AccessLevel::grantable(level)
-        .ok_or_else(|| ApiError::InvalidParam("access_level does not have a valid value".into()))
-}
-
-fn expires_at(api: &Api) -> ApiResult<Option<Option<String>>> {
-    if !api.params.has("expires_at") {
-        return Ok(None);
-    }
-    Ok(Some(
-        api.params
-            .date("expires_at")?
-            .map(|d| d.format("%Y-%m-%d").to_string()),
-    ))
-}
-
 async fn add(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
-    let source = source(&api, kind_of(&api), &id).await?;
+    let source = target(&api, kind_of(&api), &id).await?.source;
     source.require_manage()?;
-    let user_key = match api.params.string("user_id")? {
-        Some(key) => key,
-        None => api
-            .params
-            .string("username")?
-            .ok_or_else(|| ApiError::Missing("user_id".into()))?,
+    let input: AddMember = api.input()?;
+    let member = NewMember {
+        user: &input.user,
+        level: input.access_level,
+        expires_at: input.expires_at.as_deref(),
     };
-    let level = access_level(&api)?;
-    let expires = expires_at(&api)?.flatten();
-    // Only owners grant owner.
-    if level == AccessLevel::Owner && !source.admin && source.caller_level < AccessLevel::Owner {
-        return Err(ApiError::forbidden());
-    }
-    let user = api
-        .db()
-        .user_by_id_or_username(user_key.trim())
-        .await?
-        .filter(|u| u.user_type == "human")
-        .ok_or(ApiError::NotFound("User"))?;
-    let m = api
-        .db()
-        .add_member(
-            source.kind,
-            source.id,
-            user.id,
-            level.as_i64(),
-            expires.as_deref(),
-            caller.user.id,
-        )
-        .await?
-        .ok_or_else(|| ApiError::Conflict("Member already exists".into()))?;
+    let m = members::add(api.db(), &source, member, caller.user.id).await?;
     Ok((StatusCode::CREATED, Json(render(&api, &m).await?)).into_response())
 }
 
 async fn update(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
-    api.user()?;
-    let source = source(&api, kind_of(&api), &id).await?;
+    let caller = api.user()?;
+    let source = target(&api, kind_of(&api), &id).await?.source;
     source.require_manage()?;
     let user_id = user_id_of(&user_id)?;
-    let level = access_level(&api)?;
-    let expires = expires_at(&api)?;
-    let existing = api
-        .db()
-        .member(source.kind, source.id, user_id)
-        .await?
-        .ok_or(ApiError::NotFound("Member"))?;
-    let existing_level = AccessLevel::from_stored(existing.access_level);
-    let touches_owner = level == AccessLevel::Owner || existing_level == AccessLevel::Owner;
-    if touches_owner && !source.admin && source.caller_level < AccessLevel::Owner {
-        return Err(ApiError::forbidden());
-    }
-    if existing_level == AccessLevel::Owner
-        && level < AccessLevel::Owner
-        && source.kind == NAMESPACE
-        && api.db().owner_count(source.kind, source.id).await? <= 1
-    {
-        return Err(ApiError::forbidden());
-    }
-    let m = api
-        .db()
-        .update_member(
-            source.kind,
-            source.id,
-            user_id,
-            level.as_i64(),
-            expires.as_ref().map(|e| e.as_deref()),
-            api.user()?.user.id,
-        )
-        .await?
-        .ok_or(ApiError::NotFound("Member"))?;
+    let input: UpdateMember = api.input()?;
+    let expires_at = input.expires_at.as_ref().map(|e| e.as_deref());
+    let m = members::update(
+        api.db(),
+        &source,
+        user_id,
+        input.access_level,
+        expires_at,
+        caller.user.id,
+    )
+    .await?;
     Ok(Json(render(&api, &m).await?))
 }
 
 async fn remove(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
     let caller = api.user()?;
-    let source = source(&api, kind_of(&api), &id).await?;
+    let source = target(&api, kind_of(&api), &id).await?.source;
     let user_id = user_id_of(&user_id)?;
-    let existing = api
-        .db()
-        .member(source.kind, source.id, user_id)
-        .await?
-        .ok_or(ApiError::NotFound("Member"))?;
-    let existing_owner = AccessLevel::from_stored(existing.access_level) == AccessLevel::Owner;
-    // Members may leave; removing others needs the manage level (owners for owners).
-    if caller.user.id != user_id {
-        source.require_manage()?;
-        if existing_owner && !source.admin && source.caller_level < AccessLevel::Owner {
-            return Err(ApiError::forbidden());
-        }
-    }
-    if existing_owner
-        && source.kind == NAMESPACE
-        && api.db().owner_count(source.kind, source.id).await? <= 1
-    {
-        return Err(ApiError::forbidden());
-    }
-    api.db()
-        .remove_member(source.kind, source.id, user_id, caller.user.id)
-        .await?;
+    members::remove(api.db(), &source, user_id, caller.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -9,15 +9,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
 
-use crate::auth::secrets;
-use crate::auth::token_scopes::{ADMIN_ONLY_SCOPES, TOKEN_SCOPES};
+use crate::auth::token_scopes::TOKEN_SCOPES;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::tokens::TokenRow;
+use crate::model::users::UserRow;
+use crate::services::tokens::{self, Issue, TokenRequest};
 use crate::settings::keys;
-use crate::store::tokens::{NewToken, TokenFilter, TokenState};
+use crate::store::tokens::{TokenFilter, TokenState};
 use crate::store::window::Direction;
 use crate::views::token::TokenView;
 
@@ -44,18 +46,28 @@ fn today() -> String {
     Utc::now().date_naive().format("%Y-%m-%d").to_string()
 }
 
-fn token_state(api: &Api) -> ApiResult<TokenState> {
-    Ok(
-        match api
-            .params
-            .one_of("state", &["active", "inactive"])?
-            .as_deref()
-        {
-            Some("active") => TokenState::Active,
-            Some("inactive") => TokenState::Inactive,
-            _ => TokenState::All,
-        },
-    )
+/// `GET /personal_access_tokens`: whose tokens (administrators may name anyone) and which.
+struct TokenListQuery {
+    user_id: Option<i64>,
+    state: TokenState,
+}
+
+impl FromParams for TokenListQuery {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(TokenListQuery {
+            user_id: params.int("user_id")?,
+            state: token_state(params, &["active", "inactive"])?,
+        })
+    }
+}
+
+/// `state` among `allowed`: `active`, `inactive`, or else all tokens.
+pub fn token_state(params: &Params, allowed: &[&str]) -> ApiResult<TokenState> {
+    Ok(match params.one_of("state", allowed)?.as_deref() {
+        Some("active") => TokenState::Active,
+        Some("inactive") => TokenState::Inactive,
+        _ => TokenState::All,
+    })
 }
 
 /// One list of tokens (personal or impersonation) with GitLab's pagination.
@@ -87,7 +99,8 @@ pub async fn list_tokens(api: &Api, filter: TokenFilter) -> ApiResult<Response> 
 
 async fn list(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
-    let user_id = match api.params.int("user_id")? {
+    let query: TokenListQuery = api.input()?;
+    let user_id = match query.user_id {
         Some(id) if id != caller.user.id && !caller.is_admin() => {
             return Err(ApiError::Unauthorized);
         }
@@ -98,7 +111,7 @@ async fn list(api: Api) -> ApiResult<Response> {
     let filter = TokenFilter {
         user_id,
         impersonation: false,
-        state: token_state(&api)?,
+        state: query.state,
         today: today(),
     };
     list_tokens(&api, filter).await
@@ -150,17 +163,10 @@ async fn revoke_self(api: Api) -> ApiResult<StatusCode> {
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Validated `name`, `scopes` and `expires_at` for a new token of `owner_is_admin`'s user.
-pub struct TokenRequest {
-    pub name: String,
-    pub scopes: Vec<String>,
-    pub expires_at: Option<String>,
-}
-
-pub fn token_request(api: &Api, owner_is_admin: bool, allowed: &[&str]) -> ApiResult<TokenRequest> {
-    let name = api.params.required_string("name")?;
-    let scopes = api
-        .params
+/// `POST` of a new token: `name`, `scopes` (each one of the route's) and `expires_at`.
+pub fn token_input(params: &Params, allowed: &[&str]) -> ApiResult<TokenRequest> {
+    let name = params.required_string("name")?;
+    let scopes = params
         .string_list("scopes")?
         .ok_or_else(|| ApiError::Missing("scopes".into()))?;
     if scopes.is_empty() || scopes.iter().any(|s| !allowed.contains(&s.as_str())) {
@@ -168,58 +174,41 @@ pub fn token_request(api: &Api, owner_is_admin: bool, allowed: &[&str]) -> ApiRe
             "scopes does not have a valid value".into(),
         ));
     }
-    if !owner_is_admin
-        && scopes
-            .iter()
-            .any(|s| ADMIN_ONLY_SCOPES.contains(&s.as_str()))
-    {
-        return Err(ApiError::field(
-            "scopes",
-            "can only contain available scopes",
-        ));
-    }
-    if name.trim().is_empty() {
-        return Err(ApiError::field("name", "can't be blank"));
-    }
-    let expires_at = api.params.date("expires_at")?;
-    if expires_at.is_some_and(|d| d <= Utc::now().date_naive()) {
-        return Err(ApiError::field("expires_at", "must be in the future"));
-    }
     Ok(TokenRequest {
         name,
         scopes,
-        expires_at: expires_at.map(|d| d.format("%Y-%m-%d").to_string()),
+        expires_at: params.date("expires_at")?,
     })
 }
 
-/// Creates a token and answers 201 with its one-time secret.
+/// `POST /users/:user_id/personal_access_tokens`.
+struct CreateToken(TokenRequest);
+
+impl FromParams for CreateToken {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        token_input(params, TOKEN_SCOPES).map(CreateToken)
+    }
+}
+
+/// Issues a token for `owner` and answers 201 with its one-time secret.
 pub async fn issue_token(
     api: &Api,
-    user_id: i64,
+    owner: &UserRow,
     request: TokenRequest,
     impersonation: bool,
 ) -> ApiResult<Response> {
-    let secret = secrets::generate(
-        &api.settings
-            .get(keys::PERSONAL_ACCESS_TOKEN_PREFIX)
-            .unwrap_or_default(),
-        20,
-    );
-    let digest = secrets::digest(&secret);
-    let row = api
-        .db()
-        .insert_token(
-            NewToken {
-                user_id,
-                name: &request.name,
-                digest: &digest,
-                scopes: &request.scopes,
-                impersonation,
-                expires_at: request.expires_at,
-            },
-            Some(api.user()?.user.id),
-        )
-        .await?;
+    let prefix = api
+        .settings
+        .get(keys::PERSONAL_ACCESS_TOKEN_PREFIX)
+        .unwrap_or_default();
+    let issue = Issue {
+        owner_id: owner.id,
+        owner_is_admin: owner.is_admin,
+        impersonation,
+        prefix: &prefix,
+        actor: api.user()?.user.id,
+    };
+    let (row, secret) = tokens::issue(api.db(), &request, issue, Utc::now().date_naive()).await?;
     Ok((
         StatusCode::CREATED,
         Json(TokenView::new(&row, &today()).with_secret(secret)),
@@ -229,11 +218,11 @@ pub async fn issue_token(
 
 async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
+    let CreateToken(request) = api.input()?;
     let user = api
         .db()
         .user_by_id_or_username(&user_id)
         .await?
         .ok_or(ApiError::NotFound("User"))?;
-    let request = token_request(&api, user.is_admin, TOKEN_SCOPES)?;
-    issue_token(&api, user.id, request, false).await
+    issue_token(&api, &user, request, false).await
 }

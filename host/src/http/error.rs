@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use crate::services::projects;
+use crate::services::{self, projects};
 use crate::{git, store};
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -175,6 +175,19 @@ impl From<projects::Error> for ApiError {
             projects::Error::Taken(field) => Self::field(field, "has already been taken"),
             projects::Error::Store(error) => error.into(),
             projects::Error::Git(error) => error.into(),
+        }
+    }
+}
+
+impl From<services::Refusal> for ApiError {
+    fn from(refusal: services::Refusal) -> Self {
+        use services::Refusal;
+        match refusal {
+            Refusal::Forbidden(reason) => Self::Forbidden(reason),
+            Refusal::NotFound(what) => Self::NotFound(what),
+            Refusal::Conflict(message) => Self::Conflict(message),
+            Refusal::Invalid(field, message) => Self::field(field, message),
+            Refusal::Store(error) => error.into(),
         }
     }
 }

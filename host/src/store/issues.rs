@@ -859,56 +859,61 @@ impl TenantDb {
     }
 }
 
-impl TenantDb {
-    /// A deleted user's issues, notes and closings pass to the ghost user (GitLab's user
-    /// delete without `hard_delete`).
-    pub async fn reassign_issue_contributions(&self, from: i64, ghost: i64) -> sqlx::Result<()> {
-        let mut tx = self.writer().begin().await?;
-        for statement in [
-            "UPDATE issues SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
-            "UPDATE issues SET closed_by_id = $3 WHERE tenant_id = $1 AND closed_by_id = $2",
-            "UPDATE issue_notes SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
-        ] {
-            self.query(statement)
-                .bind(from)
-                .bind(ghost)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await
+/// A deleted user's issues, notes and closings pass to the ghost user (GitLab's user delete
+/// without `hard_delete`), inside the user delete's transaction.
+pub(super) async fn reassign_issue_contributions(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    from: i64,
+    ghost: i64,
+) -> sqlx::Result<()> {
+    for statement in [
+        "UPDATE issues SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
+        "UPDATE issues SET closed_by_id = $3 WHERE tenant_id = $1 AND closed_by_id = $2",
+        "UPDATE issue_notes SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
+    ] {
+        sqlx::query(statement)
+            .bind(tenant_id)
+            .bind(from)
+            .bind(ghost)
+            .execute(&mut **tx)
+            .await?;
     }
+    Ok(())
+}
 
-    /// With `hard_delete`, a deleted user's issues go with them; their projects' open issue
-    /// counts are recounted.
-    pub async fn delete_issue_contributions(&self, user_id: i64) -> sqlx::Result<()> {
-        let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
-        let projects: Vec<i64> = sqlx::query_scalar(
-            "SELECT DISTINCT project_id FROM issues WHERE tenant_id = $1 AND author_id = $2",
-        )
+/// With `hard_delete`, a deleted user's issues go with them (inside the user delete's
+/// transaction); their projects' open issue counts are recounted.
+pub(super) async fn delete_issue_contributions(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    user_id: i64,
+) -> sqlx::Result<()> {
+    let projects: Vec<i64> = sqlx::query_scalar(
+        "SELECT DISTINCT project_id FROM issues WHERE tenant_id = $1 AND author_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND author_id = $2")
         .bind(tenant_id)
         .bind(user_id)
-        .fetch_all(&mut *tx)
+        .execute(&mut **tx)
         .await?;
-        sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND author_id = $2")
-            .bind(tenant_id)
-            .bind(user_id)
-            .execute(&mut *tx)
-            .await?;
-        for project_id in projects {
-            sqlx::query(
-                "UPDATE projects SET open_issues_count = (SELECT COUNT(*) FROM issues i \
-                 WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened' \
-                 AND i.deleted_at IS NULL) \
-                 WHERE tenant_id = $1 AND id = $2",
-            )
-            .bind(tenant_id)
-            .bind(project_id)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await
+    for project_id in projects {
+        sqlx::query(
+            "UPDATE projects SET open_issues_count = (SELECT COUNT(*) FROM issues i \
+             WHERE i.tenant_id = $1 AND i.project_id = $2 AND i.state = 'opened' \
+             AND i.deleted_at IS NULL) \
+             WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(project_id)
+        .execute(&mut **tx)
+        .await?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
-use super::{TenantDb, now_ms, outbox};
+use super::{TenantDb, now_ms, outbox, row_in};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::members::MemberRow;
@@ -400,14 +400,10 @@ async fn member_in(
     source_id: i64,
     user_id: i64,
 ) -> sqlx::Result<Option<MemberRow>> {
-    sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {MEMBER_COLUMNS} FROM members WHERE tenant_id = $1 AND source_type = $2 \
-         AND source_id = $3 AND user_id = $4"
-    )))
-    .bind(tenant_id)
-    .bind(source_type)
-    .bind(source_id)
-    .bind(user_id)
-    .fetch_optional(&mut **tx)
-    .await
+    let key = [
+        ("source_type", source_type.into()),
+        ("source_id", source_id.into()),
+        ("user_id", user_id.into()),
+    ];
+    row_in(tx, "members", MEMBER_COLUMNS, tenant_id, &key).await
 }

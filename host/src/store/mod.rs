@@ -375,6 +375,26 @@ where
     .await
 }
 
+/// The row of `table` (selecting `columns`) whose `key` columns hold the given values, as it
+/// stands inside `tx`: what an event's `before` shows. `None` when there is no such row.
+pub(in crate::store) async fn row_in<T>(
+    tx: &mut sqlx::Transaction<'_, Any>,
+    table: &str,
+    columns: &str,
+    tenant_id: i64,
+    key: &[(&str, sql::Arg)],
+) -> sqlx::Result<Option<T>>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    let mut sql = sql::Sql::new(&format!("SELECT {columns} FROM {table} WHERE tenant_id = "));
+    sql.bind(tenant_id);
+    for (column, value) in key {
+        sql.push(&format!(" AND {column} = ")).bind(value.clone());
+    }
+    sql.query_as().fetch_optional(&mut **tx).await
+}
+
 impl Db {
     pub async fn ping(&self) -> sqlx::Result<()> {
         sqlx::query("SELECT 1")

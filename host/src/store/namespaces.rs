@@ -393,44 +393,8 @@ impl TenantDb {
     /// `actor` is who deletes it.
     pub async fn delete_group(&self, group: &NamespaceRow, actor: i64) -> sqlx::Result<Vec<i64>> {
         let mut tx = self.writer().begin().await?;
-        let t = self.tenant_id();
-        let like = format!("{}%", group.traversal);
-        let projects: Vec<i64> = sqlx::query_scalar(
-            "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
-             AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.traversal LIKE $2",
-        )
-        .bind(t)
-        .bind(&like)
-        .fetch_all(&mut *tx)
-        .await?;
-        let sources = super::project_state::unlink_projects(&mut tx, t, &projects).await?;
-        sqlx::query(
-            "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
-             (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
-              WHERE p.tenant_id = $1 AND n.traversal LIKE $2)",
-        )
-        .bind(t)
-        .bind(&like)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Namespace' AND source_id IN \
-             (SELECT id FROM namespaces WHERE tenant_id = $1 AND traversal LIKE $2)",
-        )
-        .bind(t)
-        .bind(&like)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM namespaces WHERE tenant_id = $1 AND traversal LIKE $2")
-            .bind(t)
-            .bind(&like)
-            .execute(&mut *tx)
-            .await?;
-        for source in sources {
-            super::project_state::count_forks(&mut tx, t, source).await?;
-        }
-        let event = Event::new(EventKind::GroupDestroyed, Some(actor), group.id).before(group);
-        outbox::record(&mut tx, t, &[event]).await?;
+        let (projects, event) = delete_group_in(&mut tx, self.tenant_id(), group, actor).await?;
+        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(projects)
     }
@@ -446,6 +410,54 @@ impl TenantDb {
             .await?;
         Ok(count > 0)
     }
+}
+
+/// Deletes a group inside the caller's transaction (see `TenantDb::delete_group`), so a user's
+/// delete takes the groups they solely own in its own transaction. Returns the deleted
+/// projects and the event, which the caller records with its others as the last write.
+pub(super) async fn delete_group_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    t: i64,
+    group: &NamespaceRow,
+    actor: i64,
+) -> sqlx::Result<(Vec<i64>, Event)> {
+    let like = format!("{}%", group.traversal);
+    let projects: Vec<i64> = sqlx::query_scalar(
+        "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
+         AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.traversal LIKE $2",
+    )
+    .bind(t)
+    .bind(&like)
+    .fetch_all(&mut **tx)
+    .await?;
+    let sources = super::project_state::unlink_projects(tx, t, &projects).await?;
+    sqlx::query(
+        "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
+         (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+          WHERE p.tenant_id = $1 AND n.traversal LIKE $2)",
+    )
+    .bind(t)
+    .bind(&like)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Namespace' AND source_id IN \
+         (SELECT id FROM namespaces WHERE tenant_id = $1 AND traversal LIKE $2)",
+    )
+    .bind(t)
+    .bind(&like)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM namespaces WHERE tenant_id = $1 AND traversal LIKE $2")
+        .bind(t)
+        .bind(&like)
+        .execute(&mut **tx)
+        .await?;
+    for source in sources {
+        super::project_state::count_forks(tx, t, source).await?;
+    }
+    let event = Event::new(EventKind::GroupDestroyed, Some(actor), group.id).before(group);
+    Ok((projects, event))
 }
 
 /// Inserts a user's personal namespace inside the caller's transaction.

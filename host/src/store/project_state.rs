@@ -3,10 +3,10 @@
 
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
-use super::projects::{PROJECT_COLUMNS, project_in};
+use super::projects::{PROJECT_COLUMNS, project_event, project_in};
 use super::sql::Sql;
 use super::{Result, TenantDb, now_ms, outbox};
-use crate::events::{Event, EventKind};
+use crate::events::EventKind;
 use crate::model::projects::ProjectRow;
 
 /// Recounts a source project's `forks_count` inside a transaction.
@@ -154,10 +154,7 @@ impl TenantDb {
         } else {
             EventKind::ProjectRestored
         };
-        let event = Event::new(kind, Some(actor), id)
-            .in_project(id)
-            .before(&before)
-            .after(&after);
+        let event = project_event(kind, Some(actor), &before, &after);
         outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(Some(after))

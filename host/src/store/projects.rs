@@ -10,7 +10,7 @@ use super::project_state::count_forks;
 use super::sql::{Arg, Sql, escape_like};
 use super::users::user_columns;
 use super::window::Window;
-use super::{Result, TenantDb, ids::next_id, now_ms, outbox};
+use super::{Result, TenantDb, ids::next_id, now_ms, outbox, row_in};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::projects::{ProjectRow, classification_label};
@@ -497,10 +497,7 @@ impl TenantDb {
         } else {
             EventKind::ProjectUpdated
         };
-        let event = Event::new(kind, actor, id)
-            .in_project(id)
-            .before(&before)
-            .after(&after);
+        let event = project_event(kind, actor, &before, &after);
         outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         tx.commit().await?;
         Ok(Some(after))
@@ -674,11 +671,25 @@ pub(super) async fn project_in(
     tenant_id: i64,
     id: i64,
 ) -> sqlx::Result<Option<ProjectRow>> {
-    sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"
-    )))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_optional(&mut **tx)
+    row_in(
+        tx,
+        "projects",
+        PROJECT_COLUMNS,
+        tenant_id,
+        &[("id", id.into())],
+    )
     .await
+}
+
+/// The event of a change to a project, with the project before and after it.
+pub(super) fn project_event(
+    kind: EventKind,
+    actor: Option<i64>,
+    before: &ProjectRow,
+    after: &ProjectRow,
+) -> Event {
+    Event::new(kind, actor, after.id)
+        .in_project(after.id)
+        .before(before)
+        .after(after)
 }

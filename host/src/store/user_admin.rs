@@ -4,16 +4,34 @@
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::changes::{Changes, Table};
-use super::namespaces::{insert_user_namespace, sync_user_namespace};
+use super::issues::{delete_issue_contributions, reassign_issue_contributions};
+use super::namespaces::{delete_group_in, insert_user_namespace, sync_user_namespace};
 use super::sessions::end_web_sessions;
 use super::sql::{Sql, escape_like};
 use super::users::USER_COLUMNS;
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms, outbox};
+use super::{TenantDb, ids::next_id, now_ms, outbox, row_in};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
+use crate::model::namespaces::NamespaceRow;
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
+
+/// What a user's delete takes with it besides the user's own rows.
+pub struct UserDeletion<'a> {
+    /// The groups the user solely owns (deleted only with `hard_delete`).
+    pub groups: &'a [NamespaceRow],
+    pub contributions: Contributions,
+}
+
+/// What becomes of a deleted user's issues and notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contributions {
+    /// They pass to the ghost user (GitLab's default).
+    Reassign,
+    /// They are deleted (`hard_delete`).
+    Delete,
+}
 
 /// The filters of `GET /users` (admin-only ones are left `None` by the handler for others).
 #[derive(Debug, Default)]
@@ -303,16 +321,39 @@ impl TenantDb {
         Ok(true)
     }
 
-    /// Removes a user and what hangs off it: tokens, identities, statuses, memberships and the
-    /// personal namespace with its projects cascade; the members of those projects go here.
-    /// Returns whether the user existed and the ids of the deleted projects (whose
-    /// repositories and files the caller removes).
-    pub async fn delete_user(&self, id: i64, actor: i64) -> sqlx::Result<(bool, Vec<i64>)> {
+    /// Removes a user and what hangs off it, all in one transaction: the groups of
+    /// `deletion` (those the user solely owns) with their projects, the user's issue
+    /// contributions (reassigned to the ghost user, made when missing, or deleted), tokens,
+    /// identities, statuses, memberships and the personal namespace with its projects
+    /// (which cascade; the members of those projects go here). Returns whether the user
+    /// existed and the ids of the deleted projects (whose repositories and files the caller
+    /// removes after the commit).
+    pub async fn delete_user(
+        &self,
+        id: i64,
+        deletion: &UserDeletion<'_>,
+        actor: i64,
+    ) -> sqlx::Result<(bool, Vec<i64>)> {
+        let t = self.tenant_id();
         let mut tx = self.writer().begin().await?;
-        let Some(before) = user_in(&mut tx, self.tenant_id(), id).await? else {
+        let Some(before) = user_in(&mut tx, t, id).await? else {
             return Ok((false, Vec::new()));
         };
-        let projects: Vec<i64> = self
+        let mut events = Vec::new();
+        let mut projects = Vec::new();
+        for group in deletion.groups {
+            let (deleted, event) = delete_group_in(&mut tx, t, group, actor).await?;
+            projects.extend(deleted);
+            events.push(event);
+        }
+        match deletion.contributions {
+            Contributions::Reassign => {
+                let ghost = ghost_in(&mut tx, t).await?;
+                reassign_issue_contributions(&mut tx, t, id, ghost.id).await?;
+            }
+            Contributions::Delete => delete_issue_contributions(&mut tx, t, id).await?,
+        }
+        let personal: Vec<i64> = self
             .query_scalar(
                 "SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id \
              AND n.id = p.namespace_id WHERE p.tenant_id = $1 AND n.owner_id = $2",
@@ -320,8 +361,7 @@ impl TenantDb {
             .bind(id)
             .fetch_all(&mut *tx)
             .await?;
-        let sources =
-            super::project_state::unlink_projects(&mut tx, self.tenant_id(), &projects).await?;
+        let sources = super::project_state::unlink_projects(&mut tx, t, &personal).await?;
         self.query(
             "DELETE FROM members WHERE tenant_id = $1 AND source_type = 'Project' AND source_id IN \
              (SELECT p.id FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
@@ -336,10 +376,11 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         for source in sources {
-            super::project_state::count_forks(&mut tx, self.tenant_id(), source).await?;
+            super::project_state::count_forks(&mut tx, t, source).await?;
         }
-        let event = Event::new(EventKind::UserDestroyed, Some(actor), id).before(&before);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
+        projects.extend(personal);
+        events.push(Event::new(EventKind::UserDestroyed, Some(actor), id).before(&before));
+        outbox::record(&mut tx, t, &events).await?;
         tx.commit().await?;
         self.auth_changed();
         Ok((done.rows_affected() == 1, projects))
@@ -396,47 +437,6 @@ impl TenantDb {
             sql.push(" AND source_type = ").bind(source_type);
         }
         sql.query_scalar().fetch_one(self.reader()).await
-    }
-
-    /// GitLab's placeholder that inherits the contributions of deleted users.
-    pub async fn ghost_user(&self) -> sqlx::Result<UserRow> {
-        let existing: Option<UserRow> = self
-            .query_as(AssertSqlSafe(format!(
-                "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND user_type = 'ghost'"
-            )))
-            .fetch_optional(self.reader())
-            .await?;
-        if let Some(ghost) = existing {
-            return Ok(ghost);
-        }
-        let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, self.tenant_id(), "users").await?;
-        // "ghost", or "ghost1", "ghost2"... when a person already has the name, as GitLab does.
-        let taken: Vec<String> = self.query_scalar(
-            "SELECT username_lower FROM users WHERE tenant_id = $1 AND username_lower LIKE 'ghost%'",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        let username = std::iter::once("ghost".to_string())
-            .chain((1..).map(|n| format!("ghost{n}")))
-            .find(|name| !taken.contains(name))
-            .expect("an unused name");
-        let now = now_ms();
-        let row = self.query_as(AssertSqlSafe(format!(
-            "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
-             user_type, bio, created_at, updated_at) VALUES ($1, $2, $6, $6, $3, $3, 'Ghost User', \
-             'blocked', 'ghost', $4, $5, $5) RETURNING {USER_COLUMNS}"
-        )))
-        .bind(id)
-        .bind(format!("ghost-{id}@noreply.trellis"))
-        .bind("This is a \"Ghost User\", created to hold all issues authored by users that have since been deleted. This user cannot be removed.")
-        .bind(now)
-        .bind(&username)
-        .fetch_one(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        self.auth_changed();
-        Ok(row)
     }
 
     pub async fn identities_of(&self, user_ids: &[i64]) -> sqlx::Result<Vec<IdentityRow>> {
@@ -587,17 +587,50 @@ async fn insert_identity(
     .map(|_| ())
 }
 
+/// GitLab's placeholder that inherits the contributions of deleted users, made inside `tx`
+/// when the tenant has none yet.
+async fn ghost_in(tx: &mut Transaction<'_, Any>, tenant_id: i64) -> sqlx::Result<UserRow> {
+    let existing: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND user_type = 'ghost'"
+    )))
+    .bind(tenant_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if let Some(ghost) = existing {
+        return Ok(ghost);
+    }
+    let id = next_id(&mut **tx, tenant_id, "users").await?;
+    // "ghost", or "ghost1", "ghost2"... when a person already has the name, as GitLab does.
+    let taken: Vec<String> = sqlx::query_scalar(
+        "SELECT username_lower FROM users WHERE tenant_id = $1 AND username_lower LIKE 'ghost%'",
+    )
+    .bind(tenant_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let username = std::iter::once("ghost".to_string())
+        .chain((1..).map(|n| format!("ghost{n}")))
+        .find(|name| !taken.contains(name))
+        .expect("an unused name");
+    sqlx::query_as(AssertSqlSafe(format!(
+        "INSERT INTO users (tenant_id, id, username, username_lower, email, email_lower, name, state, \
+         user_type, bio, created_at, updated_at) VALUES ($1, $2, $6, $6, $3, $3, 'Ghost User', \
+         'blocked', 'ghost', $4, $5, $5) RETURNING {USER_COLUMNS}"
+    )))
+    .bind(tenant_id)
+    .bind(id)
+    .bind(format!("ghost-{id}@noreply.trellis"))
+    .bind("This is a \"Ghost User\", created to hold all issues authored by users that have since been deleted. This user cannot be removed.")
+    .bind(now_ms())
+    .bind(&username)
+    .fetch_one(&mut **tx)
+    .await
+}
+
 /// User `id` as it stands inside `tx` (the state an event's `before` shows).
 async fn user_in(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     id: i64,
 ) -> sqlx::Result<Option<UserRow>> {
-    sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
-    )))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_optional(&mut **tx)
-    .await
+    row_in(tx, "users", USER_COLUMNS, tenant_id, &[("id", id.into())]).await
 }

@@ -13,9 +13,12 @@ use super::{admin_view, user_by_id};
 use crate::api::notify;
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::now_ms;
+use crate::services::users;
 use crate::settings::keys;
+use crate::store::user_admin::{Contributions, UserDeletion};
 use crate::store::users::NewUser;
 
 /// The unique indexes a user write can run into, and the field each reports.
@@ -27,25 +30,63 @@ const USER_UNIQUES: &[(&str, &str, &str)] = &[
     ("namespaces", "path_lower", "username"),
 ];
 
+/// `POST /users`: what the request must give besides the profile fields (`profile::profile`).
+struct CreateUser {
+    email: String,
+    name: String,
+    username: String,
+    /// How the first password is set.
+    password: FirstPassword,
+}
+
+/// A new user's password: given, mailed as a reset link, or random (the user resets it).
+enum FirstPassword {
+    Given(String),
+    Reset,
+    Random,
+}
+
+impl FromParams for CreateUser {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let email = p.required_string("email")?;
+        let name = p.required_string("name")?;
+        let username = p.required_string("username")?;
+        let password = p.string("password")?;
+        let reset_password = p.bool("reset_password")?.unwrap_or(false);
+        let force_random = p.bool("force_random_password")?.unwrap_or(false);
+        let password = match password {
+            _ if reset_password => FirstPassword::Reset,
+            _ if force_random => FirstPassword::Random,
+            Some(password) => FirstPassword::Given(password),
+            None => return Err(ApiError::InvalidParam(
+                "password, reset_password, force_random_password are missing, at least one parameter must be provided".into(),
+            )),
+        };
+        Ok(CreateUser {
+            email,
+            name,
+            username,
+            password,
+        })
+    }
+}
+
 pub async fn create(api: Api) -> ApiResult<Response> {
     let admin_id = api.admin()?.user.id;
+    let CreateUser {
+        email,
+        name,
+        username,
+        password,
+    } = api.input()?;
     let p = &api.params;
-    let email = p.required_string("email")?;
-    let name = p.required_string("name")?;
-    let username = p.required_string("username")?;
-    let password = p.string("password")?;
-    let reset_password = p.bool("reset_password")?.unwrap_or(false);
-    let force_random = p.bool("force_random_password")?.unwrap_or(false);
-    if password.is_none() && !reset_password && !force_random {
-        return Err(ApiError::InvalidParam(
-            "password, reset_password, force_random_password are missing, at least one parameter must be provided".into(),
-        ));
-    }
     let mut profile = profile::profile(&api, std::slice::from_ref(&email))?;
     check_not_secondary(&api, &email, None).await?;
-    let digest = match password.as_deref() {
-        Some(password) if !reset_password && !force_random => hash_new_password(&api, password)?,
-        _ => secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?,
+    let digest = match &password {
+        FirstPassword::Given(password) => hash_new_password(&api, password)?,
+        FirstPassword::Reset | FirstPassword::Random => {
+            secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?
+        }
     };
     let avatar = avatar::requested(&api)?;
     if let AvatarChange::Set(_, name) = &avatar {
@@ -62,7 +103,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         profile.changes.set("confirmation_token_digest", digest);
         Some(token)
     };
-    let reset_token = reset_password.then(|| secrets::generate("", 20));
+    let reset_token = matches!(password, FirstPassword::Reset).then(|| secrets::generate("", 20));
     if let Some(token) = &reset_token {
         profile
             .changes
@@ -96,7 +137,12 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(&api, avatar::USER, user.id, file, name).await
     {
-        api.db().delete_user(user.id, admin_id).await?;
+        // Nothing refers to the new user yet: a hard delete leaves no ghost behind.
+        let nothing = UserDeletion {
+            groups: &[],
+            contributions: Contributions::Delete,
+        };
+        api.db().delete_user(user.id, &nothing, admin_id).await?;
         return Err(error);
     }
     if let Some(token) = confirmation {
@@ -116,17 +162,39 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(admin_view(&api, &user).await?)).into_response())
 }
 
+/// `PUT /users/:id`: what the request may change besides the profile fields
+/// (`profile::profile`, which reads them once the user's own emails are known).
+struct UpdateUser {
+    email: Option<String>,
+    password: Option<String>,
+    skip_reconfirmation: bool,
+}
+
+impl FromParams for UpdateUser {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(UpdateUser {
+            email: p.string("email")?,
+            password: p.string("password")?,
+            skip_reconfirmation: p.bool("skip_reconfirmation")?.unwrap_or(false),
+        })
+    }
+}
+
 pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
+    let UpdateUser {
+        email: new_email,
+        password,
+        skip_reconfirmation,
+    } = api.input()?;
     let user = user_by_id(&api, &id).await?;
-    let new_email = api.params.string("email")?;
     let mut owned = api.db().confirmed_secondary_emails(user.id).await?;
     owned.push(new_email.clone().unwrap_or_else(|| user.email.clone()));
     let mut profile = profile::profile(&api, &owned)?;
     if let Some(email) = &new_email {
         check_not_secondary(&api, email, Some(user.id)).await?;
     }
-    if let Some(password) = api.params.string("password")? {
+    if let Some(password) = password {
         profile
             .changes
             .set("password_digest", hash_new_password(&api, &password)?);
@@ -136,7 +204,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let reconfirm = new_email
         .as_deref()
         .is_some_and(|e| !e.eq_ignore_ascii_case(&user.email))
-        && !api.params.bool("skip_reconfirmation")?.unwrap_or(false);
+        && !skip_reconfirmation;
     let confirmation = reconfirm
         .then(notify::confirmation_token)
         .map(|(token, digest)| {
@@ -174,31 +242,11 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 }
 
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
-    api.admin()?;
+    let admin_id = api.admin()?.user.id;
     let user = user_by_id(&api, &id).await?;
     let hard_delete = api.params.bool("hard_delete")?.unwrap_or(false);
-    let sole_owner_of = api.db().solely_owned_groups(user.id).await?;
-    if !sole_owner_of.is_empty() && !hard_delete {
-        return Err(ApiError::Conflict(
-            "User cannot be removed while is the sole-owner of a group".into(),
-        ));
-    }
-    for group_id in sole_owner_of {
-        if let Some(group) = api.db().namespace_by_id(group_id).await? {
-            let projects = api.db().delete_group(&group, api.user()?.user.id).await?;
-            crate::api::projects::delete::remove_files_of(&api, &projects).await;
-        }
-    }
-    if hard_delete {
-        api.db().delete_issue_contributions(user.id).await?;
-    } else {
-        // Contributions are reassigned to GitLab's ghost user; it must exist first.
-        let ghost = api.db().ghost_user().await?;
-        api.db()
-            .reassign_issue_contributions(user.id, ghost.id)
-            .await?;
-    }
-    let (_, projects) = api.db().delete_user(user.id, api.user()?.user.id).await?;
+    let projects = users::delete(api.db(), &user, hard_delete, admin_id).await?;
+    // Files go only once the rows are gone for good.
     crate::api::projects::delete::remove_files_of(&api, &projects).await;
     avatar::remove(&api, avatar::USER, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
