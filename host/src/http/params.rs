@@ -195,6 +195,19 @@ impl Params {
         }
     }
 
+    /// A string of at most `max` characters: longer ones answer as a failed model
+    /// validation, `{"message":{"<name>":["is too long (maximum is <max> characters)"]}}`.
+    pub fn string_at_most(&self, name: &str, max: usize) -> ApiResult<Option<String>> {
+        let value = self.string(name)?;
+        if value.as_ref().is_some_and(|s| s.chars().count() > max) {
+            return Err(ApiError::field(
+                name,
+                format!("is too long (maximum is {max} characters)"),
+            ));
+        }
+        Ok(value)
+    }
+
     pub fn required_string(&self, name: &str) -> ApiResult<String> {
         self.string(name)?
             .ok_or_else(|| ApiError::Missing(name.to_string()))
