@@ -2,6 +2,7 @@
 //! endpoint shares (parameters, errors, pagination, the `Api` extractor).
 
 pub mod error;
+pub mod limits;
 pub mod ops;
 pub mod pagination;
 pub mod params;
@@ -20,6 +21,10 @@ use crate::context::ApiContext;
 use error::ApiError;
 
 pub fn router(ctx: ApiContext) -> Router {
+    let request_limits = limits::RequestLimits::new(
+        ctx.config.max_concurrent_requests,
+        std::time::Duration::from_secs(ctx.config.request_timeout_seconds),
+    );
     Router::new()
         .merge(crate::api::router())
         .merge(ops::router())
@@ -31,6 +36,11 @@ pub fn router(ctx: ApiContext) -> Router {
         .layer(middleware::from_fn_with_state(
             ctx.clone(),
             crate::ratelimit::enforce,
+        ))
+        // Inside the metrics layer too, so that 503s for time are recorded by route.
+        .layer(middleware::from_fn_with_state(
+            request_limits,
+            limits::enforce,
         ))
         .layer(middleware::from_fn(record_metrics))
         .layer(

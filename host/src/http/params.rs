@@ -61,7 +61,21 @@ impl Params {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        if content_type.starts_with("multipart/form-data") {
+        let multipart = content_type.starts_with("multipart/form-data");
+        let limit = if multipart {
+            limits.multipart
+        } else {
+            limits.structured
+        };
+        // A body that announces more than it may carry is refused before a byte is read.
+        let announced = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_some_and(|length| length > limit as u64) {
+            return Err(ApiError::PayloadTooLarge);
+        }
+        if multipart {
             let boundary = multer::parse_boundary(&content_type)
                 .map_err(|_| ApiError::BadRequest("invalid multipart body".into()))?;
             return self.merge_multipart(body, boundary, limits.multipart).await;
@@ -435,7 +449,8 @@ fn insert_path(slot: &mut Value, path: &[&str], value: String) {
     insert_path(child, rest, value);
 }
 
-async fn read_limited(body: Body, limit: usize) -> ApiResult<Bytes> {
+/// The whole body, or 413 past `limit` bytes.
+pub async fn read_limited(body: Body, limit: usize) -> ApiResult<Bytes> {
     axum::body::to_bytes(body, limit).await.map_err(|error| {
         if is_length_limit(&error) {
             ApiError::PayloadTooLarge
