@@ -120,6 +120,20 @@ pub struct ServeConfig {
     /// Largest multipart (upload) request body, in bytes.
     #[arg(long, env = "TRELLIS_MAX_UPLOAD_BYTES", default_value_t = 100 * 1024 * 1024)]
     pub max_upload_bytes: usize,
+    /// Requests one process serves at once; more wait for a slot (within the request
+    /// timeout). Health checks do not wait.
+    #[arg(long, env = "TRELLIS_MAX_CONCURRENT_REQUESTS", default_value_t = 512)]
+    pub max_concurrent_requests: usize,
+    /// Longest time one request may take, from its head to its answer, waiting for a slot
+    /// and reading its body included; slower ones answer 503.
+    #[arg(long, env = "TRELLIS_REQUEST_TIMEOUT_SECONDS", default_value_t = 60)]
+    pub request_timeout_seconds: u64,
+    /// Longest a repository import or mirror update may run before it is stopped.
+    #[arg(long, env = "TRELLIS_IMPORT_TIMEOUT_SECONDS", default_value_t = 3600)]
+    pub import_timeout_seconds: u64,
+    /// Largest size a repository may reach while being imported; the fetch stops past it.
+    #[arg(long, env = "TRELLIS_IMPORT_MAX_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
+    pub import_max_bytes: u64,
     /// Database connections per process.
     #[arg(long, env = "TRELLIS_DB_CONNECTIONS", default_value_t = 16)]
     pub db_connections: u32,

@@ -39,6 +39,8 @@ DEFAULTS = {
     "raw_blob_request_limit": 300,
     "issues_create_limit": 0,
     "rate_limiting_response_text": "",
+    # conftest turns the protected paths throttle off for the suite; this module restores it
+    "throttle_protected_paths_enabled": False,
 }
 
 
@@ -282,6 +284,72 @@ def test_raw_blob_limit_per_path(server):
 
 
 # ---- settings changes, retry, concurrency ---------------------------------------------------------
+
+
+def project_of(server, user) -> int:
+    r = server.request("POST", "/projects", token=user["token"], json={"name": "rl" + secrets.token_hex(3)})
+    return assert_json(r, 201)["id"]
+
+
+@pytest.mark.parametrize("where", ["header", "form", "json", "multipart"])
+def test_issues_create_limit_sees_the_token_wherever_it_is(server, where):
+    """GitLab takes private_token from the body too; a limiter that reads only the head
+    would count such a caller per IP under no per-user rule at all."""
+    user = new_user(server)
+    project = project_of(server, user)
+    put_settings(server, issues_create_limit=1)
+    fresh_window(60)
+    path = f"{server.api_url}/projects/{project}/issues"
+
+    def create(i):
+        title = f"issue {i}"
+        if where == "header":
+            return requests.post(path, headers={"PRIVATE-TOKEN": user["token"]}, data={"title": title})
+        if where == "form":
+            return requests.post(path, data={"title": title, "private_token": user["token"]})
+        if where == "json":
+            return requests.post(path, json={"title": title, "access_token": user["token"]})
+        return requests.post(path, files={"title": (None, title), "private_token": (None, user["token"])})
+
+    got = [create(i) for i in range(3)]
+    assert [r.status_code for r in got] == [201, 429, 429], [r.text for r in got]
+    assert got[1].headers["RateLimit-Name"] == "issues_create"
+    # the body the limiter read still reaches the handler whole
+    assert got[0].json()["title"] == "issue 0"
+
+
+def test_unparsable_body_without_a_token_is_the_handlers_400(server):
+    put_settings(server, issues_create_limit=1)
+    r = requests.post(f"{server.api_url}/projects/1/issues", data=b"{not json",
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+
+
+def test_protected_paths_are_throttled_by_default(server, make_server):
+    """GitLab's default: 10 POSTs a minute per IP to sign-in, password and token paths."""
+    fresh = make_server()
+    r = fresh.request("GET", "/application/settings", token=fresh.root_token)
+    settings = assert_json(r, 200)
+    assert settings["throttle_protected_paths_enabled"] is False  # as conftest left it
+    r = fresh.request("PUT", "/application/settings", token=fresh.root_token,
+                      json={"throttle_protected_paths_enabled": True})
+    settings = assert_json(r, 200)
+    assert settings["throttle_protected_paths_period_in_seconds"] == 60
+    assert settings["throttle_protected_paths_requests_per_period"] == 10
+    assert "/oauth/token" in settings["protected_paths"]
+    assert "/users/sign_in" in settings["protected_paths"]
+    fresh_window(60, needed=10)
+    grant = {"grant_type": "password", "username": "root", "password": "wrong"}
+    codes = [requests.post(fresh.url + "/oauth/token", data=grant).status_code for _ in range(10)]
+    assert 429 not in codes, codes
+    r = requests.post(fresh.url + "/oauth/token", data=grant)
+    assert_throttled(r, "throttle_unauthenticated_protected_paths", 10, 60, observed=11)
+    r = requests.post(fresh.url + "/users/sign_in", data={"user[login]": "root", "user[password]": "x"})
+    assert r.status_code == 429
+    assert r.headers["RateLimit-Name"] == "throttle_unauthenticated_protected_paths"
+    # reads of the same paths and the rest of the API are not protected paths
+    assert requests.get(fresh.url + "/users/sign_in").status_code == 200
+    assert fresh.request("GET", "/version", token=fresh.root_token).status_code == 200
 
 
 def test_writer_sees_setting_changes_at_once(server):

@@ -223,7 +223,11 @@ def test_create_with_avatar_python_gitlab(server, gl):
 @pytest.mark.parametrize("filename", ["face.png", "face.JPG", "face.jpeg", "face.gif",
                                       "face.bmp", "face.tiff", "face.ico", "face.webp"])
 def test_create_with_avatar_each_image_type(server, filename):
-    image = png()  # only the declared type matters here
+    # the content must be the image type the extension names (magic bytes)
+    magic = {"png": b"", "jpg": b"\xff\xd8\xff\xe0", "jpeg": b"\xff\xd8\xff\xe0", "gif": b"GIF89a",
+             "bmp": b"BM", "tiff": b"II*\x00", "ico": b"\x00\x00\x01\x00",
+             "webp": b"RIFF\x00\x00\x00\x00WEBPVP8 "}[filename.rsplit(".", 1)[1].lower()]
+    image = magic + png() if magic else png()
     r = post_user_with_avatar(server, filename, image, "application/octet-stream")
     body = assert_json(r, 201)
     assert body["avatar_url"].startswith(

@@ -49,6 +49,33 @@ pub fn is_image(name: &str) -> bool {
     IMAGE_TYPES.iter().any(|(e, _)| *e == ext)
 }
 
+/// The image type `bytes` start with, by their magic numbers: what an avatar's content must
+/// be, whatever its name says (a `.png` holding HTML or SVG is refused).
+pub fn sniff_image(bytes: &[u8]) -> Option<&'static str> {
+    const SIGNATURES: &[(&[u8], &str)] = &[
+        (b"\x89PNG\r\n\x1a\n", "image/png"),
+        (b"\xff\xd8\xff", "image/jpeg"),
+        (b"GIF87a", "image/gif"),
+        (b"GIF89a", "image/gif"),
+        (b"BM", "image/bmp"),
+        (b"II*\0", "image/tiff"),
+        (b"MM\0*", "image/tiff"),
+        (b"\0\0\x01\0", "image/vnd.microsoft.icon"),
+    ];
+    if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        return Some("image/webp");
+    }
+    SIGNATURES
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map(|(_, kind)| *kind)
+}
+
+/// Whether `bytes` are an image of the type `name`'s extension says.
+pub fn is_image_content(name: &str, bytes: &[u8]) -> bool {
+    is_image(name) && sniff_image(bytes) == Some(content_type(name))
+}
+
 /// Images and videos, which markdown embeds.
 pub fn is_embeddable(name: &str) -> bool {
     let ext = extension(name);
@@ -109,4 +136,22 @@ pub async fn write(dir: &Path, name: &str, bytes: &[u8]) -> ApiResult<()> {
     tokio::fs::write(dir.join(name), bytes)
         .await
         .map_err(|e| ApiError::Internal(e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_recognised_by_content() {
+        assert!(is_image_content("a.png", b"\x89PNG\r\n\x1a\n...."));
+        assert!(is_image_content("a.JPG", b"\xff\xd8\xff\xe0...."));
+        assert!(is_image_content("a.webp", b"RIFF\0\0\0\0WEBPVP8 "));
+        assert!(is_image_content("a.ico", b"\0\0\x01\0\x01\0"));
+        // the name and the content must agree
+        assert!(!is_image_content("a.png", b"GIF89a...."));
+        assert!(!is_image_content("a.png", b"<svg onload=alert(1)>"));
+        assert!(!is_image_content("a.txt", b"\x89PNG\r\n\x1a\n"));
+        assert!(!is_image_content("a.webp", b"RIFF\0\0\0\0WAVE"));
+    }
 }

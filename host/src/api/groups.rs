@@ -35,6 +35,8 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/namespaces/{id}", get(namespace))
 }
 
+/// GitLab validates a namespace's description (`Namespace::Detail`) to this many characters.
+const DESCRIPTION_MAX: usize = 255;
 const GROUP_UNIQUES: &[(&str, &str, &str)] = &[("namespaces", "path_lower", "path")];
 const GROUP_NAME_MESSAGE: &str = "can contain only letters, digits, emojis, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
 const GROUP_PATH_MESSAGE: &str = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
@@ -276,7 +278,10 @@ async fn create(api: Api) -> ApiResult<Response> {
     check_parent_visibility(parent.as_ref(), &visibility)?;
     let mut settings = Map::new();
     read_settings(&api, &mut settings)?;
-    let description = api.params.string("description")?.unwrap_or_default();
+    let description = api
+        .params
+        .string_at_most("description", DESCRIPTION_MAX)?
+        .unwrap_or_default();
     let group = api
         .db()
         .create_group(NewGroup {
@@ -313,7 +318,7 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     changes.set("name", name.as_str());
     changes.set("path", path.as_str());
     changes.set("path_lower", path.to_lowercase());
-    if let Some(description) = api.params.string("description")? {
+    if let Some(description) = api.params.string_at_most("description", DESCRIPTION_MAX)? {
         changes.set("description", description);
     }
     if let Some(visibility) = api.params.one_of("visibility", projects::VISIBILITIES)? {

@@ -18,6 +18,10 @@ use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::model::labels::LabelRow;
 
+/// The longest label description: GitLab's limit for text columns
+/// (`Gitlab::Database::MAX_TEXT_SIZE_LIMIT`).
+const DESCRIPTION_MAX: usize = 1_000_000;
+
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route(
@@ -124,7 +128,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let color = p.required_string("color")?;
     check_name(&name)?;
     check_color(&color)?;
-    let description = p.string("description")?;
+    let description = p.string_at_most("description", DESCRIPTION_MAX)?;
     let priority = p.int("priority")?;
     if api
         .db()
@@ -182,7 +186,7 @@ async fn update_label(api: &Api, id: &str, key: &str) -> ApiResult<Json<Value>> 
         label.color = color;
     }
     if p.has("description") {
-        label.description = p.string("description")?;
+        label.description = p.string_at_most("description", DESCRIPTION_MAX)?;
     }
     if p.has("priority") {
         label.priority = p.int("priority")?;

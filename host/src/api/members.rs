@@ -257,7 +257,7 @@ async fn respond(api: &Api, members: Vec<MemberRow>) -> ApiResult<Response> {
     let total = members.len() as i64;
     let rows: Vec<MemberRow> = members
         .into_iter()
-        .skip(((request.page - 1) * request.per_page) as usize)
+        .skip(request.offset() as usize)
         .take(request.per_page as usize + 1)
         .collect();
     render_page(api, &request, rows, total, users)
@@ -302,11 +302,7 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
     let rows = api
         .db()
-        .members_page(
-            &filter,
-            request.per_page + 1,
-            (request.page - 1) * request.per_page,
-        )
+        .members_page(&filter, request.per_page + 1, request.offset())
         .await?;
     let total = api.db().count_members(&filter).await?;
     let users = users_of(&api, &rows).await?;

@@ -19,6 +19,10 @@ use crate::http::request::Api;
 use crate::model::milestones::MilestoneRow;
 use crate::store::milestones::{MilestoneChanges, MilestoneFilter};
 
+/// The longest milestone description: GitLab's limit for text columns
+/// (`Gitlab::Database::MAX_TEXT_SIZE_LIMIT`), as for issues.
+const DESCRIPTION_MAX: usize = 1_000_000;
+
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/milestones", get(list).post(create))
@@ -63,7 +67,10 @@ fn columns(api: &Api) -> ApiResult<MilestoneChanges> {
         columns.set("title", title);
     }
     if p.has("description") {
-        columns.set("description", p.string("description")?);
+        columns.set(
+            "description",
+            p.string_at_most("description", DESCRIPTION_MAX)?,
+        );
     }
     for name in ["due_date", "start_date"] {
         if p.has(name) {

@@ -93,17 +93,22 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The token from `PRIVATE-TOKEN`, `Authorization: Bearer`, or `private_token`/`access_token`.
 fn presented_token(request: &RequestAuth<'_>) -> ApiResult<Option<String>> {
-    if let Some(token) = header(request.headers, "private-token") {
+    presented_secret(request.headers, request.params)
+}
+
+/// The token a request carries in its headers or its parameters (query and body).
+pub fn presented_secret(headers: &HeaderMap, params: &Params) -> ApiResult<Option<String>> {
+    if let Some(token) = header(headers, "private-token") {
         return Ok(Some(token.to_string()));
     }
-    if let Some(value) = header(request.headers, "authorization")
+    if let Some(value) = header(headers, "authorization")
         && let Some((scheme, token)) = value.split_once(' ')
         && scheme.eq_ignore_ascii_case("bearer")
     {
         return Ok(Some(token.trim().to_string()));
     }
     for name in ["private_token", "access_token"] {
-        if let Some(token) = request.params.string(name)?.filter(|t| !t.is_empty()) {
+        if let Some(token) = params.string(name)?.filter(|t| !t.is_empty()) {
             return Ok(Some(token));
         }
     }
@@ -220,40 +225,19 @@ pub async fn authenticate(
 }
 
 /// The user whose token a request carries, as the rate limiter sees it before the request is
-/// routed: a token in `PRIVATE-TOKEN`, `Authorization: Bearer` or the query string
-/// (`private_token`, `access_token`) that exists, is neither revoked nor expired, and whose
-/// owner may use the API. Anything else is an unauthenticated request, as for GitLab's
-/// Rack::Attack. `sudo` is not applied: throttles count the token's owner. A token sent only
-/// in a form body is not seen here (the body is not read before the limiter decides).
-/// Lookups share the token cache with [`authenticate`], so the extractor that runs next
-/// finds the token cached.
+/// routed: a token in `PRIVATE-TOKEN`, `Authorization: Bearer` or the parameters
+/// (`private_token`, `access_token`, from the query or the body the limiter read) that exists,
+/// is neither revoked nor expired, and whose owner may use the API. Anything else is an
+/// unauthenticated request, as for GitLab's Rack::Attack. `sudo` is not applied: throttles
+/// count the token's owner. Lookups share the token cache with [`authenticate`], so the
+/// extractor that runs next finds the token cached.
 pub async fn token_owner(
     db: &TenantDb,
     tokens: &cache::TokenCache,
     headers: &HeaderMap,
-    query: Option<&str>,
+    params: &Params,
 ) -> sqlx::Result<Option<i64>> {
-    let mut secret = header(headers, "private-token").map(str::to_string);
-    if secret.is_none()
-        && let Some(value) = header(headers, "authorization")
-        && let Some((scheme, token)) = value.split_once(' ')
-        && scheme.eq_ignore_ascii_case("bearer")
-    {
-        secret = Some(token.trim().to_string());
-    }
-    if secret.is_none()
-        && let Some(query) = query
-    {
-        for name in ["private_token", "access_token"] {
-            secret = form_urlencoded::parse(query.as_bytes())
-                .find(|(key, value)| key == name && !value.is_empty())
-                .map(|(_, value)| value.into_owned());
-            if secret.is_some() {
-                break;
-            }
-        }
-    }
-    let Some(secret) = secret.filter(|s| !s.is_empty()) else {
+    let Ok(Some(secret)) = presented_secret(headers, params) else {
         return Ok(None);
     };
     let Some(found) = tokens.lookup(db, &secrets::digest(&secret)).await? else {

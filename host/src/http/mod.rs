@@ -2,6 +2,7 @@
 //! endpoint shares (parameters, errors, pagination, the `Api` extractor).
 
 pub mod error;
+pub mod limits;
 pub mod ops;
 pub mod pagination;
 pub mod params;
@@ -36,6 +37,10 @@ pub fn route_table() -> Vec<String> {
 }
 
 pub fn router(ctx: ApiContext) -> Router {
+    let request_limits = limits::RequestLimits::new(
+        ctx.config.max_concurrent_requests,
+        std::time::Duration::from_secs(ctx.config.request_timeout_seconds),
+    );
     routes()
         .into_inner()
         .fallback(not_found)
@@ -44,6 +49,11 @@ pub fn router(ctx: ApiContext) -> Router {
         .layer(middleware::from_fn_with_state(
             ctx.clone(),
             crate::ratelimit::enforce,
+        ))
+        // Inside the metrics layer too, so that 503s for time are recorded by route.
+        .layer(middleware::from_fn_with_state(
+            request_limits,
+            limits::enforce,
         ))
         .layer(middleware::from_fn(record_metrics))
         .layer(

@@ -65,14 +65,18 @@ impl PageRequest {
             order_by,
             direction,
             limit: self.per_page + 1,
-            offset: if self.keyset {
-                0
-            } else {
-                (self.page - 1) * self.per_page
-            },
+            offset: if self.keyset { 0 } else { self.offset() },
             id_after: params.int("id_after")?,
             id_before: params.int("id_before")?,
         })
+    }
+}
+
+impl PageRequest {
+    /// The rows before this page. `page` is any positive i64 a client sends, so the product
+    /// saturates instead of overflowing: a page past the end is just empty.
+    pub fn offset(&self) -> i64 {
+        (self.page - 1).saturating_mul(self.per_page)
     }
 }
 
@@ -83,7 +87,7 @@ impl PageRequest {
     /// GitLab's cap on offset pagination for large types: an offset beyond `max_offset`
     /// answers 405 and points at keyset pagination.
     pub fn check_offset_cap(&self, max_offset: i64, type_name: &str) -> ApiResult<()> {
-        if self.keyset || (self.page - 1) * self.per_page <= max_offset {
+        if self.keyset || self.offset() <= max_offset {
             return Ok(());
         }
         Err(ApiError::Custom(
@@ -155,8 +159,8 @@ impl<T> Page<T> {
         let total = self.total.filter(|t| *t <= COUNT_CAP);
         let total_pages = total.map(|t| ((t + per_page - 1) / per_page).max(1));
         let next = match total_pages {
-            Some(pages) => (page < pages).then_some(page + 1),
-            None => has_next.then_some(page + 1),
+            Some(pages) => (page < pages).then(|| page + 1),
+            None => has_next.then(|| page.checked_add(1)).flatten(),
         };
         let prev = (page > 1).then_some(page - 1);
         set(headers, "x-page", page.to_string());

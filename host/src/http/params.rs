@@ -61,7 +61,21 @@ impl Params {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        if content_type.starts_with("multipart/form-data") {
+        let multipart = content_type.starts_with("multipart/form-data");
+        let limit = if multipart {
+            limits.multipart
+        } else {
+            limits.structured
+        };
+        // A body that announces more than it may carry is refused before a byte is read.
+        let announced = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_some_and(|length| length > limit as u64) {
+            return Err(ApiError::PayloadTooLarge);
+        }
+        if multipart {
             let boundary = multer::parse_boundary(&content_type)
                 .map_err(|_| ApiError::BadRequest("invalid multipart body".into()))?;
             return self.merge_multipart(body, boundary, limits.multipart).await;
@@ -193,6 +207,19 @@ impl Params {
             Some(Value::Bool(b)) => Ok(Some(b.to_string())),
             Some(_) => Err(ApiError::invalid(name)),
         }
+    }
+
+    /// A string of at most `max` characters: longer ones answer as a failed model
+    /// validation, `{"message":{"<name>":["is too long (maximum is <max> characters)"]}}`.
+    pub fn string_at_most(&self, name: &str, max: usize) -> ApiResult<Option<String>> {
+        let value = self.string(name)?;
+        if value.as_ref().is_some_and(|s| s.chars().count() > max) {
+            return Err(ApiError::field(
+                name,
+                format!("is too long (maximum is {max} characters)"),
+            ));
+        }
+        Ok(value)
     }
 
     pub fn required_string(&self, name: &str) -> ApiResult<String> {
@@ -422,7 +449,8 @@ fn insert_path(slot: &mut Value, path: &[&str], value: String) {
     insert_path(child, rest, value);
 }
 
-async fn read_limited(body: Body, limit: usize) -> ApiResult<Bytes> {
+/// The whole body, or 413 past `limit` bytes.
+pub async fn read_limited(body: Body, limit: usize) -> ApiResult<Bytes> {
     axum::body::to_bytes(body, limit).await.map_err(|error| {
         if is_length_limit(&error) {
             ApiError::PayloadTooLarge

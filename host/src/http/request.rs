@@ -93,8 +93,16 @@ impl FromRequest<ApiContext> for Api {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
+        // Uploads are for callers who identify themselves in the head: without a token there,
+        // a multipart body gets the small limit, so an anonymous caller cannot make the
+        // process buffer `--max-upload-bytes` before it is refused.
+        let query = Params::from_query(parts.uri.query());
+        let multipart_limit = match auth::presented_secret(&parts.headers, &query) {
+            Ok(Some(_)) => ctx.config.max_upload_bytes,
+            _ => ctx.config.max_upload_bytes.min(ctx.config.max_body_bytes),
+        };
         let (origin, tenant, params) =
-            tenant_and_params(ctx, &parts, body, ctx.config.max_upload_bytes).await?;
+            tenant_and_params(ctx, &parts, body, multipart_limit).await?;
         let settings = ctx.settings.get(&tenant.db).await?;
         let route = parts
             .extensions

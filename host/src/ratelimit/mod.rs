@@ -4,12 +4,14 @@
 //!
 //! Why a middleware rather than the `Api` extractor: the throttles cover requests no handler
 //! extracts `Api` for (web paths, unknown routes answered 404, health checks excluded), GitLab
-//! checks them before routing, and a rejected upload must not have its body read first. The
+//! checks them before routing, and a rejected request should not have its body read first. The
 //! price is a second look at the token, kept small: the limiter resolves the tenant from the
 //! in-memory registry and the settings from their cache, decides from the path and settings
-//! alone whether any rule could apply (by default only requests with `search=` and raw file
-//! paths do), and only then looks the token up through the shared token cache — which the
-//! extractor then hits, so a request is still authenticated against the database at most once.
+//! alone whether any rule could apply (by default only requests with `search=` and raw
+//! file paths do), and only then looks the token up through the shared
+//! token cache — which the extractor then hits, so a request is still authenticated against
+//! the database at most once. The body is read only when the head carries no token and a
+//! per-user rule applies, since GitLab also takes a token from the body.
 //!
 //! `rules` says which limits a request falls under, `counter` counts (in memory on SQLite, one
 //! upsert per request on PostgreSQL), `response` builds the 429.
@@ -20,17 +22,19 @@ pub mod rules;
 
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::HeaderName;
 use axum::http::request::Parts;
+use axum::http::{HeaderName, Method};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 use crate::context::ApiContext;
+use crate::http::params::{BodyLimits, Params, read_limited};
 use crate::request_origin::{client_ip, request_host_name};
 use crate::settings::keys;
 use crate::store::rate_limits::CounterHit;
-use crate::store::{Db, Engine};
+use crate::store::{Db, Engine, TenantDb};
 use counter::{Counters, Window};
 use rules::{RequestFacts, Rule, Who};
 
@@ -74,23 +78,65 @@ pub fn counter_key(rule: &Rule, subject: &str) -> String {
     format!("{}:{}:{}", rule.name, rule.period, subject)
 }
 
-/// The middleware: a limited request is answered 429 here; others go on unchanged.
+/// The middleware: a limited request is answered 429 here; others go on unchanged (with
+/// their body, when the limiter had to read it to find a token).
 pub async fn enforce(State(ctx): State<ApiContext>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    if let Some(limited) = check(&ctx, &parts).await {
-        return limited;
+    match check(&ctx, &parts, body).await {
+        Ok(body) => next.run(Request::from_parts(parts, body)).await,
+        Err(limited) => limited,
     }
-    next.run(Request::from_parts(parts, body)).await
+}
+
+/// The caller's user id, from a token in the headers, the query or, failing those, the body
+/// (GitLab takes `private_token` and `access_token` from any of them, so a limiter that
+/// ignored the body would let a token there bypass every per-user limit and count the
+/// caller per IP instead). The body is read only for a request that has no token in its head
+/// and falls under a per-user rule, up to `--max-body-bytes` (413 beyond), and is handed on.
+async fn caller_of(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    parts: &Parts,
+    body: Body,
+) -> Result<(Option<i64>, Body), Response> {
+    let mut params = Params::from_query(parts.uri.query());
+    let in_head = matches!(
+        crate::auth::presented_secret(&parts.headers, &params),
+        Ok(Some(_))
+    );
+    let body = if in_head || matches!(parts.method, Method::GET | Method::HEAD) {
+        body
+    } else {
+        let bytes = read_limited(body, ctx.config.max_body_bytes)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let limits = BodyLimits {
+            structured: bytes.len(),
+            multipart: bytes.len(),
+        };
+        // A body that does not parse carries no token; the handler answers its 400.
+        let _ = params
+            .merge_body(&parts.headers, Body::from(bytes.clone()), limits)
+            .await;
+        Body::from(bytes)
+    };
+    match crate::auth::token_owner(db, &ctx.tokens, &parts.headers, &params).await {
+        Ok(user) => Ok((user, body)),
+        Err(error) => {
+            tracing::warn!(%error, "rate limiter: could not look the token up");
+            Ok((None, body))
+        }
+    }
 }
 
 /// Counts the request against every rule it falls under; the 429 of the first rule (in
 /// [`rules::candidates`] order) it exceeds, if any. A request counts against all its rules in
 /// one step (one statement on PostgreSQL), also when one of them rejects it. Storage errors
 /// let the request through (logged): the limiter never takes the API down with it.
-async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
+async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Response> {
     let path = parts.uri.path();
     if rules::classify(path) == rules::PathClass::Health {
-        return None;
+        return Ok(body);
     }
     if let Some(name) = &ctx.limiter.bypass_header
         && parts
@@ -98,7 +144,7 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
             .get(name)
             .is_some_and(|v| v.as_bytes() == b"1")
     {
-        return None;
+        return Ok(body);
     }
     let tenant_id = ctx
         .tenants
@@ -108,7 +154,7 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
         Ok(settings) => settings,
         Err(error) => {
             tracing::warn!(%error, "rate limiter: could not read the settings");
-            return None;
+            return Ok(body);
         }
     };
     let facts = RequestFacts {
@@ -122,18 +168,12 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
     };
     let candidates = rules::candidates(&settings, &facts);
     if candidates.is_empty() {
-        return None;
+        return Ok(body);
     }
-    let user = if candidates.iter().any(|r| r.who != Who::PerPath) {
-        match crate::auth::token_owner(&db, &ctx.tokens, &parts.headers, facts.query).await {
-            Ok(user) => user,
-            Err(error) => {
-                tracing::warn!(%error, "rate limiter: could not look the token up");
-                return None;
-            }
-        }
+    let (user, body) = if candidates.iter().any(|r| r.who != Who::PerPath) {
+        caller_of(ctx, &db, parts, body).await?
     } else {
-        None
+        (None, body)
     };
     let ip = client_ip(parts);
     let now = unix_now();
@@ -156,21 +196,24 @@ async fn check(ctx: &ApiContext, parts: &Parts) -> Option<Response> {
         })
         .unzip();
     if hits.is_empty() {
-        return None;
+        return Ok(body);
     }
     let counts = match ctx.limiter.counters.count(&db, &hits).await {
         Ok(counts) => counts,
         Err(error) => {
             tracing::warn!(%error, "rate limiter: could not count the request");
-            return None;
+            return Ok(body);
         }
     };
-    let (rule, observed) = applying
+    let Some((rule, observed)) = applying
         .iter()
         .zip(counts)
-        .find(|(rule, count)| *count > rule.limit)?;
+        .find(|(rule, count)| *count > rule.limit)
+    else {
+        return Ok(body);
+    };
     metrics::counter!("rate_limited_requests_total", "rule" => rule.name).increment(1);
-    Some(response::throttled(
+    Err(response::throttled(
         rule,
         observed,
         now,

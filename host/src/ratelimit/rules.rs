@@ -89,6 +89,18 @@ pub fn is_raw_blob(method: &Method, path: &str) -> bool {
     }
 }
 
+/// Whether `path` starts with one of the `protected_paths` (sign-in, password resets, token
+/// requests...), as GitLab's `protected_path_regex` matches them.
+fn is_protected(settings: &Settings, path: &str) -> bool {
+    match settings.get(keys::PROTECTED_PATHS) {
+        serde_json::Value::Array(prefixes) => prefixes
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .any(|prefix| !prefix.is_empty() && path.starts_with(prefix)),
+        _ => false,
+    }
+}
+
 /// Whether the query string carries a non-empty `search` parameter.
 pub fn has_search(query: Option<&str>) -> bool {
     query.is_some_and(|q| {
@@ -205,6 +217,22 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
                 push("throttle_authenticated_web", Who::Authenticated, t);
             }
         }
+    }
+    if *facts.method == Method::POST
+        && let Some(t) = throttle(settings, keys::THROTTLE_PROTECTED_PATHS)
+        && is_protected(settings, path)
+    {
+        push(
+            "throttle_unauthenticated_protected_paths",
+            Who::Unauthenticated,
+            t,
+        );
+        let authenticated = if classify(path) == PathClass::Api {
+            "throttle_authenticated_protected_paths_api"
+        } else {
+            "throttle_authenticated_protected_paths_web"
+        };
+        push(authenticated, Who::Authenticated, t);
     }
     if *facts.method == Method::POST
         && facts.route == Some(ISSUES_CREATE_ROUTE)
@@ -388,6 +416,49 @@ mod tests {
     }
 
     #[test]
+    fn protected_paths_are_throttled_by_default_on_post() {
+        let s = settings(json!({}));
+        for path in ["/users/sign_in", "/oauth/token", "/users/password/new"] {
+            let rules = candidates(
+                &s,
+                &RequestFacts {
+                    method: &Method::POST,
+                    path,
+                    route: None,
+                    query: None,
+                },
+            );
+            assert_eq!(rules.len(), 2, "{path}");
+            assert_eq!(
+                (rules[0].who, rules[0].limit, rules[0].period),
+                (Who::Unauthenticated, 10, 60)
+            );
+            assert_eq!(rules[1].who, Who::Authenticated);
+        }
+        assert_eq!(
+            names(&s, Method::POST, "/oauth/token", None, None),
+            [
+                "throttle_unauthenticated_protected_paths",
+                "throttle_authenticated_protected_paths_api"
+            ]
+        );
+        assert_eq!(
+            names(&s, Method::POST, "/users/sign_in", None, None)[1],
+            "throttle_authenticated_protected_paths_web"
+        );
+        assert!(names(&s, Method::GET, "/users/sign_in", None, None).is_empty());
+        assert!(names(&s, Method::POST, "/api/v4/users", None, None).is_empty());
+        let off = settings(json!({"throttle_protected_paths_enabled": false}));
+        assert!(names(&off, Method::POST, "/oauth/token", None, None).is_empty());
+        let custom = settings(json!({"protected_paths": ["/api/v4/projects"]}));
+        assert_eq!(
+            names(&custom, Method::POST, "/api/v4/projects", None, None).len(),
+            2
+        );
+        assert!(names(&custom, Method::POST, "/oauth/token", None, None).is_empty());
+    }
+
+    #[test]
     fn zero_disables_application_limits() {
         let s = settings(json!({
             "search_rate_limit": 0,
@@ -450,7 +521,7 @@ mod tests {
             ["throttle_unauthenticated_api", "throttle_authenticated_api"]
         );
         assert_eq!(
-            names(&s, Method::POST, "/oauth/token", None, None),
+            names(&s, Method::GET, "/oauth/token", None, None),
             ["throttle_unauthenticated_api", "throttle_authenticated_api"]
         );
         assert_eq!(

@@ -197,6 +197,7 @@ keys! {
 
     OUTBOUND_LOCAL_REQUESTS_WHITELIST: StrListSetting = "outbound_local_requests_whitelist";
     RESTRICTED_VISIBILITY_LEVELS: StrListSetting = "restricted_visibility_levels";
+    PROTECTED_PATHS: StrListSetting = "protected_paths";
     }
 
     secrets {
@@ -211,6 +212,7 @@ keys! {
         THROTTLE_UNAUTHENTICATED_API = "unauthenticated_api";
         THROTTLE_UNAUTHENTICATED_PACKAGES_API = "unauthenticated_packages_api";
         THROTTLE_UNAUTHENTICATED_WEB = "unauthenticated_web";
+        THROTTLE_PROTECTED_PATHS = "protected_paths";
     }
 }
 

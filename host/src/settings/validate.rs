@@ -60,6 +60,13 @@ pub const REQUIRES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "throttle_protected_paths_enabled",
+        &[
+            "throttle_protected_paths_period_in_seconds",
+            "throttle_protected_paths_requests_per_period",
+        ],
+    ),
+    (
         "throttle_unauthenticated_packages_api_enabled",
         &[
             "throttle_unauthenticated_packages_api_period_in_seconds",

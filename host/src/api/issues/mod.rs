@@ -225,7 +225,7 @@ pub fn page_of<T>(all: Vec<T>, request: &PageRequest) -> Page<T> {
     let total = all.len() as i64;
     let rows = all
         .into_iter()
-        .skip(((request.page - 1) * request.per_page) as usize)
+        .skip(request.offset() as usize)
         .take(request.per_page as usize + 1)
         .collect();
     Page {

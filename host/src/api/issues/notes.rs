@@ -49,12 +49,7 @@ pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
     } = api.input()?;
     let mut rows = api
         .db()
-        .issue_notes(
-            ctx.issue.id,
-            order,
-            request.per_page + 1,
-            (request.page - 1) * request.per_page,
-        )
+        .issue_notes(ctx.issue.id, order, request.per_page + 1, request.offset())
         .await?;
     let mut total = api.db().count_issue_notes(ctx.issue.id).await?;
     if !is_reporter(&ctx.project) {

@@ -12,6 +12,9 @@ use crate::settings::keys::{self, StrSetting};
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
+/// GitLab's `Project` validates its description to this many characters.
+const DESCRIPTION_MAX: usize = 2000;
+
 pub const VISIBILITIES: &[&str] = &["private", "internal", "public"];
 const ACCESS: &[&str] = &["disabled", "private", "enabled"];
 const PUBLIC_ACCESS: &[&str] = &["disabled", "private", "enabled", "public"];
@@ -98,7 +101,7 @@ pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResu
     let name = p.string("name")?.map(|s| s.trim().to_string());
     let path = p.string("path")?.map(|s| s.trim().to_string());
     let visibility = p.one_of("visibility", VISIBILITIES)?;
-    if let Some(description) = p.string("description")? {
+    if let Some(description) = p.string_at_most("description", DESCRIPTION_MAX)? {
         changes.set("description", description);
     }
     if let Some(branch) = p.string("default_branch")?

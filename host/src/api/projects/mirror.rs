@@ -1,9 +1,18 @@
 //! Repository imports and pull mirrors: `import_url` on create starts an import, and
 //! `POST /projects/:id/mirror/pull` fetches the mirror again. The URL is checked against the
 //! outbound address policy when stored and again before every fetch (with the checked
-//! addresses pinned for git's HTTP client, so a second DNS answer cannot redirect it).
+//! addresses pinned: for git's HTTP client by `http.curloptResolve`, for `git://` by fetching
+//! from the checked address itself, so a second DNS answer cannot redirect it).
+//!
+//! An import is bounded: at most [`IMPORT_SLOTS`] run at once per process (the rest stay
+//! `scheduled` until a slot frees), each for at most `--import-timeout-seconds`, and a fetch
+//! whose repository grows past `--import-max-bytes` is stopped (dropping it kills `git`).
 
 use std::net::SocketAddr;
+use std::path::Path as FsPath;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use axum::Json;
 use axum::extract::Path;
@@ -32,6 +41,82 @@ pub async fn check_import_url(api: &Api, url: &str) -> ApiResult<()> {
         .await
         .map_err(|reason| blocked(reason.to_string()))?;
     Ok(())
+}
+
+/// Imports and mirror updates one process runs at once.
+const IMPORT_SLOTS: usize = 4;
+static IMPORTS: Semaphore = Semaphore::const_new(IMPORT_SLOTS);
+
+/// How often a running fetch's repository is measured.
+const SIZE_POLL: Duration = Duration::from_millis(500);
+
+/// The URL git fetches from: `git://` URLs name the checked address instead of the host
+/// (git's own protocol resolves names itself, past any pin; it has no credentials to hide);
+/// others are `raw`, unchanged, and pinned by [`fetch_config`].
+fn pinned_url(raw: &str, url: &url::Url, addresses: &[SocketAddr]) -> anyhow::Result<String> {
+    match (url.scheme(), addresses.first()) {
+        ("git", Some(address)) => {
+            let mut pinned = url.clone();
+            pinned
+                .set_ip_host(address.ip())
+                .map_err(|()| anyhow::anyhow!("Import url is invalid"))?;
+            Ok(pinned.to_string())
+        }
+        _ => Ok(raw.to_string()),
+    }
+}
+
+/// The bytes under `dir`, counted in a blocking thread.
+async fn disk_usage(dir: &FsPath) -> u64 {
+    fn walk(dir: &FsPath) -> u64 {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .map(|entry| match entry.metadata() {
+                Ok(meta) if meta.is_dir() => walk(&entry.path()),
+                Ok(meta) => meta.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    }
+    let dir = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || walk(&dir))
+        .await
+        .unwrap_or(0)
+}
+
+/// Runs `fetch` until it ends, `timeout` passes, or `dir` grows past `max_bytes`; the last two
+/// drop the fetch, which kills its `git`.
+async fn bounded<F>(fetch: F, dir: &FsPath, timeout: Duration, max_bytes: u64) -> anyhow::Result<()>
+where
+    F: Future<Output = anyhow::Result<()>>,
+{
+    let watch = async {
+        loop {
+            tokio::time::sleep(SIZE_POLL).await;
+            if disk_usage(dir).await > max_bytes {
+                return;
+            }
+        }
+    };
+    let limited = async {
+        tokio::select! {
+            result = fetch => result,
+            () = watch => Err(anyhow::anyhow!(
+                "Import failed: the repository is larger than {max_bytes} bytes"
+            )),
+        }
+    };
+    tokio::time::timeout(timeout, limited)
+        .await
+        .unwrap_or_else(|_| {
+            Err(anyhow::anyhow!(
+                "Import failed: it took longer than {} seconds",
+                timeout.as_secs()
+            ))
+        })
 }
 
 /// `-c` options for fetching `url` from the checked `addresses`: only network protocols, no
@@ -83,7 +168,10 @@ pub async fn schedule_fetch(
     let repo = repository::repository(api, project.id, false);
     let branch = default_branch(project);
     let id = project.id;
+    let timeout = Duration::from_secs(api.ctx.config.import_timeout_seconds);
+    let max_bytes = api.ctx.config.import_max_bytes;
     Ok(PendingFetch(Box::pin(async move {
+        let _slot = IMPORTS.acquire().await.expect("never closed");
         db.set_import_status(id, "started", None).await?;
         let fetched = async {
             let parsed = url::Url::parse(url.trim())?;
@@ -92,8 +180,10 @@ pub async fn schedule_fetch(
                 .await
                 .map_err(|reason| anyhow::anyhow!("Import url is blocked: {reason}"))?;
             repo.ensure(&branch).await?;
-            repo.fetch(url.trim(), None, &fetch_config(&parsed, &addresses))
-                .await?;
+            let source = pinned_url(url.trim(), &parsed, &addresses)?;
+            let config = fetch_config(&parsed, &addresses);
+            let fetch = async { Ok(repo.fetch(&source, None, &config).await?) };
+            bounded(fetch, repo.path(), timeout, max_bytes).await?;
             if repo.branch_exists(&branch).await? {
                 repo.set_head(&branch).await?;
             }
@@ -146,4 +236,54 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     };
     schedule_fetch(&api, &project, url).await?.start();
     Ok(Json(json!({})).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_urls_are_pinned_to_the_checked_address() {
+        let checked: Vec<SocketAddr> = vec!["203.0.113.7:9418".parse().unwrap()];
+        let git = url::Url::parse("git://example.com/group/repo.git").unwrap();
+        assert_eq!(
+            pinned_url("git://example.com/group/repo.git", &git, &checked).unwrap(),
+            "git://203.0.113.7/group/repo.git"
+        );
+        let v6: Vec<SocketAddr> = vec!["[2001:db8::1]:9418".parse().unwrap()];
+        assert_eq!(
+            pinned_url("git://example.com/r", &git, &v6).unwrap(),
+            "git://[2001:db8::1]/group/repo.git"
+        );
+        let raw = "https://user:secret@example.com/r.git";
+        let https = url::Url::parse(raw).unwrap();
+        assert_eq!(pinned_url(raw, &https, &checked).unwrap(), raw);
+    }
+
+    #[tokio::test]
+    async fn fetches_are_stopped_by_time_and_size() {
+        let dir = std::env::temp_dir().join(format!("trellis-bounded-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let slow = async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            anyhow::Ok(())
+        };
+        let error = bounded(slow, &dir, Duration::from_millis(100), u64::MAX)
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("took longer"), "{error}");
+        let growing = async {
+            std::fs::write(dir.join("pack"), vec![0u8; 4096]).unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            anyhow::Ok(())
+        };
+        let error = bounded(growing, &dir, Duration::from_secs(20), 1024)
+            .await
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("larger than 1024 bytes"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

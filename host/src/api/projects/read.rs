@@ -246,11 +246,7 @@ pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
     let rows = api
         .db()
-        .project_users(
-            &filter,
-            request.per_page + 1,
-            (request.page - 1) * request.per_page,
-        )
+        .project_users(&filter, request.per_page + 1, request.offset())
         .await?;
     let total = api.db().count_project_users(&filter).await?;
     let views = api.user_views();

@@ -50,7 +50,7 @@ pub async fn starrers(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             ctx.project.id,
             search.as_deref(),
             request.per_page + 1,
-            (request.page - 1) * request.per_page,
+            request.offset(),
         )
         .await?;
     let total = search.is_none().then_some(ctx.project.star_count);

@@ -43,7 +43,7 @@ pub async fn memberships(Path(id): Path<String>, api: Api) -> ApiResult<Response
     let source_type = api.params.one_of("type", &["Project", "Namespace"])?;
     let user = user_by_id(&api, &id).await?;
     let request = PageRequest::from_params(&api.params)?;
-    let offset = (request.page - 1) * request.per_page;
+    let offset = request.offset();
     let db = api.db();
     let rows = db
         .memberships(

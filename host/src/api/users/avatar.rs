@@ -28,7 +28,7 @@ pub enum AvatarChange {
 pub fn requested(api: &Api) -> ApiResult<AvatarChange> {
     if let Some(file) = api.params.file("avatar") {
         let name = files::safe_filename(&file.filename, "avatar.png");
-        if !files::is_image(&name) {
+        if !files::is_image_content(&name, &file.bytes) {
             return Err(ApiError::field(
                 "avatar",
                 "file format is not supported. Please try one of the following supported formats: png, jpg, jpeg, gif, bmp, tiff, ico, webp",

@@ -1,0 +1,61 @@
+//! Whole-request limits, so that no caller can hold a process's resources without bound: how
+//! many requests it serves at once (`--max-concurrent-requests`; the rest wait for a slot) and
+//! how long one may take, waiting for its slot included (`--request-timeout-seconds`). A
+//! request over time answers 503 and its handler is dropped, which also ends its body read
+//! and kills the `git` it runs (`kill_on_drop`). Health checks skip the queue, so a busy
+//! process is not taken for a dead one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::Semaphore;
+
+use super::error::ApiError;
+
+#[derive(Clone)]
+pub struct RequestLimits {
+    slots: Arc<Semaphore>,
+    timeout: Duration,
+}
+
+impl RequestLimits {
+    pub fn new(max_concurrent: usize, timeout: Duration) -> RequestLimits {
+        RequestLimits {
+            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            timeout,
+        }
+    }
+}
+
+/// The middleware.
+pub async fn enforce(
+    State(limits): State<RequestLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let health = crate::ratelimit::rules::classify(request.uri().path())
+        == crate::ratelimit::rules::PathClass::Health;
+    let served = async {
+        let _slot = if health {
+            None
+        } else {
+            Some(limits.slots.acquire().await.expect("never closed"))
+        };
+        next.run(request).await
+    };
+    match tokio::time::timeout(limits.timeout, served).await {
+        Ok(response) => response,
+        Err(_) => {
+            metrics::counter!("http_requests_timed_out_total").increment(1);
+            ApiError::Custom(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({ "message": "503 Service Unavailable: the request took too long" }),
+            )
+            .into_response()
+        }
+    }
+}
