@@ -165,6 +165,12 @@ pub struct ServeConfig {
         default_value = "127.0.0.0/8,::1/128"
     )]
     pub monitoring_allowlist: Vec<IpNet>,
+    /// Reverse proxies in front of Trellis (CIDRs), as GitLab's `trusted_proxies`: from these
+    /// peers, the client's address is read from `X-Forwarded-For`, for the rate limits, the
+    /// monitoring allowlist and the addresses recorded with sign-ins and spam checks. Empty by
+    /// default: the connection's peer is the client.
+    #[arg(long, env = "TRELLIS_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<IpNet>,
     /// A request header that, set to `1`, exempts a request from every rate limit (GitLab's
     /// GITLAB_THROTTLE_BYPASS_HEADER). Only for a proxy in front that strips it from clients.
     #[arg(long, env = "TRELLIS_THROTTLE_BYPASS_HEADER")]

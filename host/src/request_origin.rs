@@ -8,6 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Uri, header};
+use ipnet::IpNet;
 
 /// The scheme, host, path and query of the request, for building links back to it.
 #[derive(Debug, Clone)]
@@ -141,19 +142,88 @@ pub fn request_host_name(headers: &HeaderMap, uri: &Uri) -> String {
     host_name_of(raw_host(headers, uri))
 }
 
-/// The peer address of the connection (proxies' forwarding headers are not trusted).
-pub fn client_ip(parts: &Parts) -> IpAddr {
-    parts
+/// The client's address: the connection's peer, or, when the peer is one of the operator's
+/// `--trusted-proxies`, the address the proxies forwarded ([`forwarded_client`]).
+pub fn client_ip(parts: &Parts, trusted_proxies: &[IpNet]) -> IpAddr {
+    let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |info| {
             info.0.ip().to_canonical()
-        })
+        });
+    forwarded_client(peer, &parts.headers, trusted_proxies)
+}
+
+/// As Rails' `RemoteIp` with GitLab's `trusted_proxies`: a peer that is not a trusted proxy is
+/// the client, whatever it sends; behind trusted proxies, the client is the nearest address in
+/// `X-Forwarded-For` (read from the right, where each proxy appended its peer) that is not one
+/// of them. Entries left of it are the client's own claims and are never believed.
+pub fn forwarded_client(peer: IpAddr, headers: &HeaderMap, trusted_proxies: &[IpNet]) -> IpAddr {
+    let trusted = |ip: &IpAddr| trusted_proxies.iter().any(|net| net.contains(ip));
+    if !trusted(&peer) {
+        return peer;
+    }
+    let hops: Vec<IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|hop| hop.trim().parse::<IpAddr>().ok())
+        .map(|ip| ip.to_canonical())
+        .collect();
+    hops.iter()
+        .rev()
+        .find(|ip| !trusted(ip))
+        .or(hops.first())
+        .copied()
+        .unwrap_or(peer)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::canonical_host;
+    use super::{canonical_host, forwarded_client};
+
+    #[test]
+    fn forwarded_addresses_count_only_behind_trusted_proxies() {
+        let proxies: Vec<ipnet::IpNet> = vec![
+            "127.0.0.0/8".parse().unwrap(),
+            "10.0.0.0/8".parse().unwrap(),
+        ];
+        let headers = |value: &str| {
+            let mut map = axum::http::HeaderMap::new();
+            map.insert("x-forwarded-for", value.parse().unwrap());
+            map
+        };
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        // A client that is not a proxy cannot claim another address.
+        assert_eq!(
+            forwarded_client(ip("203.0.113.9"), &headers("1.2.3.4"), &proxies),
+            ip("203.0.113.9")
+        );
+        // Behind proxies, the nearest untrusted hop; the client's own claims to its left are ignored.
+        assert_eq!(
+            forwarded_client(
+                ip("127.0.0.1"),
+                &headers("6.6.6.6, 198.51.100.7, 10.1.2.3"),
+                &proxies
+            ),
+            ip("198.51.100.7")
+        );
+        // A proxy without the header, or with only proxies in it.
+        assert_eq!(
+            forwarded_client(ip("127.0.0.1"), &axum::http::HeaderMap::new(), &proxies),
+            ip("127.0.0.1")
+        );
+        assert_eq!(
+            forwarded_client(ip("127.0.0.1"), &headers("10.0.0.1, 10.0.0.2"), &proxies),
+            ip("10.0.0.1")
+        );
+        // With no trusted proxies, the header is never read.
+        assert_eq!(
+            forwarded_client(ip("127.0.0.1"), &headers("198.51.100.7"), &[]),
+            ip("127.0.0.1")
+        );
+    }
 
     #[test]
     fn host_and_port_only() {

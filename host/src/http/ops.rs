@@ -6,13 +6,14 @@ use std::net::SocketAddr;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
 use super::error::ApiError;
 use crate::context::ApiContext;
+use crate::request_origin::forwarded_client;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -22,8 +23,12 @@ pub fn router() -> Router<ApiContext> {
         .route("/-/metrics", get(metrics))
 }
 
-fn allowed(ctx: &ApiContext, peer: SocketAddr) -> Result<(), ApiError> {
-    let ip = peer.ip().to_canonical();
+fn allowed(ctx: &ApiContext, peer: SocketAddr, headers: &HeaderMap) -> Result<(), ApiError> {
+    let ip = forwarded_client(
+        peer.ip().to_canonical(),
+        headers,
+        &ctx.config.trusted_proxies,
+    );
     if ctx
         .config
         .monitoring_allowlist
@@ -39,24 +44,27 @@ fn allowed(ctx: &ApiContext, peer: SocketAddr) -> Result<(), ApiError> {
 async fn health(
     State(ctx): State<ApiContext>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
 ) -> Result<&'static str, ApiError> {
-    allowed(&ctx, peer)?;
+    allowed(&ctx, peer, &headers)?;
     Ok("GitLab OK")
 }
 
 async fn liveness(
     State(ctx): State<ApiContext>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    allowed(&ctx, peer)?;
+    allowed(&ctx, peer, &headers)?;
     Ok(Json(json!({ "status": "ok" })).into_response())
 }
 
 async fn readiness(
     State(ctx): State<ApiContext>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    allowed(&ctx, peer)?;
+    allowed(&ctx, peer, &headers)?;
     let database_ok = ctx.db.ping().await.is_ok();
     let check = |ok: bool| {
         if ok {
@@ -81,8 +89,9 @@ async fn readiness(
 async fn metrics(
     State(ctx): State<ApiContext>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    allowed(&ctx, peer)?;
+    allowed(&ctx, peer, &headers)?;
     Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         ctx.metrics.render(),

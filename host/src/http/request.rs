@@ -116,7 +116,7 @@ impl FromRequest<ApiContext> for Api {
             params: &params,
         };
         let caller = auth::authenticate(&tenant.db, &ctx.tokens, &settings, request).await?;
-        let client_ip = crate::request_origin::client_ip(&parts);
+        let client_ip = crate::request_origin::client_ip(&parts, &ctx.config.trusted_proxies);
         let user_agent = parts
             .headers
             .get(header::USER_AGENT)

@@ -175,7 +175,7 @@ async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Resp
     } else {
         (None, body)
     };
-    let ip = client_ip(parts);
+    let ip = client_ip(parts, &ctx.config.trusted_proxies);
     let now = unix_now();
     let (applying, hits): (Vec<Rule>, Vec<CounterHit>) = candidates
         .into_iter()

@@ -22,6 +22,7 @@ use crate::http::error::ApiError;
 use crate::http::params::Params;
 use crate::http::request::tenant_and_params;
 use crate::request_origin::Origin;
+use crate::request_origin::client_ip;
 use crate::settings::Settings;
 use crate::tenants::Tenant;
 use session::Session;
@@ -79,7 +80,7 @@ impl FromRequest<ApiContext> for Web {
         let peer_ip = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
-            .map(|info| info.0.ip().to_canonical().to_string());
+            .map(|_| client_ip(&parts, &ctx.config.trusted_proxies).to_string());
         Ok(Web {
             tenant,
             settings,
