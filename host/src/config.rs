@@ -17,6 +17,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// The command line is parsed once at start; the size of `Serve`'s flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP server (migrates the database and creates the default tenant first).

@@ -11,7 +11,6 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
 /// without those limits) is cut to fit, never skipped.
 pub const MAX_INPUT_BYTES: usize = 4 * (255 + 1_000_000);
 /// The largest text a plugin may answer with (a verdict's reason, a log line set aside).
-
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 /// Log text a plugin may write per call; the rest is dropped.
 pub const MAX_LOG_BYTES: usize = 1024;
