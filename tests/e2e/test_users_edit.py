@@ -172,7 +172,9 @@ def test_update_avatar_python_gitlab(server, gl):
 
 def test_update_avatar_replaces_and_removes(server):
     body = create_user(server)
-    first, second = png(), png()
+    # The second is a GIF: an avatar's content must be the type its name says (GitLab's
+    # UploadTypeCheck).
+    first, second = png(), b"GIF89a" + png()[8:]
     r = put_user(server, body["id"], files={"avatar": ("one.png", first, "image/png")})
     url_one = assert_json(r, 200)["avatar_url"]
     assert server.request("GET", url_one).content == first
