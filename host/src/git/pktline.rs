@@ -138,10 +138,13 @@ fn is_zero(id: &str) -> bool {
     id.bytes().all(|b| b == b'0')
 }
 
+/// A push's reference updates, the capabilities the client asked for, and the bytes they took.
+pub type ReceiveCommands = (Vec<RefUpdate>, Vec<String>, usize);
+
 /// The command list at the start of a `git-receive-pack` request: the reference updates, the
 /// capabilities the client asked for (after the NUL of the first line), and the bytes it took
 /// (the pack follows). `None` while the flush that ends the list has not arrived.
-pub fn receive_commands(buf: &[u8]) -> Result<Option<(Vec<RefUpdate>, Vec<String>, usize)>, Error> {
+pub fn receive_commands(buf: &[u8]) -> Result<Option<ReceiveCommands>, Error> {
     let mut offset = 0;
     let mut updates = Vec::new();
     let mut capabilities = Vec::new();
