@@ -90,9 +90,9 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
         }
         GitRoute::Rpc { project, service } => (project, service),
     };
-    let head = clone_head(&request);
-    match prepare(&ctx, &head, &project, service).await {
-        Ok(Prepared { repo, after_push }) => run(request, &repo, service, after_push).await,
+    let (parts, body) = request.into_parts();
+    match prepare(&ctx, &parts, &project, service).await {
+        Ok(Prepared { repo, after_push }) => run(&parts, body, &repo, service, after_push).await,
         Err(response) => *response,
     }
 }
@@ -176,51 +176,32 @@ async fn prepare(
     Ok(Prepared { repo, after_push })
 }
 
-/// The head of a request (the body stays for git).
-fn clone_head(request: &Request) -> Parts {
-    let mut builder = Request::builder()
-        .method(request.method().clone())
-        .uri(request.uri().clone())
-        .version(request.version());
-    if let Some(headers) = builder.headers_mut() {
-        *headers = request.headers().clone();
-    }
-    let mut head = builder.body(()).unwrap_or_default();
-    // The peer address (connect info) lives in the extensions.
-    if let Some(info) = request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-    {
-        head.extensions_mut().insert(*info);
-    }
-    head.into_parts().0
-}
-
 /// Runs git for an allowed request.
 async fn run(
-    request: Request,
+    parts: &Parts,
+    body: Body,
     repo: &Repository,
     service: Service,
     after_push: Option<AfterPush>,
 ) -> Response {
-    let protocol = request
-        .headers()
+    let protocol = parts
+        .headers
         .get("git-protocol")
         .and_then(|v| v.to_str().ok())
         .and_then(smart_http::protocol)
         .map(str::to_string);
-    if request.method() == Method::GET {
+    if parts.method == Method::GET {
         return match smart_http::advertisement(repo, service, protocol.as_deref()).await {
             Ok(body) => git_response(service, "advertisement", Body::from(body)),
             Err(error) => api_error(error).into_response(),
         };
     }
-    let gzip = request
-        .headers()
+    let gzip = parts
+        .headers
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("gzip") || v.eq_ignore_ascii_case("x-gzip"));
-    let body = request.into_body().into_data_stream();
+    let body = body.into_data_stream();
     let rpc = match smart_http::rpc(repo, service, protocol.as_deref(), body, gzip) {
         Ok(rpc) => rpc,
         Err(error) => return api_error(error).into_response(),
