@@ -84,7 +84,7 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
             let service = query_param(request.uri().query(), "service");
             match service.as_deref().and_then(Service::from_name) {
                 Some(service) => (project, service),
-                // Dumb HTTP (no service) is not served, as by GitLab.
+                // Dumb HTTP (no service) is not served; GitLab does not serve it either.
                 None => return text(StatusCode::FORBIDDEN, "Unsupported service"),
             }
         }
