@@ -1,6 +1,6 @@
 //! The REST API v4: one module per resource, each with its own `router()`.
 
-mod access;
+pub(crate) mod access;
 mod applications;
 mod emails;
 mod files;

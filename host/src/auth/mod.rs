@@ -3,6 +3,7 @@
 //! the OAuth bearer shape, missing scope 403 `insufficient_scope`.
 
 pub mod cache;
+pub mod git;
 pub mod oauth;
 pub mod password;
 pub mod secrets;
@@ -160,15 +161,7 @@ pub async fn authenticate(
     if found.revoked {
         return Err(ApiError::InvalidToken("Token has been revoked."));
     }
-    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
-    if found
-        .expires_at
-        .as_deref()
-        .is_some_and(|expires| expires <= today.as_str())
-        || found
-            .expires_at_ms
-            .is_some_and(|at| at <= crate::model::now_ms())
-    {
+    if found.is_expired() {
         return Err(ApiError::InvalidToken("Token has expired."));
     }
     // A blocked or deactivated user is treated as if no valid token had been given.
@@ -192,6 +185,7 @@ pub async fn authenticate(
         db.touch_token(found.id).await?;
     }
     // `last_activity_on`: at most one write per user and day.
+    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
     let today_str = today.as_str();
     if found.user.last_activity_on.as_deref() != Some(today_str) {
         db.record_activity(found.user.id, today_str).await?;
@@ -243,15 +237,7 @@ pub async fn token_owner(
     let Some(found) = tokens.lookup(db, &secrets::digest(&secret)).await? else {
         return Ok(None);
     };
-    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
-    let expired = found
-        .expires_at
-        .as_deref()
-        .is_some_and(|expires| expires <= today.as_str())
-        || found
-            .expires_at_ms
-            .is_some_and(|at| at <= crate::model::now_ms());
-    if found.revoked || expired || !found.user.can_use_api() {
+    if found.revoked || found.is_expired() || !found.user.can_use_api() {
         return Ok(None);
     }
     Ok(Some(found.user.id))

@@ -5,7 +5,9 @@
 
 mod error;
 mod languages;
+pub mod pktline;
 mod process;
+pub mod smart_http;
 
 pub use error::{Error, Result};
 pub use languages::{Languages, language_of};
@@ -153,6 +155,16 @@ impl Repository {
         )
         .await?;
         Ok(text(&out).parse().unwrap_or(0))
+    }
+
+    /// Branch names, sorted.
+    pub async fn branches(&self) -> Result<Vec<String>> {
+        let out = git(
+            Some(&self.path),
+            &["for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads"],
+        )
+        .await?;
+        Ok(text(&out).lines().map(str::to_string).collect())
     }
 
     pub async fn branch_exists(&self, branch: &str) -> Result<bool> {

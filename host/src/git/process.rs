@@ -14,6 +14,26 @@ pub struct Identity<'a> {
     pub email: &'a str,
 }
 
+/// `git` (with `--git-dir dir`) isolated from the host: no system or global configuration, no
+/// prompts, no inherited repository, stdin and stdout piped, killed when dropped.
+pub fn command(dir: Option<&Path>) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("git");
+    if let Some(dir) = dir {
+        command.arg("--git-dir").arg(dir);
+    }
+    command
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_ASKPASS", "/bin/false")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
 pub async fn git(dir: Option<&Path>, args: &[&str]) -> Result<Vec<u8>> {
     git_with(dir, args, &[], None).await
 }
@@ -25,22 +45,8 @@ pub async fn git_with(
     input: &[u8],
     identity: Option<&Identity<'_>>,
 ) -> Result<Vec<u8>> {
-    let mut command = tokio::process::Command::new("git");
-    if let Some(dir) = dir {
-        command.arg("--git-dir").arg(dir);
-    }
-    command
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "/bin/false")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    let mut command = command(dir);
+    command.args(args).stderr(Stdio::piped());
     if let Some(identity) = identity {
         for role in ["AUTHOR", "COMMITTER"] {
             command

@@ -68,10 +68,14 @@ pub fn router(ctx: ApiContext) -> Router {
         .with_state(ctx)
 }
 
-/// Unrouted paths: project uploads (`/<project path>/uploads/<secret>/<file>`, whose project
-/// path may have any depth) are served here; everything else is 404.
+/// Unrouted paths: project uploads (`/<project path>/uploads/<secret>/<file>`) and git over
+/// HTTP (`/<project path>.git/info/refs` ...), whose project paths may have any depth, are
+/// served here; everything else is 404.
 async fn not_found(State(ctx): State<ApiContext>, request: Request) -> Response {
     let path = request.uri().path().to_string();
+    if let Some(route) = crate::git_http::route(request.method(), &path, request.uri().query()) {
+        return crate::git_http::serve(ctx, request, route).await;
+    }
     if request.method() == axum::http::Method::GET && crate::api::is_upload_path(&path) {
         return match request::Api::from_request(request, &ctx).await {
             Ok(api) => crate::api::serve_project_upload(api, &path)
