@@ -66,7 +66,7 @@ pub async fn find_for_git_client(
     if !settings.get(keys::PASSWORD_AUTHENTICATION_ENABLED_FOR_GIT) || login.is_empty() {
         return Ok(None);
     }
-    let Ok(user) = password::check(db, login, password).await? else {
+    let Some(user) = password::check(db, login, password).await? else {
         return Ok(None);
     };
     // As for the OAuth password grant: two-factor users must use a token; blocked, deactivated

@@ -110,7 +110,8 @@ async fn prepare(
     project: &str,
     service: Service,
 ) -> Result<Prepared, Box<Response>> {
-    let origin = Origin::from_parts(&parts.headers, &parts.uri);
+    let origin = Origin::from_parts(&parts.headers, &parts.uri)
+        .map_err(|_| api_error(ApiError::BadRequest("Host header is malformed".into())))?;
     let tenant = ctx.tenant_for(&origin);
     let settings = ctx.settings.get(&tenant.db).await.map_err(api_error)?;
     let credentials = basic_credentials(&parts.headers);
@@ -140,7 +141,7 @@ async fn prepare(
         params: Params::default(),
         origin,
         settings,
-        client_ip: crate::request_origin::client_ip(parts),
+        client_ip: crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies),
         user_agent: None,
     };
     let project_ctx = match crate::api::access::project(&api, project).await {
