@@ -1,10 +1,11 @@
 //! Property tests for every parser that reads what a client sends: request parameters and their
-//! coercions, durations, task lists, OAuth scopes and SSH and GPG keys. Arbitrary input must give
+//! coercions, durations, task lists, OAuth scopes, SSH and GPG keys, and git's pkt-lines. Arbitrary input must give
 //! a value or a refusal (which the API turns into a 4xx), never a panic, and the accepted values
 //! must hold the invariants the handlers rely on.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
+use trellis::git::pktline;
 use trellis::http::params::{Params, parse_bool, parse_date, parse_datetime};
 
 /// Parameter names the handlers read, with the bracket forms Grape accepts.
@@ -157,5 +158,31 @@ proptest! {
             base64::engine::general_purpose::STANDARD.encode(&body));
         let _ = trellis::keys::parse_gpg_key(&armored);
         let _ = trellis::keys::parse_gpg_key(&raw);
+    }
+
+    #[test]
+    fn pkt_lines_never_read_past_their_buffer(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        if let Ok(Some((_, used))) = pktline::parse(&bytes) {
+            prop_assert!(used <= bytes.len());
+        }
+        if let Ok(Some((_, _, used))) = pktline::receive_commands(&bytes) {
+            prop_assert!(used <= bytes.len());
+        }
+    }
+
+    #[test]
+    fn pkt_line_streams_of_random_packets_parse_back(payloads in prop::collection::vec(
+        prop::collection::vec(any::<u8>(), 0..300), 0..8)) {
+        let mut stream: Vec<u8> = payloads.iter().flat_map(|p| pktline::data(p)).collect();
+        stream.extend_from_slice(pktline::FLUSH);
+        let mut offset = 0;
+        for payload in &payloads {
+            let (packet, used) = pktline::parse(&stream[offset..]).unwrap().unwrap();
+            prop_assert_eq!(packet, pktline::Packet::Data(payload));
+            offset += used;
+        }
+        prop_assert_eq!(pktline::parse(&stream[offset..]).unwrap(), Some((pktline::Packet::Flush, 4)));
+        // Whatever the payloads, the push-command reader answers, never panics.
+        let _ = pktline::receive_commands(&stream);
     }
 }
