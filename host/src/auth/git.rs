@@ -47,16 +47,7 @@ pub async fn find_for_git_client(
         let scopes: Vec<String> = found.scopes.split_whitespace().map(String::from).collect();
         let has = |allowed: &[&str]| scopes.iter().any(|s| allowed.contains(&s.as_str()));
         let (download, push) = (has(DOWNLOAD_SCOPES), has(PUSH_SCOPES));
-        let caller = Caller {
-            user: found.user.clone(),
-            token_id: found.id,
-            oauth: found.oauth,
-            scopes,
-            impersonation: found.impersonation,
-            sudo_by: None,
-            admin_mode: settings.get(keys::ADMIN_MODE),
-            token: found,
-        };
+        let caller = Caller::for_token(found, scopes, settings);
         return Ok(Some(GitCaller {
             caller,
             download,
@@ -84,7 +75,6 @@ pub async fn find_for_git_client(
 /// A caller signed in with a password: no token, so no scopes (admin mode, when on, then
 /// withholds administrator rights, as it does for a token without `admin_mode`).
 fn password_caller(user: UserRow, settings: &Settings) -> Caller {
-    let user = Arc::new(user);
     let token = Arc::new(KnownToken {
         id: 0,
         scopes: String::new(),
@@ -94,17 +84,8 @@ fn password_caller(user: UserRow, settings: &Settings) -> Caller {
         expires_at_ms: None,
         oauth: false,
         last_used_at: None,
-        user: user.clone(),
+        user: Arc::new(user),
         owner_identities: OnceLock::new(),
     });
-    Caller {
-        user,
-        token_id: 0,
-        oauth: false,
-        scopes: Vec::new(),
-        impersonation: false,
-        sudo_by: None,
-        admin_mode: settings.get(keys::ADMIN_MODE),
-        token,
-    }
+    Caller::for_token(token, Vec::new(), settings)
 }

@@ -43,6 +43,24 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The caller a known token makes, acting as its owner (no sudo yet).
+    fn for_token(
+        token: Arc<cache::KnownToken>,
+        scopes: Vec<String>,
+        settings: &Settings,
+    ) -> Caller {
+        Caller {
+            user: token.user.clone(),
+            token_id: token.id,
+            oauth: token.oauth,
+            scopes,
+            impersonation: token.impersonation,
+            sudo_by: None,
+            admin_mode: settings.get(keys::ADMIN_MODE),
+            token,
+        }
+    }
+
     /// The id of the personal (or impersonation) access token the request carries.
     pub fn personal_token_id(&self) -> Option<i64> {
         (!self.oauth).then_some(self.token_id)
@@ -190,16 +208,7 @@ pub async fn authenticate(
     if found.user.last_activity_on.as_deref() != Some(today_str) {
         db.record_activity(found.user.id, today_str).await?;
     }
-    let mut caller = Caller {
-        user: found.user.clone(),
-        token_id: found.id,
-        oauth: found.oauth,
-        scopes,
-        impersonation: found.impersonation,
-        sudo_by: None,
-        admin_mode: settings.get(keys::ADMIN_MODE),
-        token: found.clone(),
-    };
+    let mut caller = Caller::for_token(found.clone(), scopes, settings);
     if let Some(target) = sudo {
         if !caller.is_admin() {
             return Err(ApiError::forbidden_because("Must be admin to use sudo"));
