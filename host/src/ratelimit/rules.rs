@@ -418,7 +418,7 @@ mod tests {
     #[test]
     fn protected_paths_are_throttled_by_default_on_post() {
         let s = settings(json!({}));
-        for path in ["/users/sign_in", "/oauth/token", "/users/password/new"] {
+        for path in ["/users/sign_in", "/api/v4/session", "/users/password/new"] {
             let rules = candidates(
                 &s,
                 &RequestFacts {
@@ -436,12 +436,14 @@ mod tests {
             assert_eq!(rules[1].who, Who::Authenticated);
         }
         assert_eq!(
-            names(&s, Method::POST, "/oauth/token", None, None),
+            names(&s, Method::POST, "/api/v4/session", None, None),
             [
                 "throttle_unauthenticated_protected_paths",
                 "throttle_authenticated_protected_paths_api"
             ]
         );
+        // GitLab's default list leaves the OAuth token endpoint out.
+        assert!(names(&s, Method::POST, "/oauth/token", None, None).is_empty());
         assert_eq!(
             names(&s, Method::POST, "/users/sign_in", None, None)[1],
             "throttle_authenticated_protected_paths_web"
@@ -449,13 +451,13 @@ mod tests {
         assert!(names(&s, Method::GET, "/users/sign_in", None, None).is_empty());
         assert!(names(&s, Method::POST, "/api/v4/users", None, None).is_empty());
         let off = settings(json!({"throttle_protected_paths_enabled": false}));
-        assert!(names(&off, Method::POST, "/oauth/token", None, None).is_empty());
+        assert!(names(&off, Method::POST, "/users/sign_in", None, None).is_empty());
         let custom = settings(json!({"protected_paths": ["/api/v4/projects"]}));
         assert_eq!(
             names(&custom, Method::POST, "/api/v4/projects", None, None).len(),
             2
         );
-        assert!(names(&custom, Method::POST, "/oauth/token", None, None).is_empty());
+        assert!(names(&custom, Method::POST, "/users/sign_in", None, None).is_empty());
     }
 
     #[test]

@@ -343,7 +343,7 @@ pub static CATALOG: &[Entry] = &[
     i("throttle_protected_paths_requests_per_period", "10"),
     sl(
         "protected_paths",
-        r#"["/users/password","/users/sign_in","/api/v3/session.json","/api/v3/session","/api/v4/session.json","/api/v4/session","/users","/users/confirmation","/unsubscribes/","/import/github/personal_access_token","/admin/session","/oauth/token","/users/unlock"]"#,
+        r#"["/users/password","/users/sign_in","/api/v3/session.json","/api/v3/session","/api/v4/session.json","/api/v4/session","/users","/users/confirmation","/unsubscribes/","/import/github/personal_access_token","/admin/session"]"#,
     ),
     b("throttle_unauthenticated_enabled", "false").alias("throttle_unauthenticated_web_enabled"),
     i("throttle_unauthenticated_period_in_seconds", "3600")
