@@ -45,27 +45,57 @@ pub enum Wildcard<T> {
     Value(T),
 }
 
+/// The criteria of an issue list that the API passes through as the client gave them.
 #[derive(Debug, Clone)]
-pub struct IssueFilter {
-    pub source: IssueSource,
-    pub viewer: Viewer,
-    pub today: String,
+pub struct IssueCriteria {
+    /// `opened` or `closed`; `None` for all.
     pub state: Option<String>,
     /// `None` / `Any` / all of these names (lower-cased).
     pub labels: Wildcard<Vec<String>>,
+    /// `None`, `Any` or a title.
     pub milestone: Wildcard<String>,
-    pub author_id: Option<i64>,
-    pub assignee: Wildcard<i64>,
-    pub my_reaction_emoji: Wildcard<String>,
-    pub iids: Option<Vec<i64>>,
     pub search: Option<String>,
+    /// Which fields `search` looks at (both by default).
     pub search_title: bool,
     pub search_description: bool,
+    /// Bounds on `created_at` and `updated_at`, in milliseconds since the epoch.
     pub created_after: Option<i64>,
     pub created_before: Option<i64>,
     pub updated_after: Option<i64>,
     pub updated_before: Option<i64>,
     pub confidential: Option<bool>,
+}
+
+impl Default for IssueCriteria {
+    fn default() -> Self {
+        IssueCriteria {
+            state: None,
+            labels: Wildcard::Unset,
+            milestone: Wildcard::Unset,
+            search: None,
+            search_title: true,
+            search_description: true,
+            created_after: None,
+            created_before: None,
+            updated_after: None,
+            updated_before: None,
+            confidential: None,
+        }
+    }
+}
+
+/// An issue list's query, resolved: the criteria, and what the API worked out from the caller
+/// and the lookups (authors and assignees by id, the reaction filter, refused projects).
+#[derive(Debug, Clone)]
+pub struct IssueFilter {
+    pub source: IssueSource,
+    pub viewer: Viewer,
+    pub today: String,
+    pub criteria: IssueCriteria,
+    pub author_id: Option<i64>,
+    pub assignee: Wildcard<i64>,
+    pub my_reaction_emoji: Wildcard<String>,
+    pub iids: Option<Vec<i64>>,
     /// Projects left out (refused by external authorization).
     pub excluded_projects: Vec<i64>,
 }
@@ -76,21 +106,11 @@ impl IssueFilter {
             source,
             viewer,
             today,
-            state: None,
-            labels: Wildcard::Unset,
-            milestone: Wildcard::Unset,
+            criteria: IssueCriteria::default(),
             author_id: None,
             assignee: Wildcard::Unset,
             my_reaction_emoji: Wildcard::Unset,
             iids: None,
-            search: None,
-            search_title: true,
-            search_description: true,
-            created_after: None,
-            created_before: None,
-            updated_after: None,
-            updated_before: None,
-            confidential: None,
             excluded_projects: Vec::new(),
         }
     }
@@ -184,7 +204,7 @@ impl IssueFilter {
 
     /// The label filter when the list is not driven by a label's own index.
     fn push_labels(&self, sql: &mut Sql, tenant_id: i64, counting: bool) {
-        match &self.labels {
+        match &self.criteria.labels {
             Wildcard::Unset => {}
             Wildcard::None => {
                 sql.push(" AND NOT EXISTS (SELECT 1 FROM issue_labels il WHERE il.tenant_id = i.tenant_id AND il.issue_id = i.id)");
@@ -219,7 +239,7 @@ impl IssueFilter {
     /// The `search` term: SQLite's trigram index for terms it can answer, else a substring
     /// scan (`LOWER(...)` on PostgreSQL, where the `pg_trgm` indexes answer it).
     fn push_search(&self, sql: &mut Sql, tenant_id: i64, mode: Mode) {
-        let Some(search) = &self.search else {
+        let Some(search) = &self.criteria.search else {
             return;
         };
         if mode.search_index {
@@ -240,10 +260,10 @@ impl IssueFilter {
             Engine::Postgres => "LOWER(i.description)",
         };
         let mut terms = Vec::new();
-        if self.search_title {
+        if self.criteria.search_title {
             terms.push(lower("i.title"));
         }
-        if self.search_description {
+        if self.criteria.search_description {
             terms.push(lower("i.description"));
         }
         sql.push(" AND (");
@@ -261,7 +281,7 @@ impl IssueFilter {
     /// `issue_search MATCH` the term as one quoted FTS5 string (a substring: the trigram
     /// tokenizer's phrase), within the tenant's rowid range.
     fn push_search_match(&self, sql: &mut Sql, tenant_id: i64, search: &str) {
-        let columns = match (self.search_title, self.search_description) {
+        let columns = match (self.criteria.search_title, self.criteria.search_description) {
             (true, false) => "title",
             (false, true) => "description",
             _ => "{title description}",
@@ -279,13 +299,13 @@ impl IssueFilter {
     /// label's index, `counting` picking the cheaper label form for a count.
     fn push_conditions(&self, sql: &mut Sql, tenant_id: i64, mode: Mode) {
         self.push_confidentiality(sql, tenant_id);
-        if let Some(state) = &self.state {
+        if let Some(state) = &self.criteria.state {
             sql.push(" AND i.state = ").bind(state);
         }
         if mode.labels {
             self.push_labels(sql, tenant_id, mode.counting);
         }
-        match &self.milestone {
+        match &self.criteria.milestone {
             Wildcard::Unset => {}
             Wildcard::None => {
                 sql.push(" AND i.milestone_id IS NULL");
@@ -348,16 +368,16 @@ impl IssueFilter {
         }
         self.push_search(sql, tenant_id, mode);
         for (column, op, value) in [
-            ("created_at", ">=", self.created_after),
-            ("created_at", "<=", self.created_before),
-            ("updated_at", ">=", self.updated_after),
-            ("updated_at", "<=", self.updated_before),
+            ("created_at", ">=", self.criteria.created_after),
+            ("created_at", "<=", self.criteria.created_before),
+            ("updated_at", ">=", self.criteria.updated_after),
+            ("updated_at", "<=", self.criteria.updated_before),
         ] {
             if let Some(value) = value {
                 sql.push(&format!(" AND i.{column} {op} ")).bind(value);
             }
         }
-        if let Some(confidential) = self.confidential {
+        if let Some(confidential) = self.criteria.confidential {
             sql.push(" AND i.confidential = ").bind(confidential);
         }
     }
@@ -380,7 +400,7 @@ enum Plan<'a> {
 impl<'a> Plan<'a> {
     /// Project lists filtered by label names walk the first label's index in creation order.
     fn of(filter: &'a IssueFilter, order_by: &str) -> Plan<'a> {
-        match (&filter.source, &filter.labels) {
+        match (&filter.source, &filter.criteria.labels) {
             (IssueSource::Project { id, .. }, Wildcard::Value(names))
                 if order_by == "created_at" && !names.is_empty() =>
             {
@@ -477,7 +497,7 @@ impl TenantDb {
     /// Whether SQLite's trigram index should answer the search term: it must be long enough
     /// for trigrams, and rare enough (counted up to the threshold in the index itself).
     async fn search_plan(&self, filter: &IssueFilter) -> sqlx::Result<bool> {
-        let Some(search) = &filter.search else {
+        let Some(search) = &filter.criteria.search else {
             return Ok(false);
         };
         if self.engine() != Engine::Sqlite || search.chars().count() < MIN_INDEXED_CHARS {

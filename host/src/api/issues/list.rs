@@ -14,7 +14,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::issues::IssueRow;
 use crate::settings::keys;
-use crate::store::issue_filter::{IssueFilter, IssueSource, Wildcard};
+use crate::store::issue_filter::{IssueCriteria, IssueFilter, IssueSource, Wildcard};
 use crate::store::window::{Direction, Window};
 use crate::views::issue::IssueShape;
 
@@ -58,12 +58,8 @@ pub enum UserRef {
 /// What the three issue lists accept (GitLab's `issues_params` and pagination).
 #[derive(Debug)]
 pub struct IssueListQuery {
-    /// `opened` or `closed`; `None` for `all` (the default).
-    pub state: Option<String>,
-    /// `labels`: `None`/`No Label`, `Any`, or all of these names (lower-cased).
-    pub labels: Wildcard<Vec<String>>,
-    /// `milestone`: `None`, `Any` or a title.
-    pub milestone: Wildcard<String>,
+    /// The criteria passed to the store as read.
+    pub criteria: IssueCriteria,
     /// `None`: the list's default (`created_by_me` for `GET /issues`, else `all`).
     pub scope: Option<Scope>,
     /// `author_id` or `author_username` (mutually exclusive).
@@ -72,16 +68,6 @@ pub struct IssueListQuery {
     pub assignee: Wildcard<UserRef>,
     pub my_reaction_emoji: Wildcard<String>,
     pub iids: Option<Vec<i64>>,
-    pub search: Option<String>,
-    /// `in`: which fields `search` looks at (both by default).
-    pub search_title: bool,
-    pub search_description: bool,
-    /// `created_after`... as milliseconds since the epoch.
-    pub created_after: Option<i64>,
-    pub created_before: Option<i64>,
-    pub updated_after: Option<i64>,
-    pub updated_before: Option<i64>,
-    pub confidential: Option<bool>,
     pub page: PageRequest,
     /// `order_by`, `sort` and the keyset bounds.
     pub window: Window,
@@ -231,22 +217,24 @@ impl FromParams for IssueListQuery {
         let direction = sort_direction(p, Direction::Desc)?;
         let window = page.window(p, order_by, direction)?;
         Ok(IssueListQuery {
-            state,
-            labels,
-            milestone,
+            criteria: IssueCriteria {
+                state,
+                labels,
+                milestone,
+                search,
+                search_title,
+                search_description,
+                created_after,
+                created_before,
+                updated_after,
+                updated_before,
+                confidential,
+            },
             scope,
             author,
             assignee,
             my_reaction_emoji,
             iids,
-            search,
-            search_title,
-            search_description,
-            created_after,
-            created_before,
-            updated_after,
-            updated_before,
-            confidential,
             page,
             window,
             with_labels_details: p.bool("with_labels_details")?.unwrap_or(false),
@@ -294,9 +282,7 @@ async fn resolve(
 ) -> ApiResult<IssueFilter> {
     let mut filter = IssueFilter::new(source, viewer(api), today());
     filter.excluded_projects = access::refused_projects(api).await?;
-    filter.state = query.state;
-    filter.labels = query.labels;
-    filter.milestone = query.milestone;
+    filter.criteria = query.criteria;
     let me = api.caller.as_ref().map(|c| c.user.id);
     match (query.scope.unwrap_or(default_scope), me) {
         (Scope::All, _) => {}
@@ -330,14 +316,6 @@ async fn resolve(
             _ => iids,
         });
     }
-    filter.search = query.search;
-    filter.search_title = query.search_title;
-    filter.search_description = query.search_description;
-    filter.created_after = query.created_after;
-    filter.created_before = query.created_before;
-    filter.updated_after = query.updated_after;
-    filter.updated_before = query.updated_before;
-    filter.confidential = query.confidential;
     Ok(filter)
 }
 
@@ -422,12 +400,12 @@ mod tests {
     #[test]
     fn defaults() {
         let q = query("").unwrap();
-        assert_eq!(q.state, None);
-        assert!(matches!(q.labels, Wildcard::Unset));
+        assert_eq!(q.criteria.state, None);
+        assert!(matches!(q.criteria.labels, Wildcard::Unset));
         assert_eq!(q.scope, None);
         assert_eq!(q.author, None);
         assert!(matches!(q.assignee, Wildcard::Unset));
-        assert!(q.search_title && q.search_description);
+        assert!(q.criteria.search_title && q.criteria.search_description);
         assert_eq!(q.window.order_by, "created_at");
         assert_eq!(q.window.direction, Direction::Desc);
         assert_eq!((q.page.page, q.page.per_page), (1, 20));
@@ -463,17 +441,17 @@ mod tests {
     fn wildcards_scopes_and_users() {
         let q =
             query("labels=No+Label&milestone=any&scope=assigned-to-me&assignee_id=None").unwrap();
-        assert!(matches!(q.labels, Wildcard::None));
-        assert!(matches!(q.milestone, Wildcard::Any));
+        assert!(matches!(q.criteria.labels, Wildcard::None));
+        assert!(matches!(q.criteria.milestone, Wildcard::Any));
         assert_eq!(q.scope, Some(Scope::AssignedToMe));
         assert!(matches!(q.assignee, Wildcard::None));
         let q = query("labels=Bug,UI&author_username=ann&assignee_username=bob&in=title").unwrap();
-        assert!(matches!(q.labels, Wildcard::Value(ref l) if l == &["bug", "ui"]));
+        assert!(matches!(q.criteria.labels, Wildcard::Value(ref l) if l == &["bug", "ui"]));
         assert_eq!(q.author, Some(UserRef::Username("ann".into())));
         assert!(matches!(q.assignee, Wildcard::Value(UserRef::Username(ref n)) if n == "bob"));
-        assert!(q.search_title && !q.search_description);
+        assert!(q.criteria.search_title && !q.criteria.search_description);
         let q = query("state=all&order_by=popularity&sort=asc&author_id=7").unwrap();
-        assert_eq!(q.state, None);
+        assert_eq!(q.criteria.state, None);
         assert_eq!(q.window.order_by, "upvotes");
         assert_eq!(q.author, Some(UserRef::Id(7)));
     }
