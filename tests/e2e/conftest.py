@@ -8,6 +8,7 @@ storage engines: SQLite always, PostgreSQL when TRELLIS_TEST_DATABASE_URL is set
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import secrets
@@ -504,3 +505,61 @@ def built_in(server: Server, token=None, host=None) -> dict:
     r = server.request("GET", "/application/plugins", token=token or server.root_token, host=host)
     rows = assert_json(r, 200)
     return next(p for p in rows if p["name"] == "spam-filter" and p["built_in"])
+
+
+# ---- git clients ---------------------------------------------------------------
+
+
+def run_git(home: Path, *args, cwd=None, check=True) -> subprocess.CompletedProcess:
+    """The real `git` with no system or user configuration (HOME is `home`), no credential
+    helper and no prompts; `check` asserts it succeeded."""
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "",
+        "SSH_ASKPASS": "",
+        "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+    }
+    done = subprocess.run(
+        ["git", "-c", "credential.helper=", "-c", "init.defaultBranch=main", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def git_url(server: Server, path: str, login: str | None = None,
+            password: str | None = None) -> str:
+    """The smart HTTP URL of `path` on `server`, with credentials when given."""
+    auth = f"{login}:{password}@" if login is not None else ""
+    return f"http://{auth}{server.host}/{path}"
+
+
+# ---- the domain event outbox -------------------------------------------------------
+
+
+def domain_events(server: Server, since: int = 0) -> list[dict]:
+    """The events recorded after id `since`, oldest first, with their payload parsed."""
+    rows = server.sql(
+        "SELECT id, kind, actor_id, project_id, subject_id, payload FROM domain_events "
+        f"WHERE id > {int(since)} ORDER BY tenant_id, id"
+    )
+    out = []
+    for id_, kind, actor, project, subject, payload in rows:
+        out.append({
+            "id": int(id_),
+            "kind": kind,
+            "actor_id": int(actor) if actor not in (None, "") else None,
+            "project_id": int(project) if project not in (None, "") else None,
+            "subject_id": int(subject),
+            **json.loads(payload),
+        })
+    return out
+
+
+def last_event_id(server: Server) -> int:
+    rows = server.sql("SELECT COALESCE(MAX(id), 0) FROM domain_events")
+    return int(rows[0][0])

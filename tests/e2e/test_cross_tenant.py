@@ -53,6 +53,7 @@ def tenant_a(server: Server) -> dict:
     label = project.labels.create({"name": f"{marker}l", "color": "#FF0000"})
     milestone = project.milestones.create({"title": f"{marker}m"})
     hook = project.hooks.create({"url": "https://hooks.example/x"})
+    protected = project.protectedbranches.create({"name": f"{marker}pb"})
     project.members.create({"user_id": user.id, "access_level": 30})
     key = server.request("POST", f"/users/{user.id}/keys", token=root, data={
         "title": f"{marker}k",
@@ -86,6 +87,7 @@ def tenant_a(server: Server) -> dict:
         "label": label.id,
         "milestone": milestone.id,
         "hook": hook.id,
+        "protected_branch": protected.name,
         "key": key.json()["id"],
         "email": email.json()["id"],
         "impersonation": impersonation.json()["id"],
@@ -115,6 +117,7 @@ def object_ids(a: dict) -> dict:
         ("labels", "{label_id}"): a["label"],
         ("milestones", "{milestone_id}"): a["milestone"],
         ("hooks", "{hook_id}"): a["hook"],
+        ("protected_branches", "{name}"): a["protected_branch"],
         ("keys", "{key_id}"): a["key"],
         ("gpg_keys", "{key_id}"): a["key"],
         ("emails", "{email_id}"): a["email"],

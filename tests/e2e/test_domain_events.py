@@ -3,38 +3,17 @@ the change (the table `domain_events`), with the actor, the object before and af
 changed fields; a write that fails records nothing. Nothing consumes the outbox yet, so these
 tests read the table directly."""
 
-import json
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_json, make_user
+from conftest import assert_json, domain_events, last_event_id, make_user
 
 FIXTURES = Path(__file__).resolve().parents[2] / "host" / "tests" / "fixtures"
 
 
-def events(server, since: int = 0) -> list[dict]:
-    """The events recorded after id `since`, oldest first, with their payload parsed."""
-    rows = server.sql(
-        "SELECT id, kind, actor_id, project_id, subject_id, payload FROM domain_events "
-        f"WHERE id > {int(since)} ORDER BY tenant_id, id"
-    )
-    out = []
-    for id_, kind, actor, project, subject, payload in rows:
-        out.append({
-            "id": int(id_),
-            "kind": kind,
-            "actor_id": int(actor) if actor not in (None, "") else None,
-            "project_id": int(project) if project not in (None, "") else None,
-            "subject_id": int(subject),
-            **json.loads(payload),
-        })
-    return out
-
-
-def last_id(server) -> int:
-    rows = server.sql("SELECT COALESCE(MAX(id), 0) FROM domain_events")
-    return int(rows[0][0])
+events = domain_events
+last_id = last_event_id
 
 
 def kinds(recorded: list[dict]) -> list[str]:

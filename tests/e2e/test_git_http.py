@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import PASSWORD, assert_json, make_user, other_tenant, require_program
+from conftest import (PASSWORD, assert_json, git_url, make_user, other_tenant, require_program,
+                      run_git)
 
 CHALLENGE = 'Basic realm="GitLab"'
 NOT_FOUND = ("The project you were looking for could not be found or you don't have "
@@ -36,28 +37,8 @@ def home():
         yield Path(path)
 
 
-def git(home: Path, *args, cwd=None, check=True) -> subprocess.CompletedProcess:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_ASKPASS": "",
-        "SSH_ASKPASS": "",
-        "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
-        "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
-    }
-    done = subprocess.run(
-        ["git", "-c", "credential.helper=", "-c", "init.defaultBranch=main", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
-
-
-def url(server, path: str, login: str | None = None, password: str | None = None) -> str:
-    auth = f"{login}:{password}@" if login is not None else ""
-    return f"http://{auth}{server.host}/{path}"
+git = run_git
+url = git_url
 
 
 def workdir(home: Path) -> Path:
@@ -251,7 +232,8 @@ def test_passwords_and_bad_credentials(server, home, gl, private):
     target = workdir(home)
     git(home, "clone", "-q", url(server, path, user.username, PASSWORD), str(target))
     commit(home, target, "dev.txt", "d\n")
-    git(home, "push", "-q", "origin", "HEAD", cwd=target)
+    # a branch of their own: the default branch is protected (default_branch_protection)
+    git(home, "push", "-q", "origin", "HEAD:dev-work", cwd=target)
     bad = info_refs(server, path, auth=(user.username, "wrong-password"))
     assert bad.status_code == 401 and bad.headers["WWW-Authenticate"] == CHALLENGE
     assert bad.text.startswith("HTTP Basic: Access denied.")

@@ -45,13 +45,15 @@ use crate::store::TenantDb;
 use crate::store::projects::ProjectChanges;
 
 /// GitLab's refusals, as its git access checks word them.
-pub const PUSH_PROTECTED: &str = "You are not allowed to push code to protected branches on this project.";
+pub const PUSH_PROTECTED: &str =
+    "You are not allowed to push code to protected branches on this project.";
 pub const FORCE_PUSH_PROTECTED: &str =
     "You are not allowed to force push code to a protected branch on this project.";
 pub const DELETE_PROTECTED: &str = "You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.";
 pub const DELETE_PROTECTED_NOT_WEB: &str =
     "You can only delete protected branches using the web interface.";
-pub const CREATE_PROTECTED: &str = "You are not allowed to create protected branches on this project.";
+pub const CREATE_PROTECTED: &str =
+    "You are not allowed to create protected branches on this project.";
 pub const CREATE_PROTECTED_NOT_WEB: &str =
     "You can only create protected branches using the web interface and API.";
 pub const DELETE_DEFAULT_BRANCH: &str = "The default branch of a project cannot be deleted.";
@@ -436,14 +438,17 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
                 .after(&payload),
         );
     }
-    let today = chrono::Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    let today = chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string();
+    session.db.record_push(session.project.id, &events).await?;
+    // Not skipped on the session's row, which may come from the token cache: the update
+    // itself writes only when the stored day is older.
     session
         .db
-        .record_push(session.project.id, &events)
+        .record_activity(session.pusher.id, &today)
         .await?;
-    if session.pusher.last_activity_on.as_deref() != Some(today.as_str()) {
-        session.db.record_activity(session.pusher.id, &today).await?;
-    }
     Ok(())
 }
 
@@ -480,8 +485,13 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
         .iter()
         .any(|u| u.is_creation() && u.branch() == Some(branch.as_str()));
     if created {
-        rules::protect_default_branch(&session.db, session.project.id, &branch, session.default_branch_protection)
-            .await?;
+        rules::protect_default_branch(
+            &session.db,
+            session.project.id,
+            &branch,
+            session.default_branch_protection,
+        )
+        .await?;
     }
     Ok(branch)
 }
@@ -624,7 +634,10 @@ mod tests {
         let refused = |message: &str| Verdict::Refuse(message.to_string());
         let to_main = |new: &str| update(&main, new, "refs/heads/main");
 
-        assert_eq!(decide(&developer, to_main(&child)).await, refused(PUSH_PROTECTED));
+        assert_eq!(
+            decide(&developer, to_main(&child)).await,
+            refused(PUSH_PROTECTED)
+        );
         assert_eq!(decide(&maintainer, to_main(&child)).await, Verdict::Allow);
         assert_eq!(
             decide(&maintainer, to_main(&unrelated)).await,
@@ -646,7 +659,9 @@ mod tests {
             code_owner_approval_required: false,
             levels: vec![("push", 30), ("merge", 40)],
         };
-        db.create_protected_branch(row.id, &new, None).await.unwrap();
+        db.create_protected_branch(row.id, &new, None)
+            .await
+            .unwrap();
         git_out(&repo, &["update-ref", "refs/heads/rel/1", &main]);
         let rel = update(&main, &unrelated, "refs/heads/rel/1");
         assert_eq!(decide(&developer, rel).await, Verdict::Allow);
@@ -666,7 +681,9 @@ mod tests {
             code_owner_approval_required: false,
             levels: vec![("push", 40), ("merge", 30)],
         };
-        db.create_protected_branch(row.id, &new, None).await.unwrap();
+        db.create_protected_branch(row.id, &new, None)
+            .await
+            .unwrap();
         let locked = update(ZERO_SHA, &child, "refs/heads/locked");
         assert_eq!(
             decide(&developer, locked).await,
