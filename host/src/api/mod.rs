@@ -15,6 +15,7 @@ mod milestones;
 mod notify;
 mod plugins;
 mod projects;
+mod repository;
 pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
@@ -38,6 +39,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(emails::router())
         .merge(impersonation::router())
         .merge(projects::router())
+        .merge(repository::router())
         .merge(groups::router())
         .merge(members::router())
         .merge(issues::router())

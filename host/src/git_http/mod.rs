@@ -6,7 +6,7 @@
 //! database connection held, and after an accepted push the project's default branch and
 //! statistics are brought up to date.
 
-mod access;
+pub(crate) mod access;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;

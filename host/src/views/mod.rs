@@ -10,6 +10,7 @@ pub mod keys;
 pub mod namespace;
 pub mod plugin;
 pub mod project;
+pub mod repository;
 pub mod settings;
 pub mod token;
 pub mod user;
