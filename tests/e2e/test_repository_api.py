@@ -30,12 +30,12 @@ def enc(value: str) -> str:
 @pytest.fixture(scope="module")
 def project(gl):
     return gl.projects.create({"name": "r" + secrets.token_hex(3), "visibility": "private",
-                               "initialize_with_readme": True})
+                               "initialize_with_readme": True, "default_branch": "main"})
 
 
 def new_project(gl, **attrs):
     return gl.projects.create({"name": "r" + secrets.token_hex(3),
-                               "initialize_with_readme": True, **attrs})
+                               "initialize_with_readme": True, "default_branch": "main", **attrs})
 
 
 def create_file(project, path, content="x\n", branch="main", **extra):

@@ -35,7 +35,7 @@ def run_git(home: Path, *args, cwd=None) -> str:
 
 def new_project(gl, **attrs):
     return gl.projects.create({"name": "c" + secrets.token_hex(3),
-                               "initialize_with_readme": True, **attrs})
+                               "initialize_with_readme": True, "default_branch": "main", **attrs})
 
 
 def test_commit_with_every_action_and_a_clone_of_it(server, gl):
@@ -155,7 +155,7 @@ def test_commit_lists_and_single_commits(server, gl):
     titles = [c.title for c in p.commits.list(get_all=True)]
     assert titles == ["c2", "c1", "c0", "Initial commit"]
     assert [c.title for c in p.commits.list(ref_name="side", get_all=True)][0] == "side"
-    assert [c.title for c in p.commits.list(path="dir0", get_all=True)] == ["c2", "c0"]
+    assert [c.title for c in p.commits.list(query_parameters={"path": "dir0"}, get_all=True)] == ["c2", "c0"]
     assert len(p.commits.list(all=True, get_all=True)) == 5
     assert p.commits.list(ref_name="nope", get_all=True) == []
     assert p.commits.list(until="2000-01-01T00:00:00Z", get_all=True) == []
