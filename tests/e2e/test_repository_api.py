@@ -182,6 +182,8 @@ def test_tree_paths_recursion_and_pages(server, gl):
     everything = p.repository_tree(recursive=True, get_all=True)
     assert "dir/sub/deep.txt" in [e["path"] for e in everything]
     assert len(everything) == 9
+    below = p.repository_tree(path="dir", recursive=True, get_all=True)
+    assert [e["path"] for e in below] == [e["path"] for e in inside] + ["dir/sub/deep.txt"]
     # offset pages, followed by python-gitlab's iterator through Link headers
     paged = list(p.repository_tree(path="dir", per_page=2, iterator=True))
     assert [e["path"] for e in paged] == [e["path"] for e in inside]

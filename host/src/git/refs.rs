@@ -35,9 +35,9 @@ impl Revision {
 /// `refs/heads/<name>`, plus GitLab's refusals of names git would misread (a leading `-`,
 /// `HEAD`, and a 40-hex-digit name that would shadow commit ids).
 pub fn valid_ref_name(name: &str) -> bool {
-    let components_ok = name.split('/').all(|part| {
-        !part.is_empty() && !part.starts_with('.') && !part.ends_with(".lock")
-    });
+    let components_ok = name
+        .split('/')
+        .all(|part| !part.is_empty() && !part.starts_with('.') && !part.ends_with(".lock"));
     let chars_ok = !name.chars().any(|c| {
         c.is_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\' | '\x7f')
     });
@@ -104,7 +104,13 @@ impl Repository {
         let peeled = format!("{}^{{commit}}", revision.as_str());
         let out = answer(
             Some(&self.path),
-            &["rev-parse", "--verify", "--quiet", "--end-of-options", &peeled],
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &peeled,
+            ],
         )
         .await?;
         Ok(out.map(|o| text(&o)).filter(|id| !id.is_empty()))
@@ -180,7 +186,9 @@ impl Repository {
                 } else {
                     String::new()
                 },
-                created_at: annotated.then(|| date.to_string()).filter(|d| !d.is_empty()),
+                created_at: annotated
+                    .then(|| date.to_string())
+                    .filter(|d| !d.is_empty()),
                 commit,
             });
         }
@@ -258,7 +266,14 @@ mod tests {
 
     #[test]
     fn ref_names_follow_check_ref_format() {
-        for ok in ["main", "feature/x", "v1.0", "release-2026", "a@b", "ünïcode"] {
+        for ok in [
+            "main",
+            "feature/x",
+            "v1.0",
+            "release-2026",
+            "a@b",
+            "ünïcode",
+        ] {
             assert!(valid_ref_name(ok), "{ok}");
         }
         for bad in [
@@ -296,7 +311,15 @@ mod tests {
         for ok in ["main", "v1.0", "HEAD~2", "abc123", "feature/x", "main^"] {
             assert!(Revision::parse(ok).is_some(), "{ok}");
         }
-        for bad in ["", "-n", "--output=/tmp/x", "a..b", "main:README", "a b", "a\nb"] {
+        for bad in [
+            "",
+            "-n",
+            "--output=/tmp/x",
+            "a..b",
+            "main:README",
+            "a b",
+            "a\nb",
+        ] {
             assert!(Revision::parse(bad).is_none(), "{bad:?}");
         }
     }

@@ -86,7 +86,10 @@ impl Repository {
         recursive: bool,
     ) -> Result<Option<Vec<Entry>>> {
         if let Some(path) = path
-            && self.entry(commit, path).await?.is_none_or(|e| e.kind != "tree")
+            && self
+                .entry(commit, path)
+                .await?
+                .is_none_or(|e| e.kind != "tree")
         {
             return Ok(None);
         }
@@ -100,7 +103,9 @@ impl Repository {
             args.push(prefix);
         }
         let out = git(Some(&self.path), &args).await?;
-        Ok(Some(entries(&out)))
+        // With `-t`, git also lists the directory itself.
+        let inside = |e: &Entry| prefix.as_ref().is_none_or(|p| e.path.starts_with(p.as_str()));
+        Ok(Some(entries(&out).into_iter().filter(inside).collect()))
     }
 
     /// The entry at `path` in `commit`, if any.
@@ -219,8 +224,18 @@ mod tests {
             assert!(valid_path(ok), "{ok}");
         }
         for bad in [
-            "", "/etc/passwd", "../x", "a/../../x", "a//b", "a/", "./a", "a/.", ".git/config",
-            "a/.GIT/x", "a\nb", "a\0b",
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "a/",
+            "./a",
+            "a/.",
+            ".git/config",
+            "a/.GIT/x",
+            "a\nb",
+            "a\0b",
         ] {
             assert!(!valid_path(bad), "{bad:?}");
         }

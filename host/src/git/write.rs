@@ -192,7 +192,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(commit.parent_ids, [first.clone()]);
+        assert_eq!(commit.parent_ids, vec![first]);
         assert_eq!(commit.author_name, "Ada");
         assert_eq!(commit.committer_email, "bot@example.com");
         let diffs = repo.diff(None, &second).await.unwrap();

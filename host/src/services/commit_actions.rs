@@ -71,8 +71,14 @@ const NOT_ON_BRANCH: &str = "You can only create or edit files when you are on a
 /// A path's state while the actions are applied in order.
 #[derive(Debug, Clone)]
 enum File {
-    Stored { id: String, mode: String },
-    Written { content: Vec<u8>, mode: &'static str },
+    Stored {
+        id: String,
+        mode: String,
+    },
+    Written {
+        content: Vec<u8>,
+        mode: &'static str,
+    },
     Directory,
 }
 
@@ -102,7 +108,9 @@ pub async fn commit(target: &Target<'_>, request: &CommitRequest) -> Result<Comm
     for action in &request.actions {
         let paths = std::iter::once(&action.file_path).chain(&action.previous_path);
         if paths.into_iter().any(|p| !valid_path(p)) {
-            return Err(refuse("Your changes could not be committed, because the file path is invalid"));
+            return Err(refuse(
+                "Your changes could not be committed, because the file path is invalid",
+            ));
         }
     }
     if request.actions.is_empty() {
@@ -137,7 +145,10 @@ pub async fn commit(target: &Target<'_>, request: &CommitRequest) -> Result<Comm
         email: target.actor.email.clone(),
     };
     let author = Signature {
-        name: request.author_name.clone().unwrap_or(committer.name.clone()),
+        name: request
+            .author_name
+            .clone()
+            .unwrap_or(committer.name.clone()),
         email: request
             .author_email
             .clone()
@@ -178,11 +189,7 @@ async fn plan(
                 paths.push(previous);
             }
         }
-        for entry in target
-            .repo
-            .entries_at(parent, &paths)
-            .await?
-        {
+        for entry in target.repo.entries_at(parent, &paths).await? {
             let file = match entry.kind.as_str() {
                 "tree" => File::Directory,
                 _ => File::Stored {
@@ -197,10 +204,7 @@ async fn plan(
     for action in actions {
         if let (Some(expected), Some(parent)) = (&action.last_commit_id, parent) {
             let path = action.previous_path.as_ref().unwrap_or(&action.file_path);
-            let last = target
-                .repo
-                .last_commit_for(parent, path)
-                .await?;
+            let last = target.repo.last_commit_for(parent, path).await?;
             if last.as_deref() != Some(expected.as_str()) {
                 return Err(refuse(CHANGED));
             }

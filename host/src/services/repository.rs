@@ -133,12 +133,7 @@ pub async fn create_branch(
         .await?
         .ok_or_else(invalid_ref)?;
     let full = format!("refs/heads/{name}");
-    if target
-        .repo
-        .ref_target(&full)
-        .await?
-        .is_some()
-    {
+    if target.repo.ref_target(&full).await?.is_some() {
         return Err(Refusal::Status(400, "Branch already exists".into()));
     }
     let update = RefUpdate {
@@ -146,11 +141,13 @@ pub async fn create_branch(
         old: None,
         new: Some(commit.clone()),
     };
-    update_ref(target, &update).await.map_err(|refusal| match refusal {
-        // Made by someone else between the check and the swap.
-        Refusal::Status(400, _) => Refusal::Status(400, "Branch already exists".into()),
-        other => other,
-    })?;
+    update_ref(target, &update)
+        .await
+        .map_err(|refusal| match refusal {
+            // Made by someone else between the check and the swap.
+            Refusal::Status(400, _) => Refusal::Status(400, "Branch already exists".into()),
+            other => other,
+        })?;
     Ok(commit)
 }
 
@@ -203,12 +200,7 @@ pub async fn create_tag(
         .ok_or_else(invalid_target)?;
     let full = format!("refs/tags/{name}");
     let exists = || Refusal::Status(409, format!("Tag {name} already exists"));
-    if target
-        .repo
-        .ref_target(&full)
-        .await?
-        .is_some()
-    {
+    if target.repo.ref_target(&full).await?.is_some() {
         return Err(exists());
     }
     let object = match message.filter(|m| !m.trim().is_empty()) {

@@ -18,7 +18,10 @@ use crate::http::routes::Router;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
-        .route("/api/v4/projects/{id}/repository/archive", get(default_format))
+        .route(
+            "/api/v4/projects/{id}/repository/archive",
+            get(default_format),
+        )
         .route(
             "/api/v4/projects/{id}/repository/archive.{format}",
             get(with_format),
@@ -30,8 +33,8 @@ async fn default_format(Path(id): Path<String>, api: Api) -> ApiResult<Response>
 }
 
 async fn with_format(Path((id, format)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
-    let format =
-        ArchiveFormat::parse(&format).ok_or_else(|| ApiError::NotFoundMessage("404 Not Found".into()))?;
+    let format = ArchiveFormat::parse(&format)
+        .ok_or_else(|| ApiError::NotFoundMessage("404 Not Found".into()))?;
     archive(api, id, format).await
 }
 
@@ -43,7 +46,9 @@ async fn archive(api: Api, id: String, format: ArchiveFormat) -> ApiResult<Respo
         .map(|p| p.trim_matches('/').to_string())
         .filter(|p| !p.is_empty());
     if path.as_deref().is_some_and(|p| !valid_path(p)) {
-        return Err(ApiError::InvalidParam("path should be a valid file path".into()));
+        return Err(ApiError::InvalidParam(
+            "path should be a valid file path".into(),
+        ));
     }
     let repo = readable(&api, &id).await?;
     let reference = sha

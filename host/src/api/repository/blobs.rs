@@ -69,7 +69,10 @@ async fn raw(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Res
     let stdout = repo.repo.blob_stream(&sha)?;
     Ok((
         [
-            (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_string()),
+            (
+                header::CONTENT_TYPE,
+                "text/plain; charset=utf-8".to_string(),
+            ),
             (header::CONTENT_LENGTH, size.to_string()),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
         ],

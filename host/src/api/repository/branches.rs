@@ -98,7 +98,9 @@ impl Facts {
     async fn of(repo: &Repo) -> ApiResult<Facts> {
         let merged = match repo.default_branch() {
             Some(default) if repo.repo.branch_exists(default).await? => {
-                repo.repo.merged_into(&format!("refs/heads/{default}")).await?
+                repo.repo
+                    .merged_into(&format!("refs/heads/{default}"))
+                    .await?
             }
             _ => Default::default(),
         };
@@ -136,12 +138,12 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .filter(|b| query.matches(&b.name))
         .collect();
     match query.sort.as_deref() {
-        Some("updated_asc") => branches.sort_by(|a, b| {
-            a.commit.committed_date.cmp(&b.commit.committed_date)
-        }),
-        Some("updated_desc") => branches.sort_by(|a, b| {
-            b.commit.committed_date.cmp(&a.commit.committed_date)
-        }),
+        Some("updated_asc") => {
+            branches.sort_by(|a, b| a.commit.committed_date.cmp(&b.commit.committed_date))
+        }
+        Some("updated_desc") => {
+            branches.sort_by(|a, b| b.commit.committed_date.cmp(&a.commit.committed_date))
+        }
         _ => {}
     }
     let facts = Facts::of(&repo).await?;
@@ -186,8 +188,7 @@ impl FromParams for CreateBranch {
 async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let input = api.input::<CreateBranch>()?;
     let (repo, actor) = writable(&api, &id, None).await?;
-    repository::create_branch(&repo.target(&api, actor), &input.branch, &input.reference)
-        .await?;
+    repository::create_branch(&repo.target(&api, actor), &input.branch, &input.reference).await?;
     let branch = find(&repo, &input.branch).await?;
     let facts = Facts::of(&repo).await?;
     Ok((StatusCode::CREATED, Json(facts.view(&repo, &branch))).into_response())

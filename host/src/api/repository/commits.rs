@@ -54,7 +54,10 @@ impl FromParams for CommitListQuery {
             Ok(params.datetime(name)?.map(|d| d.to_rfc3339()))
         };
         let path = params.string("path")?.filter(|p| !p.is_empty());
-        if path.as_deref().is_some_and(|p| !valid_path(p.trim_matches('/'))) {
+        if path
+            .as_deref()
+            .is_some_and(|p| !valid_path(p.trim_matches('/')))
+        {
             return Err(ApiError::InvalidParam(
                 "path should be a valid file path".into(),
             ));
@@ -82,7 +85,9 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .clone()
         .or_else(|| repo.default_branch().map(str::to_string))
         .unwrap_or_else(|| "HEAD".into());
-    let revision = (!query.all).then(|| crate::git::refs::Revision::parse(&name)).flatten();
+    let revision = (!query.all)
+        .then(|| crate::git::refs::Revision::parse(&name))
+        .flatten();
     let known = match &revision {
         Some(r) => repo.repo.resolve_commit(r).await?.is_some(),
         None => query.all,
@@ -136,7 +141,10 @@ async fn diff(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Re
     let repo = readable(&api, &id).await?;
     let commit = repo.commit_id(&sha, "Commit").await?;
     let diffs = repo.repo.diff(None, &commit).await?;
-    page(&api, diffs.iter().map(crate::views::repository::diff).collect())
+    page(
+        &api,
+        diffs.iter().map(crate::views::repository::diff).collect(),
+    )
 }
 
 async fn refs(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
@@ -224,7 +232,10 @@ fn action(index: usize, item: &Value) -> ApiResult<Action> {
         return Err(ApiError::Missing(name("previous_path")));
     }
     let encoding = text("encoding")?;
-    if encoding.as_deref().is_some_and(|e| e != "text" && e != "base64") {
+    if encoding
+        .as_deref()
+        .is_some_and(|e| e != "text" && e != "base64")
+    {
         return Err(ApiError::InvalidParam(format!(
             "{} does not have a valid value",
             name("encoding")
@@ -257,8 +268,12 @@ fn flag(fields: &Map<String, Value>, field: &str) -> Result<Option<bool>, ()> {
 
 async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let input = api.input::<CreateCommit>()?;
-    let (repo, actor) =
-        writable(&api, &id, Some("You are not allowed to push into this branch")).await?;
+    let (repo, actor) = writable(
+        &api,
+        &id,
+        Some("You are not allowed to push into this branch"),
+    )
+    .await?;
     let commit = commit_actions::commit(&repo.target(&api, actor), &input.request).await?;
     let stats = match input.stats {
         true => Some(repo.repo.stats(&commit.id).await?),

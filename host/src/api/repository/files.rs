@@ -55,7 +55,12 @@ struct Found {
     last_commit_id: String,
 }
 
-async fn find(api: &Api, id: &str, path: &str, reference: Option<&str>) -> ApiResult<(super::Repo, Found)> {
+async fn find(
+    api: &Api,
+    id: &str,
+    path: &str,
+    reference: Option<&str>,
+) -> ApiResult<(super::Repo, Found)> {
     let path = checked_path(path)?;
     let repo = readable(api, id).await?;
     let reference = reference
@@ -143,11 +148,20 @@ async fn raw(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Re
     let stdout = repo.repo.blob_stream(&found.entry.id)?;
     Ok((
         [
-            (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_string()),
+            (
+                header::CONTENT_TYPE,
+                "text/plain; charset=utf-8".to_string(),
+            ),
             (header::CONTENT_LENGTH, size.to_string()),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
-            (HeaderName::from_static("x-gitlab-blob-id"), found.entry.id.clone()),
-            (HeaderName::from_static("x-gitlab-commit-id"), found.commit_id.clone()),
+            (
+                HeaderName::from_static("x-gitlab-blob-id"),
+                found.entry.id.clone(),
+            ),
+            (
+                HeaderName::from_static("x-gitlab-commit-id"),
+                found.commit_id.clone(),
+            ),
             (
                 HeaderName::from_static("x-gitlab-last-commit-id"),
                 found.last_commit_id.clone(),
@@ -219,8 +233,12 @@ async fn write(
     if matches!(kind, ActionKind::Create | ActionKind::Update) && input.content.is_none() {
         return Err(ApiError::Missing("content".into()));
     }
-    let (repo, actor) =
-        writable(api, id, Some("You are not allowed to push into this branch")).await?;
+    let (repo, actor) = writable(
+        api,
+        id,
+        Some("You are not allowed to push into this branch"),
+    )
+    .await?;
     let request = CommitRequest {
         branch: input.branch,
         start_branch: input.start_branch,

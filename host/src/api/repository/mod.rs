@@ -77,7 +77,11 @@ pub async fn writable<'a>(
 }
 
 async fn open(api: &Api, ctx: ProjectCtx) -> ApiResult<Repo> {
-    let repo = Repository::project(&api.ctx.config.storage.data_dir, api.tenant.id, ctx.project.id);
+    let repo = Repository::project(
+        &api.ctx.config.storage.data_dir,
+        api.tenant.id,
+        ctx.project.id,
+    );
     if !repo.exists().await {
         return Err(ApiError::NotFound("Repository"));
     }
