@@ -104,7 +104,11 @@ impl Repository {
         }
         let out = git(Some(&self.path), &args).await?;
         // With `-t`, git also lists the directory itself.
-        let inside = |e: &Entry| prefix.as_ref().is_none_or(|p| e.path.starts_with(p.as_str()));
+        let inside = |e: &Entry| {
+            prefix
+                .as_ref()
+                .is_none_or(|p| e.path.starts_with(p.as_str()))
+        };
         Ok(Some(entries(&out).into_iter().filter(inside).collect()))
     }
 
