@@ -131,7 +131,9 @@ def object_ids(a: dict) -> dict:
 
 # Parameters that name no tenant object: they are filled in, and a route with only these
 # has no id of A's to try on B's host.
-NAMES = {"{provider}": "ldapmain", "{hook}": "spam_check", "{filename}": "avatar.png"}
+NAMES = {"{provider}": "ldapmain", "{hook}": "spam_check", "{filename}": "avatar.png",
+         # names inside a project's repository: the project id is what A owns
+         "{branch}": "main", "{tag_name}": "v1.0", "{file_path}": "README.md", "{sha}": "main"}
 
 
 def fill(route: str, ids: dict) -> tuple[str, bool]:

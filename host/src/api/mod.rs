@@ -16,6 +16,7 @@ mod notify;
 mod plugins;
 mod projects;
 mod protected_branches;
+mod repository;
 pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
@@ -39,6 +40,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(emails::router())
         .merge(impersonation::router())
         .merge(projects::router())
+        .merge(repository::router())
         .merge(groups::router())
         .merge(members::router())
         .merge(issues::router())

@@ -17,6 +17,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A ref was not where a compare-and-swap expected it: someone else moved it first.
+    #[error("{0} was changed by someone else")]
+    RefMoved(String),
     /// `git` ran and failed, with its own message.
     #[error("git {command} failed: {stderr}")]
     Failed { command: String, stderr: String },

@@ -3,12 +3,17 @@
 //! `DATA_DIR/repositories/<tenant>/<project id>.git` (its wiki at `<project id>.wiki.git`):
 //! keyed by id, so renames and transfers never move directories.
 
+pub mod commits;
+pub mod diff;
 mod error;
 mod languages;
 pub mod pktline;
 mod process;
 pub mod receive;
+pub mod refs;
 pub mod smart_http;
+pub mod tree;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use languages::{Languages, language_of};

@@ -26,6 +26,8 @@ pub fn command(dir: Option<&Path>) -> tokio::process::Command {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "/bin/false")
+        // Paths from API callers are file names, never pathspec magic (`:(glob)`, `:!`).
+        .env("GIT_LITERAL_PATHSPECS", "1")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .stdin(Stdio::piped())
@@ -45,15 +47,27 @@ pub async fn git_with(
     input: &[u8],
     identity: Option<&Identity<'_>>,
 ) -> Result<Vec<u8>> {
-    let mut command = command(dir);
-    command.args(args).stderr(Stdio::piped());
+    let mut env = Vec::new();
     if let Some(identity) = identity {
         for role in ["AUTHOR", "COMMITTER"] {
-            command
-                .env(format!("GIT_{role}_NAME"), identity.name)
-                .env(format!("GIT_{role}_EMAIL"), identity.email);
+            env.push((format!("GIT_{role}_NAME"), identity.name.to_string()));
+            env.push((format!("GIT_{role}_EMAIL"), identity.email.to_string()));
         }
     }
+    run(dir, args, input, &env).await
+}
+
+/// Runs `git` in `dir` with `input` on stdin and `env` set, and returns stdout; a non-zero
+/// exit is [`Error::Failed`] with git's message.
+pub async fn run(
+    dir: Option<&Path>,
+    args: &[&str],
+    input: &[u8],
+    env: &[(String, String)],
+) -> Result<Vec<u8>> {
+    let mut command = command(dir);
+    command.args(args).stderr(Stdio::piped());
+    command.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let mut child = command.spawn().map_err(Error::io("running git"))?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin
@@ -125,4 +139,17 @@ pub async fn git_bounded(
         success: output.status.success(),
         stdout: output.stdout,
     })
+}
+
+/// Whether `git` exits with success (for questions git answers with its status, such as
+/// `merge-base --is-ancestor` and `rev-parse --verify --quiet`), with stdout on success.
+pub async fn answer(dir: Option<&Path>, args: &[&str]) -> Result<Option<Vec<u8>>> {
+    let output = command(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .await
+        .map_err(Error::io("running git"))?;
+    Ok(output.status.success().then_some(output.stdout))
 }

@@ -7,7 +7,7 @@
 //! `pre-receive` decides (protected branches...) and its `finish` records what the push
 //! changed once git has exited.
 
-mod access;
+pub(crate) mod access;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;

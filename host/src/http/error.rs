@@ -187,7 +187,12 @@ impl From<services::Refusal> for ApiError {
             Refusal::NotFound(what) => Self::NotFound(what),
             Refusal::Conflict(message) => Self::Conflict(message),
             Refusal::Invalid(field, message) => Self::field(field, message),
+            Refusal::Status(status, message) => Self::Custom(
+                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+                json!({ "message": message }),
+            ),
             Refusal::Store(error) => error.into(),
+            Refusal::Git(error) => error.into(),
         }
     }
 }

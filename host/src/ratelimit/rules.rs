@@ -69,12 +69,22 @@ pub fn is_packages_api(path: &str) -> bool {
         || segment_then(rest, "group/", "-/packages/")
 }
 
-/// A raw file of a repository on the web: `/:namespace/:project/-/raw/:ref/:path`
-/// (namespaces may nest). GitLab counts these per path, for all callers together.
+/// A raw file of a repository: on the web, `/:namespace/:project/-/raw/:ref/:path`
+/// (namespaces may nest), and through the API, `/api/v4/projects/:id/repository/blobs/:sha/raw`
+/// and `.../repository/files/:file_path/raw`. GitLab counts these per path, for all callers
+/// together.
 pub fn is_raw_blob(method: &Method, path: &str) -> bool {
-    if !matches!(*method, Method::GET | Method::HEAD) || classify(path) != PathClass::Web {
+    if !matches!(*method, Method::GET | Method::HEAD) {
         return false;
     }
+    match classify(path) {
+        PathClass::Web => is_web_raw_blob(path),
+        PathClass::Api => is_api_raw_blob(path),
+        PathClass::Health => false,
+    }
+}
+
+fn is_web_raw_blob(path: &str) -> bool {
     match path.split_once("/-/raw/") {
         Some((project, file)) => {
             project
@@ -87,6 +97,17 @@ pub fn is_raw_blob(method: &Method, path: &str) -> bool {
         }
         None => false,
     }
+}
+
+fn is_api_raw_blob(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/api/v4/projects/") else {
+        return false;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    matches!(
+        segments.as_slice(),
+        [id, "repository", "blobs" | "files", name, "raw"] if !id.is_empty() && !name.is_empty()
+    )
 }
 
 /// Whether `path` starts with one of the `protected_paths` (sign-in, password resets, token
@@ -367,6 +388,22 @@ mod tests {
         assert!(!is_raw_blob(&Method::GET, "/a/b/-/raw/"));
         assert!(!is_raw_blob(&Method::GET, "/api/v4/a/b/-/raw/main/x"));
         assert!(!is_raw_blob(&Method::GET, "/a/b/-/blob/main/x"));
+        assert!(is_raw_blob(
+            &Method::GET,
+            "/api/v4/projects/7/repository/blobs/abc123/raw"
+        ));
+        assert!(is_raw_blob(
+            &Method::GET,
+            "/api/v4/projects/g%2Fp/repository/files/dir%2Fa.txt/raw"
+        ));
+        assert!(!is_raw_blob(
+            &Method::GET,
+            "/api/v4/projects/7/repository/blobs/abc123"
+        ));
+        assert!(!is_raw_blob(
+            &Method::GET,
+            "/api/v4/projects/7/repository/files/a/b/raw"
+        ));
     }
 
     #[test]

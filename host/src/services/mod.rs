@@ -6,12 +6,14 @@
 //! calls nothing above it.
 
 pub mod git_push;
+pub mod commit_actions;
 pub mod issues;
 pub mod keys;
 pub mod members;
 pub mod projects;
 pub mod protected_branches;
 mod readme;
+pub mod repository;
 pub mod system_notes;
 pub mod tokens;
 pub mod users;
@@ -34,8 +36,15 @@ pub enum Refusal {
     /// A model validation failure on one field: 400 `{"message":{"field":["message"]}}`.
     #[error("{0} {1}")]
     Invalid(&'static str, String),
+    /// Another status with GitLab's plain message, `{"message": "..."}` (the repository
+    /// API's `render_api_error!` answers: 400, 405, 409).
+    #[error("{0}: {1}")]
+    Status(u16, String),
     #[error(transparent)]
     Store(#[from] store::Error),
+    /// A repository that could not be read or changed: the server's failure.
+    #[error(transparent)]
+    Git(#[from] crate::git::Error),
 }
 
 impl Refusal {

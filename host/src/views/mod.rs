@@ -11,6 +11,7 @@ pub mod namespace;
 pub mod plugin;
 pub mod project;
 pub mod protected_branch;
+pub mod repository;
 pub mod settings;
 pub mod token;
 pub mod user;

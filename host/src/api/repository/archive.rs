@@ -1,0 +1,86 @@
+//! `GET /projects/:id/repository/archive[.format]?sha=&path=`: `git archive` of a commit
+//! (the default branch without `sha`), streamed as tar.gz (the default), tar.bz2, tar or
+//! zip, named `<project>-<ref>-<sha>` as GitLab names it.
+
+use axum::body::Body;
+use axum::extract::Path;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::blobs::stream_body;
+use super::readable;
+use crate::context::ApiContext;
+use crate::git::tree::{ArchiveFormat, valid_path};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::http::routes::Router;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route(
+            "/api/v4/projects/{id}/repository/archive",
+            get(default_format),
+        )
+        .route(
+            "/api/v4/projects/{id}/repository/archive.{format}",
+            get(with_format),
+        )
+}
+
+async fn default_format(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    archive(api, id, ArchiveFormat::TarGz).await
+}
+
+async fn with_format(Path((id, format)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let format = ArchiveFormat::parse(&format)
+        .ok_or_else(|| ApiError::NotFoundMessage("404 Not Found".into()))?;
+    archive(api, id, format).await
+}
+
+async fn archive(api: Api, id: String, format: ArchiveFormat) -> ApiResult<Response> {
+    let sha = api.params.string("sha")?.filter(|s| !s.is_empty());
+    let path = api
+        .params
+        .string("path")?
+        .map(|p| p.trim_matches('/').to_string())
+        .filter(|p| !p.is_empty());
+    if path.as_deref().is_some_and(|p| !valid_path(p)) {
+        return Err(ApiError::InvalidParam(
+            "path should be a valid file path".into(),
+        ));
+    }
+    let repo = readable(&api, &id).await?;
+    let reference = sha
+        .or_else(|| repo.default_branch().map(str::to_string))
+        .unwrap_or_else(|| "HEAD".into());
+    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
+    let commit = repo
+        .commit_id(&reference, "Commit")
+        .await
+        .map_err(|_| not_found())?;
+    if let Some(path) = &path
+        && repo.repo.entry(&commit, path).await?.is_none()
+    {
+        return Err(not_found());
+    }
+    let name = format!(
+        "{}-{}-{}",
+        repo.ctx.project.path,
+        reference.replace('/', "-"),
+        commit
+    );
+    let stdout = repo.repo.archive(&commit, format, &name, path.as_deref())?;
+    let filename = format!("{name}.{}", format.extension());
+    Ok((
+        [
+            (header::CONTENT_TYPE, format.content_type().to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}\"", filename.replace('"', "")),
+            ),
+        ],
+        Body::from_stream(stream_body(stdout)),
+    )
+        .into_response())
+}

@@ -1,0 +1,82 @@
+//! Blobs by id: `GET /projects/:id/repository/blobs/:sha` (base64 content and size) and
+//! `.../blobs/:sha/raw` (streamed). Raw reads count against `raw_blob_request_limit`
+//! (`ratelimit::rules`), per path as in GitLab.
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::Path;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use futures_util::Stream;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+
+use super::{Repo, readable};
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::request::Api;
+use crate::http::routes::Router;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .route("/api/v4/projects/{id}/repository/blobs/{sha}", get(show))
+        .route("/api/v4/projects/{id}/repository/blobs/{sha}/raw", get(raw))
+}
+
+/// A process's output as a response body stream, in 64 KiB pieces.
+pub fn stream_body<R>(reader: R) -> impl Stream<Item = std::io::Result<Bytes>> + Send
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    futures_util::stream::unfold(reader, |mut out| async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        match out.read(&mut buf).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(Bytes::from(buf)), out))
+            }
+        }
+    })
+}
+
+async fn blob(api: &Api, id: &str, sha: &str) -> ApiResult<(Repo, u64)> {
+    let repo = readable(api, id).await?;
+    let size = repo
+        .repo
+        .blob_size(sha)
+        .await?
+        .ok_or(ApiError::NotFound("Blob"))?;
+    Ok((repo, size))
+}
+
+async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let (repo, size) = blob(&api, &id, &sha).await?;
+    let content = repo.repo.blob(&sha).await?;
+    Ok(Json(json!({
+        "size": size,
+        "encoding": "base64",
+        "content": STANDARD.encode(&content),
+        "sha": sha,
+    })))
+}
+
+async fn raw(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let (repo, size) = blob(&api, &id, &sha).await?;
+    let stdout = repo.repo.blob_stream(&sha)?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                "text/plain; charset=utf-8".to_string(),
+            ),
+            (header::CONTENT_LENGTH, size.to_string()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+        ],
+        Body::from_stream(stream_body(stdout)),
+    )
+        .into_response())
+}

@@ -1,0 +1,159 @@
+//! The repository API (`/projects/:id/repository/...`): branches, tags, the tree, files,
+//! commits, compare, archives and blobs, in GitLab's shapes. Reading needs what `git clone`
+//! needs and writing what `git push` needs (`git_http::access`, the same rules); the git work
+//! is in `host/src/git`, server-side commits and ref changes in `services::repository`.
+
+mod archive;
+mod blobs;
+mod branches;
+mod commits;
+mod compare;
+mod files;
+mod tags;
+mod tree;
+
+use axum::response::Response;
+use serde_json::Value;
+
+use crate::api::access::{self, ProjectCtx};
+use crate::context::ApiContext;
+use crate::git::Repository;
+use crate::git::refs::Revision;
+use crate::git::smart_http::Service;
+use crate::git_http::access::project_allows;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::pagination::{Page, PageRequest};
+use crate::http::request::Api;
+use crate::http::routes::Router;
+use crate::model::users::UserRow;
+use crate::services::repository::Target;
+use crate::views::repository::RepoViews;
+
+pub fn router() -> Router<ApiContext> {
+    Router::new()
+        .merge(branches::router())
+        .merge(tags::router())
+        .merge(tree::router())
+        .merge(files::router())
+        .merge(commits::router())
+        .merge(compare::router())
+        .merge(archive::router())
+        .merge(blobs::router())
+}
+
+/// A project whose repository the caller may read.
+pub struct Repo {
+    pub ctx: ProjectCtx,
+    pub repo: Repository,
+    pub web_url: String,
+}
+
+/// The project `id` if the caller may read its repository: 404 when the project is hidden
+/// from them, 403 when its repository is (`repository_access_level`, private projects'
+/// guests).
+pub async fn readable(api: &Api, id: &str) -> ApiResult<Repo> {
+    let ctx = access::project(api, id).await?;
+    if project_allows(&ctx, Service::UploadPack).is_err() {
+        return Err(ApiError::forbidden());
+    }
+    open(api, ctx).await
+}
+
+/// The project `id` and the caller if they may push to it (Developer and up, not archived,
+/// repository readable): 401 without a caller, 404 when the project is hidden, else 403
+/// (with `reason` when GitLab gives one for the endpoint).
+pub async fn writable<'a>(
+    api: &'a Api,
+    id: &str,
+    reason: Option<&str>,
+) -> ApiResult<(Repo, &'a UserRow)> {
+    let caller = api.user()?;
+    let ctx = access::project(api, id).await?;
+    if project_allows(&ctx, Service::ReceivePack).is_err() {
+        return Err(ApiError::Forbidden(reason.map(str::to_string)));
+    }
+    let repo = open(api, ctx).await?;
+    Ok((repo, caller.user.as_ref()))
+}
+
+async fn open(api: &Api, ctx: ProjectCtx) -> ApiResult<Repo> {
+    let repo = Repository::project(
+        &api.ctx.config.storage.data_dir,
+        api.tenant.id,
+        ctx.project.id,
+    );
+    if !repo.exists().await {
+        return Err(ApiError::NotFound("Repository"));
+    }
+    let web_url = format!(
+        "{}/{}/{}",
+        api.tenant.base_url, ctx.namespace.full_path, ctx.project.path
+    );
+    Ok(Repo { ctx, repo, web_url })
+}
+
+impl Repo {
+    pub fn views(&self) -> RepoViews<'_> {
+        RepoViews {
+            web_url: &self.web_url,
+            project_id: self.ctx.project.id,
+        }
+    }
+
+    pub fn default_branch(&self) -> Option<&str> {
+        self.ctx.project.default_branch.as_deref()
+    }
+
+    /// The commit `name` resolves to, or `404 <what> Not Found`.
+    pub async fn commit_id(&self, name: &str, what: &'static str) -> ApiResult<String> {
+        let revision = Revision::parse(name).ok_or(ApiError::NotFound(what))?;
+        self.repo
+            .resolve_commit(&revision)
+            .await?
+            .ok_or(ApiError::NotFound(what))
+    }
+
+    /// The commit `name` (the default branch when `None`) resolves to, or 404.
+    pub async fn commit_or_default(
+        &self,
+        name: Option<&str>,
+        what: &'static str,
+    ) -> ApiResult<String> {
+        let name = name.or(self.default_branch()).unwrap_or("HEAD");
+        self.commit_id(name, what).await
+    }
+
+    /// The write target for `services::repository`.
+    pub fn target<'a>(&'a self, api: &'a Api, actor: &'a UserRow) -> Target<'a> {
+        Target {
+            db: api.db(),
+            repo: &self.repo,
+            project: &self.ctx.project,
+            actor,
+        }
+    }
+}
+
+/// An offset page of a list built in memory (branches, tags, diffs, refs), with the `X-*`
+/// and `Link` headers; these lists have no keyset pagination in GitLab.
+pub fn page(api: &Api, items: Vec<Value>) -> ApiResult<Response> {
+    let mut request = PageRequest::from_params(&api.params)?;
+    request.keyset = false;
+    let total = items.len() as i64;
+    let start = request.offset().min(total) as usize;
+    let rows = items
+        .into_iter()
+        .skip(start)
+        .take(request.per_page as usize + 1)
+        .collect();
+    let page = Page {
+        rows,
+        total: Some(total),
+    };
+    Ok(page.respond(&request, &api.origin, |_| 0, Value::clone))
+}
+
+/// A revision named in a path or parameter, or `404 <what> Not Found`.
+pub fn revision(name: &str, what: &'static str) -> ApiResult<Revision> {
+    Revision::parse(name).ok_or(ApiError::NotFound(what))
+}
