@@ -184,9 +184,17 @@ impl From<services::Refusal> for ApiError {
         use services::Refusal;
         match refusal {
             Refusal::Forbidden(reason) => Self::Forbidden(reason),
+            Refusal::Unauthorized => Self::Unauthorized,
             Refusal::NotFound(what) => Self::NotFound(what),
             Refusal::Conflict(message) => Self::Conflict(message),
             Refusal::Invalid(field, message) => Self::field(field, message),
+            Refusal::Rejected(message) => {
+                Self::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
+            }
+            Refusal::Hook(error) => match error.downcast::<ApiError>() {
+                Ok(error) => *error,
+                Err(error) => Self::Internal(anyhow::anyhow!(error)),
+            },
             Refusal::Store(error) => error.into(),
         }
     }

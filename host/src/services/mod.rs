@@ -5,9 +5,11 @@
 //! fails; the store runs SQL only (each change and its domain event in one transaction) and
 //! calls nothing above it.
 
+pub mod issue_actions;
 pub mod issues;
 pub mod keys;
 pub mod members;
+pub mod notes;
 pub mod projects;
 mod readme;
 pub mod system_notes;
@@ -23,6 +25,10 @@ pub enum Refusal {
     /// 403, with GitLab's reason when it gives one.
     #[error("forbidden")]
     Forbidden(Option<String>),
+    /// 401: GitLab's answer where the caller is known but not the one who may (revoking
+    /// another's award emoji).
+    #[error("unauthorized")]
+    Unauthorized,
     /// 404 for the named resource.
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -32,6 +38,13 @@ pub enum Refusal {
     /// A model validation failure on one field: 400 `{"message":{"field":["message"]}}`.
     #[error("{0} {1}")]
     Invalid(&'static str, String),
+    /// Any other refusal GitLab answers with 400 and its message as is (`{"message":"..."}`).
+    #[error("rejected: {0}")]
+    Rejected(String),
+    /// A policy hook the caller provides (the spam check) refused the change; its answer is
+    /// the caller's own, carried through unchanged.
+    #[error("refused by a policy hook: {0}")]
+    Hook(Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Store(#[from] store::Error),
 }
