@@ -144,7 +144,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         level = level.min(visibility_level(&namespace.visibility));
     }
     if let Some(requested) = &input.visibility {
-        level = level.min(visibility_level(&requested));
+        level = level.min(visibility_level(requested));
     }
     let visibility = VISIBILITIES
         .iter()
