@@ -130,8 +130,8 @@ proptest! {
             any::<String>(),
         ], 0..20)) {
         let description = lines.join("\n");
-        let items = trellis::views::issue::task_items(Some(&description));
-        let (total, done) = trellis::views::issue::task_counts(Some(&description));
+        let items = trellis::model::issue_text::task_items(Some(&description));
+        let (total, done) = trellis::model::issue_text::task_counts(Some(&description));
         prop_assert!(done <= total);
         prop_assert_eq!(total as usize, items.len());
     }

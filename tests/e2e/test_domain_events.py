@@ -115,6 +115,62 @@ def test_move_records_the_move_and_the_new_issue(server, project):
     assert new["subject_id"] == moved["id"]
 
 
+def test_time_subscriptions_todos_and_award_emoji_record_their_events(server, project):
+    pid = project["id"]
+    issue = assert_json(server.request("POST", f"/projects/{pid}/issues", token=server.root_token,
+                                       json={"title": "Engaged"}), 201)
+    url = f"/projects/{pid}/issues/{issue['iid']}"
+    since = last_id(server)
+    assert_json(server.request("POST", f"{url}/add_spent_time", token=server.root_token,
+                               json={"duration": "1h"}), 201)
+    (spent,) = events(server, since)
+    assert spent["kind"] == "issue.updated" and spent["subject_id"] == issue["id"]
+    assert spent["changes"]["total_time_spent"] == {"previous": 0, "current": 3600}
+
+    since = last_id(server)
+    assert_json(server.request("POST", f"{url}/unsubscribe", token=server.root_token), 201)
+    assert_json(server.request("POST", f"{url}/subscribe", token=server.root_token), 201)
+    assert_json(server.request("POST", f"{url}/todo", token=server.root_token), 201)
+    award = assert_json(server.request("POST", f"{url}/award_emoji", token=server.root_token,
+                                       json={"name": "thumbsup"}), 201)
+    r = server.request("DELETE", f"{url}/award_emoji/{award['id']}", token=server.root_token)
+    assert r.status_code == 204, r.text
+    recorded = events(server, since)
+    assert kinds(recorded) == ["issue.unsubscribed", "issue.subscribed", "todo.marked",
+                               "award_emoji.awarded", "award_emoji.revoked"]
+    assert all(e["project_id"] == pid and e["actor_id"] == root_id(server) for e in recorded)
+    assert recorded[3]["after"]["name"] == "thumbsup"
+    assert recorded[4]["before"]["id"] == award["id"]
+
+    # What changes nothing records nothing: a second subscribe or to-do answers 304.
+    since = last_id(server)
+    assert server.request("POST", f"{url}/subscribe", token=server.root_token).status_code == 304
+    assert server.request("POST", f"{url}/todo", token=server.root_token).status_code == 304
+    assert events(server, since) == []
+
+
+def test_failed_note_award_and_time_writes_record_nothing(server, project):
+    pid = project["id"]
+    issue = assert_json(server.request("POST", f"/projects/{pid}/issues", token=server.root_token,
+                                       json={"title": "Refusals"}), 201)
+    url = f"/projects/{pid}/issues/{issue['iid']}"
+    note = assert_json(server.request("POST", f"{url}/notes", token=server.root_token,
+                                      json={"body": "mine"}), 201)
+    assert_json(server.request("POST", f"{url}/award_emoji", token=server.root_token,
+                               json={"name": "tada"}), 201)
+    since = last_id(server)
+    assert_json(server.request("POST", f"{url}/notes", token=server.root_token, json={}), 400)
+    assert_json(server.request("PUT", f"{url}/notes/{note['id']}", token=server.root_token,
+                               json={"body": ""}), 400)
+    # the same emoji twice: GitLab's 404
+    assert server.request("POST", f"{url}/award_emoji", token=server.root_token,
+                          json={"name": "tada"}).status_code == 404
+    # more time subtracted than was spent
+    assert_json(server.request("POST", f"{url}/add_spent_time", token=server.root_token,
+                               json={"duration": "-1h"}), 400)
+    assert events(server, since) == []
+
+
 def test_failed_writes_record_nothing(server, project):
     pid = project["id"]
     user, token = make_user(server)

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import (FORBIDDEN, UNAUTHORIZED, USER_NOT_FOUND, assert_json, insufficient_scope,
                       other_tenant, today_utc)
-from user_helpers import (SELF_FIELDS, activities, admin_get, assert_no_user, create_user,
+from conftest import (SELF_FIELDS, activities, admin_get, assert_no_user, create_user,
                           days_ago, db_set_user, get_user, list_users, token_for, uname,
                           user_payload, user_with_token, usernames, users_named)
 

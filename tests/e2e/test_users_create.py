@@ -13,7 +13,7 @@ import gitlab
 import pytest
 
 from conftest import FORBIDDEN, ISO_MS, PASSWORD, UNAUTHORIZED, assert_json
-from user_helpers import (ADMIN_FIELDS, DROP, USERNAME_RULE, as_form, assert_no_user,
+from conftest import (ADMIN_FIELDS, DROP, USERNAME_RULE, as_form, assert_no_user,
                           create_user, get_user, gravatar, list_users, mail_body, mails_for, png,
                           png_of_size, post_user, post_user_with_avatar, setting, uname,
                           user_payload, user_with_token, usernames, users_named)

@@ -14,7 +14,7 @@ import gitlab
 import pytest
 
 from conftest import FORBIDDEN, UNAUTHORIZED, USER_NOT_FOUND, assert_json
-from user_helpers import (USERNAME_RULE, create_user, get_user, gravatar, list_users, mail_body,
+from conftest import (USERNAME_RULE, create_user, get_user, gravatar, list_users, mail_body,
                           mails_for, png, png_of_size, post_user_with_avatar, put_user, setting,
                           uname, user_with_token, usernames, users_named)
 

@@ -14,7 +14,7 @@ import gitlab
 import pytest
 
 from conftest import USER_NOT_FOUND, assert_json
-from user_helpers import (ADMIN_FIELDS, PUBLIC_FIELDS, SUMMARY_FIELDS, admin_get, create_user,
+from conftest import (ADMIN_FIELDS, PUBLIC_FIELDS, SUMMARY_FIELDS, admin_get, create_user,
                           db_write, get_user, list_users, put_user, state_action, uname,
                           user_with_token, usernames, users_named)
 

@@ -12,7 +12,7 @@ import gitlab
 import pytest
 
 from conftest import FORBIDDEN, UNAUTHORIZED, USER_NOT_FOUND, assert_json, other_tenant
-from user_helpers import (activities, admin_get, create_user, days_ago, db_set_user, get_user,
+from conftest import (activities, admin_get, create_user, days_ago, db_set_user, get_user,
                           list_users, post_user, state_action, uname, user_payload,
                           user_with_token, usernames, users_named)
 

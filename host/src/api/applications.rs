@@ -11,6 +11,7 @@ use axum::routing::{delete, get, post};
 use crate::auth::oauth::registration::{self, normalize_uris};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::oauth::ApplicationRow;
 use crate::store::oauth::ApplicationFields;
@@ -31,12 +32,34 @@ async fn list(api: Api) -> ApiResult<Json<Vec<ApplicationView>>> {
     ))
 }
 
+/// `POST /applications`: redirect URIs one per line (or space-separated), scopes
+/// space-separated; confidential unless told otherwise.
+struct CreateApplication {
+    name: String,
+    redirect_uri: String,
+    scopes: String,
+    confidential: bool,
+}
+
+impl FromParams for CreateApplication {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(CreateApplication {
+            name: p.required_string("name")?,
+            redirect_uri: normalize_uris(&p.required_string("redirect_uri")?),
+            scopes: p.required_string("scopes")?,
+            confidential: p.bool("confidential")?.unwrap_or(true),
+        })
+    }
+}
+
 async fn create(api: Api) -> ApiResult<(StatusCode, Json<ApplicationView>)> {
     api.admin()?;
-    let name = api.params.required_string("name")?;
-    let redirect_uri = normalize_uris(&api.params.required_string("redirect_uri")?);
-    let scopes = api.params.required_string("scopes")?;
-    let confidential = api.params.bool("confidential")?.unwrap_or(true);
+    let CreateApplication {
+        name,
+        redirect_uri,
+        scopes,
+        confidential,
+    } = api.input()?;
     let fields = ApplicationFields {
         name: &name,
         redirect_uri: &redirect_uri,

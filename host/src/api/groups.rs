@@ -16,6 +16,7 @@ use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
+use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::settings::keys;
@@ -66,56 +67,88 @@ fn valid_group_name(name: &str) -> bool {
     chars.all(|c| ok_first(c) || matches!(c, '.' | '-' | ' ' | '(' | ')'))
 }
 
-fn filter(api: &Api) -> ApiResult<NamespaceFilter> {
-    let p = &api.params;
+/// `GET /groups` and `GET /groups/:id/subgroups`.
+struct GroupListQuery {
+    search: Option<String>,
+    owned: bool,
+    min_access_level: Option<i64>,
+    visibility: Option<String>,
+    skip_groups: Vec<i64>,
+    top_level_only: bool,
+    /// Every visible group rather than the caller's own; the default depends on the caller.
+    all_available: Option<bool>,
+    order_by: &'static str,
+    direction: Direction,
+}
+
+impl FromParams for GroupListQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let search = p
+            .string("search")?
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        let owned = p.bool("owned")?.unwrap_or(false);
+        let min_access_level = p.int("min_access_level")?;
+        let visibility = p.one_of("visibility", projects::VISIBILITIES)?;
+        let skip_groups = p.int_list("skip_groups")?.unwrap_or_default();
+        let top_level_only = p.bool("top_level_only")?.unwrap_or(false);
+        let all_available = p.bool("all_available")?;
+        let order_by = match p
+            .one_of("order_by", &["name", "path", "id", "similarity"])?
+            .as_deref()
+        {
+            Some("path") => "path",
+            Some("id") => "id",
+            _ => "name",
+        };
+        Ok(GroupListQuery {
+            search,
+            owned,
+            min_access_level,
+            visibility,
+            skip_groups,
+            top_level_only,
+            all_available,
+            order_by,
+            direction: sort_direction(p, Direction::Asc)?,
+        })
+    }
+}
+
+fn filter(api: &Api, query: &GroupListQuery) -> NamespaceFilter {
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
     let mut filter = NamespaceFilter {
         kind: Some("group"),
-        search: p
-            .string("search")?
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty()),
+        search: query.search.clone(),
         viewer: api.caller.as_ref().map(|c| c.user.id),
         viewer_external: api.caller.as_ref().is_some_and(|c| c.user.external),
         admin,
-        owned: p.bool("owned")?.unwrap_or(false),
-        min_access_level: p.int("min_access_level")?,
-        visibility: p.one_of("visibility", projects::VISIBILITIES)?,
-        skip: p.int_list("skip_groups")?.unwrap_or_default(),
+        owned: query.owned,
+        min_access_level: query.min_access_level,
+        visibility: query.visibility.clone(),
+        skip: query.skip_groups.clone(),
         today: today(),
         ..NamespaceFilter::default()
     };
-    if p.bool("top_level_only")?.unwrap_or(false) {
+    if query.top_level_only {
         filter.parent = Some(None);
     }
-    let all_available = p
-        .bool("all_available")?
-        .unwrap_or(admin || api.caller.is_none());
+    let all_available = query.all_available.unwrap_or(admin || api.caller.is_none());
     if let Some(caller) = &api.caller
         && (!all_available || filter.min_access_level.is_some())
     {
         filter.member_of = Some(caller.user.id);
     }
-    Ok(filter)
+    filter
 }
 
-fn ordering(api: &Api) -> ApiResult<(&'static str, Direction)> {
-    let order_by = match api
-        .params
-        .one_of("order_by", &["name", "path", "id", "similarity"])?
-        .as_deref()
-    {
-        Some("path") => "path",
-        Some("id") => "id",
-        _ => "name",
-    };
-    Ok((order_by, sort_direction(&api.params, Direction::Asc)?))
-}
-
-async fn respond_groups(api: &Api, filter: NamespaceFilter) -> ApiResult<Response> {
+async fn respond_groups(
+    api: &Api,
+    query: &GroupListQuery,
+    filter: NamespaceFilter,
+) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
-    let (order_by, direction) = ordering(api)?;
-    let window: Window = request.window(&api.params, order_by, direction)?;
+    let window: Window = request.window(&api.params, query.order_by, query.direction)?;
     let rows = api.db().list_namespaces(&filter, &window).await?;
     let total = if request.keyset {
         None
@@ -127,19 +160,21 @@ async fn respond_groups(api: &Api, filter: NamespaceFilter) -> ApiResult<Respons
 }
 
 async fn list(api: Api) -> ApiResult<Response> {
-    let filter = filter(&api)?;
-    respond_groups(&api, filter).await
+    let query: GroupListQuery = api.input()?;
+    let filter = filter(&api, &query);
+    respond_groups(&api, &query, filter).await
 }
 
 async fn subgroups(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let query: GroupListQuery = api.input()?;
     let ctx = access::group(&api, &id).await?;
-    let mut filter = filter(&api)?;
+    let mut filter = filter(&api, &query);
     filter.parent = Some(Some(ctx.group.id));
     // subgroups lists show every visible subgroup unless asked otherwise
-    if !api.params.has("all_available") && filter.min_access_level.is_none() {
+    if query.all_available.is_none() && filter.min_access_level.is_none() {
         filter.member_of = None;
     }
-    respond_groups(&api, filter).await
+    respond_groups(&api, &query, filter).await
 }
 
 async fn group_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -175,11 +210,18 @@ async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Value> {
         .collect())
 }
 
+flag_input!(
+    /// `with_projects`: whether a group's view embeds its projects (it does by default).
+    GroupShape,
+    "with_projects",
+    true
+);
+
 /// The group with its own projects and the projects shared with it, as `GET /groups/:id`
 /// shows it.
-async fn group_view(api: &Api, group: &NamespaceRow) -> ApiResult<Value> {
+async fn group_view(api: &Api, group: &NamespaceRow, shape: &GroupShape) -> ApiResult<Value> {
     let mut view = views(api).group(group);
-    if api.params.bool("with_projects")?.unwrap_or(true) {
+    if shape.0 {
         let scope = |own: bool| GroupScope {
             group_id: group.id,
             own,
@@ -194,29 +236,88 @@ async fn group_view(api: &Api, group: &NamespaceRow) -> ApiResult<Value> {
 }
 
 async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let shape: GroupShape = api.input()?;
     let ctx = access::group(&api, &id).await?;
-    Ok(Json(group_view(&api, &ctx.group).await?))
+    Ok(Json(group_view(&api, &ctx.group, &shape).await?))
 }
 
-/// The settings parameters of a group, merged into `settings`.
-fn read_settings(api: &Api, settings: &mut Map<String, Value>) -> ApiResult<()> {
-    for (key, default) in GROUP_SETTINGS {
-        if !api.params.has(key) {
-            continue;
+/// The group settings a create or update gives, typed as their defaults are.
+struct GroupSettings(Map<String, Value>);
+
+impl FromParams for GroupSettings {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let mut settings = Map::new();
+        for (key, default) in GROUP_SETTINGS {
+            if !p.has(key) {
+                continue;
+            }
+            let value = match serde_json::from_str::<Value>(default).unwrap_or(Value::Null) {
+                Value::Bool(_) => p.bool(key)?.map(Value::from),
+                Value::Number(_) => p.int(key)?.map(Value::from),
+                _ => p.string(key)?.map(Value::from),
+            };
+            if let Some(value) = value {
+                settings.insert(key.to_string(), value);
+            }
         }
-        let value = match serde_json::from_str::<Value>(default).unwrap_or(Value::Null) {
-            Value::Bool(_) => api.params.bool(key)?.map(Value::from),
-            Value::Number(_) => api.params.int(key)?.map(Value::from),
-            _ => api.params.string(key)?.map(Value::from),
-        };
-        if let Some(value) = value {
-            settings.insert(key.to_string(), value);
+        if let Some(branch) = p.string("default_branch")? {
+            settings.insert("default_branch".into(), Value::from(branch));
         }
+        Ok(GroupSettings(settings))
     }
-    if let Some(branch) = api.params.string("default_branch")? {
-        settings.insert("default_branch".into(), Value::from(branch));
+}
+
+/// `POST /groups`.
+struct CreateGroup {
+    name: String,
+    path: String,
+    visibility: Option<String>,
+    parent_id: Option<i64>,
+    settings: GroupSettings,
+    description: String,
+    shape: GroupShape,
+}
+
+impl FromParams for CreateGroup {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let name = p.required_string("name")?.trim().to_string();
+        let path = p.required_string("path")?.trim().to_string();
+        check_name_path(&name, &path)?;
+        Ok(CreateGroup {
+            name,
+            path,
+            visibility: p.one_of("visibility", projects::VISIBILITIES)?,
+            parent_id: p.int("parent_id")?,
+            settings: GroupSettings::from_params(p)?,
+            description: p
+                .string_at_most("description", DESCRIPTION_MAX)?
+                .unwrap_or_default(),
+            shape: GroupShape::from_params(p)?,
+        })
     }
-    Ok(())
+}
+
+/// `PUT /groups/:id`: absent fields keep their values.
+struct UpdateGroup {
+    name: Option<String>,
+    path: Option<String>,
+    description: Option<String>,
+    visibility: Option<String>,
+    settings: GroupSettings,
+    shape: GroupShape,
+}
+
+impl FromParams for UpdateGroup {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(UpdateGroup {
+            name: p.string("name")?.map(|s| s.trim().to_string()),
+            path: p.string("path")?.map(|s| s.trim().to_string()),
+            description: p.string_at_most("description", DESCRIPTION_MAX)?,
+            visibility: p.one_of("visibility", projects::VISIBILITIES)?,
+            settings: GroupSettings::from_params(p)?,
+            shape: GroupShape::from_params(p)?,
+        })
+    }
 }
 
 fn check_name_path(name: &str, path: &str) -> ApiResult<()> {
@@ -249,15 +350,21 @@ fn check_parent_visibility(parent: Option<&NamespaceRow>, visibility: &str) -> A
 
 async fn create(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
-    let name = api.params.required_string("name")?.trim().to_string();
-    let path = api.params.required_string("path")?.trim().to_string();
-    check_name_path(&name, &path)?;
-    let visibility = match api.params.one_of("visibility", projects::VISIBILITIES)? {
+    let CreateGroup {
+        name,
+        path,
+        visibility,
+        parent_id,
+        settings: GroupSettings(settings),
+        description,
+        shape,
+    } = api.input()?;
+    let visibility = match visibility {
         Some(v) => v,
         None => default_visibility(&api, keys::DEFAULT_GROUP_VISIBILITY),
     };
     check_visibility_allowed(&api, &visibility)?;
-    let parent = match api.params.int("parent_id")? {
+    let parent = match parent_id {
         Some(parent_id) => {
             let ctx = access::group(&api, &parent_id.to_string()).await?;
             let needed = if setting_str(&ctx.group, "subgroup_creation_level") == "maintainer" {
@@ -276,12 +383,6 @@ async fn create(api: Api) -> ApiResult<Response> {
         }
     };
     check_parent_visibility(parent.as_ref(), &visibility)?;
-    let mut settings = Map::new();
-    read_settings(&api, &mut settings)?;
-    let description = api
-        .params
-        .string_at_most("description", DESCRIPTION_MAX)?
-        .unwrap_or_default();
     let group = api
         .db()
         .create_group(NewGroup {
@@ -295,33 +396,30 @@ async fn create(api: Api) -> ApiResult<Response> {
         })
         .await
         .on_constraints(GROUP_UNIQUES)?;
-    Ok((StatusCode::CREATED, Json(group_view(&api, &group).await?)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        Json(group_view(&api, &group, &shape).await?),
+    )
+        .into_response())
 }
 
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
+    let input: UpdateGroup = api.input()?;
     let ctx = access::group(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
     let group = &ctx.group;
-    let name = api
-        .params
-        .string("name")?
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| group.name.clone());
-    let path = api
-        .params
-        .string("path")?
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| group.path.clone());
+    let name = input.name.unwrap_or_else(|| group.name.clone());
+    let path = input.path.unwrap_or_else(|| group.path.clone());
     check_name_path(&name, &path)?;
     let mut changes = NamespaceChanges::default();
     changes.set("name", name.as_str());
     changes.set("path", path.as_str());
     changes.set("path_lower", path.to_lowercase());
-    if let Some(description) = api.params.string_at_most("description", DESCRIPTION_MAX)? {
+    if let Some(description) = input.description {
         changes.set("description", description);
     }
-    if let Some(visibility) = api.params.one_of("visibility", projects::VISIBILITIES)? {
+    if let Some(visibility) = input.visibility {
         if visibility != group.visibility {
             check_visibility_allowed(&api, &visibility)?;
             let parent = match group.parent_id {
@@ -335,14 +433,14 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
         changes.set("visibility", visibility);
     }
     let mut settings = group.settings_json();
-    read_settings(&api, &mut settings)?;
+    settings.extend(input.settings.0);
     changes.set("settings", Value::Object(settings).to_string());
     let updated = api
         .db()
         .update_group(group, &changes, &name, &path, api.user()?.user.id)
         .await
         .on_constraints(GROUP_UNIQUES)?;
-    Ok(Json(group_view(&api, &updated).await?))
+    Ok(Json(group_view(&api, &updated, &input.shape).await?))
 }
 
 /// A group may not become more private than a subgroup or project in it.
@@ -403,23 +501,38 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .into_response())
 }
 
+/// `GET /namespaces`.
+struct NamespaceListQuery {
+    search: Option<String>,
+    owned_only: bool,
+}
+
+impl FromParams for NamespaceListQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(NamespaceListQuery {
+            search: p
+                .string("search")?
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty()),
+            owned_only: p.bool("owned_only")?.unwrap_or(false),
+        })
+    }
+}
+
 /// `GET /namespaces`: the caller's own namespace and the groups they belong to (every
 /// namespace for administrators).
 async fn namespaces(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
+    let NamespaceListQuery { search, owned_only } = api.input()?;
     // make sure the caller's personal namespace exists
     api.db().user_namespace(caller.user.id).await?;
     let admin = caller.is_admin();
-    let p = &api.params;
     let filter = NamespaceFilter {
-        search: p
-            .string("search")?
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty()),
+        search,
         viewer: Some(caller.user.id),
         admin,
         today: today(),
-        owned: p.bool("owned_only")?.unwrap_or(false),
+        owned: owned_only,
         member_of: None,
         ..NamespaceFilter::default()
     };

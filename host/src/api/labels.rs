@@ -15,6 +15,7 @@ use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
+use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::labels::LabelRow;
 
@@ -68,8 +69,114 @@ fn check_color(color: &str) -> ApiResult<()> {
     }
 }
 
-async fn render(api: &Api, label: &LabelRow) -> ApiResult<Value> {
-    let counts = if api.params.bool("with_counts")?.unwrap_or(false) {
+flag_input!(
+    /// `with_counts`: whether a label shows its issue and merge request counts.
+    LabelShape,
+    "with_counts",
+    false
+);
+
+/// `GET .../labels`.
+struct LabelListQuery {
+    search: Option<String>,
+    shape: LabelShape,
+}
+
+impl FromParams for LabelListQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(LabelListQuery {
+            search: p.string("search")?.filter(|s| !s.is_empty()),
+            shape: LabelShape::from_params(p)?,
+        })
+    }
+}
+
+/// `POST .../labels`.
+struct CreateLabel {
+    name: String,
+    color: String,
+    description: Option<String>,
+    priority: Option<i64>,
+    shape: LabelShape,
+}
+
+impl FromParams for CreateLabel {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let name = p.required_string("name")?;
+        let color = p.required_string("color")?;
+        check_name(&name)?;
+        check_color(&color)?;
+        Ok(CreateLabel {
+            name,
+            color,
+            description: p.string_at_most("description", DESCRIPTION_MAX)?,
+            priority: p.int("priority")?,
+            shape: LabelShape::from_params(p)?,
+        })
+    }
+}
+
+/// `PUT .../labels[/:label_id]`: at least one of the fields; `description` and `priority`
+/// given as null clear them.
+struct UpdateLabel {
+    new_name: Option<String>,
+    color: Option<String>,
+    description: Option<Option<String>>,
+    priority: Option<Option<i64>>,
+    shape: LabelShape,
+}
+
+impl FromParams for UpdateLabel {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        const FIELDS: &[&str] = &["new_name", "color", "description", "priority"];
+        if !FIELDS.iter().any(|f| p.has(f)) {
+            return Err(ApiError::InvalidParam(format!(
+                "{} are missing, at least one parameter must be provided",
+                FIELDS.join(", ")
+            )));
+        }
+        let new_name = p.string("new_name")?;
+        if let Some(name) = &new_name {
+            check_name(name)?;
+        }
+        let color = p.string("color")?;
+        if let Some(color) = &color {
+            check_color(color)?;
+        }
+        let description = match p.has("description") {
+            true => Some(p.string_at_most("description", DESCRIPTION_MAX)?),
+            false => None,
+        };
+        let priority = match p.has("priority") {
+            true => Some(p.int("priority")?),
+            false => None,
+        };
+        Ok(UpdateLabel {
+            new_name,
+            color,
+            description,
+            priority,
+            shape: LabelShape::from_params(p)?,
+        })
+    }
+}
+
+/// The older form naming the label in the body (`label_id` or `name`).
+struct LabelKey(String);
+
+impl FromParams for LabelKey {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        match (p.string("label_id")?, p.string("name")?) {
+            (Some(key), _) | (None, Some(key)) => Ok(LabelKey(key)),
+            (None, None) => Err(ApiError::InvalidParam(
+                "label_id, name are missing, exactly one parameter must be provided".into(),
+            )),
+        }
+    }
+}
+
+async fn render(api: &Api, label: &LabelRow, shape: &LabelShape) -> ApiResult<Value> {
+    let counts = if shape.0 {
         Some(api.db().label_counts(label.id).await?)
     } else {
         None
@@ -92,17 +199,17 @@ async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
 }
 
 pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let query: LabelListQuery = api.input()?;
+    let request = PageRequest::from_params(&api.params)?;
     let ctx = access::project(&api, &id).await?;
-    let search = api.params.string("search")?.filter(|s| !s.is_empty());
     let all = api
         .db()
-        .project_labels(ctx.project.id, search.as_deref())
+        .project_labels(ctx.project.id, query.search.as_deref())
         .await?;
-    let request = PageRequest::from_params(&api.params)?;
     let page = page_of(all, &request);
     let mut rendered = std::collections::HashMap::new();
     for label in &page.rows {
-        rendered.insert(label.id, render(&api, label).await?);
+        rendered.insert(label.id, render(&api, label, &query.shape).await?);
     }
     Ok(page.respond(
         &request,
@@ -116,20 +223,22 @@ pub async fn show(
     Path((id, label_id)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Json<Value>> {
+    let shape: LabelShape = api.input()?;
     let ctx = access::project(&api, &id).await?;
     let label = label_of(&api, &ctx, &label_id).await?;
-    Ok(Json(render(&api, &label).await?))
+    Ok(Json(render(&api, &label, &shape).await?))
 }
 
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let CreateLabel {
+        name,
+        color,
+        description,
+        priority,
+        shape,
+    } = api.input()?;
     let ctx = writable(&api, &id).await?;
-    let p = &api.params;
-    let name = p.required_string("name")?;
-    let color = p.required_string("color")?;
-    check_name(&name)?;
-    check_color(&color)?;
-    let description = p.string_at_most("description", DESCRIPTION_MAX)?;
-    let priority = p.int("priority")?;
     if api
         .db()
         .project_label(ctx.project.id, &name)
@@ -154,22 +263,22 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             }
             _ => ApiError::from(e),
         })?;
-    Ok((StatusCode::CREATED, Json(render(&api, &label).await?)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        Json(render(&api, &label, &shape).await?),
+    )
+        .into_response())
 }
 
-async fn update_label(api: &Api, id: &str, key: &str) -> ApiResult<Json<Value>> {
+async fn update_label(
+    api: &Api,
+    id: &str,
+    key: &str,
+    input: UpdateLabel,
+) -> ApiResult<Json<Value>> {
     let ctx = writable(api, id).await?;
     let mut label = label_of(api, &ctx, key).await?;
-    let p = &api.params;
-    const FIELDS: &[&str] = &["new_name", "color", "description", "priority"];
-    if !FIELDS.iter().any(|f| p.has(f)) {
-        return Err(ApiError::InvalidParam(format!(
-            "{} are missing, at least one parameter must be provided",
-            FIELDS.join(", ")
-        )));
-    }
-    if let Some(name) = p.string("new_name")? {
-        check_name(&name)?;
+    if let Some(name) = input.new_name {
         if !name.eq_ignore_ascii_case(&label.name)
             && api
                 .db()
@@ -181,40 +290,33 @@ async fn update_label(api: &Api, id: &str, key: &str) -> ApiResult<Json<Value>> 
         }
         label.name = name;
     }
-    if let Some(color) = p.string("color")? {
-        check_color(&color)?;
+    if let Some(color) = input.color {
         label.color = color;
     }
-    if p.has("description") {
-        label.description = p.string_at_most("description", DESCRIPTION_MAX)?;
+    if let Some(description) = input.description {
+        label.description = description;
     }
-    if p.has("priority") {
-        label.priority = p.int("priority")?;
+    if let Some(priority) = input.priority {
+        label.priority = priority;
     }
     api.db().update_label(&label).await?;
-    Ok(Json(render(api, &label).await?))
+    Ok(Json(render(api, &label, &input.shape).await?))
 }
 
 pub async fn update(
     Path((id, label_id)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Json<Value>> {
-    update_label(&api, &id, &label_id).await
-}
-
-/// The older form naming the label in the body (`label_id` or `name`).
-fn label_key(api: &Api) -> ApiResult<String> {
-    match (api.params.string("label_id")?, api.params.string("name")?) {
-        (Some(key), _) | (None, Some(key)) => Ok(key),
-        (None, None) => Err(ApiError::InvalidParam(
-            "label_id, name are missing, exactly one parameter must be provided".into(),
-        )),
-    }
+    api.user()?;
+    let input = api.input()?;
+    update_label(&api, &id, &label_id, input).await
 }
 
 pub async fn update_by_name(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
-    let key = label_key(&api)?;
-    update_label(&api, &id, &key).await
+    api.user()?;
+    let LabelKey(key) = api.input()?;
+    let input = api.input()?;
+    update_label(&api, &id, &key, input).await
 }
 
 async fn delete_label(api: &Api, id: &str, key: &str) -> ApiResult<StatusCode> {
@@ -232,6 +334,7 @@ pub async fn remove(
 }
 
 pub async fn remove_by_name(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
-    let key = label_key(&api)?;
+    api.user()?;
+    let LabelKey(key) = api.input()?;
     delete_label(&api, &id, &key).await
 }

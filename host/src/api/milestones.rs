@@ -15,6 +15,7 @@ use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::pagination::PageRequest;
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::milestones::MilestoneRow;
 use crate::store::milestones::{MilestoneChanges, MilestoneFilter};
@@ -56,42 +57,114 @@ async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
     Ok(ctx)
 }
 
-/// The columns `title`, `description`, `due_date`, `start_date` from the parameters.
-fn columns(api: &Api) -> ApiResult<MilestoneChanges> {
-    let p = &api.params;
-    let mut columns = MilestoneChanges::default();
-    if let Some(title) = p.string("title")? {
-        if title.trim().is_empty() {
+/// The fields a create or update may set; `None` leaves a column alone, `Some(None)` clears it.
+struct MilestoneFields {
+    title: Option<String>,
+    description: Option<Option<String>>,
+    due_date: Option<Option<String>>,
+    start_date: Option<Option<String>>,
+}
+
+impl FromParams for MilestoneFields {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let title = p.string("title")?;
+        if title.as_ref().is_some_and(|t| t.trim().is_empty()) {
             return Err(ApiError::field("title", "can't be blank"));
         }
-        columns.set("title", title);
+        let description = match p.has("description") {
+            true => Some(p.string_at_most("description", DESCRIPTION_MAX)?),
+            false => None,
+        };
+        let date = |name: &str| -> ApiResult<Option<Option<String>>> {
+            match p.has(name) {
+                true => Ok(Some(p.date(name)?.map(|d| d.to_string()))),
+                false => Ok(None),
+            }
+        };
+        Ok(MilestoneFields {
+            title,
+            description,
+            due_date: date("due_date")?,
+            start_date: date("start_date")?,
+        })
     }
-    if p.has("description") {
-        columns.set(
-            "description",
-            p.string_at_most("description", DESCRIPTION_MAX)?,
-        );
-    }
-    for name in ["due_date", "start_date"] {
-        if p.has(name) {
-            columns.set(name, p.date(name)?.map(|d| d.to_string()));
+}
+
+impl MilestoneFields {
+    fn columns(self) -> MilestoneChanges {
+        let mut columns = MilestoneChanges::default();
+        if let Some(title) = self.title {
+            columns.set("title", title);
         }
+        if let Some(description) = self.description {
+            columns.set("description", description);
+        }
+        if let Some(due_date) = self.due_date {
+            columns.set("due_date", due_date);
+        }
+        if let Some(start_date) = self.start_date {
+            columns.set("start_date", start_date);
+        }
+        columns
     }
-    Ok(columns)
+}
+
+/// `POST .../milestones`: a title is required.
+struct CreateMilestone(MilestoneFields);
+
+impl FromParams for CreateMilestone {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        p.required_string("title")?;
+        Ok(CreateMilestone(MilestoneFields::from_params(p)?))
+    }
+}
+
+/// `PUT .../milestones/:milestone_id`.
+struct UpdateMilestone {
+    fields: MilestoneFields,
+    state_event: Option<String>,
+}
+
+impl FromParams for UpdateMilestone {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(UpdateMilestone {
+            fields: MilestoneFields::from_params(p)?,
+            state_event: p.one_of("state_event", &["close", "activate"])?,
+        })
+    }
+}
+
+/// `GET .../milestones`.
+struct MilestoneListQuery {
+    state: Option<String>,
+    iids: Vec<i64>,
+    title: Option<String>,
+    search: Option<String>,
+}
+
+impl FromParams for MilestoneListQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(MilestoneListQuery {
+            state: p.one_of("state", &["active", "closed"])?,
+            iids: p.int_list("iids")?.unwrap_or_default(),
+            title: p.string("title")?,
+            search: p.string("search")?.filter(|s| !s.is_empty()),
+        })
+    }
 }
 
 pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let query: MilestoneListQuery = api.input()?;
+    let request = PageRequest::from_params(&api.params)?;
     let ctx = access::project(&api, &id).await?;
-    let p = &api.params;
     let filter = MilestoneFilter {
         project_id: ctx.project.id,
-        state: p.one_of("state", &["active", "closed"])?,
-        iids: p.int_list("iids")?.unwrap_or_default(),
-        title: p.string("title")?,
-        search: p.string("search")?.filter(|s| !s.is_empty()),
+        state: query.state,
+        iids: query.iids,
+        title: query.title,
+        search: query.search,
     };
     let all = api.db().list_milestones(&filter).await?;
-    let request = PageRequest::from_params(&api.params)?;
     let page = page_of(all, &request);
     let project = api.db().project_refs(&[ctx.project.id]).await?.pop();
     let views = views(&api);
@@ -113,9 +186,10 @@ pub async fn show(
 }
 
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    api.user()?;
+    let CreateMilestone(fields) = api.input()?;
     let ctx = writable(&api, &id).await?;
-    api.params.required_string("title")?;
-    let columns = columns(&api)?;
+    let columns = fields.columns();
     let milestone = api
         .db()
         .create_milestone(ctx.project.id, &columns)
@@ -128,14 +202,15 @@ pub async fn update(
     Path((id, milestone_id)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Json<Value>> {
+    api.user()?;
+    let UpdateMilestone {
+        fields,
+        state_event,
+    } = api.input()?;
     let ctx = writable(&api, &id).await?;
     let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
-    let mut columns = columns(&api)?;
-    match api
-        .params
-        .one_of("state_event", &["close", "activate"])?
-        .as_deref()
-    {
+    let mut columns = fields.columns();
+    match state_event.as_deref() {
         Some("close") if milestone.state != "closed" => {
             columns.set("state", "closed");
             columns.set("closed_at", crate::model::now_ms());

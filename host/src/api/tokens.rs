@@ -70,18 +70,34 @@ pub fn token_state(params: &Params, allowed: &[&str]) -> ApiResult<TokenState> {
     })
 }
 
+/// The order of a token list: by id, newest first, unless asked otherwise.
+struct TokenOrder {
+    order_by: &'static str,
+    direction: Direction,
+}
+
+impl FromParams for TokenOrder {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let direction = sort_direction(p, Direction::Desc)?;
+        let order_by = match p.one_of("order_by", TOKEN_ORDERS)?.as_deref() {
+            Some("created_at") => "created_at",
+            Some("name") => "name",
+            Some("last_used_at") => "last_used_at",
+            Some("expires_at") => "expires_at",
+            _ => "id",
+        };
+        Ok(TokenOrder {
+            order_by,
+            direction,
+        })
+    }
+}
+
 /// One list of tokens (personal or impersonation) with GitLab's pagination.
 pub async fn list_tokens(api: &Api, filter: TokenFilter) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
-    let direction = sort_direction(&api.params, Direction::Desc)?;
-    let order_by = match api.params.one_of("order_by", TOKEN_ORDERS)?.as_deref() {
-        Some("created_at") => "created_at",
-        Some("name") => "name",
-        Some("last_used_at") => "last_used_at",
-        Some("expires_at") => "expires_at",
-        _ => "id",
-    };
-    let window = request.window(&api.params, order_by, direction)?;
+    let order: TokenOrder = api.input()?;
+    let window = request.window(&api.params, order.order_by, order.direction)?;
     let rows = api.db().list_tokens(&filter, &window).await?;
     let total = if request.keyset {
         None

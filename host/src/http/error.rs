@@ -184,6 +184,7 @@ impl From<services::Refusal> for ApiError {
         use services::Refusal;
         match refusal {
             Refusal::Forbidden(reason) => Self::Forbidden(reason),
+            Refusal::Unauthorized => Self::Unauthorized,
             Refusal::NotFound(what) => Self::NotFound(what),
             Refusal::Conflict(message) => Self::Conflict(message),
             Refusal::Invalid(field, message) => Self::field(field, message),
@@ -191,6 +192,13 @@ impl From<services::Refusal> for ApiError {
                 StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
                 json!({ "message": message }),
             ),
+            Refusal::Rejected(message) => {
+                Self::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
+            }
+            Refusal::Hook(error) => match error.downcast::<ApiError>() {
+                Ok(error) => *error,
+                Err(error) => Self::Internal(anyhow::anyhow!(error)),
+            },
             Refusal::Store(error) => error.into(),
             Refusal::Git(error) => error.into(),
         }

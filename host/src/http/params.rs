@@ -19,6 +19,39 @@ pub trait FromParams: Sized {
     fn from_params(params: &Params) -> ApiResult<Self>;
 }
 
+/// A typed input whose parameters depend on who is asking (`Audience`) or where: GitLab
+/// declares some parameters only for administrators or only on some routes, and ignores them,
+/// bad values included, everywhere else. Handlers call `api.input_in(context)`.
+pub trait FromParamsIn<C>: Sized {
+    fn from_params_in(params: &Params, context: C) -> ApiResult<Self>;
+}
+
+/// Who is asking, as far as the parameters an endpoint accepts are concerned.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Audience {
+    pub signed_in: bool,
+    pub admin: bool,
+}
+
+/// Declares a typed input that is one boolean parameter with its default (GitLab's many
+/// `with_*` switches and flags): `flag_input!(LabelShape, "with_counts", false);` makes
+/// `struct LabelShape(bool)`, read with `Params::bool`'s coercion and message.
+macro_rules! flag_input {
+    ($(#[$doc:meta])* $name:ident, $param:literal, $default:expr) => {
+        $(#[$doc])*
+        struct $name(bool);
+
+        impl $crate::http::params::FromParams for $name {
+            fn from_params(
+                p: &$crate::http::params::Params,
+            ) -> $crate::http::error::ApiResult<Self> {
+                Ok($name(p.bool($param)?.unwrap_or($default)))
+            }
+        }
+    };
+}
+pub(crate) use flag_input;
+
 /// A file from a multipart body.
 #[derive(Debug, Clone)]
 pub struct UploadedFile {

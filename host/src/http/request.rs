@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{Method, header};
 
 use super::error::{ApiError, ApiResult};
-use super::params::{BodyLimits, FromParams, Params};
+use super::params::{Audience, BodyLimits, FromParams, FromParamsIn, Params};
 use crate::auth::{self, Caller};
 use crate::context::ApiContext;
 use crate::request_origin::Origin;
@@ -47,6 +47,19 @@ impl Api {
     /// The endpoint's typed input, read from the merged parameters.
     pub fn input<T: FromParams>(&self) -> ApiResult<T> {
         T::from_params(&self.params)
+    }
+
+    /// The endpoint's typed input, when what it accepts depends on `context`.
+    pub fn input_in<T: FromParamsIn<C>, C>(&self, context: C) -> ApiResult<T> {
+        T::from_params_in(&self.params, context)
+    }
+
+    /// Who is asking: signed in or not, an administrator or not.
+    pub fn audience(&self) -> Audience {
+        Audience {
+            signed_in: self.caller.is_some(),
+            admin: self.caller.as_ref().is_some_and(|c| c.is_admin()),
+        }
     }
 
     /// The authenticated caller, or 401.

@@ -2,7 +2,7 @@
 
 use super::Flag;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct AwardRow {
     pub id: i64,
     pub issue_id: i64,
@@ -28,7 +28,7 @@ pub struct NoteRow {
     pub updated_at: i64,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct TodoRow {
     pub id: i64,
     pub user_id: i64,

@@ -7,10 +7,12 @@
 //! nothing from `store`. Only the rows that leave the store to be rendered live here; rows
 //! the store uses on its own (counters, join helpers) stay beside their queries, as do the
 //! column lists and the `FromRow` impls written by hand. The project settings catalog
-//! ([`project_settings`]) is here too: it is the schema of a stored column.
+//! ([`project_settings`]) is here too: it is the schema of a stored column; so are the pure
+//! readings of stored issue text and durations ([`issue_text`]) that views and services share.
 
 pub mod hooks;
 pub mod issue_notes;
+pub mod issue_text;
 pub mod issues;
 pub mod keys;
 pub mod labels;

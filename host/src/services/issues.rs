@@ -3,12 +3,12 @@
 //! change, its notes and its domain event in one transaction. Handlers parse a request into
 //! the commands here ([`CreateIssue`], [`UpdateIssue`]...), call, and render the result.
 //!
-//! The errors are already GitLab's (`ApiError`): the rules here are the API's rules.
+//! Refusals are [`Refusal`]s, as in the other services; the API renders them as GitLab's.
 
 use std::future::Future;
 
 use super::system_notes::{self, Named, named, project_reference};
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use super::{Refusal, taken};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::milestones::MilestoneRow;
 use crate::model::now_ms;
@@ -48,8 +48,8 @@ pub struct SpamText<'a> {
 /// The spam check, as the request provides it (the API runs the tenant's bound plugin).
 pub trait SpamCheck {
     /// `Ok(true)`: a check ran and allowed the write; `Ok(false)`: nothing checked it;
-    /// `Err`: the write is refused.
-    fn check(&self, text: SpamText<'_>) -> impl Future<Output = ApiResult<bool>> + Send;
+    /// `Err`: the write is refused (`Refusal::Hook` carries the check's own answer).
+    fn check(&self, text: SpamText<'_>) -> impl Future<Output = Result<bool, Refusal>> + Send;
 }
 
 /// `state_event` of an update.
@@ -133,7 +133,7 @@ async fn resolve(
     project_id: i64,
     current: Option<&Current<'_>>,
     metadata: &Metadata,
-) -> ApiResult<Resolved> {
+) -> Result<Resolved, Refusal> {
     let mut resolved = Resolved::default();
     if let Some(ids) = &metadata.assignee_ids {
         let known = db.users_by_ids(ids).await?;
@@ -162,7 +162,7 @@ async fn resolve(
                 db.milestone_by_id(id)
                     .await?
                     .filter(|m| m.project_id == project_id)
-                    .ok_or_else(|| ApiError::field("milestone_id", "is invalid"))?,
+                    .ok_or_else(|| Refusal::invalid("milestone_id", "is invalid"))?,
             ),
         });
     }
@@ -186,7 +186,7 @@ pub async fn create(
     input: CreateIssue,
     origin: RequestOrigin,
     spam: &impl SpamCheck,
-) -> ApiResult<Created> {
+) -> Result<Created, Refusal> {
     let resolved = resolve(db, project_id, None, &input.metadata).await?;
     let mut issue = NewIssue {
         project_id,
@@ -242,7 +242,7 @@ pub async fn create(
     let created = db
         .create_issue(&issue)
         .await
-        .on_constraint("issues", "iid", "iid")?;
+        .map_err(|error| taken(error, "issues", "iid", "iid"))?;
     Ok(Created {
         issue: created,
         assignees,
@@ -251,7 +251,7 @@ pub async fn create(
 }
 
 /// Authors, assignees and reporters (and above) may edit an issue.
-pub fn authorize_update(editor: &Editor<'_>, current: &Current<'_>) -> ApiResult<()> {
+pub fn authorize_update(editor: &Editor<'_>, current: &Current<'_>) -> Result<(), Refusal> {
     let id = editor.user.id;
     if editor.reporter
         || current.issue.author_id == id
@@ -259,7 +259,7 @@ pub fn authorize_update(editor: &Editor<'_>, current: &Current<'_>) -> ApiResult
     {
         Ok(())
     } else {
-        Err(ApiError::forbidden())
+        Err(Refusal::forbidden())
     }
 }
 
@@ -385,7 +385,7 @@ pub async fn update(
     current: &Current<'_>,
     input: UpdateIssue,
     spam: &impl SpamCheck,
-) -> ApiResult<IssueRow> {
+) -> Result<IssueRow, Refusal> {
     authorize_update(editor, current)?;
     let issue = current.issue;
     let resolved = resolve(db, issue.project_id, Some(current), &input.metadata).await?;
@@ -421,7 +421,7 @@ pub async fn set_time_estimate(
     issue: &IssueRow,
     seconds: i64,
     limit_to_hours: bool,
-) -> ApiResult<IssueRow> {
+) -> Result<IssueRow, Refusal> {
     require_reporter(editor)?;
     let mut changes = IssueChanges::default();
     changes.columns.set("time_estimate", seconds);
@@ -442,13 +442,13 @@ pub async fn log_spent_time(
     issue: &IssueRow,
     seconds: Option<i64>,
     limit_to_hours: bool,
-) -> ApiResult<i64> {
+) -> Result<i64, Refusal> {
     require_reporter(editor)?;
     let mut notes = SystemNotes::by(editor.user.id);
     match seconds {
         Some(seconds) => {
             if issue.total_time_spent + seconds < 0 {
-                return Err(ApiError::field(
+                return Err(Refusal::invalid(
                     "time_spent",
                     "Time to subtract exceeds the total time spent",
                 ));
@@ -464,12 +464,20 @@ pub async fn log_spent_time(
         .await?)
 }
 
+/// Deletes an issue (soft: the store marks it). Owners and administrators only.
+pub async fn delete(db: &TenantDb, editor: &Editor<'_>, issue: &IssueRow) -> Result<(), Refusal> {
+    if !editor.owner {
+        return Err(Refusal::forbidden());
+    }
+    Ok(db.delete_issue(issue, editor.user.id).await?)
+}
+
 /// Reporter access (GitLab's `admin_issue`): time tracking.
-pub fn require_reporter(editor: &Editor<'_>) -> ApiResult<()> {
+pub fn require_reporter(editor: &Editor<'_>) -> Result<(), Refusal> {
     if editor.reporter {
         Ok(())
     } else {
-        Err(ApiError::forbidden())
+        Err(Refusal::forbidden())
     }
 }
 
@@ -481,11 +489,8 @@ pub struct MoveEnd {
     pub allowed: bool,
 }
 
-fn move_error(message: &str) -> ApiError {
-    ApiError::Custom(
-        axum::http::StatusCode::BAD_REQUEST,
-        serde_json::json!({ "message": message }),
-    )
+fn move_error(message: &str) -> Refusal {
+    Refusal::Rejected(message.to_string())
 }
 
 /// Moves an issue to another project (GitLab's `Issues::MoveService`): a copy there with a new
@@ -498,7 +503,7 @@ pub async fn move_issue(
     current: &Current<'_>,
     from: &MoveEnd,
     to: &MoveEnd,
-) -> ApiResult<IssueRow> {
+) -> Result<IssueRow, Refusal> {
     if !from.allowed || !to.allowed {
         return Err(move_error(
             "Cannot move issue due to insufficient permissions!",

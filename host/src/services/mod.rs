@@ -7,9 +7,11 @@
 
 pub mod git_push;
 pub mod commit_actions;
+pub mod issue_actions;
 pub mod issues;
 pub mod keys;
 pub mod members;
+pub mod notes;
 pub mod projects;
 pub mod protected_branches;
 mod readme;
@@ -27,6 +29,10 @@ pub enum Refusal {
     /// 403, with GitLab's reason when it gives one.
     #[error("forbidden")]
     Forbidden(Option<String>),
+    /// 401: GitLab's answer where the caller is known but not the one who may (revoking
+    /// another's award emoji).
+    #[error("unauthorized")]
+    Unauthorized,
     /// 404 for the named resource.
     #[error("{0} not found")]
     NotFound(&'static str),
@@ -40,6 +46,13 @@ pub enum Refusal {
     /// API's `render_api_error!` answers: 400, 405, 409).
     #[error("{0}: {1}")]
     Status(u16, String),
+    /// Any other refusal GitLab answers with 400 and its message as is (`{"message":"..."}`).
+    #[error("rejected: {0}")]
+    Rejected(String),
+    /// A policy hook the caller provides (the spam check) refused the change; its answer is
+    /// the caller's own, carried through unchanged.
+    #[error("refused by a policy hook: {0}")]
+    Hook(Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Store(#[from] store::Error),
     /// A repository that could not be read or changed: the server's failure.

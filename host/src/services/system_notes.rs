@@ -7,9 +7,9 @@
 
 use chrono::{DateTime, NaiveDate};
 
+use crate::model::issue_text::{human_duration, task_items};
 use crate::model::issues::ProjectRef;
 use crate::model::users::UserRow;
-use crate::views::issue::{human_duration, task_items};
 
 /// Rails' `Array#to_sentence` in English: `a`, `a and b`, `a, b, and c`.
 pub fn to_sentence(words: &[String]) -> String {

@@ -7,7 +7,7 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::outbox;
 use super::sql::{Arg, Sql};
-use super::{Flag, TenantDb, ids::next_id, ids::next_ids, now_ms, row_by_id};
+use super::{Engine, Flag, TenantDb, ids::next_id, ids::next_ids, locked_row, now_ms, row_by_id};
 use crate::events::{Event, EventKind};
 use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
 use crate::model::issues::IssueRow;
@@ -262,48 +262,51 @@ impl TenantDb {
         let event = Event::new(EventKind::NoteCreated, Some(author_id), id)
             .in_project(issue.project_id)
             .after(&row);
-        outbox::record(&mut tx, tenant_id, &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, tenant_id, &[event]).await?;
         Ok(row)
     }
 
-    /// Replaces a note's body; `issue` is the note's issue, `editor` who edits it.
+    /// Replaces a note's body; `issue` is the note's issue, `editor` who edits it. Returns the
+    /// note as it is now; its event's "before" is read inside the transaction.
     pub async fn update_note_body(
         &self,
         issue: &IssueRow,
-        note: &NoteRow,
+        note_id: i64,
         body: &str,
         editor: i64,
-    ) -> sqlx::Result<()> {
+    ) -> sqlx::Result<NoteRow> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
+        let before = locked_note(&mut tx, self.engine(), tenant_id, note_id).await?;
         self.query(
             "UPDATE issue_notes SET body = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
         )
-        .bind(note.id)
+        .bind(note_id)
         .bind(body)
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
         let after: NoteRow =
-            row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, note.id).await?;
-        let event = Event::new(EventKind::NoteUpdated, Some(editor), note.id)
+            row_by_id(&mut *tx, "issue_notes", NOTE_COLUMNS, tenant_id, note_id).await?;
+        let event = Event::new(EventKind::NoteUpdated, Some(editor), note_id)
             .in_project(issue.project_id)
-            .before(note)
+            .before(&before)
             .after(&after);
-        outbox::record(&mut tx, tenant_id, &[event]).await?;
-        tx.commit().await
+        outbox::commit(tx, tenant_id, &[event]).await?;
+        Ok(after)
     }
 
-    /// Deletes a note of `issue` with its award emoji; `deleter` is who deletes it.
+    /// Deletes note `note_id` of `issue` with its award emoji; `deleter` is who deletes it.
+    /// Its event's "before" is read inside the transaction.
     pub async fn delete_note(
         &self,
         issue: &IssueRow,
-        note: &NoteRow,
+        note_id: i64,
         deleter: i64,
     ) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
+        let note = locked_note(&mut tx, self.engine(), tenant_id, note_id).await?;
         sqlx::query(
             "DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 AND note_id = $3",
         )
@@ -326,9 +329,8 @@ impl TenantDb {
         .await?;
         let event = Event::new(EventKind::NoteDeleted, Some(deleter), note.id)
             .in_project(issue.project_id)
-            .before(note);
-        outbox::record(&mut tx, tenant_id, &[event]).await?;
-        tx.commit().await
+            .before(&note);
+        outbox::commit(tx, tenant_id, &[event]).await
     }
 
     /// The award emoji of an issue (`note_id` 0) or of one of its notes.
@@ -360,16 +362,17 @@ impl TenantDb {
         .await
     }
 
-    /// Awards `name` to the issue (`note_id` 0) or one of its notes; a duplicate is a unique
+    /// Awards `name` to `issue` (`note_id` 0) or one of its notes; a duplicate is a unique
     /// violation on `issue_award_emoji_name_unique`. Only the issue's own thumbs count as its
     /// votes.
     pub async fn create_award(
         &self,
-        issue_id: i64,
+        issue: &IssueRow,
         note_id: i64,
         user_id: i64,
         name: &str,
     ) -> sqlx::Result<AwardRow> {
+        let issue_id = issue.id;
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "award_emoji").await?;
@@ -396,12 +399,22 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         }
-        let row = row_by_id(&mut *tx, "issue_award_emoji", AWARD_COLUMNS, tenant_id, id).await?;
-        tx.commit().await?;
+        let row: AwardRow =
+            row_by_id(&mut *tx, "issue_award_emoji", AWARD_COLUMNS, tenant_id, id).await?;
+        let event = Event::new(EventKind::AwardEmojiAwarded, Some(user_id), id)
+            .in_project(issue.project_id)
+            .after(&row);
+        outbox::commit(tx, tenant_id, &[event]).await?;
         Ok(row)
     }
 
-    pub async fn delete_award(&self, award: &AwardRow) -> sqlx::Result<()> {
+    /// Revokes `award` (of `issue`); `revoker` is who revokes it.
+    pub async fn delete_award(
+        &self,
+        issue: &IssueRow,
+        award: &AwardRow,
+        revoker: i64,
+    ) -> sqlx::Result<()> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
         sqlx::query("DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND id = $2")
@@ -418,7 +431,10 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         }
-        tx.commit().await
+        let event = Event::new(EventKind::AwardEmojiRevoked, Some(revoker), award.id)
+            .in_project(issue.project_id)
+            .before(award);
+        outbox::commit(tx, tenant_id, &[event]).await
     }
 
     pub async fn pending_todo(&self, user_id: i64, issue_id: i64) -> sqlx::Result<Option<TodoRow>> {
@@ -455,60 +471,12 @@ impl TenantDb {
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
-        let row = row_by_id(&mut *tx, "todos", TODO_COLUMNS, tenant_id, id).await?;
-        tx.commit().await?;
+        let row: TodoRow = row_by_id(&mut *tx, "todos", TODO_COLUMNS, tenant_id, id).await?;
+        let event = Event::new(EventKind::TodoMarked, Some(user_id), id)
+            .in_project(project_id)
+            .after(&row);
+        outbox::commit(tx, tenant_id, &[event]).await?;
         Ok(row)
-    }
-
-    /// Adds `seconds` (negative subtracts) to the issue's spent time with a time log entry;
-    /// `None` (reset) logs minus the current total. `notes` are written with it (their time
-    /// is the log's). Returns the new total.
-    pub async fn add_spent_time(
-        &self,
-        issue_id: i64,
-        user_id: i64,
-        seconds: Option<i64>,
-        notes: &SystemNotes,
-    ) -> sqlx::Result<i64> {
-        let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
-        let total: i64 = sqlx::query_scalar(
-            "SELECT total_time_spent FROM issues WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(tenant_id)
-        .bind(issue_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let delta = seconds.unwrap_or(-total);
-        let id = next_id(&mut *tx, tenant_id, "timelogs").await?;
-        let now = notes.at.unwrap_or_else(now_ms);
-        sqlx::query(
-            "INSERT INTO issue_timelogs (tenant_id, id, issue_id, user_id, time_spent, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(issue_id)
-        .bind(user_id)
-        .bind(delta)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE issues SET total_time_spent = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(tenant_id)
-        .bind(issue_id)
-        .bind(total + delta)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        let notes = SystemNotes {
-            at: Some(now),
-            ..notes.clone()
-        };
-        insert_system_notes(&mut tx, tenant_id, issue_id, &notes).await?;
-        tx.commit().await?;
-        Ok(total + delta)
     }
 
     pub async fn issue_user_agent(&self, issue_id: i64) -> sqlx::Result<Option<UserAgentRow>> {
@@ -519,4 +487,14 @@ impl TenantDb {
         .fetch_optional(self.reader())
         .await
     }
+}
+
+/// Note `id`, read (and on PostgreSQL locked) inside `tx` before it changes.
+async fn locked_note(
+    tx: &mut Transaction<'_, Any>,
+    engine: Engine,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<NoteRow> {
+    locked_row(tx, engine, "issue_notes", NOTE_COLUMNS, tenant_id, id).await
 }

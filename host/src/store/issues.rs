@@ -12,7 +12,7 @@ use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, label_columns};
 use super::outbox;
 use super::sql::{Arg, Sql};
 use super::users::user_columns;
-use super::{Engine, TenantDb, ids::next_id, now_ms, row_by_id};
+use super::{Engine, TenantDb, ids::next_id, locked_row, now_ms, row_by_id};
 use crate::events::{Event, EventKind};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::LabelRow;
@@ -354,37 +354,25 @@ fn open_delta(locked_state: &str, requested: i64) -> i64 {
 
 /// An issue as its events carry it: the row with its label names and assignee ids.
 #[derive(serde::Serialize)]
-struct IssueObject<'a> {
+pub(in crate::store) struct IssueObject<'a> {
     #[serde(flatten)]
     row: &'a IssueRow,
     labels: Vec<String>,
     assignee_ids: Vec<i64>,
 }
 
-/// Issue `id`, read inside `tx` before it changes; on PostgreSQL the row stays locked
-/// (`FOR UPDATE`) until the transaction ends, so the "before" of its event is what the change
-/// replaced. SQLite's single writer already serialises writes.
-async fn locked_issue(
+/// Issue `id`, read (and on PostgreSQL locked) inside `tx` before it changes.
+pub(in crate::store) async fn locked_issue(
     tx: &mut Transaction<'_, Any>,
     engine: Engine,
     tenant_id: i64,
     id: i64,
 ) -> sqlx::Result<IssueRow> {
-    let lock = match engine {
-        Engine::Postgres => " FOR UPDATE",
-        Engine::Sqlite => "",
-    };
-    sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2{lock}"
-    )))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_one(&mut **tx)
-    .await
+    locked_row(tx, engine, "issues", ISSUE_COLUMNS, tenant_id, id).await
 }
 
 /// `row` with its labels and assignees as they stand inside `tx`, for an event.
-async fn issue_object<'a>(
+pub(in crate::store) async fn issue_object<'a>(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     row: &'a IssueRow,
@@ -554,8 +542,7 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let created = insert_issue(&mut tx, self.tenant_id(), issue).await?;
         let opened = opened_event(&created, issue, issue.author_id);
-        outbox::record(&mut tx, self.tenant_id(), &[opened]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[opened]).await?;
         Ok(created)
     }
 
@@ -705,9 +692,62 @@ impl TenantDb {
             .in_project(issue.project_id)
             .before(&before)
             .after(&after);
-        outbox::record(&mut tx, tenant_id, &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, tenant_id, &[event]).await?;
         Ok(row)
+    }
+
+    /// Adds `seconds` (negative subtracts) to the issue's spent time with a time log entry;
+    /// `None` (reset) logs minus the current total. `notes` are written with it (their time
+    /// is the log's). Returns the new total.
+    pub async fn add_spent_time(
+        &self,
+        issue_id: i64,
+        user_id: i64,
+        seconds: Option<i64>,
+        notes: &SystemNotes,
+    ) -> sqlx::Result<i64> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let locked = locked_issue(&mut tx, self.engine(), tenant_id, issue_id).await?;
+        let total = locked.total_time_spent;
+        let delta = seconds.unwrap_or(-total);
+        let id = next_id(&mut *tx, tenant_id, "timelogs").await?;
+        let now = notes.at.unwrap_or_else(now_ms);
+        sqlx::query(
+            "INSERT INTO issue_timelogs (tenant_id, id, issue_id, user_id, time_spent, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(issue_id)
+        .bind(user_id)
+        .bind(delta)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE issues SET total_time_spent = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(issue_id)
+        .bind(total + delta)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let notes = SystemNotes {
+            at: Some(now),
+            ..notes.clone()
+        };
+        insert_system_notes(&mut tx, tenant_id, issue_id, &notes).await?;
+        let before = issue_object(&mut tx, tenant_id, &locked).await?;
+        let row: IssueRow =
+            row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue_id).await?;
+        let after = issue_object(&mut tx, tenant_id, &row).await?;
+        let event = Event::new(EventKind::IssueUpdated, Some(user_id), issue_id)
+            .in_project(locked.project_id)
+            .before(&before)
+            .after(&after);
+        outbox::commit(tx, tenant_id, &[event]).await?;
+        Ok(total + delta)
     }
 
     /// Soft delete: the row stays, marked, and every read leaves it out. Only the call that
@@ -840,22 +880,31 @@ impl TenantDb {
         sql.query_scalar().fetch_all(self.reader()).await
     }
 
+    /// Subscribes `user_id` to `issue` or unsubscribes them, with the event.
     pub async fn set_subscription(
         &self,
-        issue_id: i64,
+        issue: &IssueRow,
         user_id: i64,
         subscribed: bool,
     ) -> sqlx::Result<()> {
-        self.query(
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        sqlx::query(
             "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (tenant_id, issue_id, user_id) DO UPDATE SET subscribed = $4",
         )
-        .bind(issue_id)
+        .bind(tenant_id)
+        .bind(issue.id)
         .bind(user_id)
         .bind(i64::from(subscribed))
-        .execute(self.writer())
-        .await
-        .map(|_| ())
+        .execute(&mut *tx)
+        .await?;
+        let kind = match subscribed {
+            true => EventKind::IssueSubscribed,
+            false => EventKind::IssueUnsubscribed,
+        };
+        let event = Event::new(kind, Some(user_id), issue.id).in_project(issue.project_id);
+        outbox::commit(tx, tenant_id, &[event]).await
     }
 }
 

@@ -131,8 +131,7 @@ impl TenantDb {
             return Ok(false);
         };
         let event = Event::new(T::REMOVED, Some(actor), id).before(&removed);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(true)
     }
 
@@ -161,8 +160,7 @@ impl TenantDb {
             .await?;
         let row: SshKeyRow = row;
         let event = Event::new(EventKind::KeyAdded, Some(actor), row.id).after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(row)
     }
 
@@ -185,8 +183,7 @@ impl TenantDb {
         .await?;
         let row: GpgKeyRow = row;
         let event = Event::new(EventKind::GpgKeyAdded, Some(actor), row.id).after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(row)
     }
 

@@ -260,8 +260,7 @@ impl TenantDb {
         let event = member_event(EventKind::MemberUpdated, actor, &after)
             .before(&before)
             .after(&after);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(Some(after))
     }
 
@@ -288,8 +287,7 @@ impl TenantDb {
             return Ok(false);
         };
         let event = member_event(EventKind::MemberRemoved, actor, &removed).before(&removed);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(true)
     }
 

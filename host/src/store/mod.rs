@@ -367,8 +367,45 @@ where
     E: Executor<'c, Database = Any>,
     T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
 {
+    select_by_id(executor, table, columns, tenant_id, id, "").await
+}
+
+/// The row `id` of `table` (selecting `columns`), read inside `tx` before a change to it; on
+/// PostgreSQL the row stays locked (`FOR UPDATE`) until the transaction ends, so the "before"
+/// of the change's event is what the change replaced. SQLite's single writer already
+/// serialises writes.
+pub(in crate::store) async fn locked_row<T>(
+    tx: &mut sqlx::Transaction<'_, Any>,
+    engine: Engine,
+    table: &str,
+    columns: &str,
+    tenant_id: i64,
+    id: i64,
+) -> sqlx::Result<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    let lock = match engine {
+        Engine::Postgres => " FOR UPDATE",
+        Engine::Sqlite => "",
+    };
+    select_by_id(&mut **tx, table, columns, tenant_id, id, lock).await
+}
+
+async fn select_by_id<'c, E, T>(
+    executor: E,
+    table: &str,
+    columns: &str,
+    tenant_id: i64,
+    id: i64,
+    lock: &str,
+) -> sqlx::Result<T>
+where
+    E: Executor<'c, Database = Any>,
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
     sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2"
+        "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2{lock}"
     )))
     .bind(tenant_id)
     .bind(id)

@@ -324,8 +324,7 @@ impl TenantDb {
         .await?;
         let row: NamespaceRow = row;
         let event = Event::new(EventKind::GroupCreated, Some(group.creator_id), id).after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(row)
     }
 
@@ -382,8 +381,7 @@ impl TenantDb {
         let event = Event::new(EventKind::GroupUpdated, Some(actor), group.id)
             .before(group)
             .after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(row)
     }
 
@@ -394,8 +392,7 @@ impl TenantDb {
     pub async fn delete_group(&self, group: &NamespaceRow, actor: i64) -> sqlx::Result<Vec<i64>> {
         let mut tx = self.writer().begin().await?;
         let (projects, event) = delete_group_in(&mut tx, self.tenant_id(), group, actor).await?;
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(projects)
     }
 

@@ -1,5 +1,6 @@
 //! The outbox: domain events written inside the transaction of the change they describe (see
-//! `crate::events`). Every store write that changes state calls [`record`] before it commits.
+//! `crate::events`). Every store write that changes state ends its transaction with [`commit`]
+//! (or calls [`record`] as its last write before committing).
 
 use sqlx::{Any, Transaction};
 
@@ -41,4 +42,14 @@ pub(super) async fn record(
         );
     }
     sql.query().execute(&mut **tx).await.map(|_| ())
+}
+
+/// Records `events` as the last write of `tx` and commits it: the usual end of a store write.
+pub(super) async fn commit(
+    mut tx: Transaction<'_, Any>,
+    tenant_id: i64,
+    events: &[Event],
+) -> sqlx::Result<()> {
+    record(&mut tx, tenant_id, events).await?;
+    tx.commit().await
 }

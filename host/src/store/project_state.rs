@@ -169,8 +169,7 @@ impl TenantDb {
             EventKind::ProjectRestored
         };
         let event = project_event(kind, Some(actor), &before, &after);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(Some(after))
     }
 

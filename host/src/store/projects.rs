@@ -54,7 +54,7 @@ impl Viewer {
 }
 
 /// The filters of the project lists.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ProjectFilter {
     pub viewer: Viewer,
     pub today: String,
@@ -456,8 +456,7 @@ impl TenantDb {
         let event = Event::new(EventKind::ProjectCreated, Some(creator_id), id)
             .in_project(id)
             .after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(row)
     }
 
@@ -498,8 +497,7 @@ impl TenantDb {
             EventKind::ProjectUpdated
         };
         let event = project_event(kind, actor, &before, &after);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(Some(after))
     }
 
@@ -535,8 +533,7 @@ impl TenantDb {
         let event = Event::new(EventKind::ProjectDestroyed, actor, id)
             .in_project(id)
             .before(&before);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(done.rows_affected() == 1)
     }
 

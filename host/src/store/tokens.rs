@@ -100,8 +100,7 @@ impl TenantDb {
         .await?;
         let row: TokenRow = row;
         let event = Event::new(EventKind::TokenCreated, actor, row.id).after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         self.auth_changed();
         Ok(row)
     }

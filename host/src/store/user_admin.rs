@@ -232,8 +232,7 @@ impl TenantDb {
             .await?;
         insert_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
         let event = Event::new(EventKind::UserCreated, actor, id).after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         self.auth_changed();
         Ok(row)
     }
@@ -284,8 +283,7 @@ impl TenantDb {
         let event = Event::new(kind, Some(actor), id)
             .before(&before)
             .after(&row);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         self.auth_changed();
         Ok(Some(row))
     }
@@ -315,8 +313,7 @@ impl TenantDb {
         .fetch_one(&mut *tx)
         .await?;
         let event = Event::new(kind, actor, id).before(&before).after(&after);
-        outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
-        tx.commit().await?;
+        outbox::commit(tx, self.tenant_id(), &[event]).await?;
         self.auth_changed();
         Ok(true)
     }
@@ -380,8 +377,7 @@ impl TenantDb {
         }
         projects.extend(personal);
         events.push(Event::new(EventKind::UserDestroyed, Some(actor), id).before(&before));
-        outbox::record(&mut tx, t, &events).await?;
-        tx.commit().await?;
+        outbox::commit(tx, t, &events).await?;
         self.auth_changed();
         Ok((done.rows_affected() == 1, projects))
     }

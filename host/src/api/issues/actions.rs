@@ -10,33 +10,23 @@ use serde_json::{Value, json};
 
 use super::input::MoveIssue;
 use super::write::{current, require_create};
-use super::{IssueCtx, is_reporter, load, page_of, project_ref, render, views};
+use super::{is_reporter, load, page_of, project_ref, render, views};
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::model::users::UserRow;
+use crate::services::issue_actions;
 use crate::services::issues::{self, MoveEnd};
 
 type IssuePath = Path<(String, String)>;
 
-async fn is_subscribed(api: &Api, ctx: &IssueCtx, user_id: i64) -> ApiResult<bool> {
-    Ok(!api
-        .db()
-        .subscribed_among(user_id, &[ctx.issue.id])
-        .await?
-        .is_empty())
-}
-
 async fn set_subscription(api: &Api, id: &str, iid: &str, subscribe: bool) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = load(api, id, iid).await?;
-    if is_subscribed(api, &ctx, caller.user.id).await? == subscribe {
+    if !issue_actions::set_subscription(api.db(), caller.user.id, &ctx.issue, subscribe).await? {
         return Err(ApiError::NotModified);
     }
-    api.db()
-        .set_subscription(ctx.issue.id, caller.user.id, subscribe)
-        .await?;
     Ok((StatusCode::CREATED, Json(render(api, &ctx.issue).await?)).into_response())
 }
 
@@ -51,23 +41,9 @@ pub async fn unsubscribe(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Resp
 pub async fn todo(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = load(&api, &id, &iid).await?;
-    if api
-        .db()
-        .pending_todo(caller.user.id, ctx.issue.id)
-        .await?
-        .is_some()
-    {
+    let Some(todo) = issue_actions::mark_todo(api.db(), caller.user.id, &ctx.issue).await? else {
         return Err(ApiError::NotModified);
-    }
-    let todo = api
-        .db()
-        .create_todo(
-            caller.user.id,
-            ctx.issue.project_id,
-            ctx.issue.id,
-            &ctx.issue.title,
-        )
-        .await?;
+    };
     let project = api
         .db()
         .project_refs(&[ctx.issue.project_id])

@@ -17,10 +17,12 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::model::issue_notes::AwardRow;
+use crate::model::issues::IssueRow;
+use crate::services::issue_actions;
 
 /// What the awards hang on: the issue (`note_id` 0) or one of its notes the caller may read.
 struct Awardable {
-    issue_id: i64,
+    issue: IssueRow,
     note_id: i64,
 }
 
@@ -34,7 +36,7 @@ async fn awardable(api: &Api, id: &str, iid: &str, note: Option<&str>) -> ApiRes
         None => 0,
     };
     Ok(Awardable {
-        issue_id: ctx.issue.id,
+        issue: ctx.issue,
         note_id,
     })
 }
@@ -59,14 +61,14 @@ async fn award_of(api: &Api, on: &Awardable, award_id: &str) -> ApiResult<AwardR
         .parse()
         .map_err(|_| ApiError::invalid("award_id"))?;
     api.db()
-        .award(on.issue_id, on.note_id, id)
+        .award(on.issue.id, on.note_id, id)
         .await?
         .ok_or(ApiError::NotFound("Award Emoji"))
 }
 
 async fn list(api: Api, on: Awardable) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
-    let page = page_of(api.db().awards(on.issue_id, on.note_id).await?, &request);
+    let page = page_of(api.db().awards(on.issue.id, on.note_id).await?, &request);
     let views = render(&api, &page.rows).await?;
     Ok(page.respond(
         &request,
@@ -79,29 +81,22 @@ async fn list(api: Api, on: Awardable) -> ApiResult<Response> {
 async fn create(api: Api, on: Awardable) -> ApiResult<Response> {
     let caller = api.user()?;
     let CreateAward { name } = api.input()?;
-    let award = match api
-        .db()
-        .create_award(on.issue_id, on.note_id, caller.user.id, &name)
-        .await
-    {
-        Ok(award) => award,
-        Err(sqlx::Error::Database(e)) if e.kind() == sqlx::error::ErrorKind::UniqueViolation => {
-            return Err(ApiError::NotFoundMessage(
-                "404 Award Emoji User has already been taken Not Found".into(),
-            ));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let award =
+        issue_actions::award(api.db(), caller.user.id, &on.issue, on.note_id, &name).await?;
     Ok((StatusCode::CREATED, Json(render_one(&api, &award).await?)).into_response())
 }
 
 async fn remove(api: Api, on: Awardable, award_id: &str) -> ApiResult<StatusCode> {
     let caller = api.user()?;
     let award = award_of(&api, &on, award_id).await?;
-    if award.user_id != caller.user.id && !caller.is_admin() {
-        return Err(ApiError::Unauthorized);
-    }
-    api.db().delete_award(&award).await?;
+    issue_actions::revoke_award(
+        api.db(),
+        caller.user.id,
+        caller.is_admin(),
+        &on.issue,
+        &award,
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -9,6 +9,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::params::{FromParams, Params};
 use crate::services::issues::{CreateIssue, Metadata, StateEvent, UpdateIssue};
+use crate::services::notes::{CreateNote, UpdateNote};
 use crate::store::issue_notes::NoteOrder;
 use crate::store::issues::LabelChange;
 
@@ -233,15 +234,6 @@ impl FromParams for NoteListQuery {
     }
 }
 
-/// `POST .../notes`.
-pub struct CreateNote {
-    pub body: String,
-    /// `internal` (or the older `confidential`): reporters only.
-    pub internal: bool,
-    /// Owners only, in milliseconds.
-    pub created_at: Option<i64>,
-}
-
 impl FromParams for CreateNote {
     fn from_params(p: &Params) -> ApiResult<Self> {
         let body = note_body(p)?;
@@ -255,11 +247,6 @@ impl FromParams for CreateNote {
             created_at: millis(p, "created_at")?,
         })
     }
-}
-
-/// `PUT .../notes/:note_id`.
-pub struct UpdateNote {
-    pub body: String,
 }
 
 impl FromParams for UpdateNote {

@@ -352,11 +352,21 @@ async fn respond(
     ))
 }
 
+/// `scope=all`, the one scope of `GET /issues` open to anonymous callers.
+struct AnonymousScope(bool);
+
+impl FromParams for AnonymousScope {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(AnonymousScope(p.string("scope")?.as_deref() == Some("all")))
+    }
+}
+
 /// `GET /issues`: the caller's issues (`scope` defaults to `created_by_me`); anonymous
 /// callers only with `scope=all` (public issues), as on GitLab.
 pub async fn global(api: Api) -> ApiResult<Response> {
     // Authentication comes before the other parameters' errors.
-    if api.params.string("scope")?.as_deref() != Some("all") {
+    let AnonymousScope(anonymous_allowed) = api.input()?;
+    if !anonymous_allowed {
         api.user()?;
     }
     let query = api.input()?;

@@ -26,6 +26,7 @@ use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
+use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::users::UserRow;
@@ -193,10 +194,18 @@ pub fn views(api: &Api) -> IssueViews<'_> {
     }
 }
 
+flag_input!(
+    /// `with_labels_details`: an issue's labels as objects rather than names.
+    LabelsDetails,
+    "with_labels_details",
+    false
+);
+
 pub fn shape(api: &Api, single: bool) -> ApiResult<IssueShape> {
+    let LabelsDetails(with_labels_details) = api.input()?;
     Ok(IssueShape {
         single,
-        with_labels_details: api.params.bool("with_labels_details")?.unwrap_or(false),
+        with_labels_details,
         limit_to_hours: api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS),
     })
 }

@@ -11,13 +11,14 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::input::{CreateNote, NoteListQuery, UpdateNote};
+use super::input::NoteListQuery;
 use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
 use crate::access_level::AccessLevel;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::Page;
 use crate::http::request::Api;
 use crate::model::issue_notes::NoteRow;
+use crate::services::notes::{self, Commenter, CreateNote, UpdateNote};
 
 fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
     value.trim().parse().map_err(|_| ApiError::invalid(name))
@@ -30,6 +31,19 @@ pub(super) async fn note_of(api: &Api, ctx: &IssueCtx, note_id: &str) -> ApiResu
         .await?
         .filter(|n| !n.internal || is_reporter(&ctx.project))
         .ok_or(ApiError::NotFound("Note"))
+}
+
+/// The caller as the note rules see them.
+fn commenter(api: &Api, ctx: &IssueCtx) -> ApiResult<Commenter> {
+    let project = &ctx.project;
+    Ok(Commenter {
+        user_id: api.user()?.user.id,
+        admin: project.admin,
+        member: project.admin || project.level() >= AccessLevel::Guest,
+        reporter: is_reporter(project),
+        maintainer: project.admin || project.level() >= AccessLevel::Maintainer,
+        owner: is_owner(project),
+    })
 }
 
 async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashMap<i64, Value>> {
@@ -82,26 +96,10 @@ pub async fn show(
 
 pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     let ctx = load(&api, &id, &iid).await?;
-    let caller = api.user()?;
-    let member = ctx.project.admin || ctx.project.level() >= AccessLevel::Guest;
-    if ctx.issue.discussion_locked && !member {
-        return Err(ApiError::forbidden());
-    }
+    let commenter = commenter(&api, &ctx)?;
+    notes::may_comment(&commenter, &ctx.issue)?;
     let input: CreateNote = api.input()?;
-    if input.internal && !is_reporter(&ctx.project) {
-        return Err(ApiError::forbidden());
-    }
-    let created_at = input.created_at.filter(|_| is_owner(&ctx.project));
-    let note = api
-        .db()
-        .create_note(
-            &ctx.issue,
-            caller.user.id,
-            &input.body,
-            input.internal,
-            created_at,
-        )
-        .await?;
+    let note = notes::create(api.db(), &commenter, &ctx.issue, input).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok((
         StatusCode::CREATED,
@@ -115,18 +113,11 @@ pub async fn update(
     api: Api,
 ) -> ApiResult<Json<Value>> {
     let ctx = load(&api, &id, &iid).await?;
-    let caller = api.user()?;
+    let commenter = commenter(&api, &ctx)?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    // System notes are not editable, not even by administrators (GitLab's NotePolicy
-    // prevents `admin_note` on them).
-    if note.system || (note.author_id != caller.user.id && !ctx.project.admin) {
-        return Err(ApiError::forbidden());
-    }
+    notes::may_edit(&commenter, &note)?;
     let input: UpdateNote = api.input()?;
-    api.db()
-        .update_note_body(&ctx.issue, &note, &input.body, caller.user.id)
-        .await?;
-    let note = note_of(&api, &ctx, &note_id).await?;
+    let note = notes::update(api.db(), &commenter, &ctx.issue, &note, input).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
     Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
 }
@@ -136,16 +127,8 @@ pub async fn remove(
     api: Api,
 ) -> ApiResult<StatusCode> {
     let ctx = load(&api, &id, &iid).await?;
-    let caller = api.user()?;
+    let commenter = commenter(&api, &ctx)?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    let allowed = note.author_id == caller.user.id
-        || ctx.project.admin
-        || ctx.project.level() >= AccessLevel::Maintainer;
-    if note.system || !allowed {
-        return Err(ApiError::forbidden());
-    }
-    api.db()
-        .delete_note(&ctx.issue, &note, caller.user.id)
-        .await?;
+    notes::delete(api.db(), &commenter, &ctx.issue, &note).await?;
     Ok(StatusCode::NO_CONTENT)
 }

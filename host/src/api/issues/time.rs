@@ -12,9 +12,10 @@ use super::load;
 use super::write::editor;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
+use crate::model::issue_text::{DAY, HOUR, MINUTE, MONTH, WEEK};
 use crate::services::issues;
 use crate::settings::keys;
-use crate::views::issue::{DAY, HOUR, MINUTE, MONTH, WEEK, time_stats};
+use crate::views::issue::time_stats;
 
 fn unit_seconds(unit: &str) -> Option<f64> {
     let seconds = match unit {

@@ -18,6 +18,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::users::UserRow;
 use crate::plugins::spam::{SpamProject, SpammableKind};
+use crate::services::Refusal;
 use crate::services::issues::{self, Current, Editor, SpamCheck, SpamText, UpdateIssue};
 use crate::store::issues::RequestOrigin;
 
@@ -70,7 +71,7 @@ struct IssueSpamCheck<'a> {
 }
 
 impl SpamCheck for IssueSpamCheck<'_> {
-    fn check(&self, text: SpamText<'_>) -> impl Future<Output = ApiResult<bool>> + Send {
+    fn check(&self, text: SpamText<'_>) -> impl Future<Output = Result<bool, Refusal>> + Send {
         let project = &self.project;
         let spammable = Spammable {
             kind: SpammableKind::Issue,
@@ -86,9 +87,11 @@ impl SpamCheck for IssueSpamCheck<'_> {
             }),
         };
         async move {
-            Ok(spam::check(self.api, self.author, &spammable)
-                .await?
-                .is_some())
+            // The check's refusal is already GitLab's answer (400 spam, 409 CAPTCHA).
+            match spam::check(self.api, self.author, &spammable).await {
+                Ok(outcome) => Ok(outcome.is_some()),
+                Err(error) => Err(Refusal::Hook(Box::new(error))),
+            }
         }
     }
 }
@@ -139,9 +142,6 @@ pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
 pub async fn remove(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
-    if !is_owner(&ctx.project) {
-        return Err(ApiError::forbidden());
-    }
-    api.db().delete_issue(&ctx.issue, caller.user.id).await?;
+    issues::delete(api.db(), &editor(&caller.user, &ctx.project), &ctx.issue).await?;
     Ok(StatusCode::NO_CONTENT)
 }

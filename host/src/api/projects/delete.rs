@@ -21,6 +21,7 @@ use crate::api::access::{self, ProjectCtx};
 use crate::api::files;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::now_ms;
 use crate::services::projects;
@@ -92,12 +93,31 @@ fn full_path(ctx: &ProjectCtx) -> String {
     format!("{}/{}", ctx.namespace.full_path, ctx.project.path)
 }
 
+/// `DELETE /projects/:id`: `permanently_remove` a project already marked for deletion,
+/// confirmed by its `full_path`.
+struct DeleteProject {
+    permanently: bool,
+    full_path: Option<String>,
+}
+
+impl FromParams for DeleteProject {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(DeleteProject {
+            permanently: p.bool("permanently_remove")?.unwrap_or(false),
+            full_path: p.string("full_path")?,
+        })
+    }
+}
+
 /// `DELETE /projects/:id`: owners and administrators; 202 Accepted.
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
+    let DeleteProject {
+        permanently,
+        full_path: confirmed_path,
+    } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
-    let permanently = api.params.bool("permanently_remove")?.unwrap_or(false);
     let marked = ctx.project.marked_for_deletion_at.is_some();
     let delayed = adjourned_days(&api.settings).is_some();
     let data_dir = &api.ctx.config.storage.data_dir;
@@ -105,7 +125,7 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         if !marked {
             return Err(bad_request("Project must be marked for deletion first."));
         }
-        if api.params.string("full_path")?.as_deref() != Some(full_path(&ctx).as_str()) {
+        if confirmed_path.as_deref() != Some(full_path(&ctx).as_str()) {
             return Err(bad_request(
                 "`full_path` is incorrect. You must enter the complete path for the project.",
             ));

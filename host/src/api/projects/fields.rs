@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{Audience, FromParamsIn, Params};
 use crate::http::request::Api;
 use crate::model::project_settings::{
     DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy,
@@ -30,13 +31,42 @@ pub enum Mode {
     Edit,
 }
 
-/// What the parameters ask for, checked but not yet applied.
+/// What the parameters ask for, checked but not yet applied: the input of project create and
+/// edit.
 pub struct Fields {
     pub changes: ProjectChanges,
     pub name: Option<String>,
     pub path: Option<String>,
     pub visibility: Option<String>,
     pub initialize_with_readme: bool,
+    /// `import_url` when not blank (checked against the outbound policy before use).
+    pub import_url: Option<String>,
+    /// Create: `namespace_id` or `namespace` (an id or a full path) when not blank.
+    pub namespace: Option<String>,
+    /// The settings entries given, in the order they apply (`merge_settings`).
+    settings: Map<String, Value>,
+    /// `container_expiration_policy_attributes`, checked, to merge over the current policy.
+    expiration_policy: Option<Map<String, Value>>,
+}
+
+impl Fields {
+    /// Merges the settings the request gives into `settings` (the project's current ones, or
+    /// an empty object for a new project).
+    pub fn merge_settings(&self, settings: &mut Map<String, Value>) {
+        settings.extend(self.settings.clone());
+        let Some(attributes) = &self.expiration_policy else {
+            return;
+        };
+        let mut policy = match settings.remove("container_expiration_policy") {
+            Some(Value::Object(policy)) => policy,
+            _ => match default_expiration_policy() {
+                Value::Object(policy) => policy,
+                _ => Map::new(),
+            },
+        };
+        policy.extend(attributes.clone());
+        settings.insert("container_expiration_policy".into(), Value::Object(policy));
+    }
 }
 
 fn emoji_or_alnum(c: char) -> bool {
@@ -88,15 +118,15 @@ pub fn path_from_name(name: &str) -> String {
     path.trim_matches(|c| c == '-' || c == '.').to_string()
 }
 
-fn access_level(api: &Api, name: &str, allowed: &[&str]) -> ApiResult<Option<String>> {
-    api.params.one_of(name, allowed)
+/// `repository_storage` and `mirror_user_id` are read for administrators only, as GitLab does.
+impl FromParamsIn<(Mode, Audience)> for Fields {
+    fn from_params_in(p: &Params, (mode, audience): (Mode, Audience)) -> ApiResult<Self> {
+        read(p, mode, audience.admin)
+    }
 }
 
-/// Reads the parameters; `settings` is the project's current settings object (empty for new
-/// projects) and receives the changes.
-pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResult<Fields> {
-    let p = &api.params;
-    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
+    let mut settings = Map::new();
     let mut changes = ProjectChanges::default();
     let name = p.string("name")?.map(|s| s.trim().to_string());
     let path = p.string("path")?.map(|s| s.trim().to_string());
@@ -129,12 +159,12 @@ pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResu
     for (flag, level) in DEPRECATED_FLAGS {
         if let Some(enabled) = p.bool(flag)? {
             let value = if enabled { "enabled" } else { "disabled" };
-            set_level(&mut changes, settings, level, value);
+            set_level(&mut changes, &mut settings, level, value);
         }
     }
     for level in ["issues_access_level", "merge_requests_access_level"] {
-        if let Some(value) = access_level(api, level, ACCESS)? {
-            set_level(&mut changes, settings, level, &value);
+        if let Some(value) = p.one_of(level, ACCESS)? {
+            set_level(&mut changes, &mut settings, level, &value);
         }
     }
     for (key, kind, _) in PROJECT_SETTINGS {
@@ -150,63 +180,18 @@ pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResu
             Kind::Int => p.int(key)?.map(Value::from),
             Kind::OptInt => p.int(key)?.map(Value::from),
             Kind::Str => p.string(key)?.map(Value::from),
-            Kind::Access => access_level(api, key, ACCESS)?.map(Value::from),
-            Kind::PublicAccess => access_level(api, key, PUBLIC_ACCESS)?.map(Value::from),
+            Kind::Access => p.one_of(key, ACCESS)?.map(Value::from),
+            Kind::PublicAccess => p.one_of(key, PUBLIC_ACCESS)?.map(Value::from),
             Kind::Enum(allowed) => p.one_of(key, allowed)?.map(Value::from),
         };
         if let Some(value) = value {
             settings.insert(key.to_string(), value);
         }
     }
-    if let Some(attributes) = p.object("container_expiration_policy_attributes")? {
-        let mut policy = match settings.remove("container_expiration_policy") {
-            Some(Value::Object(policy)) => policy,
-            _ => match default_expiration_policy() {
-                Value::Object(policy) => policy,
-                _ => Map::new(),
-            },
-        };
-        for (key, value) in attributes {
-            let value = match key.as_str() {
-                "cadence" | "older_than" | "name_regex" | "name_regex_delete"
-                | "name_regex_keep" => match value {
-                    Value::String(_) | Value::Null => value.clone(),
-                    Value::Number(n) => Value::from(n.to_string()),
-                    _ => return Err(ApiError::invalid("container_expiration_policy_attributes")),
-                },
-                "keep_n" => match value {
-                    Value::Number(_) | Value::Null => value.clone(),
-                    Value::String(s) => s.parse::<i64>().map(Value::from).map_err(|_| {
-                        ApiError::invalid("container_expiration_policy_attributes[keep_n]")
-                    })?,
-                    _ => {
-                        return Err(ApiError::invalid(
-                            "container_expiration_policy_attributes[keep_n]",
-                        ));
-                    }
-                },
-                "enabled" => match value {
-                    Value::Bool(_) => value.clone(),
-                    Value::String(s) => crate::http::params::parse_bool(s)
-                        .map(Value::from)
-                        .ok_or_else(|| {
-                            ApiError::invalid("container_expiration_policy_attributes[enabled]")
-                        })?,
-                    _ => {
-                        return Err(ApiError::invalid(
-                            "container_expiration_policy_attributes[enabled]",
-                        ));
-                    }
-                },
-                _ => continue,
-            };
-            if key == "name_regex" {
-                policy.insert("name_regex_delete".into(), value.clone());
-            }
-            policy.insert(key.clone(), value);
-        }
-        settings.insert("container_expiration_policy".into(), Value::Object(policy));
-    }
+    let expiration_policy = match p.object("container_expiration_policy_attributes")? {
+        Some(attributes) => Some(expiration_policy(attributes)?),
+        None => None,
+    };
     let initialize_with_readme = match mode {
         Mode::Create => p.bool("initialize_with_readme")?.unwrap_or(false),
         Mode::Edit => false,
@@ -243,13 +228,72 @@ pub fn read(api: &Api, mode: Mode, settings: &mut Map<String, Value>) -> ApiResu
         changes.set("visibility", visibility.as_str());
         changes.set("visibility_level", visibility_level(visibility));
     }
+    let import_url = p.string("import_url")?.filter(|u| !u.trim().is_empty());
+    let namespace = match mode {
+        Mode::Create => p
+            .string("namespace_id")?
+            .or(p.string("namespace")?)
+            .filter(|s| !s.trim().is_empty()),
+        Mode::Edit => None,
+    };
     Ok(Fields {
         changes,
         name,
         path,
         visibility,
         initialize_with_readme,
+        import_url,
+        namespace,
+        settings,
+        expiration_policy,
     })
+}
+
+/// `container_expiration_policy_attributes`, each value checked and coerced as GitLab does;
+/// `name_regex` also sets `name_regex_delete`.
+fn expiration_policy(attributes: &Map<String, Value>) -> ApiResult<Map<String, Value>> {
+    let mut policy = Map::new();
+    for (key, value) in attributes {
+        let value = match key.as_str() {
+            "cadence" | "older_than" | "name_regex" | "name_regex_delete" | "name_regex_keep" => {
+                match value {
+                    Value::String(_) | Value::Null => value.clone(),
+                    Value::Number(n) => Value::from(n.to_string()),
+                    _ => return Err(ApiError::invalid("container_expiration_policy_attributes")),
+                }
+            }
+            "keep_n" => match value {
+                Value::Number(_) | Value::Null => value.clone(),
+                Value::String(s) => s.parse::<i64>().map(Value::from).map_err(|_| {
+                    ApiError::invalid("container_expiration_policy_attributes[keep_n]")
+                })?,
+                _ => {
+                    return Err(ApiError::invalid(
+                        "container_expiration_policy_attributes[keep_n]",
+                    ));
+                }
+            },
+            "enabled" => match value {
+                Value::Bool(_) => value.clone(),
+                Value::String(s) => crate::http::params::parse_bool(s)
+                    .map(Value::from)
+                    .ok_or_else(|| {
+                        ApiError::invalid("container_expiration_policy_attributes[enabled]")
+                    })?,
+                _ => {
+                    return Err(ApiError::invalid(
+                        "container_expiration_policy_attributes[enabled]",
+                    ));
+                }
+            },
+            _ => continue,
+        };
+        if key == "name_regex" {
+            policy.insert("name_regex_delete".into(), value.clone());
+        }
+        policy.insert(key.clone(), value);
+    }
+    Ok(policy)
 }
 
 /// Issues and merge requests levels are columns (lists filter on them); the rest are settings.

@@ -17,6 +17,7 @@ use super::{VISIBILITIES, reload};
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_settings::setting;
@@ -42,21 +43,59 @@ fn may_fork(ctx: &ProjectCtx) -> bool {
     !members_only || ctx.level() >= AccessLevel::Reporter
 }
 
-/// The fork's namespace: `namespace_id`, `namespace_path` or the deprecated `namespace`
-/// (404 Namespace Not Found when unknown), else the caller's own.
-async fn fork_namespace(api: &Api) -> ApiResult<NamespaceRow> {
-    let caller = api.user()?;
-    let key = match api.params.string("namespace_id")? {
-        Some(key) => Some(key),
-        None => match api.params.string("namespace_path")? {
-            Some(path) => Some(path),
-            None => api.params.string("namespace")?,
-        },
+/// `POST /projects/:id/fork`: what is not given comes from the source project.
+struct CreateFork {
+    /// `namespace_id`, `namespace_path` or the deprecated `namespace`, when not blank.
+    namespace: Option<String>,
+    name: Option<String>,
+    /// Whether `name` is given (even as null): the path then derives from the name.
+    name_given: bool,
+    path: Option<String>,
+    visibility: Option<String>,
+    /// Only these branches are copied (`branches`, comma-separated); all when absent.
+    branches: Option<Vec<String>>,
+    description: Option<String>,
+    mr_default_target_self: Option<bool>,
+}
+
+impl FromParams for CreateFork {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let namespace = match p.string("namespace_id")? {
+            Some(key) => Some(key),
+            None => match p.string("namespace_path")? {
+                Some(path) => Some(path),
+                None => p.string("namespace")?,
+            },
+        }
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty());
+        let name = p.string("name")?;
+        let path = p.string("path")?;
+        let visibility = p.one_of("visibility", VISIBILITIES)?;
+        let branches: Option<Vec<String>> = p.string("branches")?.map(|b| {
+            b.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        });
+        Ok(CreateFork {
+            namespace,
+            name,
+            name_given: p.has("name"),
+            path,
+            visibility,
+            branches: branches.filter(|b| !b.is_empty()),
+            description: p.string("description")?,
+            mr_default_target_self: p.bool("mr_default_target_self")?,
+        })
     }
-    .map(|k| k.trim().to_string())
-    .filter(|k| !k.is_empty());
+}
+
+/// The fork's namespace: `key` (404 Namespace Not Found when unknown), else the caller's own.
+async fn fork_namespace(api: &Api, key: Option<&str>) -> ApiResult<NamespaceRow> {
+    let caller = api.user()?;
     let namespace = match key {
-        Some(key) => api.db().namespace_by_key(&key).await?,
+        Some(key) => api.db().namespace_by_key(key).await?,
         None => api.db().user_namespace(caller.user.id).await?,
     };
     let namespace = namespace.ok_or(ApiError::NotFound("Namespace"))?;
@@ -80,18 +119,17 @@ fn conflict(error: ApiError) -> ApiError {
 /// `POST /projects/:id/fork`.
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
+    let input: CreateFork = api.input()?;
     let source = access::project(&api, &id).await?;
     if !may_fork(&source) {
         return Err(ApiError::NotFoundMessage("404 Not Found".into()));
     }
-    let namespace = fork_namespace(&api).await?;
-    let name = api
-        .params
-        .string("name")?
-        .unwrap_or_else(|| source.project.name.clone());
-    let path = match api.params.string("path")? {
+    let namespace = fork_namespace(&api, input.namespace.as_deref()).await?;
+    let name_given = input.name_given;
+    let name = input.name.unwrap_or_else(|| source.project.name.clone());
+    let path = match input.path {
         Some(path) => path,
-        None if api.params.has("name") => path_from_name(&name),
+        None if name_given => path_from_name(&name),
         None => source.project.path.clone(),
     };
     if !fields::valid_name(&name) {
@@ -105,21 +143,15 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     if namespace.is_group() {
         level = level.min(visibility_level(&namespace.visibility));
     }
-    if let Some(requested) = api.params.one_of("visibility", VISIBILITIES)? {
-        level = level.min(visibility_level(&requested));
+    if let Some(requested) = &input.visibility {
+        level = level.min(visibility_level(requested));
     }
     let visibility = VISIBILITIES
         .iter()
         .copied()
         .find(|v| visibility_level(v) == level)
         .unwrap_or("private");
-    let branches: Option<Vec<String>> = api.params.string("branches")?.map(|b| {
-        b.split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
-    });
-    let branches = branches.filter(|b| !b.is_empty());
+    let branches = input.branches;
     check_projects_limit(&api, &caller.user, &namespace)
         .await
         .map_err(conflict)?;
@@ -132,17 +164,14 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     for key in NOT_INHERITED {
         settings.remove(*key);
     }
-    if let Some(own) = api.params.bool("mr_default_target_self")? {
+    if let Some(own) = input.mr_default_target_self {
         settings.insert("mr_default_target_self".into(), json!(own));
     }
     let mut changes = ProjectChanges::default();
     changes.set_name_and_path(&name, &path);
     changes.set("visibility", visibility);
     changes.set("visibility_level", level);
-    let description = api
-        .params
-        .string("description")?
-        .or_else(|| project.description.clone());
+    let description = input.description.or_else(|| project.description.clone());
     changes.set("description", description);
     changes.set("default_branch", project.default_branch.clone());
     changes.set("tag_list", project.tag_list.as_str());

@@ -23,6 +23,7 @@ use super::repository::{self, default_branch, spawn_logged};
 use crate::access_level::AccessLevel;
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::outbound::{AddressPolicy, Unresolved};
@@ -203,18 +204,28 @@ pub async fn schedule_fetch(
     })))
 }
 
+/// `POST /projects/:id/mirror/pull`: `import_url` when not blank.
+struct PullMirror {
+    import_url: Option<String>,
+}
+
+impl FromParams for PullMirror {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(PullMirror {
+            import_url: p.string("import_url")?.filter(|u| !u.trim().is_empty()),
+        })
+    }
+}
+
 /// `POST /projects/:id/mirror/pull`: maintainers; with `import_url` the project becomes a
 /// pull mirror of it. 400 "The project is not mirrored" without one.
 pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
+    let PullMirror { import_url } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Maintainer)?;
     let mut project = ctx.project.clone();
-    if let Some(url) = api
-        .params
-        .string("import_url")?
-        .filter(|u| !u.trim().is_empty())
-    {
+    if let Some(url) = import_url {
         check_import_url(&api, &url).await?;
         let mut settings = project.settings_json();
         settings.insert("mirror".into(), json!(true));

@@ -27,6 +27,7 @@ use crate::access_level::{AccessLevel, Permissions};
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::error::ApiResult;
+use crate::http::params::{Audience, FromParamsIn, Params};
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
@@ -109,14 +110,15 @@ pub struct Shape {
     pub custom_attributes: bool,
 }
 
-impl Shape {
-    pub fn from_params(api: &Api) -> ApiResult<Shape> {
-        let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+/// Anonymous callers always get the simple view; only administrators may ask for custom
+/// attributes.
+impl FromParamsIn<Audience> for Shape {
+    fn from_params_in(p: &Params, audience: Audience) -> ApiResult<Shape> {
         Ok(Shape {
-            simple: api.caller.is_none() || api.params.bool("simple")?.unwrap_or(false),
-            statistics: api.params.bool("statistics")?.unwrap_or(false),
-            license: api.params.bool("license")?.unwrap_or(false),
-            custom_attributes: admin && api.params.bool("with_custom_attributes")?.unwrap_or(false),
+            simple: !audience.signed_in || p.bool("simple")?.unwrap_or(false),
+            statistics: p.bool("statistics")?.unwrap_or(false),
+            license: p.bool("license")?.unwrap_or(false),
+            custom_attributes: audience.admin && p.bool("with_custom_attributes")?.unwrap_or(false),
         })
     }
 }

@@ -12,6 +12,7 @@ use crate::access_level::AccessLevel;
 use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, PROJECT_MAX_OFFSET, Page, PageRequest, sort_direction};
+use crate::http::params::{Audience, FromParams, FromParamsIn, Params};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
@@ -47,65 +48,98 @@ enum ListKind {
     Group,
 }
 
-async fn filter(api: &Api, kind: ListKind) -> ApiResult<ProjectFilter> {
-    let p = &api.params;
-    let mut filter = ProjectFilter {
-        viewer: viewer(api),
-        today: today(),
-        archived: p.bool("archived")?,
-        visibility: p
+/// What a project list accepts; which filters depends on the list (`ListKind`) and on who
+/// asks (custom attributes and storage-size orders are for administrators).
+struct ProjectListQuery {
+    /// The filters as given; who the viewer is and what external authorization refuses are
+    /// added once known (`filter`).
+    criteria: ProjectFilter,
+    /// Group lists: their subgroups' projects too, and those shared with the group.
+    include_subgroups: bool,
+    with_shared: bool,
+    order_by: &'static str,
+    direction: Direction,
+}
+
+impl FromParamsIn<(ListKind, Audience)> for ProjectListQuery {
+    fn from_params_in(p: &Params, (kind, audience): (ListKind, Audience)) -> ApiResult<Self> {
+        let archived = p.bool("archived")?;
+        let visibility = p
             .one_of("visibility", super::VISIBILITIES)?
-            .map(|v| visibility_level(&v)),
-        search: p
+            .map(|v| visibility_level(&v));
+        let search = p
             .string("search")?
             .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty()),
-        search_namespaces: p.bool("search_namespaces")?.unwrap_or(false),
-        owned: p.bool("owned")?.unwrap_or(false),
-        membership: p.bool("membership")?.unwrap_or(false),
-        min_access_level: p.int("min_access_level")?,
-        starred: p.bool("starred")?.unwrap_or(false),
-        with_issues_enabled: p.bool("with_issues_enabled")?.unwrap_or(false),
-        with_merge_requests_enabled: p.bool("with_merge_requests_enabled")?.unwrap_or(false),
-        excluded: access::refused_projects(api).await?,
-        ..ProjectFilter::default()
-    };
-    if let Some(level) = filter.min_access_level
-        && AccessLevel::grantable(level).is_none()
-    {
-        return Err(ApiError::InvalidParam(
-            "min_access_level does not have a valid value".into(),
-        ));
-    }
-    if matches!(kind, ListKind::All | ListKind::UserProjects) {
-        filter.with_programming_language = p
-            .string("with_programming_language")?
             .filter(|s| !s.is_empty());
-    }
-    if kind == ListKind::All {
-        filter.last_activity_after = p
-            .datetime("last_activity_after")?
-            .map(|d| d.timestamp_millis());
-        filter.last_activity_before = p
-            .datetime("last_activity_before")?
-            .map(|d| d.timestamp_millis());
-        if api.caller.as_ref().is_some_and(|c| c.is_admin()) {
-            filter.custom_attributes = p.custom_attributes()?;
+        let search_namespaces = p.bool("search_namespaces")?.unwrap_or(false);
+        let owned = p.bool("owned")?.unwrap_or(false);
+        let membership = p.bool("membership")?.unwrap_or(false);
+        let min_access_level = p.int("min_access_level")?;
+        let starred = p.bool("starred")?.unwrap_or(false);
+        let with_issues_enabled = p.bool("with_issues_enabled")?.unwrap_or(false);
+        let with_merge_requests_enabled = p.bool("with_merge_requests_enabled")?.unwrap_or(false);
+        if let Some(level) = min_access_level
+            && AccessLevel::grantable(level).is_none()
+        {
+            return Err(ApiError::InvalidParam(
+                "min_access_level does not have a valid value".into(),
+            ));
         }
+        let mut criteria = ProjectFilter {
+            archived,
+            visibility,
+            search,
+            search_namespaces,
+            owned,
+            membership,
+            min_access_level,
+            starred,
+            with_issues_enabled,
+            with_merge_requests_enabled,
+            ..ProjectFilter::default()
+        };
+        let mut query = ProjectListQuery {
+            criteria: ProjectFilter::default(),
+            include_subgroups: false,
+            with_shared: true,
+            order_by: "created_at",
+            direction: Direction::Desc,
+        };
+        if matches!(kind, ListKind::All | ListKind::UserProjects) {
+            criteria.with_programming_language = p
+                .string("with_programming_language")?
+                .filter(|s| !s.is_empty());
+        }
+        if kind == ListKind::All {
+            let millis = |name| Ok::<_, ApiError>(p.datetime(name)?.map(|d| d.timestamp_millis()));
+            criteria.last_activity_after = millis("last_activity_after")?;
+            criteria.last_activity_before = millis("last_activity_before")?;
+            if audience.admin {
+                criteria.custom_attributes = p.custom_attributes()?;
+            }
+        }
+        if kind == ListKind::Group {
+            // accepted for compatibility: there are no security reports
+            p.bool("with_security_reports")?;
+            query.include_subgroups = p.bool("include_subgroups")?.unwrap_or(false);
+            query.with_shared = p.bool("with_shared")?.unwrap_or(true);
+        }
+        query.order_by = order_by(p, kind, audience.admin)?;
+        query.direction = sort_direction(p, Direction::Desc)?;
+        query.criteria = criteria;
+        Ok(query)
     }
-    Ok(filter)
 }
 
 /// The ordering: `created_at` by default, storage sizes for administrators only (and not in
 /// group lists, where they are not valid values).
-fn ordering(api: &Api, kind: ListKind) -> ApiResult<(&'static str, Direction)> {
-    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
+fn order_by(p: &Params, kind: ListKind, admin: bool) -> ApiResult<&'static str> {
     let orders = if kind == ListKind::Group {
         GROUP_ORDERS
     } else {
         ORDERS
     };
-    let order_by = match api.params.one_of("order_by", orders)?.as_deref() {
+    Ok(match p.one_of("order_by", orders)?.as_deref() {
         Some("id") => "id",
         Some("name") => "name",
         Some("path") => "path",
@@ -117,22 +151,34 @@ fn ordering(api: &Api, kind: ListKind) -> ApiResult<(&'static str, Direction)> {
         Some("packages_size") if admin => "packages_size",
         Some("wiki_size") if admin => "wiki_size",
         _ => "created_at",
-    };
-    Ok((order_by, sort_direction(&api.params, Direction::Desc)?))
+    })
 }
 
-async fn respond(api: &Api, filter: ProjectFilter, kind: ListKind) -> ApiResult<Response> {
+/// The store's filter for `query`, limited to what the caller sees.
+async fn filter(api: &Api, query: &ProjectListQuery) -> ApiResult<ProjectFilter> {
+    Ok(ProjectFilter {
+        viewer: viewer(api),
+        today: today(),
+        excluded: access::refused_projects(api).await?,
+        ..query.criteria.clone()
+    })
+}
+
+async fn respond(
+    api: &Api,
+    query: &ProjectListQuery,
+    filter: ProjectFilter,
+) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
     request.check_offset_cap(PROJECT_MAX_OFFSET, "Project")?;
-    let (order_by, direction) = ordering(api, kind)?;
-    let window = request.window(&api.params, order_by, direction)?;
+    let window = request.window(&api.params, query.order_by, query.direction)?;
+    let shape: Shape = api.input_in(api.audience())?;
     let rows = api.db().list_projects(&filter, &window).await?;
     let total = if request.keyset {
         None
     } else {
         Some(api.db().count_projects(&filter, COUNT_CAP + 1).await?)
     };
-    let shape = Shape::from_params(api)?;
     let views = render_many(api, &rows, shape).await?;
     let page = Page { rows, total };
     Ok(page.respond(
@@ -143,32 +189,39 @@ async fn respond(api: &Api, filter: ProjectFilter, kind: ListKind) -> ApiResult<
     ))
 }
 
+/// The list of `kind`: its query read and its filter built.
+async fn query_of(api: &Api, kind: ListKind) -> ApiResult<(ProjectListQuery, ProjectFilter)> {
+    let query: ProjectListQuery = api.input_in((kind, api.audience()))?;
+    let filter = filter(api, &query).await?;
+    Ok((query, filter))
+}
+
 pub async fn list(api: Api) -> ApiResult<Response> {
-    let filter = filter(&api, ListKind::All).await?;
-    respond(&api, filter, ListKind::All).await
+    let (query, filter) = query_of(&api, ListKind::All).await?;
+    respond(&api, &query, filter).await
 }
 
 pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let shape: Shape = api.input_in(api.audience())?;
     let ctx = access::project(&api, &id).await?;
-    let shape = Shape::from_params(&api)?;
     Ok(Json(render_one(&api, &ctx, shape).await?))
 }
 
 /// `GET /users/:user_id/projects` (projects in the user's personal namespace) and
 /// `/starred_projects` (projects the user starred), both limited to what the caller sees.
 pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Response> {
+    let kind = if starred {
+        ListKind::Starred
+    } else {
+        ListKind::UserProjects
+    };
+    let (query, mut filter) = query_of(&api, kind).await?;
     let user = api
         .db()
         .user_by_id_or_username(key)
         .await?
         .filter(|u| u.user_type == "human")
         .ok_or(ApiError::NotFound("User"))?;
-    let kind = if starred {
-        ListKind::Starred
-    } else {
-        ListKind::UserProjects
-    };
-    let mut filter = filter(&api, kind).await?;
     if starred {
         filter.starred_by = Some(user.id);
     } else {
@@ -179,7 +232,7 @@ pub async fn user_projects(api: Api, key: &str, starred: bool) -> ApiResult<Resp
             .ok_or(ApiError::NotFound("User"))?;
         filter.namespace_id = Some(namespace.id);
     }
-    respond(&api, filter, kind).await
+    respond(&api, &query, filter).await
 }
 
 /// `GET /groups/:id/projects` (the group's projects, its subgroups' with `include_subgroups`,
@@ -190,39 +243,49 @@ pub async fn group_projects(
     group: &NamespaceRow,
     shared_only: bool,
 ) -> ApiResult<Response> {
-    let mut filter = filter(&api, ListKind::Group).await?;
-    let p = &api.params;
-    // accepted for compatibility: there are no security reports
-    p.bool("with_security_reports")?;
-    let include_subgroups = p.bool("include_subgroups")?.unwrap_or(false);
-    let with_shared = p.bool("with_shared")?.unwrap_or(true);
+    let (query, mut filter) = query_of(&api, ListKind::Group).await?;
     filter.group = Some(GroupScope {
         group_id: group.id,
         own: !shared_only,
-        subgroups_of: include_subgroups.then(|| group.traversal.clone()),
-        shared: shared_only || with_shared,
+        subgroups_of: query.include_subgroups.then(|| group.traversal.clone()),
+        shared: shared_only || query.with_shared,
     });
-    respond(&api, filter, ListKind::Group).await
+    respond(&api, &query, filter).await
 }
 
 /// `GET /projects/:id/forks`: the direct forks of a project, with the user-list filters.
 pub async fn forks_of(api: Api, project_id: i64) -> ApiResult<Response> {
-    let mut filter = filter(&api, ListKind::UserProjects).await?;
+    let (query, mut filter) = query_of(&api, ListKind::UserProjects).await?;
     filter.forked_from = Some(project_id);
-    respond(&api, filter, ListKind::UserProjects).await
+    respond(&api, &query, filter).await
+}
+
+/// `GET /projects/:id/users`.
+struct ProjectUsersQuery {
+    /// Part of a name or username, lower case.
+    search: Option<String>,
+    /// `skip_users`.
+    skip: Vec<i64>,
+}
+
+impl FromParams for ProjectUsersQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(ProjectUsersQuery {
+            search: p
+                .string("search")?
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty()),
+            skip: p.int_list("skip_users")?.unwrap_or_default(),
+        })
+    }
 }
 
 /// `GET /projects/:id/users`: the active users with access to the project through
 /// membership (direct, inherited from its groups, or through a group it is shared with),
 /// matching `search`, without `skip_users`, by name; filtered and paged in SQL.
 pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let ProjectUsersQuery { search, skip } = api.input()?;
     let ctx = access::project(&api, &id).await?;
-    let search = api
-        .params
-        .string("search")?
-        .map(|s| s.trim().to_lowercase())
-        .filter(|s| !s.is_empty());
-    let skip = api.params.int_list("skip_users")?.unwrap_or_default();
     let today = today();
     let mut group_ids = if ctx.namespace.is_group() {
         ctx.namespace.ancestry()

@@ -15,6 +15,7 @@ use crate::access_level::AccessLevel;
 use crate::api::access;
 use crate::git::{Languages, Repository};
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::services::projects::refresh_statistics;
@@ -53,13 +54,20 @@ pub async fn languages(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value
     ))
 }
 
+flag_input!(
+    /// `GET /projects/:id/snapshot`: the wiki's repository with `wiki=true`.
+    SnapshotQuery,
+    "wiki",
+    false
+);
+
 /// `GET /projects/:id/snapshot`: administrators only; an uncompressed tar of the bare
 /// repository (`wiki=true`: the wiki's, 404 when there is none).
 pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
     api.admin()?;
-    let wiki = api.params.bool("wiki")?.unwrap_or(false);
+    let SnapshotQuery(wiki) = api.input()?;
     let repo = repository(&api, ctx.project.id, wiki);
     if !repo.exists().await {
         return Err(ApiError::NotFoundMessage("404 Not Found".into()));

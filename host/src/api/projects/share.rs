@@ -14,6 +14,7 @@ use crate::access_level::AccessLevel;
 use crate::api::access::{self, today};
 use crate::api::groups::setting_str;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
@@ -22,25 +23,45 @@ fn api_error(status: StatusCode, message: &str) -> ApiError {
     ApiError::Custom(status, json!({ "message": message }))
 }
 
+/// `POST /projects/:id/share`.
+struct ShareProject {
+    group_id: i64,
+    group_access: AccessLevel,
+    /// `YYYY-MM-DD`.
+    expires_at: Option<String>,
+}
+
+impl FromParams for ShareProject {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let group_id = p
+            .int("group_id")?
+            .ok_or_else(|| ApiError::Missing("group_id".into()))?;
+        let group_access = p
+            .int("group_access")?
+            .ok_or_else(|| ApiError::Missing("group_access".into()))?;
+        let group_access = AccessLevel::grantable(group_access).ok_or_else(|| {
+            ApiError::InvalidParam("group_access does not have a valid value".into())
+        })?;
+        Ok(ShareProject {
+            group_id,
+            group_access,
+            expires_at: p
+                .date("expires_at")?
+                .map(|d| d.format("%Y-%m-%d").to_string()),
+        })
+    }
+}
+
 /// `POST /projects/:id/share`: maintainers share the project with a group they can see.
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
+    let ShareProject {
+        group_id,
+        group_access,
+        expires_at,
+    } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Maintainer)?;
-    let group_id = api
-        .params
-        .int("group_id")?
-        .ok_or_else(|| ApiError::Missing("group_id".into()))?;
-    let group_access = api
-        .params
-        .int("group_access")?
-        .ok_or_else(|| ApiError::Missing("group_access".into()))?;
-    let group_access = AccessLevel::grantable(group_access)
-        .ok_or_else(|| ApiError::InvalidParam("group_access does not have a valid value".into()))?;
-    let expires_at = api
-        .params
-        .date("expires_at")?
-        .map(|d| d.format("%Y-%m-%d").to_string());
     if ctx.namespace.is_group() && setting_str(&ctx.namespace, "share_with_group_lock") == "true" {
         return Err(api_error(
             StatusCode::BAD_REQUEST,
@@ -106,14 +127,27 @@ fn transfer_failed(message: &str) -> ApiError {
     )
 }
 
+/// `PUT /projects/:id/transfer`: `namespace`, an id or a full path.
+struct TransferProject {
+    namespace: String,
+}
+
+impl FromParams for TransferProject {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(TransferProject {
+            namespace: p.required_string("namespace")?,
+        })
+    }
+}
+
 /// `PUT /projects/:id/transfer`: owners and administrators move the project to `namespace`
 /// (id or full path) where they may create projects; its visibility drops to the target
 /// group's when that is lower.
 pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     let caller = api.user()?;
+    let TransferProject { namespace: key } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
-    let key = api.params.required_string("namespace")?;
     let namespace = api
         .db()
         .namespace_by_key(key.trim())

@@ -11,6 +11,7 @@ use super::reload;
 use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::views::timestamp;
 
@@ -36,13 +37,26 @@ pub async fn unstar(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     set_star(&id, &api, false).await
 }
 
+/// `GET /projects/:id/starrers`.
+struct StarrerQuery {
+    /// Part of a name or username.
+    search: Option<String>,
+}
+
+impl FromParams for StarrerQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(StarrerQuery {
+            search: p
+                .string("search")?
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty()),
+        })
+    }
+}
+
 pub async fn starrers(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let StarrerQuery { search } = api.input()?;
     let ctx = access::project(&api, &id).await?;
-    let search = api
-        .params
-        .string("search")?
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
     let request = PageRequest::from_params(&api.params)?;
     let rows = api
         .db()

@@ -11,6 +11,7 @@ use crate::access_level::AccessLevel;
 use crate::api::access;
 use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
 use crate::settings::keys;
 use crate::views;
@@ -28,18 +29,27 @@ fn max_bytes(api: &Api) -> u64 {
     mb.saturating_mul(1024 * 1024)
 }
 
+/// `POST /projects/:id/uploads`: `file`, a multipart file.
+struct CreateUpload {
+    file: UploadedFile,
+}
+
+impl FromParams for CreateUpload {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        match p.file("file") {
+            Some(file) => Ok(CreateUpload { file: file.clone() }),
+            None if p.has("file") => Err(ApiError::invalid("file")),
+            None => Err(ApiError::Missing("file".into())),
+        }
+    }
+}
+
 /// `POST /projects/:id/uploads` (developers and above).
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
+    let CreateUpload { file } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Developer)?;
-    let Some(file) = api.params.file("file") else {
-        return Err(if api.params.has("file") {
-            ApiError::invalid("file")
-        } else {
-            ApiError::Missing("file".into())
-        });
-    };
     if file.bytes.len() as u64 > max_bytes(&api) {
         return Err(ApiError::PayloadTooLarge);
     }

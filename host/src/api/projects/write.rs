@@ -7,7 +7,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::fields::{self, Mode, check_visibility_allowed, default_visibility, path_from_name};
+use super::fields::{
+    self, Fields, Mode, check_visibility_allowed, default_visibility, path_from_name,
+};
 use super::reload;
 use super::{delete, mirror};
 use crate::access_level::AccessLevel;
@@ -27,14 +29,13 @@ fn namespace_invalid() -> ApiError {
     ApiError::field("namespace", "is not valid")
 }
 
-/// The namespace a new project goes to: `namespace_id` (id or full path) when given and the
-/// caller may create projects there, else `owner`'s personal namespace.
-async fn target_namespace(api: &Api, owner: &UserRow) -> ApiResult<NamespaceRow> {
-    let key = api
-        .params
-        .string("namespace_id")?
-        .or(api.params.string("namespace")?)
-        .filter(|s| !s.trim().is_empty());
+/// The namespace a new project goes to: `key` (`namespace_id`, an id or full path) when given
+/// and the caller may create projects there, else `owner`'s personal namespace.
+async fn target_namespace(
+    api: &Api,
+    owner: &UserRow,
+    key: Option<&str>,
+) -> ApiResult<NamespaceRow> {
     let Some(key) = key else {
         return api
             .db()
@@ -150,17 +151,18 @@ pub async fn check_taken(
     }
 }
 
-async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
+async fn create_as(
+    api: &Api,
+    owner: &UserRow,
+    mut fields: Fields,
+    avatar: AvatarChange,
+) -> ApiResult<Response> {
     let mut settings = Map::new();
-    let mut fields = fields::read(api, Mode::Create, &mut settings)?;
-    let import_url = api
-        .params
-        .string("import_url")?
-        .filter(|u| !u.trim().is_empty());
+    fields.merge_settings(&mut settings);
+    let import_url = fields.import_url.take();
     if let Some(url) = &import_url {
         mirror::check_import_url(api, url).await?;
     }
-    let avatar = avatar::requested(api)?;
     let (name, path) = match (fields.name.take(), fields.path.take()) {
         (None, None) => {
             return Err(ApiError::InvalidParam(
@@ -180,7 +182,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
     if !fields::valid_name(&name) {
         return Err(ApiError::field("name", fields::NAME_MESSAGE));
     }
-    let namespace = target_namespace(api, owner).await?;
+    let namespace = target_namespace(api, owner, fields.namespace.as_deref()).await?;
     let visibility = fields
         .visibility
         .clone()
@@ -240,13 +242,20 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
 
 pub async fn create(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
+    let fields: Fields = api.input_in((Mode::Create, api.audience()))?;
+    let avatar: AvatarChange = api.input()?;
     let user = (*caller.user).clone();
-    create_as(&api, &user).await
+    create_as(&api, &user, fields, avatar).await
 }
 
 /// `POST /projects/user/:user_id`: an administrator creates a project owned by the user.
 pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
+    let fields: Fields = api.input_in((Mode::Create, api.audience()))?;
+    if fields.name.is_none() {
+        return Err(ApiError::Missing("name".into()));
+    }
+    let avatar: AvatarChange = api.input()?;
     let id: i64 = user_id.parse().map_err(|_| ApiError::NotFound("User"))?;
     let user = api
         .db()
@@ -254,26 +263,20 @@ pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult
         .await?
         .filter(|u| u.user_type == "human")
         .ok_or(ApiError::NotFound("User"))?;
-    if api.params.string("name")?.is_none() {
-        return Err(ApiError::Missing("name".into()));
-    }
-    create_as(&api, &user).await
+    create_as(&api, &user, fields, avatar).await
 }
 
 pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.user()?;
+    let fields: Fields = api.input_in((Mode::Edit, api.audience()))?;
+    let avatar: AvatarChange = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Maintainer)?;
     let mut settings = ctx.project.settings_json();
-    let fields = fields::read(&api, Mode::Edit, &mut settings)?;
-    if let Some(url) = api
-        .params
-        .string("import_url")?
-        .filter(|u| !u.trim().is_empty())
-    {
-        mirror::check_import_url(&api, &url).await?;
+    fields.merge_settings(&mut settings);
+    if let Some(url) = &fields.import_url {
+        mirror::check_import_url(&api, url).await?;
     }
-    let avatar = avatar::requested(&api)?;
     let mut changes = fields.changes;
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
     let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());

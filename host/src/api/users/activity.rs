@@ -2,22 +2,48 @@
 
 use axum::extract::Path;
 use axum::response::Response;
-use chrono::{Months, Utc};
+use chrono::{Months, NaiveDate, Utc};
 use serde_json::json;
 
 use super::user_by_id;
 use crate::http::error::ApiResult;
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::store::user_admin::{ActivityRow, MembershipRow};
 use crate::store::window::Direction;
 
+/// `GET /user/activities`: since `from`, six months back by default.
+struct ActivityQuery {
+    from: NaiveDate,
+}
+
+impl FromParams for ActivityQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let from = match p.date("from")? {
+            Some(date) => date,
+            None => Utc::now().date_naive() - Months::new(6),
+        };
+        Ok(ActivityQuery { from })
+    }
+}
+
+/// `GET /users/:id/memberships`: `type` is `Project` or `Namespace`.
+struct MembershipQuery {
+    source_type: Option<String>,
+}
+
+impl FromParams for MembershipQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(MembershipQuery {
+            source_type: p.one_of("type", &["Project", "Namespace"])?,
+        })
+    }
+}
+
 pub async fn activities(api: Api) -> ApiResult<Response> {
     api.admin()?;
-    let from = match api.params.date("from")? {
-        Some(date) => date,
-        None => Utc::now().date_naive() - Months::new(6),
-    };
+    let ActivityQuery { from } = api.input()?;
     let from = from.format("%Y-%m-%d").to_string();
     let request = PageRequest::from_params(&api.params)?;
     let window = request.window(&api.params, "last_activity_on", Direction::Asc)?;
@@ -40,7 +66,7 @@ pub async fn activities(api: Api) -> ApiResult<Response> {
 /// Direct memberships of projects (`Project`) and groups (`Namespace`).
 pub async fn memberships(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
-    let source_type = api.params.one_of("type", &["Project", "Namespace"])?;
+    let MembershipQuery { source_type } = api.input()?;
     let user = user_by_id(&api, &id).await?;
     let request = PageRequest::from_params(&api.params)?;
     let offset = request.offset();

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::params::UploadedFile;
+use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
 
 /// GitLab's limit for avatars.
@@ -24,9 +24,15 @@ pub enum AvatarChange {
     Set(UploadedFile, String),
 }
 
-/// Reads the `avatar` parameter: a file to store, `""` to remove, or nothing.
-pub fn requested(api: &Api) -> ApiResult<AvatarChange> {
-    if let Some(file) = api.params.file("avatar") {
+/// The `avatar` parameter: a file to store, `""` to remove, or nothing.
+impl FromParams for AvatarChange {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        requested(p)
+    }
+}
+
+fn requested(p: &Params) -> ApiResult<AvatarChange> {
+    if let Some(file) = p.file("avatar") {
         let name = files::safe_filename(&file.filename, "avatar.png");
         if !files::is_image_content(&name, &file.bytes) {
             return Err(ApiError::field(
@@ -42,7 +48,7 @@ pub fn requested(api: &Api) -> ApiResult<AvatarChange> {
         }
         return Ok(AvatarChange::Set(file.clone(), name));
     }
-    match api.params.raw("avatar") {
+    match p.raw("avatar") {
         Some(serde_json::Value::String(s)) if s.is_empty() => Ok(AvatarChange::Remove),
         Some(_) => Err(ApiError::InvalidParam("avatar is invalid".into())),
         None => Ok(AvatarChange::Keep),

@@ -8,12 +8,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::avatar::{self, AvatarChange};
-use super::profile::{self, hash_new_password};
+use super::profile::{Profile, hash_new_password};
 use super::{admin_view, user_by_id};
 use crate::api::notify;
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
-use crate::http::params::{FromParams, Params};
+use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::now_ms;
 use crate::services::users;
@@ -30,13 +30,18 @@ const USER_UNIQUES: &[(&str, &str, &str)] = &[
     ("namespaces", "path_lower", "username"),
 ];
 
-/// `POST /users`: what the request must give besides the profile fields (`profile::profile`).
+/// `POST /users`: what the request must give besides the profile fields (`Profile`).
 struct CreateUser {
     email: String,
     name: String,
     username: String,
     /// How the first password is set.
     password: FirstPassword,
+    skip_confirmation: bool,
+    projects_limit: Option<i64>,
+    admin: bool,
+    /// Whether `external` is given: when not, the instance's default applies.
+    external_given: bool,
 }
 
 /// A new user's password: given, mailed as a reset link, or random (the user resets it).
@@ -67,6 +72,10 @@ impl FromParams for CreateUser {
             name,
             username,
             password,
+            skip_confirmation: p.bool("skip_confirmation")?.unwrap_or(false),
+            projects_limit: p.int("projects_limit")?,
+            admin: p.bool("admin")?.unwrap_or(false),
+            external_given: p.has("external"),
         })
     }
 }
@@ -78,9 +87,14 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         name,
         username,
         password,
+        skip_confirmation,
+        projects_limit,
+        admin,
+        external_given,
     } = api.input()?;
-    let p = &api.params;
-    let mut profile = profile::profile(&api, std::slice::from_ref(&email))?;
+    let mut profile: Profile = api.input()?;
+    let avatar = api.input::<AvatarChange>()?;
+    profile.own_public_email(std::slice::from_ref(&email))?;
     check_not_secondary(&api, &email, None).await?;
     let digest = match &password {
         FirstPassword::Given(password) => hash_new_password(&api, password)?,
@@ -88,14 +102,13 @@ pub async fn create(api: Api) -> ApiResult<Response> {
             secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?
         }
     };
-    let avatar = avatar::requested(&api)?;
     if let AvatarChange::Set(_, name) = &avatar {
         profile.changes.set("avatar_path", name.clone());
     }
-    if !api.params.has("external") && api.settings.get(keys::USER_DEFAULT_EXTERNAL) {
+    if !external_given && api.settings.get(keys::USER_DEFAULT_EXTERNAL) {
         profile.changes.set("external", true);
     }
-    let confirmation = if p.bool("skip_confirmation")?.unwrap_or(false) {
+    let confirmation = if skip_confirmation {
         profile.changes.set("confirmed_at", now_ms());
         None
     } else {
@@ -110,7 +123,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
             .set("reset_password_token_digest", secrets::digest(token));
         profile.changes.set("reset_password_sent_at", now_ms());
     }
-    let projects_limit = match p.int("projects_limit")? {
+    let projects_limit = match projects_limit {
         Some(limit) => limit,
         None => api
             .settings
@@ -121,7 +134,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         username: &username,
         email: &email,
         name: &name,
-        is_admin: p.bool("admin")?.unwrap_or(false),
+        is_admin: admin,
         password_digest: Some(digest),
         projects_limit,
     };
@@ -162,8 +175,8 @@ pub async fn create(api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(admin_view(&api, &user).await?)).into_response())
 }
 
-/// `PUT /users/:id`: what the request may change besides the profile fields
-/// (`profile::profile`, which reads them once the user's own emails are known).
+/// `PUT /users/:id`: what the request may change besides the profile fields (`Profile`,
+/// whose `public_email` is checked once the user's own emails are known).
 struct UpdateUser {
     email: Option<String>,
     password: Option<String>,
@@ -187,10 +200,12 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         password,
         skip_reconfirmation,
     } = api.input()?;
+    let mut profile: Profile = api.input()?;
+    let avatar = api.input::<AvatarChange>()?;
     let user = user_by_id(&api, &id).await?;
     let mut owned = api.db().confirmed_secondary_emails(user.id).await?;
     owned.push(new_email.clone().unwrap_or_else(|| user.email.clone()));
-    let mut profile = profile::profile(&api, &owned)?;
+    profile.own_public_email(&owned)?;
     if let Some(email) = &new_email {
         check_not_secondary(&api, email, Some(user.id)).await?;
     }
@@ -212,7 +227,6 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             profile.changes.set("confirmed_at", None::<i64>);
             token
         });
-    let avatar = avatar::requested(&api)?;
     match &avatar {
         AvatarChange::Set(_, name) => profile.changes.set("avatar_path", name.clone()),
         AvatarChange::Remove => profile.changes.set("avatar_path", None::<String>),
@@ -241,10 +255,18 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok(Json(admin_view(&api, &updated).await?).into_response())
 }
 
+flag_input!(
+    /// `DELETE /users/:id`: `hard_delete` also deletes the user's contributions and the
+    /// groups they alone own.
+    DeleteUser,
+    "hard_delete",
+    false
+);
+
 pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     let admin_id = api.admin()?.user.id;
+    let DeleteUser(hard_delete) = api.input()?;
     let user = user_by_id(&api, &id).await?;
-    let hard_delete = api.params.bool("hard_delete")?.unwrap_or(false);
     let projects = users::delete(api.db(), &user, hard_delete, admin_id).await?;
     // Files go only once the rows are gone for good.
     crate::api::projects::delete::remove_files_of(&api, &projects).await;

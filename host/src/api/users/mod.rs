@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::model::users::UserRow;
 
@@ -73,11 +74,19 @@ async fn user_by_key(api: &Api, key: &str) -> ApiResult<UserRow> {
         .ok_or(ApiError::NotFound("User"))
 }
 
+flag_input!(
+    /// `with_custom_attributes`: whether an administrator's view of a user lists them.
+    UserShape,
+    "with_custom_attributes",
+    false
+);
+
 /// The administrator's view of one user, with identities and (when asked) custom attributes.
 async fn admin_view(api: &Api, user: &UserRow) -> ApiResult<Value> {
+    let UserShape(with_custom_attributes) = api.input()?;
     let identities = api.db().identities_of(&[user.id]).await?;
     let mut view = json!(api.user_views().admin(user, &identities));
-    if api.params.bool("with_custom_attributes")?.unwrap_or(false) {
+    if with_custom_attributes {
         let attributes = api.db().custom_attributes_of(&[user.id]).await?;
         view["custom_attributes"] = attributes
             .iter()

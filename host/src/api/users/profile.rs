@@ -3,6 +3,7 @@
 
 use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::settings::keys::{self, BoolSetting};
 use crate::store::user_admin::UserChanges;
@@ -42,16 +43,42 @@ type PasswordRule = (BoolSetting, fn(char) -> bool, &'static str);
 pub const MIN_PASSWORD_LENGTH: usize = 8;
 const MAX_PASSWORD_LENGTH: usize = 128;
 
-/// Parsed profile parameters, ready to store.
+/// Parsed profile parameters, ready to store once `public_email` is checked
+/// (`Profile::own_public_email`).
 pub struct Profile {
     pub changes: UserChanges,
     pub identity: Option<(String, String)>,
+    /// `public_email` when given (`Some(None)` clears it).
+    public_email: Option<Option<String>>,
 }
 
-/// Reads every optional profile parameter present in the request. `owned_emails` are the
-/// addresses `public_email` may be set to (the primary and confirmed secondary emails).
-pub fn profile(api: &Api, owned_emails: &[String]) -> ApiResult<Profile> {
-    let p = &api.params;
+impl Profile {
+    /// Sets `public_email`, which may only be one of `owned_emails` (the primary and
+    /// confirmed secondary emails, known once the user is looked up).
+    pub fn own_public_email(&mut self, owned_emails: &[String]) -> ApiResult<()> {
+        let Some(value) = self.public_email.take() else {
+            return Ok(());
+        };
+        if let Some(email) = &value
+            && !owned_emails
+                .iter()
+                .any(|own| own.eq_ignore_ascii_case(email))
+        {
+            return Err(ApiError::field("public_email", "is not an email you own"));
+        }
+        self.changes.set("public_email", value);
+        Ok(())
+    }
+}
+
+/// Every optional profile parameter present in the request.
+impl FromParams for Profile {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        profile(p)
+    }
+}
+
+fn profile(p: &Params) -> ApiResult<Profile> {
     let mut changes = UserChanges::default();
     for &name in TEXT_FIELDS {
         if p.has(name) {
@@ -82,17 +109,10 @@ pub fn profile(api: &Api, owned_emails: &[String]) -> ApiResult<Profile> {
             changes.set(column, p.bool(name)?.unwrap_or(false));
         }
     }
-    if p.has("public_email") {
-        let value = p.string("public_email")?.filter(|s| !s.is_empty());
-        if let Some(email) = &value
-            && !owned_emails
-                .iter()
-                .any(|own| own.eq_ignore_ascii_case(email))
-        {
-            return Err(ApiError::field("public_email", "is not an email you own"));
-        }
-        changes.set("public_email", value);
-    }
+    let public_email = match p.has("public_email") {
+        true => Some(p.string("public_email")?.filter(|s| !s.is_empty())),
+        false => None,
+    };
     if let Some(name) = p.string("name")? {
         if name.trim().is_empty() {
             return Err(ApiError::field("name", "can't be blank"));
@@ -121,7 +141,11 @@ pub fn profile(api: &Api, owned_emails: &[String]) -> ApiResult<Profile> {
             ));
         }
     };
-    Ok(Profile { changes, identity })
+    Ok(Profile {
+        changes,
+        identity,
+        public_email,
+    })
 }
 
 fn static_column(name: &str) -> &'static str {

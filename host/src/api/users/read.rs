@@ -5,9 +5,10 @@ use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{admin_view, user_by_id};
+use super::{UserShape, admin_view, user_by_id};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::users::UserRow;
 use crate::settings::keys;
@@ -35,54 +36,116 @@ fn restricts_public(api: &Api) -> bool {
         })
 }
 
-fn filter(api: &Api, admin: bool) -> ApiResult<UserFilter> {
-    let p = &api.params;
-    let mut filter = UserFilter {
-        username: p.string("username")?.filter(|s| !s.is_empty()),
-        search: p
-            .string("search")?
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| s.trim().to_string()),
-        search_emails: admin,
-        active: p.bool("active")?.unwrap_or(false),
-        blocked: p.bool("blocked")?.unwrap_or(false),
-        exclude_external: p.bool("exclude_external")?.unwrap_or(false),
+/// `GET /users`: the filters everyone may use, and the order (which only administrators'
+/// requests follow, though everyone's is checked).
+struct UserListQuery {
+    username: Option<String>,
+    search: Option<String>,
+    active: bool,
+    blocked: bool,
+    exclude_external: bool,
+    order_by: Option<String>,
+}
+
+impl FromParams for UserListQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(UserListQuery {
+            username: p.string("username")?.filter(|s| !s.is_empty()),
+            search: p
+                .string("search")?
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().to_string()),
+            active: p.bool("active")?.unwrap_or(false),
+            blocked: p.bool("blocked")?.unwrap_or(false),
+            exclude_external: p.bool("exclude_external")?.unwrap_or(false),
+            order_by: p.one_of("order_by", ADMIN_ORDERS)?,
+        })
+    }
+}
+
+/// The filters of `GET /users` only administrators may use: read for them alone, since GitLab
+/// ignores them (and their bad values) for everyone else.
+struct AdminUserFilters {
+    external: bool,
+    two_factor: Option<bool>,
+    created_after: Option<i64>,
+    created_before: Option<i64>,
+    /// `(provider, extern_uid)`: both or neither.
+    identity: Option<(String, String)>,
+    custom_attributes: Vec<(String, String)>,
+    without_projects: bool,
+}
+
+impl FromParams for AdminUserFilters {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let external = p.bool("external")?.unwrap_or(false);
+        let two_factor = p
+            .one_of("two_factor", &["enabled", "disabled"])?
+            .map(|v| v == "enabled");
+        let created_after = p.datetime("created_after")?.map(|d| d.timestamp_millis());
+        let created_before = p.datetime("created_before")?.map(|d| d.timestamp_millis());
+        let identity = match (p.string("extern_uid")?, p.string("provider")?) {
+            (Some(uid), Some(provider)) => Some((provider, uid)),
+            (None, None) => None,
+            _ => {
+                return Err(ApiError::InvalidParam(
+                    "extern_uid, provider provide all or none of parameters".into(),
+                ));
+            }
+        };
+        Ok(AdminUserFilters {
+            external,
+            two_factor,
+            created_after,
+            created_before,
+            identity,
+            custom_attributes: p.custom_attributes()?,
+            without_projects: p.bool("without_projects")?.unwrap_or(false),
+        })
+    }
+}
+
+fn filter(query: UserListQuery, admin: Option<AdminUserFilters>) -> UserFilter {
+    let filter = UserFilter {
+        username: query.username,
+        search: query.search,
+        search_emails: admin.is_some(),
+        active: query.active,
+        blocked: query.blocked,
+        exclude_external: query.exclude_external,
         ..UserFilter::default()
     };
-    if !admin {
-        return Ok(filter);
-    }
-    filter.external = p.bool("external")?.unwrap_or(false);
-    filter.two_factor = p
-        .one_of("two_factor", &["enabled", "disabled"])?
-        .map(|v| v == "enabled");
-    filter.created_after = p.datetime("created_after")?.map(|d| d.timestamp_millis());
-    filter.created_before = p.datetime("created_before")?.map(|d| d.timestamp_millis());
-    filter.identity = match (p.string("extern_uid")?, p.string("provider")?) {
-        (Some(uid), Some(provider)) => Some((provider, uid)),
-        (None, None) => None,
-        _ => {
-            return Err(ApiError::InvalidParam(
-                "extern_uid, provider provide all or none of parameters".into(),
-            ));
-        }
+    let Some(admin) = admin else {
+        return filter;
     };
-    filter.custom_attributes = p.custom_attributes()?;
-    filter.without_projects = p.bool("without_projects")?.unwrap_or(false);
-    Ok(filter)
+    UserFilter {
+        external: admin.external,
+        two_factor: admin.two_factor,
+        created_after: admin.created_after,
+        created_before: admin.created_before,
+        identity: admin.identity,
+        custom_attributes: admin.custom_attributes,
+        without_projects: admin.without_projects,
+        ..filter
+    }
 }
 
 pub async fn list(api: Api) -> ApiResult<Response> {
     check_list_access(&api)?;
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
-    let filter = filter(&api, admin)?;
-    let order_by = match api.params.one_of("order_by", ADMIN_ORDERS)?.as_deref() {
+    let query: UserListQuery = api.input()?;
+    let admin_filters = match admin {
+        true => Some(api.input::<AdminUserFilters>()?),
+        false => None,
+    };
+    let order_by = match query.order_by.as_deref() {
         Some("name") if admin => "name",
         Some("username") if admin => "username_lower",
         Some("created_at") if admin => "created_at",
         Some("updated_at") if admin => "updated_at",
         _ => "id",
     };
+    let filter = filter(query, admin_filters);
     // `order_by` and `sort` are administrator options; others get GitLab's id descending.
     let direction = sort_direction(&api.params, Direction::Desc)?;
     let direction = if admin { direction } else { Direction::Desc };
@@ -104,9 +167,10 @@ pub async fn list(api: Api) -> ApiResult<Response> {
             |u| views.summary(u),
         ));
     }
+    let UserShape(with_custom_attributes) = api.input()?;
     let ids: Vec<i64> = page.rows.iter().map(|u| u.id).collect();
     let identities = api.db().identities_of(&ids).await?;
-    let attributes = if api.params.bool("with_custom_attributes")?.unwrap_or(false) {
+    let attributes = if with_custom_attributes {
         Some(api.db().custom_attributes_of(&ids).await?)
     } else {
         None

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::user_by_key;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::now_ms;
 use crate::store::user_admin::StatusRow;
@@ -94,40 +95,67 @@ pub async fn show_for(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>
     Ok(Json(view(api.db().user_status(user.id).await?.as_ref())))
 }
 
+/// `PUT /user/status`: blank values mean "not set".
+struct SetStatus {
+    emoji: Option<String>,
+    message: Option<String>,
+    availability: String,
+    /// Minutes until the status clears itself.
+    clear_after: Option<i64>,
+}
+
+impl FromParams for SetStatus {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let emoji = p.string("emoji")?.filter(|e| !e.is_empty());
+        let message = p.string("message")?.filter(|m| !m.is_empty());
+        let availability = p
+            .one_of("availability", &["not_set", "busy"])?
+            .unwrap_or_else(|| "not_set".into());
+        let clear_after = match p.string("clear_status_after")?.filter(|s| !s.is_empty()) {
+            None => None,
+            Some(key) => Some(
+                CLEAR_AFTER
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, minutes)| *minutes)
+                    .ok_or_else(|| {
+                        ApiError::InvalidParam(
+                            "clear_status_after does not have a valid value".into(),
+                        )
+                    })?,
+            ),
+        };
+        if let Some(emoji) = &emoji
+            && emojis::get_by_shortcode(emoji).is_none()
+        {
+            return Err(ApiError::field("emoji", "does not exist"));
+        }
+        if message
+            .as_ref()
+            .is_some_and(|m| m.chars().count() > MAX_MESSAGE)
+        {
+            return Err(ApiError::field(
+                "message",
+                format!("is too long (maximum is {MAX_MESSAGE} characters)"),
+            ));
+        }
+        Ok(SetStatus {
+            emoji,
+            message,
+            availability,
+            clear_after,
+        })
+    }
+}
+
 pub async fn update(api: Api) -> ApiResult<Json<Value>> {
     let caller = api.user()?;
-    let p = &api.params;
-    let emoji = p.string("emoji")?.filter(|e| !e.is_empty());
-    let message = p.string("message")?.filter(|m| !m.is_empty());
-    let availability = p
-        .one_of("availability", &["not_set", "busy"])?
-        .unwrap_or_else(|| "not_set".into());
-    let clear_after = match p.string("clear_status_after")?.filter(|s| !s.is_empty()) {
-        None => None,
-        Some(key) => Some(
-            CLEAR_AFTER
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, minutes)| *minutes)
-                .ok_or_else(|| {
-                    ApiError::InvalidParam("clear_status_after does not have a valid value".into())
-                })?,
-        ),
-    };
-    if let Some(emoji) = &emoji
-        && emojis::get_by_shortcode(emoji).is_none()
-    {
-        return Err(ApiError::field("emoji", "does not exist"));
-    }
-    if message
-        .as_ref()
-        .is_some_and(|m| m.chars().count() > MAX_MESSAGE)
-    {
-        return Err(ApiError::field(
-            "message",
-            format!("is too long (maximum is {MAX_MESSAGE} characters)"),
-        ));
-    }
+    let SetStatus {
+        emoji,
+        message,
+        availability,
+        clear_after,
+    } = api.input()?;
     let status = if emoji.is_none() && message.is_none() && availability == "not_set" {
         None
     } else {
