@@ -7,6 +7,7 @@ mod error;
 mod languages;
 pub mod pktline;
 mod process;
+pub mod push_scan;
 pub mod smart_http;
 
 pub use error::{Error, Result};

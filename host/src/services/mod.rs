@@ -9,6 +9,7 @@ pub mod issues;
 pub mod keys;
 pub mod members;
 pub mod projects;
+pub mod push_rules;
 mod readme;
 pub mod system_notes;
 pub mod tokens;
