@@ -47,6 +47,18 @@ pub enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// Git hooks the server installs for the repositories it serves (run by git, not by hand).
+    #[command(hide = true)]
+    GitHook {
+        #[command(subcommand)]
+        hook: GitHookCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GitHookCommand {
+    /// Asks the running server whether a push may go on (`git_hooks`).
+    PreReceive,
 }
 
 #[derive(Debug, Subcommand)]

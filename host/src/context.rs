@@ -12,6 +12,7 @@ use crate::plugins::Plugins;
 use crate::plugins::external_auth::ExternalAuthorization;
 use crate::ratelimit::Limiter;
 use crate::request_origin::Origin;
+use crate::services::git_push::PushSessions;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
 use crate::tenants::{Tenant, TenantRegistry};
@@ -35,6 +36,9 @@ pub struct Inner {
     pub plugins: Arc<Plugins>,
     /// GitLab's external authorization of project access, with its recent decisions.
     pub external_auth: ExternalAuthorization,
+    /// Pushes in progress, for their `pre-receive` hooks to call back about
+    /// (`services::git_push`).
+    pub pushes: PushSessions,
 }
 
 impl Deref for ApiContext {

@@ -54,6 +54,13 @@ pub enum EventKind {
     EmailRemoved,
     TokenCreated,
     TokenRevoked,
+    ProtectedBranchCreated,
+    ProtectedBranchUpdated,
+    ProtectedBranchDestroyed,
+    /// A branch was created, updated or deleted by a push (one event per branch).
+    Push,
+    /// A tag was created, updated or deleted by a push (one event per tag).
+    TagPush,
 }
 
 impl EventKind {
@@ -99,6 +106,13 @@ impl EventKind {
             EmailRemoved => "email.removed",
             TokenCreated => "token.created",
             TokenRevoked => "token.revoked",
+            ProtectedBranchCreated => "protected_branch.created",
+            ProtectedBranchUpdated => "protected_branch.updated",
+            ProtectedBranchDestroyed => "protected_branch.destroyed",
+            // GitLab's hook names: the webhooks format their Push Hook and Tag Push Hook
+            // from these events' `after`.
+            Push => "push",
+            TagPush => "tag_push",
         }
     }
 }

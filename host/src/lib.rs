@@ -14,6 +14,7 @@ pub mod config;
 pub mod context;
 pub mod events;
 pub mod git;
+pub mod git_hooks;
 pub mod git_http;
 pub mod http;
 pub mod keys;

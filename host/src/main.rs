@@ -12,7 +12,8 @@ use tracing_subscriber::EnvFilter;
 
 use trellis::auth::cache::TokenCache;
 use trellis::config::{
-    Cli, Command, PluginCommand, ServeConfig, StorageArgs, TenantCommand, TokenCommand,
+    Cli, Command, GitHookCommand, PluginCommand, ServeConfig, StorageArgs, TenantCommand,
+    TokenCommand,
 };
 use trellis::context::{ApiContext, Inner};
 use trellis::mail::Mailer;
@@ -20,6 +21,7 @@ use trellis::plugins::external_auth::ExternalAuthorization;
 use trellis::plugins::runtime::{Runtime, RuntimeOptions};
 use trellis::plugins::{self, Maxima, Plugins};
 use trellis::ratelimit::{self, Limiter};
+use trellis::services::git_push::PushSessions;
 use trellis::settings::keys;
 use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
@@ -29,6 +31,11 @@ use trellis::{api, auth, http};
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // Run by git for every push: no runtime, no logging on the stderr git relays.
+    if let Command::GitHook { hook } = &cli.command {
+        let GitHookCommand::PreReceive = hook;
+        std::process::exit(trellis::git_hooks::run_pre_receive());
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("TRELLIS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
@@ -78,6 +85,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .await
             }
         },
+        Command::GitHook { .. } => unreachable!("git hooks run before the runtime starts"),
     }
 }
 
@@ -152,6 +160,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let plugins = Plugins::new(runtime, maxima);
     plugins.refresh(&db).await?;
     let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
+    let pushes = git_push_sessions(&config.storage.data_dir)?;
+    let pushes_socket = pushes.socket().to_path_buf();
     let ctx = ApiContext::new(Inner {
         db: db.clone(),
         tenants,
@@ -171,6 +181,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             plugins.clone(),
             config.outbound_allow_networks.clone(),
         ),
+        pushes,
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));
@@ -187,8 +198,22 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     )
     .with_graceful_shutdown(shutdown_signal())
     .await?;
+    let _ = std::fs::remove_file(pushes_socket);
     db.close().await;
     Ok(())
+}
+
+/// The server's git hooks (written at every start, naming this binary) and the socket their
+/// `pre-receive` calls back on (`git_hooks`).
+fn git_push_sessions(data_dir: &Path) -> anyhow::Result<PushSessions> {
+    let exe = std::env::current_exe().context("finding the trellis binary for git hooks")?;
+    let hooks = trellis::git::receive::install_hooks(&data_dir.join("hooks"), &exe)
+        .context("writing the git hooks")?;
+    let socket = trellis::git_hooks::socket_path(data_dir);
+    let sessions = PushSessions::new(hooks, socket.clone());
+    trellis::git_hooks::listen(&socket, sessions.clone())
+        .with_context(|| format!("listening on {}", socket.display()))?;
+    Ok(sessions)
 }
 
 async fn refresh_tenants(ctx: ApiContext) {

@@ -15,6 +15,7 @@ mod milestones;
 mod notify;
 mod plugins;
 mod projects;
+mod protected_branches;
 pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
@@ -42,6 +43,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(members::router())
         .merge(issues::router())
         .merge(labels::router())
+        .merge(protected_branches::router())
         .merge(milestones::router())
         .merge(plugins::router())
         .merge(applications::router())

@@ -20,6 +20,9 @@ pub enum Error {
     /// `git` ran and failed, with its own message.
     #[error("git {command} failed: {stderr}")]
     Failed { command: String, stderr: String },
+    /// `git` ran longer than the server lets its own git work run (`git_backend_timeout_*`).
+    #[error("git {command} took longer than {seconds} seconds")]
+    TimedOut { command: String, seconds: u64 },
 }
 
 impl Error {

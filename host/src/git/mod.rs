@@ -8,6 +8,7 @@ mod languages;
 pub mod pktline;
 mod process;
 pub mod push_scan;
+pub mod receive;
 pub mod smart_http;
 
 pub use error::{Error, Result};

@@ -73,3 +73,56 @@ pub async fn git_with(
     }
     Ok(output.stdout)
 }
+
+/// What a bounded `git` run answered: whether it succeeded, and its stdout.
+pub struct Answer {
+    pub success: bool,
+    pub stdout: Vec<u8>,
+}
+
+/// Runs `git` in `dir` with `input` on stdin and `env` added (a push's quarantine), killed
+/// after `timeout` (the `git_backend_timeout_*` settings). A non-zero exit is an answer, not
+/// an error: some commands (`merge-base --is-ancestor`) answer with their status.
+pub async fn git_bounded(
+    dir: &Path,
+    args: &[&str],
+    input: Vec<u8>,
+    env: &[(String, String)],
+    timeout: std::time::Duration,
+) -> Result<Answer> {
+    let mut command = command(Some(dir));
+    command
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stderr(Stdio::piped());
+    let name = args.first().copied().unwrap_or_default().to_string();
+    let run = async {
+        let mut child = command.spawn().map_err(Error::io("running git"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // Written beside the read, so a large input never waits on a full stdout pipe.
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&input).await;
+            });
+        }
+        child
+            .wait_with_output()
+            .await
+            .map_err(Error::io("waiting for git"))
+    };
+    let output = tokio::time::timeout(timeout, run)
+        .await
+        .map_err(|_| Error::TimedOut {
+            command: name.clone(),
+            seconds: timeout.as_secs(),
+        })??;
+    if !output.status.success() && output.status.code().is_none_or(|code| code > 1) {
+        return Err(Error::Failed {
+            command: name,
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    Ok(Answer {
+        success: output.status.success(),
+        stdout: output.stdout,
+    })
+}

@@ -13,6 +13,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 
 use super::error::{Error, Result};
+use super::receive::ReceiveOptions;
 use super::{Repository, pktline, process};
 
 /// The two services a client may ask for.
@@ -58,8 +59,14 @@ pub fn protocol(header: &str) -> Option<&str> {
     plausible.then_some(header)
 }
 
-fn command(service: Service, protocol: Option<&str>) -> tokio::process::Command {
+fn command(service: Service, protocol: Option<&str>, options: Option<&ReceiveOptions>) -> tokio::process::Command {
     let mut command = process::command(None);
+    if let Some(options) = options {
+        for setting in &options.config {
+            command.arg("-c").arg(setting);
+        }
+        command.envs(options.env.iter().map(|(k, v)| (k, v)));
+    }
     command
         .arg(service.subcommand())
         .arg("--stateless-rpc")
@@ -78,7 +85,7 @@ pub async fn advertisement(
     service: Service,
     protocol: Option<&str>,
 ) -> Result<Vec<u8>> {
-    let output = command(service, protocol)
+    let output = command(service, protocol, None)
         .arg("--advertise-refs")
         .arg(repo.path())
         .stdin(Stdio::null())
@@ -104,11 +111,13 @@ pub struct Rpc {
     pub exit: JoinHandle<Option<(ExitStatus, String)>>,
 }
 
-/// Starts `service` on `repo` and streams `body` (gzip-compressed when `gzip`) into it.
+/// Starts `service` on `repo` and streams `body` (gzip-compressed when `gzip`) into it. A
+/// push runs with its session's `options` (`services::git_push::Push::receive_options`).
 pub fn rpc<S, B, E>(
     repo: &Repository,
     service: Service,
     protocol: Option<&str>,
+    options: Option<&ReceiveOptions>,
     body: S,
     gzip: bool,
 ) -> Result<Rpc>
@@ -117,7 +126,7 @@ where
     B: AsRef<[u8]> + Send,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let mut child = command(service, protocol)
+    let mut child = command(service, protocol, options)
         .arg(repo.path())
         .stderr(Stdio::piped())
         .spawn()
@@ -210,7 +219,7 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(b"0000").unwrap();
         let body = futures_util::stream::iter([Ok::<_, std::io::Error>(gz.finish().unwrap())]);
-        let rpc = rpc(&repo, Service::UploadPack, None, body, true).unwrap();
+        let rpc = rpc(&repo, Service::UploadPack, None, None, body, true).unwrap();
         let (status, stderr) = rpc.exit.await.unwrap().unwrap();
         assert!(status.success(), "{stderr}");
     }

@@ -3,8 +3,9 @@
 //! any depth, so the router's fallback dispatches here ([`route`]). The caller comes from HTTP
 //! Basic credentials (`auth::git`), the project and the caller's level from `api::access`, the
 //! service's rules from [`access`]; then `git` runs as a process (`git::smart_http`) with no
-//! database connection held, and after an accepted push the project's default branch and
-//! statistics are brought up to date.
+//! database connection held. A push runs as a session of `services::git_push`: its
+//! `pre-receive` decides (protected branches...) and its `finish` records what the push
+//! changed once git has exited.
 
 mod access;
 
@@ -25,9 +26,8 @@ use crate::http::error::ApiError;
 use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::request_origin::Origin;
-use crate::services::projects::refresh_statistics;
-use crate::store::TenantDb;
-use crate::store::projects::ProjectChanges;
+use crate::services::git_push::{NewPush, Push};
+use crate::services::protected_branches::{Actor, DefaultBranchProtection};
 
 /// A request the fallback hands to git.
 #[derive(Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
     };
     let (parts, body) = request.into_parts();
     match prepare(&ctx, &parts, &project, service).await {
-        Ok(Prepared { repo, after_push }) => run(&parts, body, &repo, service, after_push).await,
+        Ok(Prepared { repo, push }) => run(&parts, body, &repo, service, push).await,
         Err(response) => *response,
     }
 }
@@ -100,7 +100,8 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
 /// What running git needs once the request is allowed.
 struct Prepared {
     repo: Repository,
-    after_push: Option<AfterPush>,
+    /// The push session of a `git-receive-pack` request.
+    push: Option<Push>,
 }
 
 /// Authenticates and authorizes; every refusal is the response GitLab gives.
@@ -159,7 +160,7 @@ async fn prepare(
             forbidden(message)
         });
     }
-    let project = project_ctx.project;
+    let project = project_ctx.project.clone();
     let repo = Repository::project(&ctx.config.storage.data_dir, api.tenant.id, project.id);
     if !repo.exists().await {
         return Err(Box::new(text(
@@ -167,14 +168,26 @@ async fn prepare(
             "A repository for this project does not exist yet.",
         )));
     }
-    let after_push = (service == Service::ReceivePack).then(|| AfterPush {
-        db: api.tenant.db.clone(),
-        repo: repo.clone(),
-        project_id: project.id,
-        default_branch: project.default_branch.clone(),
-        actor: api.caller.as_ref().map(|c| c.user.id),
-    });
-    Ok(Prepared { repo, after_push })
+    let push = match (&api.caller, service, parts.method == Method::POST) {
+        (Some(caller), Service::ReceivePack, true) => Some(ctx.pushes.start(NewPush {
+            db: api.tenant.db.clone(),
+            repo: repo.clone(),
+            default_branch_protection: DefaultBranchProtection::of(
+                &api.settings,
+                &project_ctx.namespace,
+            ),
+            pusher_avatar: api.user_views().avatar_url(&caller.user),
+            pusher: (*caller.user).clone(),
+            actor: Actor {
+                level: project_ctx.level(),
+                admin: project_ctx.admin,
+            },
+            project,
+            settings: &api.settings,
+        })),
+        _ => None,
+    };
+    Ok(Prepared { repo, push })
 }
 
 /// Runs git for an allowed request.
@@ -183,7 +196,7 @@ async fn run(
     body: Body,
     repo: &Repository,
     service: Service,
-    after_push: Option<AfterPush>,
+    push: Option<Push>,
 ) -> Response {
     let protocol = parts
         .headers
@@ -203,7 +216,15 @@ async fn run(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("gzip") || v.eq_ignore_ascii_case("x-gzip"));
     let body = body.into_data_stream();
-    let rpc = match smart_http::rpc(repo, service, protocol.as_deref(), body, gzip) {
+    let options = push.as_ref().map(Push::receive_options);
+    let rpc = match smart_http::rpc(
+        repo,
+        service,
+        protocol.as_deref(),
+        options.as_ref(),
+        body,
+        gzip,
+    ) {
         Ok(rpc) => rpc,
         Err(error) => return api_error(error).into_response(),
     };
@@ -211,15 +232,15 @@ async fn run(
     let exit = rpc.exit;
     let finished = tokio::spawn(async move {
         match exit.await {
-            Ok(Some((status, _))) if status.success() => {
-                if let Some(after) = after_push {
-                    after.run().await;
-                }
-            }
+            Ok(Some((status, _))) if status.success() => {}
             Ok(Some((status, stderr))) => {
                 tracing::warn!(%status, stderr, "git service failed");
             }
             _ => tracing::warn!("git service could not be awaited"),
+        }
+        // Whatever git's status: finish records only the updates git did apply.
+        if let Some(push) = push {
+            push.finish().await;
         }
     });
     git_response(service, "result", stream(rpc.output, finished))
@@ -255,55 +276,6 @@ fn git_response(service: Service, kind: &str, body: Body) -> Response {
         body,
     )
         .into_response()
-}
-
-/// What an accepted push changes besides the repository.
-struct AfterPush {
-    db: TenantDb,
-    repo: Repository,
-    project_id: i64,
-    default_branch: Option<String>,
-    actor: Option<i64>,
-}
-
-impl AfterPush {
-    async fn run(self) {
-        if let Err(error) = self.update().await {
-            tracing::warn!(
-                error = format!("{error:#}"),
-                "updating a project after a push failed"
-            );
-        }
-    }
-
-    /// The first push into a repository whose default branch it did not create makes one of
-    /// its branches the default (`main`, `master`, else the first by name), as Gitaly's
-    /// default branch lookup does; then the statistics (commit count, so `empty_repo`, size,
-    /// languages) are read again.
-    async fn update(self) -> anyhow::Result<()> {
-        let mut branch = self.default_branch.clone().unwrap_or_default();
-        if branch.is_empty() || !self.repo.branch_exists(&branch).await? {
-            let branches = self.repo.branches().await?;
-            let chosen = ["main", "master"]
-                .into_iter()
-                .find(|b| branches.iter().any(|name| name == b))
-                .map(str::to_string)
-                .or_else(|| branches.first().cloned());
-            if let Some(chosen) = chosen {
-                self.repo.set_head(&chosen).await?;
-                if self.default_branch.as_deref() != Some(chosen.as_str()) {
-                    let mut changes = ProjectChanges::default();
-                    changes.set("default_branch", chosen.as_str());
-                    self.db
-                        .update_project(self.project_id, &changes, self.actor)
-                        .await?;
-                }
-                branch = chosen;
-            }
-        }
-        refresh_statistics(&self.db, &self.repo, self.project_id, &branch).await?;
-        Ok(())
-    }
 }
 
 /// `Authorization: Basic` login and password.

@@ -22,6 +22,7 @@ pub mod plugins;
 pub mod project_settings;
 pub mod project_shares;
 pub mod projects;
+pub mod protected_branches;
 pub mod tokens;
 pub mod user_admin;
 pub mod users;

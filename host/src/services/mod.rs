@@ -5,10 +5,12 @@
 //! fails; the store runs SQL only (each change and its domain event in one transaction) and
 //! calls nothing above it.
 
+pub mod git_push;
 pub mod issues;
 pub mod keys;
 pub mod members;
 pub mod projects;
+pub mod protected_branches;
 pub mod push_rules;
 mod readme;
 pub mod system_notes;

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::protected_branches::{DefaultBranchProtection, protect_default_branch};
 use super::readme::readme;
 use crate::git::{self, Author, Repository};
 use crate::model::projects::ProjectRow;
@@ -50,6 +51,9 @@ pub struct NewProject<'a> {
     pub changes: ProjectChanges,
     /// Starts the repository with GitLab's README commit (`initialize_with_readme`).
     pub with_readme: bool,
+    /// How the default branch is protected once it exists (a README commit creates it; else
+    /// the first push does, `services::git_push`). None for forks, whose branches are copies.
+    pub default_branch_protection: Option<DefaultBranchProtection>,
 }
 
 /// Creates a project and its repository: reserves the id, makes the repository (with its
@@ -84,7 +88,16 @@ pub async fn create(
         .insert_project(id, new.namespace_id, new.creator.id, &changes)
         .await
     {
-        Ok(row) => Ok(row),
+        Ok(row) => {
+            if let (true, Some(protection), Some(branch)) = (
+                new.with_readme,
+                new.default_branch_protection,
+                row.default_branch.as_deref(),
+            ) {
+                protect_default_branch(db, id, branch, protection).await?;
+            }
+            Ok(row)
+        }
         Err(error) => {
             repo.remove().await;
             Err(error.into())
@@ -208,6 +221,7 @@ mod tests {
             creator: root,
             changes,
             with_readme: true,
+            default_branch_protection: None,
         }
     }
 

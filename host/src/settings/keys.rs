@@ -167,6 +167,7 @@ keys! {
     USER_DEFAULT_EXTERNAL: BoolSetting = "user_default_external";
     USER_OAUTH_APPLICATIONS: BoolSetting = "user_oauth_applications";
 
+    DEFAULT_BRANCH_PROTECTION: IntSetting = "default_branch_protection";
     DEFAULT_PROJECTS_LIMIT: IntSetting = "default_projects_limit";
     DELETION_ADJOURNED_PERIOD: IntSetting = "deletion_adjourned_period";
     DSA_KEY_RESTRICTION: IntSetting = "dsa_key_restriction";
@@ -174,9 +175,13 @@ keys! {
     ECDSA_SK_KEY_RESTRICTION: IntSetting = "ecdsa_sk_key_restriction";
     ED25519_KEY_RESTRICTION: IntSetting = "ed25519_key_restriction";
     ED25519_SK_KEY_RESTRICTION: IntSetting = "ed25519_sk_key_restriction";
+    GIT_BACKEND_TIMEOUT_DEFAULT: IntSetting = "git_backend_timeout_default";
+    GIT_BACKEND_TIMEOUT_FAST: IntSetting = "git_backend_timeout_fast";
+    GIT_BACKEND_TIMEOUT_MEDIUM: IntSetting = "git_backend_timeout_medium";
     ISSUES_CREATE_LIMIT: IntSetting = "issues_create_limit";
     MAX_ATTACHMENT_SIZE: IntSetting = "max_attachment_size";
     RAW_BLOB_REQUEST_LIMIT: IntSetting = "raw_blob_request_limit";
+    RECEIVE_MAX_INPUT_SIZE: IntSetting = "receive_max_input_size";
     RSA_KEY_RESTRICTION: IntSetting = "rsa_key_restriction";
     SEARCH_RATE_LIMIT: IntSetting = "search_rate_limit";
     SEARCH_RATE_LIMIT_UNAUTHENTICATED: IntSetting = "search_rate_limit_unauthenticated";

@@ -6,7 +6,7 @@ use sqlx::{Any, AssertSqlSafe, Transaction};
 use super::projects::{PROJECT_COLUMNS, project_event, project_in};
 use super::sql::Sql;
 use super::{Result, TenantDb, now_ms, outbox};
-use crate::events::EventKind;
+use crate::events::{Event, EventKind};
 use crate::model::projects::ProjectRow;
 
 /// Recounts a source project's `forks_count` inside a transaction.
@@ -54,6 +54,20 @@ pub(super) async fn unlink_projects(
 }
 
 impl TenantDb {
+    /// Records an accepted push: the project's `last_activity_at` and the push's events
+    /// (one per updated branch or tag), in one transaction.
+    pub async fn record_push(&self, id: i64, events: &[Event]) -> Result<()> {
+        let mut tx = self.writer().begin().await?;
+        self.query("UPDATE projects SET last_activity_at = $3 WHERE tenant_id = $1 AND id = $2")
+            .bind(id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        outbox::record(&mut tx, self.tenant_id(), events).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Stores what the repository holds now (sizes in bytes).
     pub async fn set_repository_statistics(
         &self,

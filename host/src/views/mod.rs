@@ -10,6 +10,7 @@ pub mod keys;
 pub mod namespace;
 pub mod plugin;
 pub mod project;
+pub mod protected_branch;
 pub mod settings;
 pub mod token;
 pub mod user;

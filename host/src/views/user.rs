@@ -101,7 +101,7 @@ impl UserViews<'_> {
         }
     }
 
-    fn avatar_url(&self, user: &UserRow) -> Option<String> {
+    pub fn avatar_url(&self, user: &UserRow) -> Option<String> {
         match &user.avatar_path {
             Some(file) => Some(format!(
                 "{}/uploads/-/system/user/avatar/{}/{file}",

@@ -161,6 +161,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         creator: &caller.user,
         changes,
         with_readme: false,
+        default_branch_protection: None,
     };
     let fork = projects::create(api.db(), &api.ctx.config.storage.data_dir, new)
         .await

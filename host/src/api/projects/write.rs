@@ -16,6 +16,7 @@ use crate::api::users::avatar::{self, AvatarChange};
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
+use crate::services::protected_branches::DefaultBranchProtection;
 use crate::model::users::UserRow;
 use crate::services::projects::{self, NewProject, PROJECT_UNIQUES};
 use crate::settings::keys;
@@ -217,6 +218,7 @@ async fn create_as(api: &Api, owner: &UserRow) -> ApiResult<Response> {
         creator: owner,
         changes,
         with_readme: fields.initialize_with_readme,
+        default_branch_protection: Some(DefaultBranchProtection::of(&api.settings, &namespace)),
     };
     let project = projects::create(api.db(), data_dir, new).await?;
     if let AvatarChange::Set(file, name) = &avatar

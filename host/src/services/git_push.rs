@@ -1,0 +1,681 @@
+//! Pushes, whichever transport carries them (smart HTTP in `git_http`, SSH in `git_ssh`).
+//!
+//! **The decision point is [`pre_receive`].** It gets the push session (project, pusher and
+//! their level), the reference updates, and the environment under which git sees the pushed
+//! (still quarantined) objects, and answers [`Verdict::Allow`] or [`Verdict::Refuse`] with
+//! the message the git client shows as `remote: GitLab: <message>`. Protected branches are
+//! its first check ([`protected_branch_checks`]); push rules (issue 19) go after them, in the
+//! same function, with the same inputs. It runs while git waits in its `pre-receive` hook
+//! (`git::receive`, the callback in `git_hooks`), so a refusal moves no reference and git
+//! drops the quarantined objects.
+//!
+//! **How a transport uses it**, after it has authenticated the pusher and checked that they
+//! may push at all (Developer, not archived: `git_http::access`):
+//!
+//! 1. `ctx.pushes.start(NewPush { .. })` registers a session and returns a [`Push`];
+//! 2. run `git [-c config]... receive-pack` with [`Push::receive_options`]'s `config` before
+//!    the subcommand and its `env` added (HTTP adds `--stateless-rpc`; SSH runs it plain on
+//!    the channel);
+//! 3. once git has exited, whatever its status, call [`Push::finish`]. Dropping a `Push`
+//!    instead (the client went away) unregisters the session and records nothing.
+//!
+//! [`Push::finish`] is what every accepted push changes: the default branch on the first push
+//! (and its `default_branch_protection`), statistics, languages, `empty_repo`, the project's
+//! `last_activity_at`, the pusher's `last_activity_on`, and one `push` or `tag_push` event per
+//! updated branch or tag, all recorded in one store call. Git never runs inside a database
+//! transaction: everything git says is read first.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::projects::refresh_statistics;
+use super::protected_branches::{self as rules, Actor, DefaultBranchProtection};
+use crate::access_level::AccessLevel;
+use crate::events::{Event, EventKind};
+use crate::git::receive::{self, PushedCommit, Quarantine, ReceiveOptions, RefUpdate};
+use crate::git::{self, Repository};
+use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
+use crate::settings::{Settings, keys};
+use crate::store::TenantDb;
+use crate::store::projects::ProjectChanges;
+
+/// GitLab's refusals, as its git access checks word them.
+pub const PUSH_PROTECTED: &str = "You are not allowed to push code to protected branches on this project.";
+pub const FORCE_PUSH_PROTECTED: &str =
+    "You are not allowed to force push code to a protected branch on this project.";
+pub const DELETE_PROTECTED: &str = "You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.";
+pub const DELETE_PROTECTED_NOT_WEB: &str =
+    "You can only delete protected branches using the web interface.";
+pub const CREATE_PROTECTED: &str = "You are not allowed to create protected branches on this project.";
+pub const CREATE_PROTECTED_NOT_WEB: &str =
+    "You can only create protected branches using the web interface and API.";
+pub const DELETE_DEFAULT_BRANCH: &str = "The default branch of a project cannot be deleted.";
+/// When the server cannot decide (git failed or timed out), the push is refused.
+const UNDECIDED: &str = "The push could not be checked. Please try again later.";
+
+/// The most commits a push event lists (GitLab's push hooks list the last 20).
+pub const EVENT_COMMITS: usize = 20;
+
+/// How long the server's own git work may run (the `git_backend_timeout_*` settings): `fast`
+/// for each check of the decision, `medium` for each read of what a push brought, `default`
+/// for the statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub fast: Duration,
+    pub medium: Duration,
+    pub default: Duration,
+}
+
+impl Timeouts {
+    pub fn from_settings(settings: &Settings) -> Timeouts {
+        let seconds = |key: keys::IntSetting, fallback: i64| {
+            Duration::from_secs(settings.get(key).filter(|s| *s > 0).unwrap_or(fallback) as u64)
+        };
+        Timeouts {
+            fast: seconds(keys::GIT_BACKEND_TIMEOUT_FAST, 10),
+            medium: seconds(keys::GIT_BACKEND_TIMEOUT_MEDIUM, 30),
+            default: seconds(keys::GIT_BACKEND_TIMEOUT_DEFAULT, 55),
+        }
+    }
+}
+
+/// What a transport knows once it has authorized a push.
+pub struct NewPush<'a> {
+    pub db: TenantDb,
+    pub repo: Repository,
+    pub project: ProjectRow,
+    /// The protection the project's default branch gets when a push creates it: the
+    /// group's setting when it has one, else the instance's (see
+    /// [`rules::DefaultBranchProtection::of`]).
+    pub default_branch_protection: DefaultBranchProtection,
+    pub pusher: UserRow,
+    /// The pusher's avatar URL, as the push event shows it.
+    pub pusher_avatar: Option<String>,
+    /// The pusher's level in the project, and whether they administer the instance.
+    pub actor: Actor,
+    pub settings: &'a Settings,
+}
+
+/// A push in progress: who pushes where, and what its `pre-receive` allowed.
+pub struct PushSession {
+    pub id: String,
+    pub db: TenantDb,
+    pub repo: Repository,
+    pub project: ProjectRow,
+    pub default_branch_protection: DefaultBranchProtection,
+    pub pusher: UserRow,
+    pub pusher_avatar: Option<String>,
+    pub actor: Actor,
+    pub timeouts: Timeouts,
+    max_input_bytes: Option<u64>,
+    /// The updates `pre-receive` allowed, with the references' values before the push.
+    allowed: Mutex<Option<Allowed>>,
+}
+
+struct Allowed {
+    updates: Vec<RefUpdate>,
+    refs_before: Vec<(String, String)>,
+}
+
+/// The sessions of this process's pushes in progress, by id, for the hook callback to find.
+#[derive(Clone)]
+pub struct PushSessions {
+    sessions: Arc<Mutex<HashMap<String, Arc<PushSession>>>>,
+    hooks_dir: PathBuf,
+    socket: PathBuf,
+}
+
+impl PushSessions {
+    /// `hooks_dir` holds the server's `pre-receive` (`git::receive::install_hooks`); the
+    /// hook calls back on `socket` (`git_hooks::listen`).
+    pub fn new(hooks_dir: PathBuf, socket: PathBuf) -> PushSessions {
+        PushSessions {
+            sessions: Arc::default(),
+            hooks_dir,
+            socket,
+        }
+    }
+
+    /// Registers a push. Its id is random (128 bits) and only ever given to the git it runs,
+    /// so it also proves to the callback that the hook belongs to this push.
+    pub fn start(&self, new: NewPush<'_>) -> Push {
+        let id = crate::auth::secrets::generate("", 32);
+        let max_input_bytes = new
+            .settings
+            .get(keys::RECEIVE_MAX_INPUT_SIZE)
+            .filter(|mb| *mb > 0)
+            .map(|mb| mb as u64 * 1024 * 1024);
+        let session = Arc::new(PushSession {
+            id: id.clone(),
+            db: new.db,
+            repo: new.repo,
+            project: new.project,
+            default_branch_protection: new.default_branch_protection,
+            pusher: new.pusher,
+            pusher_avatar: new.pusher_avatar,
+            actor: new.actor,
+            timeouts: Timeouts::from_settings(new.settings),
+            max_input_bytes,
+            allowed: Mutex::new(None),
+        });
+        self.lock().insert(id, session.clone());
+        Push {
+            session,
+            sessions: self.clone(),
+        }
+    }
+
+    /// The session `id` names, if it is in progress.
+    pub fn get(&self, id: &str) -> Option<Arc<PushSession>> {
+        self.lock().get(id).cloned()
+    }
+
+    pub fn socket(&self) -> &std::path::Path {
+        &self.socket
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<PushSession>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A registered push; unregistered when finished or dropped.
+pub struct Push {
+    session: Arc<PushSession>,
+    sessions: PushSessions,
+}
+
+impl Drop for Push {
+    fn drop(&mut self) {
+        self.sessions.lock().remove(&self.session.id);
+    }
+}
+
+impl Push {
+    /// How to run `git receive-pack` for this push: the server's hooks, the largest pack
+    /// (`receive_max_input_size`), and the session id and callback socket for the hook.
+    pub fn receive_options(&self) -> ReceiveOptions {
+        ReceiveOptions::new(
+            &self.sessions.hooks_dir,
+            self.session.max_input_bytes,
+            vec![
+                (receive::PUSH_ID_ENV.into(), self.session.id.clone()),
+                (
+                    receive::HOOK_SOCKET_ENV.into(),
+                    self.sessions.socket.display().to_string(),
+                ),
+            ],
+        )
+    }
+
+    /// After git has exited: what the accepted updates change besides the repository.
+    /// Failures are logged; the push itself has happened.
+    pub async fn finish(self) {
+        let allowed = self
+            .session
+            .allowed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(allowed) = allowed else {
+            return; // nothing passed pre-receive: nothing changed
+        };
+        if let Err(error) = after_push(&self.session, allowed).await {
+            tracing::warn!(
+                error = format!("{error:#}"),
+                "updating a project after a push failed"
+            );
+        }
+    }
+}
+
+/// The answer of [`pre_receive`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// Refused, with the message the git client shows (`remote: GitLab: <message>`).
+    Refuse(String),
+}
+
+/// **The pre-receive decision**: may `session`'s push make `updates`? `quarantine` is the
+/// environment under which git sees the pushed objects (add it to any git command run on
+/// `session.repo`). Checks run in order and the first refusal answers: protected branches,
+/// then (issue 19) push rules.
+pub async fn pre_receive(
+    session: &PushSession,
+    updates: &[RefUpdate],
+    quarantine: &[(String, String)],
+) -> git::Result<Verdict> {
+    let verdict = protected_branch_checks(session, updates, quarantine).await?;
+    if verdict != Verdict::Allow {
+        return Ok(verdict);
+    }
+    Ok(Verdict::Allow)
+}
+
+/// The hook callback's entry: finds the session, checks the quarantine environment, decides,
+/// and remembers what it allowed for [`Push::finish`]. An unknown session is refused.
+pub async fn check(
+    sessions: &PushSessions,
+    id: &str,
+    updates: &[RefUpdate],
+    quarantine: &Quarantine,
+) -> Verdict {
+    let Some(session) = sessions.get(id) else {
+        return Verdict::Refuse(UNDECIDED.into());
+    };
+    let decided = async {
+        let env = quarantine.env_for(&session.repo)?;
+        let refs_before = receive::refs(&session.repo, session.timeouts.fast).await?;
+        let verdict = pre_receive(&session, updates, &env).await?;
+        Ok::<_, git::Error>((verdict, refs_before))
+    };
+    match decided.await {
+        Ok((Verdict::Allow, refs_before)) => {
+            *session.allowed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Allowed {
+                updates: updates.to_vec(),
+                refs_before,
+            });
+            Verdict::Allow
+        }
+        Ok((refused, _)) => refused,
+        Err(error) => {
+            tracing::warn!(%error, "a push could not be checked");
+            Verdict::Refuse(UNDECIDED.into())
+        }
+    }
+}
+
+/// GitLab's protected branch checks (`Gitlab::Checks::BranchCheck`) for each branch update:
+/// the default branch may not be deleted; then, for a protected branch (any branch of an
+/// empty repository while `default_branch_protection` protects its first push), no force
+/// push unless allowed, creation and pushes by the levels allowed to push (creating also by
+/// those allowed to merge, but only through the API), and no deletion over git.
+pub async fn protected_branch_checks(
+    session: &PushSession,
+    updates: &[RefUpdate],
+    quarantine: &[(String, String)],
+) -> git::Result<Verdict> {
+    let branches = updates.iter().filter(|u| u.branch().is_some());
+    if branches.clone().next().is_none() {
+        return Ok(Verdict::Allow);
+    }
+    let protected = session
+        .db
+        .protected_branches(session.project.id)
+        .await
+        .map_err(|e| git::Error::Failed {
+            command: "pre-receive".into(),
+            stderr: e.to_string(),
+        })?;
+    let empty = !session.repo.has_commits().await?;
+    let actor = session.actor;
+    let maintainer = actor.admin || actor.level >= AccessLevel::Maintainer;
+    for update in branches {
+        let name = update.branch().unwrap_or_default();
+        let default = session.project.default_branch.as_deref() == Some(name);
+        if update.is_deletion() && default && !empty {
+            return Ok(refuse(DELETE_DEFAULT_BRANCH));
+        }
+        let (may_push, may_merge) = if empty
+            && session
+                .default_branch_protection
+                .initial_push_needs_maintainer()
+        {
+            (maintainer, maintainer)
+        } else if rules::matching(&protected, name).next().is_some() {
+            (
+                rules::allowed(&protected, name, "push", actor),
+                rules::allowed(&protected, name, "merge", actor),
+            )
+        } else {
+            continue;
+        };
+        if update.is_creation() {
+            if !may_push {
+                return Ok(refuse(if may_merge {
+                    CREATE_PROTECTED_NOT_WEB
+                } else {
+                    CREATE_PROTECTED
+                }));
+            }
+        } else if update.is_deletion() {
+            return Ok(refuse(if maintainer {
+                DELETE_PROTECTED_NOT_WEB
+            } else {
+                DELETE_PROTECTED
+            }));
+        } else {
+            let forced = !receive::is_ancestor(
+                &session.repo,
+                &update.old,
+                &update.new,
+                quarantine,
+                session.timeouts.fast,
+            )
+            .await?;
+            if forced && !rules::force_push_allowed(&protected, name) {
+                return Ok(refuse(FORCE_PUSH_PROTECTED));
+            }
+            if !may_push {
+                return Ok(refuse(PUSH_PROTECTED));
+            }
+        }
+    }
+    Ok(Verdict::Allow)
+}
+
+fn refuse(message: &str) -> Verdict {
+    Verdict::Refuse(message.to_string())
+}
+
+/// What an accepted push changes (see the module's documentation), in this order: read
+/// everything from git, then write.
+async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<()> {
+    let timeouts = session.timeouts;
+    let refs_now: HashMap<String, String> = receive::refs(&session.repo, timeouts.medium)
+        .await?
+        .into_iter()
+        .collect();
+    // What git did apply: a reference now at its new value (or gone, for a deletion).
+    let applied: Vec<&RefUpdate> = allowed
+        .updates
+        .iter()
+        .filter(|u| match refs_now.get(&u.name) {
+            Some(value) => *value == u.new,
+            None => u.is_deletion(),
+        })
+        .collect();
+    if applied.is_empty() {
+        return Ok(());
+    }
+    let branch = default_branch(session, &applied).await?;
+    let statistics = refresh_statistics(&session.db, &session.repo, session.project.id, &branch);
+    // Dropped at the deadline, its git is killed (`kill_on_drop`); the events still go.
+    match tokio::time::timeout(timeouts.default, statistics).await {
+        Ok(done) => done?,
+        Err(_) => tracing::warn!("reading the statistics after a push timed out"),
+    }
+    let known: Vec<String> = allowed
+        .refs_before
+        .iter()
+        .map(|(_, sha)| sha.clone())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let mut events = Vec::new();
+    for update in applied {
+        let kind = if update.branch().is_some() {
+            EventKind::Push
+        } else if update.tag().is_some() {
+            EventKind::TagPush
+        } else {
+            continue; // other references (notes, merge requests) have no hook
+        };
+        let (total, commits) = if update.is_deletion() {
+            (0, Vec::new())
+        } else {
+            receive::pushed_commits(
+                &session.repo,
+                &update.new,
+                &known,
+                EVENT_COMMITS,
+                timeouts.medium,
+            )
+            .await?
+        };
+        let payload = push_payload(session, update, total, &commits);
+        events.push(
+            Event::new(kind, Some(session.pusher.id), session.project.id)
+                .in_project(session.project.id)
+                .after(&payload),
+        );
+    }
+    let today = chrono::Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    session
+        .db
+        .record_push(session.project.id, &events)
+        .await?;
+    if session.pusher.last_activity_on.as_deref() != Some(today.as_str()) {
+        session.db.record_activity(session.pusher.id, &today).await?;
+    }
+    Ok(())
+}
+
+/// The project's default branch after the push: when it does not exist (the first push), one
+/// of the branches becomes the default (`main`, `master`, else the first by name, as Gitaly's
+/// default branch lookup does) and gets the `default_branch_protection` GitLab gives it when
+/// a push creates it.
+async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow::Result<String> {
+    let repo = &session.repo;
+    let configured = session.project.default_branch.clone().unwrap_or_default();
+    let mut branch = configured.clone();
+    if branch.is_empty() || !repo.branch_exists(&branch).await? {
+        let branches = repo.branches().await?;
+        let chosen = ["main", "master"]
+            .into_iter()
+            .find(|b| branches.iter().any(|name| name == b))
+            .map(str::to_string)
+            .or_else(|| branches.first().cloned());
+        let Some(chosen) = chosen else {
+            return Ok(branch);
+        };
+        repo.set_head(&chosen).await?;
+        if configured != chosen {
+            let mut changes = ProjectChanges::default();
+            changes.set("default_branch", chosen.as_str());
+            session
+                .db
+                .update_project(session.project.id, &changes, Some(session.pusher.id))
+                .await?;
+        }
+        branch = chosen;
+    }
+    let created = applied
+        .iter()
+        .any(|u| u.is_creation() && u.branch() == Some(branch.as_str()));
+    if created {
+        rules::protect_default_branch(&session.db, session.project.id, &branch, session.default_branch_protection)
+            .await?;
+    }
+    Ok(branch)
+}
+
+/// The push event's object: what GitLab's Push Hook and Tag Push Hook carry.
+fn push_payload(
+    session: &PushSession,
+    update: &RefUpdate,
+    total: i64,
+    commits: &[PushedCommit],
+) -> Value {
+    let pusher = &session.pusher;
+    json!({
+        "before": update.old,
+        "after": update.new,
+        "ref": update.name,
+        "checkout_sha": (!update.is_deletion()).then_some(&update.new),
+        "user_id": pusher.id,
+        "user_name": pusher.name,
+        "user_username": pusher.username,
+        "user_email": pusher.email,
+        "user_avatar": session.pusher_avatar,
+        "commits": commits.iter().map(commit_payload).collect::<Vec<_>>(),
+        "total_commits_count": total,
+    })
+}
+
+fn commit_payload(commit: &PushedCommit) -> Value {
+    let title = commit.message.lines().next().unwrap_or_default();
+    json!({
+        "id": commit.id,
+        "message": commit.message,
+        "title": title,
+        "timestamp": commit.timestamp,
+        "author": {"name": commit.author_name, "email": commit.author_email},
+        "added": commit.added,
+        "modified": commit.modified,
+        "removed": commit.removed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::receive::ZERO_SHA;
+    use crate::services::projects::{NewProject, create};
+    use crate::store::{Db, DbOptions};
+    use crate::tenants::{RootCredentials, bootstrap};
+
+    /// A project with a README commit on `main`, protected as `default_branch_protection`
+    /// 2 protects it, in a fresh SQLite database under `dir`.
+    async fn project(dir: &std::path::Path) -> (TenantDb, UserRow, ProjectRow, Repository) {
+        let db = Db::connect(DbOptions {
+            database_url: None,
+            data_dir: dir,
+            max_connections: 2,
+        })
+        .await
+        .unwrap();
+        db.migrate().await.unwrap();
+        let credentials = RootCredentials {
+            password: Some("a-long-root-password".into()),
+            token: None,
+        };
+        let tenant = bootstrap(&db, "", credentials).await.unwrap().tenant;
+        let db = db.tenant(tenant.id);
+        let root = db.user_by_id(1).await.unwrap().unwrap();
+        let namespace = db.user_namespace(root.id).await.unwrap().unwrap().id;
+        let mut changes = ProjectChanges::default();
+        changes.set_name_and_path("Pushed", "pushed");
+        changes.set("default_branch", "main");
+        changes.set("visibility", "private");
+        changes.set("visibility_level", 0);
+        let new = NewProject {
+            namespace_id: namespace,
+            creator: &root,
+            changes,
+            with_readme: true,
+            default_branch_protection: Some(DefaultBranchProtection(2)),
+        };
+        let row = create(&db, dir, new).await.unwrap();
+        let repo = Repository::project(dir, db.tenant_id(), row.id);
+        (db, root, row, repo)
+    }
+
+    fn git_out(repo: &Repository, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(repo.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "A")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn update(old: &str, new: &str, name: &str) -> Vec<RefUpdate> {
+        vec![RefUpdate {
+            old: old.into(),
+            new: new.into(),
+            name: name.into(),
+        }]
+    }
+
+    #[tokio::test]
+    async fn the_decision_follows_protected_branches() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, root, row, repo) = project(dir.path()).await;
+        let main = git_out(&repo, &["rev-parse", "refs/heads/main"]);
+        let tree = git_out(&repo, &["rev-parse", "refs/heads/main^{tree}"]);
+        let child = git_out(&repo, &["commit-tree", &tree, "-p", &main, "-m", "child"]);
+        let unrelated = git_out(&repo, &["commit-tree", &tree, "-m", "unrelated"]);
+        let sessions = PushSessions::new(dir.path().join("hooks"), dir.path().join("s.sock"));
+        let settings = Settings::from_stored(1, 0, 0, "{}");
+        let start = |level| {
+            sessions.start(NewPush {
+                db: db.clone(),
+                repo: repo.clone(),
+                project: row.clone(),
+                default_branch_protection: DefaultBranchProtection(2),
+                pusher: root.clone(),
+                pusher_avatar: None,
+                actor: Actor {
+                    level,
+                    admin: false,
+                },
+                settings: &settings,
+            })
+        };
+        let developer = start(AccessLevel::Developer);
+        let maintainer = start(AccessLevel::Maintainer);
+        let decide = |push: &Push, updates: Vec<RefUpdate>| {
+            let session = push.session.clone();
+            async move { pre_receive(&session, &updates, &[]).await.unwrap() }
+        };
+        let refused = |message: &str| Verdict::Refuse(message.to_string());
+        let to_main = |new: &str| update(&main, new, "refs/heads/main");
+
+        assert_eq!(decide(&developer, to_main(&child)).await, refused(PUSH_PROTECTED));
+        assert_eq!(decide(&maintainer, to_main(&child)).await, Verdict::Allow);
+        assert_eq!(
+            decide(&maintainer, to_main(&unrelated)).await,
+            refused(FORCE_PUSH_PROTECTED)
+        );
+        assert_eq!(
+            decide(&maintainer, to_main(ZERO_SHA)).await,
+            refused(DELETE_DEFAULT_BRANCH)
+        );
+        let feature = update(ZERO_SHA, &child, "refs/heads/feature");
+        assert_eq!(decide(&developer, feature).await, Verdict::Allow);
+        let tag = update(ZERO_SHA, &unrelated, "refs/tags/v1");
+        assert_eq!(decide(&developer, tag).await, Verdict::Allow);
+
+        // A pattern allowing developers and force pushes.
+        let new = crate::store::protected_branches::NewProtectedBranch {
+            name: "rel/*",
+            allow_force_push: true,
+            code_owner_approval_required: false,
+            levels: vec![("push", 30), ("merge", 40)],
+        };
+        db.create_protected_branch(row.id, &new, None).await.unwrap();
+        git_out(&repo, &["update-ref", "refs/heads/rel/1", &main]);
+        let rel = update(&main, &unrelated, "refs/heads/rel/1");
+        assert_eq!(decide(&developer, rel).await, Verdict::Allow);
+        let delete = update(&main, ZERO_SHA, "refs/heads/rel/1");
+        assert_eq!(
+            decide(&developer, delete.clone()).await,
+            refused(DELETE_PROTECTED)
+        );
+        assert_eq!(
+            decide(&maintainer, delete).await,
+            refused(DELETE_PROTECTED_NOT_WEB)
+        );
+        // Creating a branch only maintainers may push, as a developer.
+        let new = crate::store::protected_branches::NewProtectedBranch {
+            name: "locked",
+            allow_force_push: false,
+            code_owner_approval_required: false,
+            levels: vec![("push", 40), ("merge", 30)],
+        };
+        db.create_protected_branch(row.id, &new, None).await.unwrap();
+        let locked = update(ZERO_SHA, &child, "refs/heads/locked");
+        assert_eq!(
+            decide(&developer, locked).await,
+            refused(CREATE_PROTECTED_NOT_WEB)
+        );
+        // Unknown sessions are refused.
+        let none = check(&sessions, "nope", &[], &Quarantine::default()).await;
+        assert!(matches!(none, Verdict::Refuse(_)));
+        drop(developer);
+        assert!(sessions.get("nope").is_none());
+    }
+}

@@ -1,0 +1,49 @@
+//! GitLab's protected branch representation (`API::Entities::ProtectedBranch`).
+
+use serde_json::{Value, json};
+
+use crate::model::protected_branches::{AccessLevelRow, ProtectedBranch};
+
+pub fn protected_branch(branch: &ProtectedBranch) -> Value {
+    let levels = |kind: &str| -> Vec<Value> {
+        branch
+            .levels(kind)
+            .map(|level| access_level(level, kind == "push"))
+            .collect()
+    };
+    json!({
+        "id": branch.row.id,
+        "name": branch.row.name,
+        "push_access_levels": levels("push"),
+        "merge_access_levels": levels("merge"),
+        "unprotect_access_levels": levels("unprotect"),
+        "allow_force_push": branch.row.allow_force_push,
+        "code_owner_approval_required": branch.row.code_owner_approval_required,
+    })
+}
+
+/// One access level; push levels also name a deploy key (never set here).
+fn access_level(level: &AccessLevelRow, push: bool) -> Value {
+    let mut view = json!({
+        "id": level.id,
+        "access_level": level.access_level,
+        "access_level_description": describe(level.access_level),
+        "user_id": null,
+        "group_id": null,
+    });
+    if push {
+        view["deploy_key_id"] = Value::Null;
+    }
+    view
+}
+
+/// GitLab's `access_level_description` of a protected ref's level.
+pub fn describe(level: i64) -> &'static str {
+    match level {
+        0 => "No one",
+        30 => "Developers + Maintainers",
+        40 => "Maintainers",
+        60 => "Admins",
+        _ => "Unknown",
+    }
+}
