@@ -99,9 +99,13 @@ fn allowed_to(params: &Params, kind: &'static str) -> ApiResult<Vec<Allowed>> {
         .map(|entry| {
             let entry = Params::from_json_object(entry);
             let id = entry.int("id").map_err(|_| invalid())?;
-            let destroy = entry.bool("_destroy").map_err(|_| invalid())?.unwrap_or(false);
-            let level = level(&entry, "access_level", allowed_levels(kind))
-                .map_err(|_| ApiError::InvalidParam(format!("{name} does not have a valid value")))?;
+            let destroy = entry
+                .bool("_destroy")
+                .map_err(|_| invalid())?
+                .unwrap_or(false);
+            let level = level(&entry, "access_level", allowed_levels(kind)).map_err(|_| {
+                ApiError::InvalidParam(format!("{name} does not have a valid value"))
+            })?;
             match (id, destroy, level) {
                 (Some(id), true, _) => Ok(Allowed::Remove(id)),
                 (Some(id), false, Some(level)) => Ok(Allowed::Change(id, level)),
@@ -125,7 +129,11 @@ impl FromParams for CreateProtectedBranch {
         let name = params.required_string("name")?;
         let mut levels = Vec::new();
         for kind in KINDS {
-            let given = level(params, &format!("{kind}_access_level"), allowed_levels(kind))?;
+            let given = level(
+                params,
+                &format!("{kind}_access_level"),
+                allowed_levels(kind),
+            )?;
             // Entries naming existing levels (`id`) have nothing to name yet: ignored.
             let mut listed: Vec<i64> = allowed_to(params, kind)?
                 .into_iter()
@@ -197,10 +205,7 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok(page_of(all, &request).respond(&request, &api.origin, |b| b.row.id, protected_branch))
 }
 
-pub async fn show(
-    Path((id, name)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<Json<Value>> {
+pub async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
     let ctx = maintained(&api, &id).await?;
     Ok(Json(protected_branch(&find(&api, &ctx, &name).await?)))
 }
@@ -244,10 +249,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(protected_branch(&created))).into_response())
 }
 
-pub async fn update(
-    Path((id, name)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<Json<Value>> {
+pub async fn update(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
     let ctx = maintained(&api, &id).await?;
     let branch = find(&api, &ctx, &name).await?;
     let input: UpdateProtectedBranch = api.input()?;
@@ -265,10 +267,7 @@ pub async fn update(
     Ok(Json(protected_branch(&updated)))
 }
 
-pub async fn remove(
-    Path((id, name)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<StatusCode> {
+pub async fn remove(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {
     let ctx = maintained(&api, &id).await?;
     let branch = find(&api, &ctx, &name).await?;
     let actor = api.user()?.user.id;

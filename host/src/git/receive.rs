@@ -139,9 +139,9 @@ impl Quarantine {
         let objects = std::fs::canonicalize(repo.path().join("objects"))
             .map_err(Error::io("resolving the objects directory"))?;
         for (name, value) in &self.vars {
-            let inside = value.split(':').all(|dir| {
-                std::fs::canonicalize(dir).is_ok_and(|dir| dir.starts_with(&objects))
-            });
+            let inside = value
+                .split(':')
+                .all(|dir| std::fs::canonicalize(dir).is_ok_and(|dir| dir.starts_with(&objects)));
             if !inside {
                 return Err(Error::Failed {
                     command: "pre-receive".into(),
@@ -343,12 +343,28 @@ mod tests {
             vars: vec![(name.to_string(), value)],
         };
         let alternates = format!("{}", objects.display());
-        assert!(var("GIT_OBJECT_DIRECTORY", incoming.display().to_string()).env_for(&repo).is_ok());
-        assert!(var("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates).env_for(&repo).is_ok());
+        assert!(
+            var("GIT_OBJECT_DIRECTORY", incoming.display().to_string())
+                .env_for(&repo)
+                .is_ok()
+        );
+        assert!(
+            var("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates)
+                .env_for(&repo)
+                .is_ok()
+        );
         let outside = other.path().join("objects").display().to_string();
         assert!(var("GIT_OBJECT_DIRECTORY", outside).env_for(&repo).is_err());
         let climbing = format!("{}/../../3.git/objects", incoming.display());
-        assert!(var("GIT_OBJECT_DIRECTORY", climbing).env_for(&repo).is_err());
-        assert!(var("GIT_OBJECT_DIRECTORY", "/nowhere".into()).env_for(&repo).is_err());
+        assert!(
+            var("GIT_OBJECT_DIRECTORY", climbing)
+                .env_for(&repo)
+                .is_err()
+        );
+        assert!(
+            var("GIT_OBJECT_DIRECTORY", "/nowhere".into())
+                .env_for(&repo)
+                .is_err()
+        );
     }
 }

@@ -59,7 +59,11 @@ pub fn protocol(header: &str) -> Option<&str> {
     plausible.then_some(header)
 }
 
-fn command(service: Service, protocol: Option<&str>, options: Option<&ReceiveOptions>) -> tokio::process::Command {
+fn command(
+    service: Service,
+    protocol: Option<&str>,
+    options: Option<&ReceiveOptions>,
+) -> tokio::process::Command {
     let mut command = process::command(None);
     if let Some(options) = options {
         for setting in &options.config {

@@ -4,8 +4,8 @@
 //! their level), the reference updates, and the environment under which git sees the pushed
 //! (still quarantined) objects, and answers [`Verdict::Allow`] or [`Verdict::Refuse`] with
 //! the message the git client shows as `remote: GitLab: <message>`. Protected branches are
-//! its first check ([`protected_branch_checks`]); push rules (issue 19) go after them, in the
-//! same function, with the same inputs. It runs while git waits in its `pre-receive` hook
+//! its first check ([`protected_branch_checks`]); push rules go after them
+//! ([`super::push_rules::check_push`], the tenant's `push_rules` plugin binding). It runs while git waits in its `pre-receive` hook
 //! (`git::receive`, the callback in `git_hooks`), so a refusal moves no reference and git
 //! drops the quarantined objects.
 //!
@@ -34,24 +34,29 @@ use serde_json::{Value, json};
 
 use super::projects::refresh_statistics;
 use super::protected_branches::{self as rules, Actor, DefaultBranchProtection};
+use super::push_rules::{self, PushSubject};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::git::receive::{self, PushedCommit, Quarantine, ReceiveOptions, RefUpdate};
 use crate::git::{self, Repository};
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::plugins::Plugins;
+use crate::plugins::push_rules::PushVerdict;
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 use crate::store::projects::ProjectChanges;
 
 /// GitLab's refusals, as its git access checks word them.
-pub const PUSH_PROTECTED: &str = "You are not allowed to push code to protected branches on this project.";
+pub const PUSH_PROTECTED: &str =
+    "You are not allowed to push code to protected branches on this project.";
 pub const FORCE_PUSH_PROTECTED: &str =
     "You are not allowed to force push code to a protected branch on this project.";
 pub const DELETE_PROTECTED: &str = "You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.";
 pub const DELETE_PROTECTED_NOT_WEB: &str =
     "You can only delete protected branches using the web interface.";
-pub const CREATE_PROTECTED: &str = "You are not allowed to create protected branches on this project.";
+pub const CREATE_PROTECTED: &str =
+    "You are not allowed to create protected branches on this project.";
 pub const CREATE_PROTECTED_NOT_WEB: &str =
     "You can only create protected branches using the web interface and API.";
 pub const DELETE_DEFAULT_BRANCH: &str = "The default branch of a project cannot be deleted.";
@@ -112,6 +117,8 @@ pub struct PushSession {
     pub pusher_avatar: Option<String>,
     pub actor: Actor,
     pub timeouts: Timeouts,
+    /// The plugins push rules run in.
+    pub plugins: Arc<Plugins>,
     max_input_bytes: Option<u64>,
     /// The updates `pre-receive` allowed, with the references' values before the push.
     allowed: Mutex<Option<Allowed>>,
@@ -128,16 +135,18 @@ pub struct PushSessions {
     sessions: Arc<Mutex<HashMap<String, Arc<PushSession>>>>,
     hooks_dir: PathBuf,
     socket: PathBuf,
+    plugins: Arc<Plugins>,
 }
 
 impl PushSessions {
     /// `hooks_dir` holds the server's `pre-receive` (`git::receive::install_hooks`); the
-    /// hook calls back on `socket` (`git_hooks::listen`).
-    pub fn new(hooks_dir: PathBuf, socket: PathBuf) -> PushSessions {
+    /// hook calls back on `socket` (`git_hooks::listen`); push rules run in `plugins`.
+    pub fn new(hooks_dir: PathBuf, socket: PathBuf, plugins: Arc<Plugins>) -> PushSessions {
         PushSessions {
             sessions: Arc::default(),
             hooks_dir,
             socket,
+            plugins,
         }
     }
 
@@ -160,6 +169,7 @@ impl PushSessions {
             pusher_avatar: new.pusher_avatar,
             actor: new.actor,
             timeouts: Timeouts::from_settings(new.settings),
+            plugins: self.plugins.clone(),
             max_input_bytes,
             allowed: Mutex::new(None),
         });
@@ -245,7 +255,7 @@ pub enum Verdict {
 /// **The pre-receive decision**: may `session`'s push make `updates`? `quarantine` is the
 /// environment under which git sees the pushed objects (add it to any git command run on
 /// `session.repo`). Checks run in order and the first refusal answers: protected branches,
-/// then (issue 19) push rules.
+/// then push rules.
 pub async fn pre_receive(
     session: &PushSession,
     updates: &[RefUpdate],
@@ -255,7 +265,19 @@ pub async fn pre_receive(
     if verdict != Verdict::Allow {
         return Ok(verdict);
     }
-    Ok(Verdict::Allow)
+    let subject = PushSubject {
+        project: &session.project,
+        pusher: &session.pusher,
+        updates,
+        repository: session.repo.path(),
+        quarantine_env: quarantine,
+    };
+    Ok(
+        match push_rules::check_push(&session.plugins, &session.db, subject).await {
+            PushVerdict::Allow => Verdict::Allow,
+            PushVerdict::Refuse(message) => Verdict::Refuse(message),
+        },
+    )
 }
 
 /// The hook callback's entry: finds the session, checks the quarantine environment, decides,
@@ -436,13 +458,16 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
                 .after(&payload),
         );
     }
-    let today = chrono::Utc::now().date_naive().format("%Y-%m-%d").to_string();
-    session
-        .db
-        .record_push(session.project.id, &events)
-        .await?;
+    let today = chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string();
+    session.db.record_push(session.project.id, &events).await?;
     if session.pusher.last_activity_on.as_deref() != Some(today.as_str()) {
-        session.db.record_activity(session.pusher.id, &today).await?;
+        session
+            .db
+            .record_activity(session.pusher.id, &today)
+            .await?;
     }
     Ok(())
 }
@@ -480,8 +505,13 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
         .iter()
         .any(|u| u.is_creation() && u.branch() == Some(branch.as_str()));
     if created {
-        rules::protect_default_branch(&session.db, session.project.id, &branch, session.default_branch_protection)
-            .await?;
+        rules::protect_default_branch(
+            &session.db,
+            session.project.id,
+            &branch,
+            session.default_branch_protection,
+        )
+        .await?;
     }
     Ok(branch)
 }
@@ -598,7 +628,16 @@ mod tests {
         let tree = git_out(&repo, &["rev-parse", "refs/heads/main^{tree}"]);
         let child = git_out(&repo, &["commit-tree", &tree, "-p", &main, "-m", "child"]);
         let unrelated = git_out(&repo, &["commit-tree", &tree, "-m", "unrelated"]);
-        let sessions = PushSessions::new(dir.path().join("hooks"), dir.path().join("s.sock"));
+        let runtime =
+            crate::plugins::runtime::Runtime::new(crate::plugins::runtime::RuntimeOptions {
+                cache_dir: None,
+                pool_instances: 1,
+                max_memory_bytes: 64 << 20,
+            })
+            .unwrap();
+        let plugins = Plugins::new(runtime, crate::plugins::Maxima::default());
+        let sessions =
+            PushSessions::new(dir.path().join("hooks"), dir.path().join("s.sock"), plugins);
         let settings = Settings::from_stored(1, 0, 0, "{}");
         let start = |level| {
             sessions.start(NewPush {
@@ -624,7 +663,10 @@ mod tests {
         let refused = |message: &str| Verdict::Refuse(message.to_string());
         let to_main = |new: &str| update(&main, new, "refs/heads/main");
 
-        assert_eq!(decide(&developer, to_main(&child)).await, refused(PUSH_PROTECTED));
+        assert_eq!(
+            decide(&developer, to_main(&child)).await,
+            refused(PUSH_PROTECTED)
+        );
         assert_eq!(decide(&maintainer, to_main(&child)).await, Verdict::Allow);
         assert_eq!(
             decide(&maintainer, to_main(&unrelated)).await,
@@ -646,7 +688,9 @@ mod tests {
             code_owner_approval_required: false,
             levels: vec![("push", 30), ("merge", 40)],
         };
-        db.create_protected_branch(row.id, &new, None).await.unwrap();
+        db.create_protected_branch(row.id, &new, None)
+            .await
+            .unwrap();
         git_out(&repo, &["update-ref", "refs/heads/rel/1", &main]);
         let rel = update(&main, &unrelated, "refs/heads/rel/1");
         assert_eq!(decide(&developer, rel).await, Verdict::Allow);
@@ -666,7 +710,9 @@ mod tests {
             code_owner_approval_required: false,
             levels: vec![("push", 40), ("merge", 30)],
         };
-        db.create_protected_branch(row.id, &new, None).await.unwrap();
+        db.create_protected_branch(row.id, &new, None)
+            .await
+            .unwrap();
         let locked = update(ZERO_SHA, &child, "refs/heads/locked");
         assert_eq!(
             decide(&developer, locked).await,

@@ -35,8 +35,7 @@ pub fn matches(pattern: &str, name: &str) -> bool {
     }
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if name.len() < first.len() + last.len() || !name.starts_with(first) || !name.ends_with(last)
-    {
+    if name.len() < first.len() + last.len() || !name.starts_with(first) || !name.ends_with(last) {
         return false;
     }
     // The middle parts in order, each after the previous one, within what the ends leave.
@@ -96,7 +95,12 @@ impl DefaultBranchProtection {
     pub fn of(settings: &Settings, namespace: &NamespaceRow) -> DefaultBranchProtection {
         let group = namespace
             .is_group()
-            .then(|| namespace.settings_json().get("default_branch_protection")?.as_i64())
+            .then(|| {
+                namespace
+                    .settings_json()
+                    .get("default_branch_protection")?
+                    .as_i64()
+            })
             .flatten();
         DefaultBranchProtection(
             group
@@ -218,12 +222,18 @@ mod tests {
             level: AccessLevel::NoAccess,
             admin: true,
         };
-        let rules = [branch("main", MAINTAINER, false), branch("rel*", DEVELOPER, true)];
+        let rules = [
+            branch("main", MAINTAINER, false),
+            branch("rel*", DEVELOPER, true),
+        ];
         assert!(!allowed(&rules, "main", "push", developer));
         assert!(allowed(&rules, "main", "push", maintainer));
         assert!(allowed(&rules, "main", "push", admin));
         assert!(allowed(&rules, "release", "push", developer));
-        assert!(!allowed(&rules, "other", "push", maintainer), "unprotected: no rule");
+        assert!(
+            !allowed(&rules, "other", "push", maintainer),
+            "unprotected: no rule"
+        );
         let nobody = [branch("main", NO_ONE, false)];
         assert!(!allowed(&nobody, "main", "push", admin));
         let admins = [branch("main", ADMINS, false)];

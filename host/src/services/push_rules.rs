@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::git::push_scan::{self, PushObjects, ScannedCommit};
+use crate::git::receive;
 use crate::keys::GpgVerifier;
 use crate::model::hooks::PushRuleRow;
 use crate::model::projects::ProjectRow;
@@ -32,10 +33,8 @@ const EMAIL_CACHE: usize = 10_000;
 /// A push, as the pre-receive step knows it.
 pub struct PushSubject<'a> {
     pub project: &'a ProjectRow,
-    /// The project's namespace path, e.g. `group/subgroup`.
-    pub namespace_full_path: &'a str,
     pub pusher: &'a UserRow,
-    pub updates: &'a [RefUpdate],
+    pub updates: &'a [receive::RefUpdate],
     pub repository: &'a Path,
     /// The quarantine environment git gave the pre-receive hook (`GIT_OBJECT_DIRECTORY`,
     /// `GIT_ALTERNATE_OBJECT_DIRECTORIES`, `GIT_QUARANTINE_PATH`).
@@ -70,10 +69,24 @@ async fn run(
     let pusher = subject.pusher;
     let verified_emails = db.verified_emails(pusher.id).await?;
     let gpg = GpgVerifier::new(&db.gpg_public_keys(pusher.id).await?);
+    let namespace = db
+        .namespace_by_id(subject.project.namespace_id)
+        .await?
+        .map(|n| format!("{}/", n.full_path))
+        .unwrap_or_default();
+    let updates: Vec<RefUpdate> = subject
+        .updates
+        .iter()
+        .map(|u| RefUpdate {
+            ref_name: u.name.clone(),
+            old_sha: u.old.clone(),
+            new_sha: u.new.clone(),
+        })
+        .collect();
     let push = Push {
         project: Project {
             id: subject.project.id.max(0) as u64,
-            path: format!("{}/{}", subject.namespace_full_path, subject.project.path),
+            path: format!("{namespace}{}", subject.project.path),
             visibility: match subject.project.visibility.as_str() {
                 "public" => Visibility::Public,
                 "internal" => Visibility::Internal,
@@ -93,7 +106,7 @@ async fn run(
             name: pusher.name.clone(),
             verified_emails,
         },
-        updates: subject.updates.to_vec(),
+        updates: updates.clone(),
     };
     let objects = Arc::new(PushObjects {
         repository: subject.repository.to_path_buf(),
@@ -108,7 +121,7 @@ async fn run(
         owners: HashMap::new(),
     };
     let mut earlier_tips: Vec<String> = Vec::new();
-    for (index, update) in subject.updates.iter().enumerate() {
+    for (index, update) in updates.iter().enumerate() {
         if push_scan::is_zero(&update.new_sha) || !push_scan::is_object_id(&update.new_sha) {
             continue;
         }
@@ -263,6 +276,7 @@ mod tests {
             creator: &root,
             changes,
             with_readme: true,
+            default_branch_protection: None,
         };
         let project = projects::create(&tenant, dir.path(), new).await.unwrap();
         let repository = Repository::project(dir.path(), tenant.tenant_id(), project.id)
@@ -385,10 +399,9 @@ mod tests {
             self.tenant.insert_push_rule(&rule).await.unwrap();
         }
 
-        async fn check(&self, updates: &[RefUpdate]) -> PushVerdict {
+        async fn check(&self, updates: &[receive::RefUpdate]) -> PushVerdict {
             let subject = PushSubject {
                 project: &self.project,
-                namespace_full_path: "root",
                 pusher: &self.root,
                 updates,
                 repository: &self.repository,
@@ -398,11 +411,11 @@ mod tests {
         }
     }
 
-    fn update(ref_name: &str, old: &str, new: &str) -> RefUpdate {
-        RefUpdate {
-            ref_name: ref_name.into(),
-            old_sha: old.into(),
-            new_sha: new.into(),
+    fn update(ref_name: &str, old: &str, new: &str) -> receive::RefUpdate {
+        receive::RefUpdate {
+            name: ref_name.into(),
+            old: old.into(),
+            new: new.into(),
         }
     }
 

@@ -9,8 +9,7 @@ use super::{Result, TenantDb, now_ms, outbox};
 use crate::events::{Event, EventKind};
 use crate::model::protected_branches::{AccessLevelRow, ProtectedBranch, ProtectedBranchRow};
 
-const BRANCH_COLUMNS: &str =
-    "id, project_id, name, allow_force_push, code_owner_approval_required";
+const BRANCH_COLUMNS: &str = "id, project_id, name, allow_force_push, code_owner_approval_required";
 const LEVEL_COLUMNS: &str = "id, protected_branch_id, kind, access_level";
 
 /// A protected branch to create. `levels` are `(kind, access_level)` pairs.
@@ -64,7 +63,10 @@ impl TenantDb {
         Ok(self.with_levels(row.into_iter().collect()).await?.pop())
     }
 
-    async fn with_levels(&self, rows: Vec<ProtectedBranchRow>) -> sqlx::Result<Vec<ProtectedBranch>> {
+    async fn with_levels(
+        &self,
+        rows: Vec<ProtectedBranchRow>,
+    ) -> sqlx::Result<Vec<ProtectedBranch>> {
         let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
         let levels: Vec<AccessLevelRow> = self
             .rows_with_keys(
@@ -156,7 +158,8 @@ impl TenantDb {
             .await?;
         }
         if !update.remove.is_empty() {
-            let mut remove = Sql::new("DELETE FROM protected_branch_access_levels WHERE tenant_id = ");
+            let mut remove =
+                Sql::new("DELETE FROM protected_branch_access_levels WHERE tenant_id = ");
             remove
                 .bind(tenant)
                 .push(" AND protected_branch_id = ")
