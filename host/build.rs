@@ -16,6 +16,7 @@ const BUILT_INS: &[(&str, &str)] = &[
         "trellis-external-authorization",
         "trellis_external_authorization.wasm",
     ),
+    ("trellis-push-rules", "trellis_push_rules.wasm"),
 ];
 
 fn main() {

@@ -227,6 +227,40 @@ pub fn is_valid_email(email: &str) -> bool {
     }
 }
 
+/// A user's GPG public keys, parsed once to check many signatures.
+pub struct GpgVerifier {
+    keys: Vec<SignedPublicKey>,
+}
+
+impl GpgVerifier {
+    /// The keys among `armored_keys` that parse (stored keys were checked when added).
+    pub fn new(armored_keys: &[String]) -> GpgVerifier {
+        GpgVerifier {
+            keys: armored_keys
+                .iter()
+                .filter_map(|armored| SignedPublicKey::from_string(armored).ok())
+                .map(|(key, _)| key)
+                .collect(),
+        }
+    }
+
+    /// Whether `armored_signature` (a commit's `gpgsig`) is a valid signature of `data` by
+    /// the primary key or a subkey of one of the keys.
+    pub fn verifies(&self, armored_signature: &str, data: &[u8]) -> bool {
+        use pgp::composed::DetachedSignature;
+        let Ok((signature, _)) = DetachedSignature::from_string(armored_signature) else {
+            return false;
+        };
+        self.keys.iter().any(|key| {
+            signature.verify(&key.primary_key, data).is_ok()
+                || key
+                    .public_subkeys
+                    .iter()
+                    .any(|sub| signature.verify(&sub.key, data).is_ok())
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

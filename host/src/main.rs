@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -160,7 +161,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let plugins = Plugins::new(runtime, maxima);
     plugins.refresh(&db).await?;
     let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
-    let pushes = git_push_sessions(&config.storage.data_dir)?;
+    let pushes = git_push_sessions(&config.storage.data_dir, plugins.clone())?;
     let pushes_socket = pushes.socket().to_path_buf();
     let ctx = ApiContext::new(Inner {
         db: db.clone(),
@@ -205,12 +206,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
 
 /// The server's git hooks (written at every start, naming this binary) and the socket their
 /// `pre-receive` calls back on (`git_hooks`).
-fn git_push_sessions(data_dir: &Path) -> anyhow::Result<PushSessions> {
+fn git_push_sessions(data_dir: &Path, plugins: Arc<Plugins>) -> anyhow::Result<PushSessions> {
     let exe = std::env::current_exe().context("finding the trellis binary for git hooks")?;
     let hooks = trellis::git::receive::install_hooks(&data_dir.join("hooks"), &exe)
         .context("writing the git hooks")?;
     let socket = trellis::git_hooks::socket_path(data_dir);
-    let sessions = PushSessions::new(hooks, socket.clone());
+    let sessions = PushSessions::new(hooks, socket.clone(), plugins);
     trellis::git_hooks::listen(&socket, sessions.clone())
         .with_context(|| format!("listening on {}", socket.display()))?;
     Ok(sessions)

@@ -483,6 +483,11 @@ def hostile_auth_wasm() -> bytes:
 
 
 @pytest.fixture(scope="module")
+def conventional_commits_wasm() -> bytes:
+    return build_guest("conventional-commits", "conventional_commits.wasm")
+
+
+@pytest.fixture(scope="module")
 def forbidden_import_wasm() -> bytes:
     return build_guest("forbidden-import-plugin", "forbidden_import_plugin.wasm")
 
@@ -507,10 +512,10 @@ def spam_test(server: Server, title, description="", token=None, host=None, **ex
     return assert_json(r, 200)
 
 
-def built_in(server: Server, token=None, host=None) -> dict:
+def built_in(server: Server, token=None, host=None, name="spam-filter") -> dict:
     r = server.request("GET", "/application/plugins", token=token or server.root_token, host=host)
     rows = assert_json(r, 200)
-    return next(p for p in rows if p["name"] == "spam-filter" and p["built_in"])
+    return next(p for p in rows if p["name"] == name and p["built_in"])
 
 
 # ---- git clients ---------------------------------------------------------------

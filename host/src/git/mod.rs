@@ -9,6 +9,7 @@ mod error;
 mod languages;
 pub mod pktline;
 mod process;
+pub mod push_scan;
 pub mod receive;
 pub mod refs;
 pub mod smart_http;

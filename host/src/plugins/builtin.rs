@@ -18,6 +18,11 @@ pub const BUILT_INS: &[BuiltIn] = &[
         bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_spam_filter.wasm")),
     },
     EXTERNAL_AUTHORIZATION,
+    BuiltIn {
+        name: "push-rules",
+        version: env!("CARGO_PKG_VERSION"),
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_push_rules.wasm")),
+    },
 ];
 
 /// Speaks GitLab's external authorization protocol; the host binds it itself when

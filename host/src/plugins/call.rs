@@ -8,8 +8,9 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::limits::{Limits, MAX_LOG_BYTES};
+use super::limits::{Limits, MAX_BLOB_BYTES_PER_CALL, MAX_LOG_BYTES};
 use super::wit::since_v0_1::LogLevel;
+use crate::git::push_scan::PushObjects;
 use crate::outbound::http::{Client, Grant, Request, Response};
 
 /// Why a call produced no answer. Each becomes an outcome label in the metrics.
@@ -90,6 +91,10 @@ pub struct CallState {
     outbound: Option<OutboundAccess>,
     /// When the call's wall time runs out (host functions that wait stop then).
     deadline: Instant,
+    /// What `push-scan.read-blob` reads: the objects of the push being checked.
+    push_objects: Option<Arc<PushObjects>>,
+    /// Blob bytes handed to the plugin so far in this call.
+    blob_bytes: usize,
 }
 
 impl WasiView for CallState {
@@ -114,7 +119,35 @@ impl CallState {
             log_dropped: 0,
             outbound: None,
             deadline: Instant::now(),
+            push_objects: None,
+            blob_bytes: 0,
         }
+    }
+
+    /// Lets this call read the blobs of a push (`push-scan.read-blob`).
+    pub fn set_push_objects(&mut self, objects: Arc<PushObjects>) {
+        self.push_objects = Some(objects);
+    }
+
+    /// `push-scan.read-blob`: at most `max` bytes of a blob of the push, within the call's
+    /// [`MAX_BLOB_BYTES_PER_CALL`] and its wall time (checked before each read: host code is
+    /// not interrupted by the epoch deadline, and one capped read is short).
+    pub fn read_blob(&mut self, id: &str, max: usize) -> Result<Vec<u8>, String> {
+        let Some(objects) = &self.push_objects else {
+            return Err("no push is being checked".into());
+        };
+        if Instant::now() >= self.deadline {
+            return Err("the call is out of time".into());
+        }
+        let room = MAX_BLOB_BYTES_PER_CALL.saturating_sub(self.blob_bytes);
+        if room == 0 {
+            return Err(format!(
+                "this call has read its {MAX_BLOB_BYTES_PER_CALL} bytes of blobs"
+            ));
+        }
+        let content = objects.read_blob(id, max.min(room))?;
+        self.blob_bytes += content.len();
+        Ok(content)
     }
 
     /// Grants `outbound-http` for this call, which must end by `deadline`.

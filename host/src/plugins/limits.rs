@@ -12,6 +12,9 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_INPUT_BYTES: usize = 4 * (255 + 1_000_000);
 /// The largest text a plugin may answer with (a verdict's reason, a log line set aside).
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// Blob content a push-rules plugin may read per call (`push-scan.read-blob`), each read
+/// being at most 1 MiB (`git::push_scan::MAX_BLOB_READ`).
+pub const MAX_BLOB_BYTES_PER_CALL: usize = 16 * 1024 * 1024;
 /// Log text a plugin may write per call; the rest is dropped.
 pub const MAX_LOG_BYTES: usize = 1024;
 

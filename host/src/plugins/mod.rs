@@ -7,6 +7,7 @@
 //!   by sha256, the per-tenant instance caps; calls go through [`Plugins`].
 //! - `spam`: the spam-check hook with GitLab's verdict semantics.
 //! - `external_auth`: GitLab's external authorization of project access.
+//! - `push_rules`: push rules on the receive path, in batches (`trellis:policy@0.2`).
 
 pub mod builtin;
 pub mod call;
@@ -14,6 +15,7 @@ pub mod external_auth;
 pub mod hooks;
 pub mod limits;
 pub mod local;
+pub mod push_rules;
 pub mod registry;
 pub mod runtime;
 pub mod spam;

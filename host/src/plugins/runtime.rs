@@ -45,6 +45,8 @@ pub struct Compiled {
     /// The typed entry points of an external-authorization plugin.
     pub external_authorization:
         Option<wit::since_v0_1::external_authorization::ExternalAuthorizationPluginPre<CallState>>,
+    /// The typed entry points of a push-rules plugin (0.2).
+    pub push_rules: Option<wit::since_v0_2::push_rules::PushRulesPluginPre<CallState>>,
     /// The plugin imports `outbound-http`: binding it needs a grant.
     pub imports_outbound_http: bool,
     pub size: usize,
@@ -83,6 +85,7 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         deny_waiting(&mut linker)?;
         wit::since_v0_1::add_to_linker(&mut linker)?;
+        wit::since_v0_2::add_to_linker(&mut linker)?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_hash = format!("{:016x}", hasher.finish());
@@ -151,6 +154,14 @@ impl Runtime {
             ),
             _ => None,
         };
+        let push_rules = match (target.world, target.api) {
+            (wit::World::PushRules, wit::ApiVersion::V0_2) => Some(
+                wit::since_v0_2::push_rules::PushRulesPluginPre::new(pre.clone()).map_err(|e| {
+                    format!("the component's push-rules exports are malformed: {e:#}")
+                })?,
+            ),
+            _ => None,
+        };
         let imports_outbound_http = component
             .component_type()
             .imports(&self.engine)
@@ -161,6 +172,7 @@ impl Runtime {
             pre,
             spam_check,
             external_authorization,
+            push_rules,
             imports_outbound_http,
             size: bytes.len(),
         })

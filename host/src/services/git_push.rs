@@ -4,8 +4,8 @@
 //! their level), the reference updates, and the environment under which git sees the pushed
 //! (still quarantined) objects, and answers [`Verdict::Allow`] or [`Verdict::Refuse`] with
 //! the message the git client shows as `remote: GitLab: <message>`. Protected branches are
-//! its first check ([`protected_branch_checks`]); push rules (issue 19) go after them, in the
-//! same function, with the same inputs. It runs while git waits in its `pre-receive` hook
+//! its first check ([`protected_branch_checks`]); push rules go after them
+//! ([`super::push_rules::check_push`], the tenant's `push_rules` plugin binding). It runs while git waits in its `pre-receive` hook
 //! (`git::receive`, the callback in `git_hooks`), so a refusal moves no reference and git
 //! drops the quarantined objects.
 //!
@@ -34,12 +34,15 @@ use serde_json::{Value, json};
 
 use super::projects::refresh_statistics;
 use super::protected_branches::{self as rules, Actor, DefaultBranchProtection};
+use super::push_rules::{self, PushSubject};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::git::receive::{self, PushedCommit, Quarantine, ReceiveOptions, RefUpdate};
 use crate::git::{self, Repository};
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::plugins::Plugins;
+use crate::plugins::push_rules::PushVerdict;
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 use crate::store::projects::ProjectChanges;
@@ -114,6 +117,8 @@ pub struct PushSession {
     pub pusher_avatar: Option<String>,
     pub actor: Actor,
     pub timeouts: Timeouts,
+    /// The plugins push rules run in.
+    pub plugins: Arc<Plugins>,
     max_input_bytes: Option<u64>,
     /// The updates `pre-receive` allowed, with the references' values before the push.
     allowed: Mutex<Option<Allowed>>,
@@ -130,16 +135,18 @@ pub struct PushSessions {
     sessions: Arc<Mutex<HashMap<String, Arc<PushSession>>>>,
     hooks_dir: PathBuf,
     socket: PathBuf,
+    plugins: Arc<Plugins>,
 }
 
 impl PushSessions {
     /// `hooks_dir` holds the server's `pre-receive` (`git::receive::install_hooks`); the
-    /// hook calls back on `socket` (`git_hooks::listen`).
-    pub fn new(hooks_dir: PathBuf, socket: PathBuf) -> PushSessions {
+    /// hook calls back on `socket` (`git_hooks::listen`); push rules run in `plugins`.
+    pub fn new(hooks_dir: PathBuf, socket: PathBuf, plugins: Arc<Plugins>) -> PushSessions {
         PushSessions {
             sessions: Arc::default(),
             hooks_dir,
             socket,
+            plugins,
         }
     }
 
@@ -162,6 +169,7 @@ impl PushSessions {
             pusher_avatar: new.pusher_avatar,
             actor: new.actor,
             timeouts: Timeouts::from_settings(new.settings),
+            plugins: self.plugins.clone(),
             max_input_bytes,
             allowed: Mutex::new(None),
         });
@@ -247,7 +255,7 @@ pub enum Verdict {
 /// **The pre-receive decision**: may `session`'s push make `updates`? `quarantine` is the
 /// environment under which git sees the pushed objects (add it to any git command run on
 /// `session.repo`). Checks run in order and the first refusal answers: protected branches,
-/// then (issue 19) push rules.
+/// then push rules.
 pub async fn pre_receive(
     session: &PushSession,
     updates: &[RefUpdate],
@@ -257,7 +265,19 @@ pub async fn pre_receive(
     if verdict != Verdict::Allow {
         return Ok(verdict);
     }
-    Ok(Verdict::Allow)
+    let subject = PushSubject {
+        project: &session.project,
+        pusher: &session.pusher,
+        updates,
+        repository: session.repo.path(),
+        quarantine_env: quarantine,
+    };
+    Ok(
+        match push_rules::check_push(&session.plugins, &session.db, subject).await {
+            PushVerdict::Allow => Verdict::Allow,
+            PushVerdict::Refuse(message) => Verdict::Refuse(message),
+        },
+    )
 }
 
 /// The hook callback's entry: finds the session, checks the quarantine environment, decides,
@@ -608,7 +628,16 @@ mod tests {
         let tree = git_out(&repo, &["rev-parse", "refs/heads/main^{tree}"]);
         let child = git_out(&repo, &["commit-tree", &tree, "-p", &main, "-m", "child"]);
         let unrelated = git_out(&repo, &["commit-tree", &tree, "-m", "unrelated"]);
-        let sessions = PushSessions::new(dir.path().join("hooks"), dir.path().join("s.sock"));
+        let runtime =
+            crate::plugins::runtime::Runtime::new(crate::plugins::runtime::RuntimeOptions {
+                cache_dir: None,
+                pool_instances: 1,
+                max_memory_bytes: 64 << 20,
+            })
+            .unwrap();
+        let plugins = Plugins::new(runtime, crate::plugins::Maxima::default());
+        let sessions =
+            PushSessions::new(dir.path().join("hooks"), dir.path().join("s.sock"), plugins);
         let settings = Settings::from_stored(1, 0, 0, "{}");
         let start = |level| {
             sessions.start(NewPush {

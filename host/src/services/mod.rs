@@ -14,6 +14,7 @@ pub mod members;
 pub mod notes;
 pub mod projects;
 pub mod protected_branches;
+pub mod push_rules;
 mod readme;
 pub mod repository;
 pub mod system_notes;

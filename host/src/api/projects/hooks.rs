@@ -1,6 +1,5 @@
-//! Project hooks (`/projects/:id/hooks`) and the push rule (`/projects/:id/push_rule`):
-//! configuration only, for maintainers, owners and administrators. Hook delivery and push
-//! rule enforcement are not implemented.
+//! Project hooks (`/projects/:id/hooks`): configuration only, for maintainers, owners and
+//! administrators. Hook delivery is not implemented. (The push rule is `push_rule`.)
 
 use axum::Json;
 use axum::extract::Path;
@@ -13,13 +12,13 @@ use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
-use crate::model::hooks::{HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
+use crate::model::hooks::HookRow;
 use crate::outbound::{AddressPolicy, Unresolved};
 use crate::store::window::Direction;
 use crate::views;
 
 /// The project, for an authenticated maintainer (401, then 404 when hidden, then 403).
-async fn managed_project(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
+pub(super) async fn managed_project(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
     api.user()?;
     let ctx = access::project(api, id).await?;
     ctx.require(AccessLevel::Maintainer)?;
@@ -30,7 +29,7 @@ fn hook_id(value: &str) -> ApiResult<i64> {
     value.parse().map_err(|_| ApiError::invalid("hook_id"))
 }
 
-fn created(body: Value) -> Response {
+pub(super) fn created(body: Value) -> Response {
     (StatusCode::CREATED, Json(body)).into_response()
 }
 
@@ -140,129 +139,5 @@ pub async fn delete_hook(
     api.db()
         .delete_hook(ctx.project.id, hook_id(&hook)?)
         .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-// ---- push rule --------------------------------------------------------------
-
-/// GitLab's `at_least_one_of` list for push rules.
-fn push_rule_params() -> Vec<&'static str> {
-    let mut names: Vec<&str> = PUSH_RULE_REGEXES
-        .iter()
-        .chain(PUSH_RULE_FLAGS)
-        .copied()
-        .chain(["max_file_size"])
-        .collect();
-    names.sort_unstable();
-    names
-}
-
-/// Applies the given settings to `rule`. Regexes must compile (RE2-like syntax); blank clears
-/// one. `max_file_size` (MB) is an integer of at least 0.
-fn apply_push_rule_params(api: &Api, rule: &mut PushRuleRow) -> ApiResult<()> {
-    let names = push_rule_params();
-    if !names.iter().any(|n| api.params.has(n)) {
-        return Err(ApiError::InvalidParam(format!(
-            "{} are missing, at least one parameter must be provided",
-            names.join(", ")
-        )));
-    }
-    for (name, on) in rule.flags.iter_mut() {
-        if let Some(value) = api.params.bool(name)? {
-            *on = value;
-        }
-    }
-    if let Some(size) = api.params.int("max_file_size")? {
-        if size < 0 {
-            return Err(ApiError::field(
-                "max_file_size",
-                "must be greater than or equal to 0",
-            ));
-        }
-        rule.max_file_size = size;
-    }
-    let mut problems = serde_json::Map::new();
-    for (name, regex) in rule.regexes.iter_mut() {
-        let Some(given) = api.params.string(name)? else {
-            continue;
-        };
-        if given.is_empty() {
-            *regex = None;
-            continue;
-        }
-        if let Err(error) = regex_syntax::Parser::new().parse(&given) {
-            let reason = error.to_string();
-            let reason = reason.lines().last().unwrap_or("invalid").trim();
-            problems.insert(
-                (*name).to_string(),
-                json!([format!("not valid RE2 syntax: {reason}")]),
-            );
-        }
-        *regex = Some(given);
-    }
-    if !problems.is_empty() {
-        return Err(ApiError::Validation(problems));
-    }
-    Ok(())
-}
-
-/// `GET /projects/:id/push_rule`: the rule, or `null` when there is none.
-pub async fn show_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
-    let ctx = managed_project(&api, &id).await?;
-    let rule = api.db().push_rule(ctx.project.id).await?;
-    Ok(Json(
-        rule.as_ref().map_or(Value::Null, views::hook::push_rule),
-    ))
-}
-
-fn push_rule_exists() -> ApiError {
-    ApiError::Custom(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        json!({ "error": "Project push rule exists" }),
-    )
-}
-
-pub async fn create_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    let ctx = managed_project(&api, &id).await?;
-    if api.db().push_rule(ctx.project.id).await?.is_some() {
-        return Err(push_rule_exists());
-    }
-    let mut rule = PushRuleRow::defaults(ctx.project.id);
-    apply_push_rule_params(&api, &mut rule)?;
-    let row = api
-        .db()
-        .insert_push_rule(&rule)
-        .await
-        .map_err(|error| match &error {
-            sqlx::Error::Database(db)
-                if matches!(db.kind(), sqlx::error::ErrorKind::UniqueViolation) =>
-            {
-                push_rule_exists()
-            }
-            _ => ApiError::from(error),
-        })?;
-    Ok(created(views::hook::push_rule(&row)))
-}
-
-pub async fn update_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
-    let ctx = managed_project(&api, &id).await?;
-    let mut rule = api
-        .db()
-        .push_rule(ctx.project.id)
-        .await?
-        .ok_or(ApiError::NotFound("Push Rule"))?;
-    apply_push_rule_params(&api, &mut rule)?;
-    let row = api
-        .db()
-        .update_push_rule(&rule)
-        .await?
-        .ok_or(ApiError::NotFound("Push Rule"))?;
-    Ok(Json(views::hook::push_rule(&row)))
-}
-
-/// Idempotent, as the spec says: 204 whether or not a rule existed.
-pub async fn delete_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
-    let ctx = managed_project(&api, &id).await?;
-    api.db().delete_push_rule(ctx.project.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

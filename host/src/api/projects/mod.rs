@@ -6,6 +6,7 @@ mod fields;
 mod fork;
 mod hooks;
 mod mirror;
+mod push_rule;
 mod read;
 mod repository;
 mod share;
@@ -94,10 +95,10 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/projects/{id}/uploads", post(uploads::create))
         .route(
             "/api/v4/projects/{id}/push_rule",
-            get(hooks::show_push_rule)
-                .post(hooks::create_push_rule)
-                .put(hooks::update_push_rule)
-                .delete(hooks::delete_push_rule),
+            get(push_rule::show_push_rule)
+                .post(push_rule::create_push_rule)
+                .put(push_rule::update_push_rule)
+                .delete(push_rule::delete_push_rule),
         )
 }
 

@@ -1,9 +1,10 @@
 //! Host bindings per WIT package version, laid out like zed's `extension_host`: `since_v0_1`
-//! serves every plugin built against `trellis:policy@0.1.x`. A breaking WIT change becomes
-//! `since_v1_0` (or `since_v0_2`) beside it, and plugins built against 0.1 keep running through
-//! this module.
+//! serves every plugin built against `trellis:policy@0.1.x`, `since_v0_2` the push-rules world
+//! of `trellis:policy@0.2.x` (batched input, blobs on demand). A breaking WIT change becomes a
+//! module beside them, and plugins built against older versions keep running through theirs.
 
 pub mod since_v0_1;
+pub mod since_v0_2;
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -55,6 +56,7 @@ impl World {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApiVersion {
     V0_1,
+    V0_2,
 }
 
 impl ApiVersion {
@@ -64,7 +66,27 @@ impl ApiVersion {
         let mut parts = version.split('.');
         match (parts.next(), parts.next()) {
             (Some("0"), Some("1")) => Some(ApiVersion::V0_1),
+            (Some("0"), Some("2")) => Some(ApiVersion::V0_2),
             _ => None,
+        }
+    }
+
+    /// Whether this host calls `world` as built against this version. The 0.1 push-rules
+    /// world was never called by any host and is not served (its input was one list of every
+    /// commit); 0.2 defines the push-rules world only.
+    pub fn serves(self, world: World) -> Result<(), String> {
+        match (self, world) {
+            (ApiVersion::V0_1, World::PushRules) => Err(
+                "the plugin implements the push-rules world of trellis:policy@0.1, which no \
+                 Trellis host ever called and this one does not serve: build it against 0.2 \
+                 (trellis-sdk's push-rules feature)"
+                    .into(),
+            ),
+            (ApiVersion::V0_2, world) if world != World::PushRules => Err(format!(
+                "trellis:policy@0.2 defines only the push-rules world, not {}",
+                world.interface()
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -98,9 +120,10 @@ pub fn target(engine: &Engine, component: &Component) -> Result<Target, String> 
         let api = ApiVersion::of(version).ok_or_else(|| {
             format!(
                 "the plugin was built against trellis:policy@{version}, which this server does \
-                 not support (it serves 0.1.x)"
+                 not support (it serves 0.1.x, and 0.2.x for push rules)"
             )
         })?;
+        api.serves(world)?;
         return Ok(Target {
             world,
             api,

@@ -1,0 +1,464 @@
+//! Reading what a push brings, before it is accepted: the new commits of a reference update
+//! (`git rev-list`, streamed), their headers and signatures (`git cat-file --batch`), the files
+//! each changes (`git diff-tree --stdin`) with their sizes (`git cat-file --batch-check`), and
+//! blob contents on demand with a byte cap.
+//!
+//! Every command runs with the push's quarantine environment (`GIT_OBJECT_DIRECTORY`,
+//! `GIT_ALTERNATE_OBJECT_DIRECTORIES`, `GIT_QUARANTINE_PATH`), so it sees the pushed objects,
+//! which are not in the repository yet. Commits are read [`BATCH_COMMITS`] at a time while
+//! `rev-list` keeps streaming: a push of 100,000 commits never sits in memory whole.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::ChildStdout;
+
+use super::error::{Error, Result};
+use super::process::command;
+
+/// Commits read (and handed to a plugin) at a time.
+pub const BATCH_COMMITS: usize = 200;
+/// Changed files listed per batch before the batch is handed over early (a batch always
+/// holds at least one whole commit, however many files it changes).
+pub const BATCH_FILES: usize = 5_000;
+/// The most a single blob read returns.
+pub const MAX_BLOB_READ: usize = 1024 * 1024;
+
+/// An object id of all zeros: the "old" side of a creation, the "new" side of a deletion.
+pub fn is_zero(sha: &str) -> bool {
+    !sha.is_empty() && sha.bytes().all(|b| b == b'0')
+}
+
+/// A full object id (SHA-1 or SHA-256), lowercase hex.
+pub fn is_object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64) && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Where the push's objects are: the repository and the quarantine environment.
+#[derive(Debug, Clone)]
+pub struct PushObjects {
+    pub repository: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// One commit as read from the object store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScannedCommit {
+    pub sha: String,
+    pub message: String,
+    pub author_name: String,
+    pub author_email: String,
+    pub committer_name: String,
+    pub committer_email: String,
+    pub parents: usize,
+    /// The armored `gpgsig` header and the object without it (what was signed).
+    pub signature: Option<Signature>,
+    pub files: Vec<ChangedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signature {
+    pub armored: String,
+    pub signed_data: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    pub path: String,
+    pub size: u64,
+    pub added: bool,
+    pub deleted: bool,
+    /// Empty when deleted.
+    pub blob_id: String,
+}
+
+impl PushObjects {
+    fn git(&self) -> tokio::process::Command {
+        let mut git = command(Some(&self.repository));
+        git.envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stderr(Stdio::null());
+        git
+    }
+
+    /// The commits `new` brings that no existing reference (nor any of `exclude`, the new tips
+    /// of the push's earlier updates) reaches, read batch by batch while `rev-list` streams.
+    pub fn new_commits(&self, new: &str, exclude: &[String]) -> Result<NewCommits> {
+        let mut rev_list = self.git();
+        rev_list.arg("rev-list").arg(new);
+        rev_list.arg("--not").args(exclude).arg("--all");
+        rev_list.stdin(Stdio::null());
+        let mut child = rev_list
+            .spawn()
+            .map_err(Error::io("running git rev-list"))?;
+        let stdout = child.stdout.take().ok_or_else(broken_pipe)?;
+        Ok(NewCommits {
+            objects: self.clone(),
+            child,
+            lines: BufReader::new(stdout).lines(),
+            ready: VecDeque::new(),
+            done: false,
+        })
+    }
+
+    /// Headers, message, signature and changed files of `shas`.
+    pub async fn read_commits(&self, shas: &[String]) -> Result<Vec<ScannedCommit>> {
+        let input: String = shas.iter().map(|s| format!("{s}\n")).collect();
+        let raw = self.feed(&["cat-file", "--batch"], input.clone()).await?;
+        let mut commits = parse_batch(&raw)
+            .into_iter()
+            .filter(|(_, kind, _)| kind == "commit")
+            .map(|(sha, _, body)| parse_commit(sha, body))
+            .collect::<Vec<_>>();
+        let diffs = self
+            .feed(
+                &["diff-tree", "--stdin", "-r", "-z", "--root", "--no-renames"],
+                input,
+            )
+            .await?;
+        let mut files = parse_diff_tree(&diffs, shas);
+        let blobs: String = files
+            .values()
+            .flatten()
+            .filter(|f| !f.deleted)
+            .map(|f| format!("{}\n", f.blob_id))
+            .collect();
+        let sizes = self
+            .feed(
+                &[
+                    "cat-file",
+                    "--batch-check=%(objectname) %(objectsize)",
+                    "--buffer",
+                ],
+                blobs,
+            )
+            .await?;
+        let sizes: HashMap<&str, u64> = std::str::from_utf8(&sizes)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (id, size) = l.split_once(' ')?;
+                Some((id, size.parse().ok()?))
+            })
+            .collect();
+        for commit in &mut commits {
+            let mut changed = files.remove(&commit.sha).unwrap_or_default();
+            for file in &mut changed {
+                file.size = sizes.get(file.blob_id.as_str()).copied().unwrap_or(0);
+            }
+            commit.files = changed;
+        }
+        Ok(commits)
+    }
+
+    /// Runs git with `input` on stdin (written while stdout is read, so neither side blocks)
+    /// and returns stdout.
+    async fn feed(&self, args: &[&str], input: String) -> Result<Vec<u8>> {
+        let mut git = self.git();
+        git.args(args);
+        let mut child = git.spawn().map_err(Error::io("running git"))?;
+        let mut stdin = child.stdin.take().ok_or_else(broken_pipe)?;
+        let writer = tokio::spawn(async move {
+            let _ = stdin.write_all(input.as_bytes()).await;
+        });
+        let mut out = Vec::new();
+        child
+            .stdout
+            .take()
+            .ok_or_else(broken_pipe)?
+            .read_to_end(&mut out)
+            .await
+            .map_err(Error::io("reading git"))?;
+        let _ = writer.await;
+        let status = child.wait().await.map_err(Error::io("waiting for git"))?;
+        if !status.success() {
+            return Err(Error::Failed {
+                command: args.first().copied().unwrap_or_default().to_string(),
+                stderr: format!("exited with {status}"),
+            });
+        }
+        Ok(out)
+    }
+
+    /// At most `max` (and [`MAX_BLOB_READ`]) bytes of blob `id`; blocking (it runs on a
+    /// plugin call's thread). Only blobs: `cat-file blob` refuses other objects.
+    pub fn read_blob(&self, id: &str, max: usize) -> std::result::Result<Vec<u8>, String> {
+        if !is_object_id(id) {
+            return Err(format!("{id:?} is not an object id"));
+        }
+        let max = max.min(MAX_BLOB_READ);
+        let mut git = std::process::Command::new("git");
+        git.arg("--git-dir")
+            .arg(&self.repository)
+            .args(["cat-file", "blob", id])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("GIT_DIR")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = git.spawn().map_err(|e| format!("running git: {e}"))?;
+        let mut content = Vec::with_capacity(max.min(64 * 1024));
+        let read = child
+            .stdout
+            .take()
+            .ok_or("git has no output")?
+            .take(max as u64)
+            .read_to_end(&mut content);
+        // Whatever is left unread is not wanted: stop git rather than drain it.
+        let _ = child.kill();
+        let status = child.wait();
+        read.map_err(|e| format!("reading blob {id}: {e}"))?;
+        if content.is_empty() && !status.is_ok_and(|s| s.success()) {
+            return Err(format!("blob {id} is not in this push"));
+        }
+        Ok(content)
+    }
+}
+
+/// A push's new commits, in batches of at most [`BATCH_COMMITS`] commits and (unless one
+/// commit alone has more) [`BATCH_FILES`] changed files.
+pub struct NewCommits {
+    objects: PushObjects,
+    child: tokio::process::Child,
+    lines: Lines<BufReader<ChildStdout>>,
+    ready: VecDeque<Vec<ScannedCommit>>,
+    done: bool,
+}
+
+impl NewCommits {
+    /// The next batch; `None` once every new commit was handed out.
+    pub async fn next_batch(&mut self) -> Result<Option<Vec<ScannedCommit>>> {
+        while self.ready.is_empty() && !self.done {
+            let mut shas = Vec::with_capacity(BATCH_COMMITS);
+            while shas.len() < BATCH_COMMITS {
+                let line = self
+                    .lines
+                    .next_line()
+                    .await
+                    .map_err(Error::io("reading git rev-list"))?;
+                match line {
+                    Some(sha) if is_object_id(sha.trim()) => shas.push(sha.trim().to_string()),
+                    Some(_) => {}
+                    None => {
+                        self.done = true;
+                        break;
+                    }
+                }
+            }
+            if self.done {
+                let status = self
+                    .child
+                    .wait()
+                    .await
+                    .map_err(Error::io("waiting for git rev-list"))?;
+                if !status.success() {
+                    return Err(Error::Failed {
+                        command: "rev-list".into(),
+                        stderr: format!("exited with {status}"),
+                    });
+                }
+            }
+            if !shas.is_empty() {
+                let commits = self.objects.read_commits(&shas).await?;
+                self.ready.extend(split_by_files(commits));
+            }
+        }
+        Ok(self.ready.pop_front())
+    }
+}
+
+fn broken_pipe() -> Error {
+    Error::io("talking to git")(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+}
+
+/// Splits a batch of commits so that no part lists more than [`BATCH_FILES`] changed files
+/// (a commit is never split).
+fn split_by_files(commits: Vec<ScannedCommit>) -> Vec<Vec<ScannedCommit>> {
+    let mut parts = Vec::new();
+    let mut part: Vec<ScannedCommit> = Vec::new();
+    let mut files = 0;
+    for commit in commits {
+        if !part.is_empty() && files + commit.files.len() > BATCH_FILES {
+            parts.push(std::mem::take(&mut part));
+            files = 0;
+        }
+        files += commit.files.len();
+        part.push(commit);
+    }
+    if !part.is_empty() {
+        parts.push(part);
+    }
+    parts
+}
+
+/// `cat-file --batch` output: `<sha> <type> <size>\n<content>\n` per object.
+fn parse_batch(raw: &[u8]) -> Vec<(String, String, &[u8])> {
+    let mut objects = Vec::new();
+    let mut rest = raw;
+    while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&rest[..end]).to_string();
+        rest = &rest[end + 1..];
+        let mut parts = header.split(' ');
+        let (Some(sha), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next()) else {
+            continue; // `<sha> missing`
+        };
+        let Ok(size) = size.parse::<usize>() else {
+            continue;
+        };
+        if size > rest.len() {
+            break;
+        }
+        objects.push((sha.to_string(), kind.to_string(), &rest[..size]));
+        rest = rest.get(size + 1..).unwrap_or_default();
+    }
+    objects
+}
+
+/// A commit object: headers up to the first blank line, then the message. The `gpgsig`
+/// header (continued on lines starting with a space) is the signature; the object without
+/// it is what was signed.
+fn parse_commit(sha: String, body: &[u8]) -> ScannedCommit {
+    let split = body
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map_or(body.len(), |i| i + 1);
+    let (headers, message) = body.split_at(split);
+    let message = message.strip_prefix(b"\n").unwrap_or(message);
+    let mut commit = ScannedCommit {
+        sha,
+        message: String::from_utf8_lossy(message).to_string(),
+        ..ScannedCommit::default()
+    };
+    let mut signed = Vec::with_capacity(body.len());
+    let mut armored = String::new();
+    let mut in_signature = false;
+    for line in headers.split_inclusive(|b| *b == b'\n') {
+        let text = String::from_utf8_lossy(line);
+        if in_signature && let Some(continued) = text.strip_prefix(' ') {
+            armored.push_str(continued);
+            continue;
+        }
+        in_signature = false;
+        if let Some(first) = text.strip_prefix("gpgsig ") {
+            in_signature = true;
+            armored.push_str(first);
+            continue;
+        }
+        signed.extend_from_slice(line);
+        let text = text.trim_end();
+        if let Some(person) = text.strip_prefix("author ") {
+            (commit.author_name, commit.author_email) = person_of(person);
+        } else if let Some(person) = text.strip_prefix("committer ") {
+            (commit.committer_name, commit.committer_email) = person_of(person);
+        } else if text.starts_with("parent ") {
+            commit.parents += 1;
+        }
+    }
+    if !armored.is_empty() {
+        signed.extend_from_slice(&body[split..]);
+        commit.signature = Some(Signature {
+            armored,
+            signed_data: signed,
+        });
+    }
+    commit
+}
+
+/// `Name <email> 1700000000 +0000` → (name, email).
+fn person_of(text: &str) -> (String, String) {
+    match (text.find('<'), text.rfind('>')) {
+        (Some(start), Some(end)) if start < end => (
+            text[..start].trim().to_string(),
+            text[start + 1..end].to_string(),
+        ),
+        _ => (text.trim().to_string(), String::new()),
+    }
+}
+
+/// `diff-tree --stdin -z` output. Each commit's entries are preceded by its id; merge commits
+/// print nothing (no `-m`), so the ids we fed tell the commits apart.
+/// An entry is `:<old mode> <new mode> <old id> <new id> <status>\0<path>\0`.
+fn parse_diff_tree(raw: &[u8], shas: &[String]) -> HashMap<String, Vec<ChangedFile>> {
+    let mut files: HashMap<String, Vec<ChangedFile>> = HashMap::new();
+    let mut fields = raw.split(|b| *b == 0).map(String::from_utf8_lossy);
+    let mut current: Option<String> = None;
+    while let Some(field) = fields.next() {
+        let field = field.trim_matches('\n');
+        if field.is_empty() {
+            continue;
+        }
+        if let Some(meta) = field.strip_prefix(':') {
+            let Some(path) = fields.next() else { break };
+            let parts: Vec<&str> = meta.split(' ').collect();
+            let (Some(new_id), Some(status)) = (parts.get(3), parts.get(4)) else {
+                continue;
+            };
+            let deleted = status.starts_with('D');
+            if let Some(sha) = &current {
+                files.entry(sha.clone()).or_default().push(ChangedFile {
+                    path: path.to_string(),
+                    size: 0,
+                    added: status.starts_with('A'),
+                    deleted,
+                    blob_id: if deleted {
+                        String::new()
+                    } else {
+                        (*new_id).to_string()
+                    },
+                });
+            }
+        } else if shas.iter().any(|s| s == field) {
+            current = Some(field.to_string());
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signed_commit_splits_into_signature_and_signed_data() {
+        let body = b"tree abc\nparent def\nauthor A U <a@x.org> 1 +0000\ncommitter C <c@x.org> 2 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n\nSubject\n\nBody\n";
+        let commit = parse_commit("1".repeat(40), body);
+        assert_eq!(commit.author_name, "A U");
+        assert_eq!(commit.author_email, "a@x.org");
+        assert_eq!(commit.committer_email, "c@x.org");
+        assert_eq!(commit.parents, 1);
+        assert_eq!(commit.message, "Subject\n\nBody\n");
+        let signature = commit.signature.unwrap();
+        assert_eq!(
+            signature.armored,
+            "-----BEGIN PGP SIGNATURE-----\n\niQ==\n-----END PGP SIGNATURE-----\n"
+        );
+        assert_eq!(
+            String::from_utf8(signature.signed_data).unwrap(),
+            "tree abc\nparent def\nauthor A U <a@x.org> 1 +0000\ncommitter C <c@x.org> 2 +0000\n\nSubject\n\nBody\n"
+        );
+    }
+
+    #[test]
+    fn batches_never_split_a_commit() {
+        let commit = |files: usize| ScannedCommit {
+            files: vec![
+                ChangedFile {
+                    path: "f".into(),
+                    size: 0,
+                    added: true,
+                    deleted: false,
+                    blob_id: String::new(),
+                };
+                files
+            ],
+            ..ScannedCommit::default()
+        };
+        let parts = split_by_files(vec![commit(3), commit(BATCH_FILES), commit(1), commit(2)]);
+        let sizes: Vec<usize> = parts.iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![1, 1, 2]);
+    }
+}
