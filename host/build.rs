@@ -16,6 +16,10 @@ const BUILT_INS: &[(&str, &str)] = &[
         "trellis-external-authorization",
         "trellis_external_authorization.wasm",
     ),
+    (
+        "trellis-webhook-formatter",
+        "trellis_webhook_formatter.wasm",
+    ),
 ];
 
 fn main() {

@@ -29,3 +29,4 @@ pub mod store;
 pub mod tenants;
 pub mod views;
 pub mod web;
+pub mod webhooks;

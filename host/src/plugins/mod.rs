@@ -17,6 +17,7 @@ pub mod local;
 pub mod registry;
 pub mod runtime;
 pub mod spam;
+pub mod webhook_formatter;
 pub mod wit;
 
 pub use call::{CallStats, PluginError};

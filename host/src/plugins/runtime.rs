@@ -45,6 +45,9 @@ pub struct Compiled {
     /// The typed entry points of an external-authorization plugin.
     pub external_authorization:
         Option<wit::since_v0_1::external_authorization::ExternalAuthorizationPluginPre<CallState>>,
+    /// The typed entry points of a webhook-formatter plugin.
+    pub webhook_formatter:
+        Option<wit::since_v0_1::webhook_formatter::WebhookFormatterPluginPre<CallState>>,
     /// The plugin imports `outbound-http`: binding it needs a grant.
     pub imports_outbound_http: bool,
     pub size: usize,
@@ -151,6 +154,15 @@ impl Runtime {
             ),
             _ => None,
         };
+        let webhook_formatter = match (target.world, target.api) {
+            (wit::World::WebhookFormatter, wit::ApiVersion::V0_1) => Some(
+                wit::since_v0_1::webhook_formatter::WebhookFormatterPluginPre::new(pre.clone())
+                    .map_err(|e| {
+                        format!("the component's webhook-formatter exports are malformed: {e:#}")
+                    })?,
+            ),
+            _ => None,
+        };
         let imports_outbound_http = component
             .component_type()
             .imports(&self.engine)
@@ -161,6 +173,7 @@ impl Runtime {
             pre,
             spam_check,
             external_authorization,
+            webhook_formatter,
             imports_outbound_http,
             size: bytes.len(),
         })

@@ -13,6 +13,7 @@ mod readme;
 pub mod system_notes;
 pub mod tokens;
 pub mod users;
+pub mod webhooks;
 
 use crate::store;
 

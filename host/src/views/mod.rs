@@ -13,6 +13,7 @@ pub mod project;
 pub mod settings;
 pub mod token;
 pub mod user;
+pub mod webhook_payload;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

@@ -25,11 +25,26 @@ pub mod external_authorization {
     });
 }
 
+/// Generated from the webhook-formatter world, reusing the shared interfaces above.
+pub mod webhook_formatter {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.1.0",
+        world: "webhook-formatter-plugin",
+        with: {
+            "trellis:policy/types": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::types,
+            "trellis:policy/host": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::host,
+        },
+    });
+}
+
 pub use external_authorization::exports::trellis::policy::external_authorization::{
     AuthorizationRequest, Decision, Identity,
 };
 pub use spam_check::exports::trellis::policy::spam_check::{
     SpamInput, SpammableKind, Verdict, VerdictKind,
+};
+pub use webhook_formatter::exports::trellis::policy::webhook_formatter::{
+    WebhookEvent, WebhookRequest,
 };
 pub use spam_check::trellis::policy::types::{LogLevel, Project, User, Visibility};
 
