@@ -162,8 +162,11 @@ def snapshot(server: Server, tenant_id: str) -> dict:
         tables = [r[0] for r in server.sql(
             "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) p "
             "WHERE m.type = 'table' AND p.name = 'tenant_id'")]
+    # The dispatcher also numbers A's deliveries and log entries in the background.
+    only_requests = {"id_sequences": " AND name NOT LIKE 'webhook%'"}
     return {
-        table: sorted(map(repr, server.sql(f"SELECT * FROM {table} WHERE tenant_id = {tenant_id}")))
+        table: sorted(map(repr, server.sql(
+            f"SELECT * FROM {table} WHERE tenant_id = {tenant_id}{only_requests.get(table, '')}")))
         for table in sorted(set(tables) - UNSNAPSHOTTED)
     }
 

@@ -71,8 +71,9 @@ def new_project(server, token=None, **extra):
     return assert_json(server.request("POST", "/projects", token=token or server.root_token, json=body), 201)
 
 
-def add_hook(server, project, url, token=None, **settings):
-    r = server.request("POST", f"/projects/{project['id']}/hooks", token=token or server.root_token,
+def add_hook(server, project, url, **settings):
+    """A hook made by root; `settings` may include the hook's secret `token`."""
+    r = server.request("POST", f"/projects/{project['id']}/hooks", token=server.root_token,
                        json={"url": url, **settings})
     return assert_json(r, 201)
 

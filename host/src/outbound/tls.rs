@@ -53,7 +53,9 @@ impl Tls {
                         Arc::new(
                             builder
                                 .dangerous()
-                                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+                                .with_custom_certificate_verifier(Arc::new(AnyCertificate(
+                                    provider,
+                                )))
                                 .with_no_client_auth(),
                         )
                     }))

@@ -24,7 +24,9 @@ pub async fn format_with(
     event: WebhookEvent,
 ) -> (Result<Formatted, PluginError>, CallStats) {
     let (answer, stats) = plugins
-        .call(binding, None, move |store, compiled| call(store, compiled, &event))
+        .call(binding, None, move |store, compiled| {
+            call(store, compiled, &event)
+        })
         .await;
     let answer = answer.and_then(|request| match request {
         Some(r) if r.body.len() > MAX_BODY_BYTES => Err(PluginError::Oversize(format!(

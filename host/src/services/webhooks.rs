@@ -18,20 +18,57 @@ use crate::webhooks::send::{self, Attempt, Message, Target};
 /// GitLab's test triggers, with the outbox events a sample comes from and the message when
 /// the project has none.
 pub const TEST_TRIGGERS: &[(&str, &[&str], &str)] = &[
-    ("push_events", &["push"], "Ensure the project has at least one commit."),
-    ("tag_push_events", &["tag_push"], "Ensure the project has tags."),
-    ("issues_events", ISSUE_EVENTS, "Ensure the project has issues."),
-    ("confidential_issues_events", ISSUE_EVENTS, "Ensure the project has issues."),
+    (
+        "push_events",
+        &["push"],
+        "Ensure the project has at least one commit.",
+    ),
+    (
+        "tag_push_events",
+        &["tag_push"],
+        "Ensure the project has tags.",
+    ),
+    (
+        "issues_events",
+        ISSUE_EVENTS,
+        "Ensure the project has issues.",
+    ),
+    (
+        "confidential_issues_events",
+        ISSUE_EVENTS,
+        "Ensure the project has issues.",
+    ),
     ("note_events", NOTE_EVENTS, "Ensure the project has notes."),
-    ("confidential_note_events", NOTE_EVENTS, "Ensure the project has notes."),
-    ("merge_requests_events", &[], "Ensure the project has merge requests."),
+    (
+        "confidential_note_events",
+        NOTE_EVENTS,
+        "Ensure the project has notes.",
+    ),
+    (
+        "merge_requests_events",
+        &[],
+        "Ensure the project has merge requests.",
+    ),
     ("job_events", &[], "Ensure the project has CI jobs."),
-    ("pipeline_events", &[], "Ensure the project has CI pipelines."),
-    ("wiki_page_events", &[], "Ensure the wiki is enabled and has pages."),
+    (
+        "pipeline_events",
+        &[],
+        "Ensure the project has CI pipelines.",
+    ),
+    (
+        "wiki_page_events",
+        &[],
+        "Ensure the wiki is enabled and has pages.",
+    ),
     ("releases_events", &[], "Ensure the project has releases."),
 ];
 
-const ISSUE_EVENTS: &[&str] = &["issue.opened", "issue.updated", "issue.closed", "issue.reopened"];
+const ISSUE_EVENTS: &[&str] = &[
+    "issue.opened",
+    "issue.updated",
+    "issue.closed",
+    "issue.reopened",
+];
 const NOTE_EVENTS: &[&str] = &["note.created", "note.updated"];
 
 /// How a test or resend went, for the API's answer.
@@ -69,7 +106,12 @@ fn reason(code: u16) -> &'static str {
         .unwrap_or("")
 }
 
-async fn run(ctx: &ApiContext, db: &TenantDb, target: &Target, message: Message) -> Result<Tried, Refusal> {
+async fn run(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    target: &Target,
+    message: Message,
+) -> Result<Tried, Refusal> {
     let attempt = send::attempt(ctx, db, target, &message).await;
     send::finish(db, &attempt, None)
         .await
@@ -152,7 +194,12 @@ pub async fn test_system_hook(
 }
 
 /// Sends a logged request's payload again, with its idempotency key.
-pub async fn resend(ctx: &ApiContext, db: &TenantDb, hook: &HookRow, log: &LogRow) -> Result<Tried, Refusal> {
+pub async fn resend(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    hook: &HookRow,
+    log: &LogRow,
+) -> Result<Tried, Refusal> {
     let message = Message {
         trigger: log.trigger_name.clone(),
         event_name: log.event_name.clone(),

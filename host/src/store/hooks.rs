@@ -132,7 +132,10 @@ fn hook_changes(hook: &HookRow) -> Changes<ProjectHooks> {
         "push_events_branch_filter",
         hook.push_events_branch_filter.clone(),
     );
-    changes.set("branch_filter_strategy", hook.branch_filter_strategy.clone());
+    changes.set(
+        "branch_filter_strategy",
+        hook.branch_filter_strategy.clone(),
+    );
     changes.set("formatter", hook.formatter.clone());
     changes.set("instance_url", hook.instance_url.clone());
     changes.set("uuid", hook.uuid.clone());

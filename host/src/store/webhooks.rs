@@ -6,7 +6,7 @@
 //! Claiming spans tenants (one sender serves them all), so it is a method of [`Db`]; every
 //! other statement is a tenant's.
 
-use sqlx::{AssertSqlSafe, Any, Transaction};
+use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::hooks::hook_columns;
 use super::ids::next_ids;
@@ -182,8 +182,13 @@ impl TenantDb {
     /// Queues one delivery now (a resend goes through the queue like any other).
     pub async fn queue_delivery(&self, delivery: &NewDelivery) -> sqlx::Result<()> {
         let mut tx = self.writer().begin().await?;
-        insert_deliveries(&mut tx, self.tenant_id(), std::slice::from_ref(delivery), now_ms())
-            .await?;
+        insert_deliveries(
+            &mut tx,
+            self.tenant_id(),
+            std::slice::from_ref(delivery),
+            now_ms(),
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -542,7 +547,13 @@ async fn insert_deliveries(
 ) -> sqlx::Result<()> {
     // Bounded statements: SQLite allows 32,766 parameters, 12 per row.
     for chunk in deliveries.chunks(500) {
-        let first = next_ids(&mut **tx, tenant_id, "webhook_deliveries", chunk.len() as i64).await?;
+        let first = next_ids(
+            &mut **tx,
+            tenant_id,
+            "webhook_deliveries",
+            chunk.len() as i64,
+        )
+        .await?;
         let mut sql = Sql::new(
             "INSERT INTO webhook_deliveries (tenant_id, id, hook_kind, hook_id, event_id, \
              trigger_name, event_name, payload, event_uuid, idempotency_key, next_attempt_at, \
@@ -573,7 +584,11 @@ async fn insert_deliveries(
     Ok(())
 }
 
-async fn insert_log(tx: &mut Transaction<'_, Any>, tenant_id: i64, log: &LogRow) -> sqlx::Result<()> {
+async fn insert_log(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    log: &LogRow,
+) -> sqlx::Result<()> {
     let id = next_ids(&mut **tx, tenant_id, "webhook_logs", 1).await?;
     sqlx::query(AssertSqlSafe(format!(
         "INSERT INTO webhook_logs (tenant_id, {LOG_COLUMNS}) VALUES \

@@ -167,7 +167,10 @@ impl PayloadUrls<'_> {
         body.insert("object_kind".into(), json!(kind));
         body.insert("event_name".into(), json!(kind));
         for field in ["before", "after", "ref"] {
-            body.insert(field.into(), pushed.get(field).cloned().unwrap_or(Value::Null));
+            body.insert(
+                field.into(),
+                pushed.get(field).cloned().unwrap_or(Value::Null),
+            );
         }
         // No protected branches in Trellis yet.
         body.insert("ref_protected".into(), json!(false));
@@ -179,7 +182,10 @@ impl PayloadUrls<'_> {
             "user_email",
             "user_avatar",
         ] {
-            body.insert(field.into(), pushed.get(field).cloned().unwrap_or(Value::Null));
+            body.insert(
+                field.into(),
+                pushed.get(field).cloned().unwrap_or(Value::Null),
+            );
         }
         body.insert("message".into(), Value::Null);
         body.insert("project_id".into(), json!(p.project.id));
@@ -191,7 +197,11 @@ impl PayloadUrls<'_> {
             .flatten()
             .map(|c| {
                 let mut c = c.clone();
-                let id = c.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                let id = c
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
                 c["url"] = json!(format!("{web_url}/-/commit/{id}"));
                 c
             })
@@ -199,7 +209,10 @@ impl PayloadUrls<'_> {
         body.insert("commits".into(), json!(commits));
         body.insert(
             "total_commits_count".into(),
-            pushed.get("total_commits_count").cloned().unwrap_or(json!(0)),
+            pushed
+                .get("total_commits_count")
+                .cloned()
+                .unwrap_or(json!(0)),
         );
         body.insert("push_options".into(), json!({}));
         body.insert("repository".into(), self.push_repository(p));
@@ -451,7 +464,10 @@ mod tests {
             |id| json!({ "id": id }),
         );
         assert_eq!(out["state_id"], json!({"previous": 1, "current": 2}));
-        assert_eq!(out["labels"]["current"], json!([{"title": "a"}, {"title": "b"}]));
+        assert_eq!(
+            out["labels"]["current"],
+            json!([{"title": "a"}, {"title": "b"}])
+        );
         assert_eq!(out["assignees"]["current"], json!([{"id": 3}]));
         assert_eq!(out["updated_at"]["previous"], "2013-12-03 17:15:43 UTC");
         assert_eq!(out["title"]["current"], "y");
@@ -563,9 +579,23 @@ mod push_tests {
         };
         let body = urls().push(&p, &pushed(), false);
         let documented = [
-            "object_kind", "event_name", "before", "after", "ref", "ref_protected",
-            "checkout_sha", "user_id", "user_name", "user_username", "user_email", "user_avatar",
-            "project_id", "project", "repository", "commits", "total_commits_count",
+            "object_kind",
+            "event_name",
+            "before",
+            "after",
+            "ref",
+            "ref_protected",
+            "checkout_sha",
+            "user_id",
+            "user_name",
+            "user_username",
+            "user_email",
+            "user_avatar",
+            "project_id",
+            "project",
+            "repository",
+            "commits",
+            "total_commits_count",
         ];
         for key in documented {
             assert!(body.get(key).is_some(), "{key}");
@@ -574,8 +604,14 @@ mod push_tests {
         assert_eq!(body["ref"], "refs/heads/master");
         assert_eq!(body["total_commits_count"], 4);
         assert_eq!(body["project"]["path_with_namespace"], "mike/diaspora");
-        assert_eq!(body["project"]["git_ssh_url"], "git@example.com:mike/diaspora.git");
-        assert_eq!(body["project"]["git_http_url"], "http://example.com/mike/diaspora.git");
+        assert_eq!(
+            body["project"]["git_ssh_url"],
+            "git@example.com:mike/diaspora.git"
+        );
+        assert_eq!(
+            body["project"]["git_http_url"],
+            "http://example.com/mike/diaspora.git"
+        );
         assert_eq!(body["project"]["namespace"], "Mike");
         assert_eq!(body["project"]["visibility_level"], 0);
         assert_eq!(

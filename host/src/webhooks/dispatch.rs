@@ -149,7 +149,17 @@ async fn deliveries_for(
             if hooks.is_empty() {
                 continue;
             }
-            queue(db, avatar_service, event, recorded, &candidate, &hooks, &event_uuid, &mut deliveries).await?;
+            queue(
+                db,
+                avatar_service,
+                event,
+                recorded,
+                &candidate,
+                &hooks,
+                &event_uuid,
+                &mut deliveries,
+            )
+            .await?;
         }
     }
     Ok(deliveries)

@@ -58,7 +58,11 @@ pub struct Input<'a> {
 fn object_kind(payload: &str) -> String {
     serde_json::from_str::<serde_json::Value>(payload)
         .ok()
-        .and_then(|v| v.get("object_kind").and_then(|k| k.as_str()).map(str::to_string))
+        .and_then(|v| {
+            v.get("object_kind")
+                .and_then(|k| k.as_str())
+                .map(str::to_string)
+        })
         .unwrap_or_default()
 }
 

@@ -12,7 +12,7 @@ use crate::model::webhooks::EventRow;
 use crate::store::TenantDb;
 use crate::views::user::UserViews;
 use crate::views::webhook_payload::{
-    IssueAttrs, PayloadUrls, ProjectRef, access_level_name, issue_changes, iso_seconds, label,
+    IssueAttrs, PayloadUrls, ProjectRef, access_level_name, iso_seconds, issue_changes, label,
     note_attrs, utc_text,
 };
 
@@ -148,7 +148,12 @@ pub fn candidates(event: &EventRow, recorded: &Value) -> Vec<Candidate> {
         let reference = text(after, "ref");
         let branch = reference.strip_prefix("refs/heads/").map(str::to_string);
         let (toggle, trigger, event_name, body) = if tag {
-            ("tag_push_events", "tag_push_hooks", "Tag Push Hook", Body::TagPush)
+            (
+                "tag_push_events",
+                "tag_push_hooks",
+                "Tag Push Hook",
+                Body::TagPush,
+            )
         } else {
             ("push_events", "push_hooks", "Push Hook", Body::Push)
         };
@@ -264,10 +269,9 @@ impl Loader<'_> {
             }
             _ => None,
         };
-        let project_ref = project_rows.as_ref().map(|(project, namespace)| ProjectRef {
-            project,
-            namespace,
-        });
+        let project_ref = project_rows
+            .as_ref()
+            .map(|(project, namespace)| ProjectRef { project, namespace });
         let body = match (candidate.body, &project_ref) {
             (Body::Issue(action), Some(p)) => {
                 let labels = self.db.project_labels(p.project.id, None).await?;
@@ -287,7 +291,13 @@ impl Loader<'_> {
                 let recorded_changes = changes(before, after);
                 let mut ids: Vec<i64> = Vec::new();
                 for side in [before, after] {
-                    ids.extend(side["assignee_ids"].as_array().into_iter().flatten().filter_map(Value::as_i64));
+                    ids.extend(
+                        side["assignee_ids"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_i64),
+                    );
                 }
                 ids.sort_unstable();
                 ids.dedup();
@@ -298,7 +308,11 @@ impl Loader<'_> {
                     .into_iter()
                     .map(|u| (u.id, u))
                     .collect();
-                let assignee_of = |id: i64| users.get(&id).map_or(json!({ "id": id }), |u| urls.assignee(u));
+                let assignee_of = |id: i64| {
+                    users
+                        .get(&id)
+                        .map_or(json!({ "id": id }), |u| urls.assignee(u))
+                };
                 let current_assignees: Vec<Value> = after["assignee_ids"]
                     .as_array()
                     .into_iter()
@@ -412,12 +426,15 @@ impl Loader<'_> {
                 let Some(namespace) = self.db.namespace_by_id(namespace_id).await? else {
                     return Ok(None);
                 };
-                let path_with_namespace = format!("{}/{}", namespace.full_path, text(current, "path"));
+                let path_with_namespace =
+                    format!("{}/{}", namespace.full_path, text(current, "path"));
                 let (owner_name, owner_email) = match namespace.owner_id {
-                    Some(owner) if namespace.kind == "user" => match self.db.user_by_id(owner).await? {
-                        Some(user) => (user.name.clone(), user.email.clone()),
-                        None => (namespace.name.clone(), String::new()),
-                    },
+                    Some(owner) if namespace.kind == "user" => {
+                        match self.db.user_by_id(owner).await? {
+                            Some(user) => (user.name.clone(), user.email.clone()),
+                            None => (namespace.name.clone(), String::new()),
+                        }
+                    }
                     _ => (namespace.name.clone(), String::new()),
                 };
                 body["name"] = json!(text(current, "name"));
@@ -435,7 +452,8 @@ impl Loader<'_> {
                         _ => Some(namespace.clone()),
                     };
                     let old_path = old_namespace.map_or_else(String::new, |ns| ns.full_path);
-                    body["old_path_with_namespace"] = json!(format!("{old_path}/{}", text(before, "path")));
+                    body["old_path_with_namespace"] =
+                        json!(format!("{old_path}/{}", text(before, "path")));
                 }
             }
             "user_create" | "user_destroy" | "user_rename" => {
@@ -477,14 +495,16 @@ impl Loader<'_> {
                     let Some(project) = self.db.project_by_id(source_id).await? else {
                         return Ok(None);
                     };
-                    let Some(namespace) = self.db.namespace_by_id(project.namespace_id).await? else {
+                    let Some(namespace) = self.db.namespace_by_id(project.namespace_id).await?
+                    else {
                         return Ok(None);
                     };
                     body["access_level"] = json!(access);
                     body["project_id"] = json!(project.id);
                     body["project_name"] = json!(project.name);
                     body["project_path"] = json!(project.path);
-                    body["project_path_with_namespace"] = json!(format!("{}/{}", namespace.full_path, project.path));
+                    body["project_path_with_namespace"] =
+                        json!(format!("{}/{}", namespace.full_path, project.path));
                     body["project_visibility"] = json!(project.visibility);
                 } else {
                     let Some(group) = self.db.namespace_by_id(source_id).await? else {
@@ -550,7 +570,9 @@ mod tests {
                 ("System Hook", Body::RepositoryUpdate)
             ]
         );
-        assert!(matches!(&found[0].audience, Audience::Project { branch: Some(b), .. } if b == "feature/x"));
+        assert!(
+            matches!(&found[0].audience, Audience::Project { branch: Some(b), .. } if b == "feature/x")
+        );
     }
 
     #[test]

@@ -69,7 +69,9 @@ pub fn after_failure(state: DeliveryState, now: i64) -> DeliveryState {
             ..state
         };
     }
-    let doublings = u32::try_from(state.backoff_count).unwrap_or(u32::MAX).min(20);
+    let doublings = u32::try_from(state.backoff_count)
+        .unwrap_or(u32::MAX)
+        .min(20);
     let backoff = INITIAL_BACKOFF_MS
         .saturating_mul(1 << doublings)
         .min(MAX_BACKOFF_MS);
@@ -112,7 +114,10 @@ mod tests {
     #[test]
     fn forty_failures_disable_for_good_and_success_resets() {
         let state = fail(40);
-        assert_eq!(alert_status(&state, i64::MAX), AlertStatus::PermanentlyDisabled);
+        assert_eq!(
+            alert_status(&state, i64::MAX),
+            AlertStatus::PermanentlyDisabled
+        );
         assert_eq!(state.disabled_until, None);
         assert_eq!(fail(45).recent_failures, PERMANENT_FAILURES);
         let state = after_success(state);

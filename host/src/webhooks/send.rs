@@ -20,9 +20,9 @@ use crate::context::ApiContext;
 use crate::model::hooks::{DeliveryState, HookRow, SystemHookRow};
 use crate::model::now_ms;
 use crate::model::webhooks::{DeliveryRow, HookKind, LogRow};
+use crate::outbound::AddressPolicy;
 use crate::outbound::http::{Client, Request};
 use crate::outbound::tls::Tls;
-use crate::outbound::AddressPolicy;
 use crate::store::TenantDb;
 use crate::store::webhooks::Settle;
 
@@ -61,7 +61,10 @@ impl Target {
             kind: HookKind::Project,
             id: hook.id,
             url: hook.url.clone(),
-            token: hook.token.as_deref().and_then(|t| ctx.secret_key.decrypt(t)),
+            token: hook
+                .token
+                .as_deref()
+                .and_then(|t| ctx.secret_key.decrypt(t)),
             verify_tls: hook.flag("enable_ssl_verification"),
             formatter: hook.formatter.clone(),
             instance_url: hook.instance_url.clone(),
@@ -75,7 +78,10 @@ impl Target {
             kind: HookKind::System,
             id: hook.id,
             url: hook.url.clone(),
-            token: hook.token.as_deref().and_then(|t| ctx.secret_key.decrypt(t)),
+            token: hook
+                .token
+                .as_deref()
+                .and_then(|t| ctx.secret_key.decrypt(t)),
             verify_tls: hook.flag("enable_ssl_verification"),
             formatter: hook.formatter.clone(),
             instance_url: hook.instance_url.clone(),
@@ -134,13 +140,20 @@ fn header_map(headers: &[(String, String)]) -> String {
 }
 
 /// GitLab's headers; the formatter's own come first and may not replace these.
-fn headers(target: &Target, message: &Message, mut extra: Vec<(String, String)>) -> Vec<(String, String)> {
+fn headers(
+    target: &Target,
+    message: &Message,
+    mut extra: Vec<(String, String)>,
+) -> Vec<(String, String)> {
     const RESERVED: &[&str] = &["user-agent", "idempotency-key", "x-gitlab-"];
     extra.retain(|(name, _)| {
         let name = name.to_ascii_lowercase();
         !RESERVED.iter().any(|r| name.starts_with(r))
     });
-    if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+    if !extra
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+    {
         extra.insert(0, ("Content-Type".into(), "application/json".into()));
     }
     extra.extend([
@@ -158,7 +171,12 @@ fn headers(target: &Target, message: &Message, mut extra: Vec<(String, String)>)
 }
 
 /// One attempt of `message` to `target`, logged by the caller (`finish`).
-pub async fn attempt(ctx: &ApiContext, db: &TenantDb, target: &Target, message: &Message) -> Attempt {
+pub async fn attempt(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    target: &Target,
+    message: &Message,
+) -> Attempt {
     let started = Instant::now();
     let mut log = LogRow {
         id: 0,
@@ -245,13 +263,18 @@ pub async fn attempt(ctx: &ApiContext, db: &TenantDb, target: &Target, message: 
         headers,
         body: body.into_bytes(),
     };
-    let answer = client.deliver(request, Instant::now() + REQUEST_TIMEOUT).await;
+    let answer = client
+        .deliver(request, Instant::now() + REQUEST_TIMEOUT)
+        .await;
     log.execution_duration_us = started.elapsed().as_micros() as i64;
     let success = match answer {
         Ok(response) => {
             log.response_status = response.status.to_string();
             log.response_headers = header_map(&response.headers);
-            log.response_body = capped(&String::from_utf8_lossy(&response.body), MAX_LOGGED_RESPONSE);
+            log.response_body = capped(
+                &String::from_utf8_lossy(&response.body),
+                MAX_LOGGED_RESPONSE,
+            );
             log.internal_error_message = note;
             (200..300).contains(&response.status)
         }

@@ -47,14 +47,14 @@ pub fn format(
     match config.format.as_str() {
         "" | "gitlab" => Ok(Some((json_type(), payload.to_string()))),
         "chat" => {
-            let payload: Value =
-                serde_json::from_str(payload).map_err(|e| format!("the payload is not JSON: {e}"))?;
+            let payload: Value = serde_json::from_str(payload)
+                .map_err(|e| format!("the payload is not JSON: {e}"))?;
             let text = chat_line(event_name, object_kind, &payload);
             Ok(Some((json_type(), json!({ "text": text }).to_string())))
         }
         "cloudevents" => {
-            let payload: Value =
-                serde_json::from_str(payload).map_err(|e| format!("the payload is not JSON: {e}"))?;
+            let payload: Value = serde_json::from_str(payload)
+                .map_err(|e| format!("the payload is not JSON: {e}"))?;
             let event = cloud_event(config, object_kind, &payload);
             Ok(Some((
                 vec![(
@@ -199,10 +199,13 @@ mod export {
         }
 
         fn format(config: &Config, event: &Event) -> Result<Option<Request>, String> {
-            Ok(
-                super::format(config, &event.event_name, &event.object_kind, &event.payload)?
-                    .map(|(headers, body)| Request { headers, body }),
-            )
+            Ok(super::format(
+                config,
+                &event.event_name,
+                &event.object_kind,
+                &event.payload,
+            )?
+            .map(|(headers, body)| Request { headers, body }))
         }
     }
 
@@ -250,19 +253,30 @@ mod tests {
             .unwrap()
             .unwrap();
         let body: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(body["text"], "alice opened issue #12 *Crash on save* in group/app");
+        assert_eq!(
+            body["text"],
+            "alice opened issue #12 *Crash on save* in group/app"
+        );
         let push = json!({"user_username": "bob", "ref": "refs/heads/main",
             "total_commits_count": 1, "project": {"path_with_namespace": "g/p"}});
-        assert_eq!(chat_line("Push Hook", "push", &push), "bob pushed 1 commit to main in g/p");
+        assert_eq!(
+            chat_line("Push Hook", "push", &push),
+            "bob pushed 1 commit to main in g/p"
+        );
         let system = json!({"event_name": "project_create", "path_with_namespace": "g/p"});
         assert_eq!(chat_line("System Hook", "", &system), "project_create: g/p");
     }
 
     #[test]
     fn cloudevents_are_structured() {
-        let (headers, body) = format(&config("cloudevents"), "Issue Hook", "issue", &issue().to_string())
-            .unwrap()
-            .unwrap();
+        let (headers, body) = format(
+            &config("cloudevents"),
+            "Issue Hook",
+            "issue",
+            &issue().to_string(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(headers[0].1, "application/cloudevents+json");
         let event: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(event["specversion"], "1.0");

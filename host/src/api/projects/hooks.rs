@@ -13,7 +13,9 @@ use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
-use crate::model::hooks::{BRANCH_FILTER_STRATEGIES, HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
+use crate::model::hooks::{
+    BRANCH_FILTER_STRATEGIES, HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow,
+};
 use crate::model::now_ms;
 use crate::model::webhooks::HookKind;
 use crate::outbound::{AddressPolicy, Unresolved};
@@ -98,7 +100,9 @@ async fn apply_hook_params(api: &Api, hook: &mut HookRow) -> ApiResult<()> {
     }
     if let Err(message) = branch_filter::check(
         &hook.branch_filter_strategy,
-        hook.push_events_branch_filter.as_deref().unwrap_or_default(),
+        hook.push_events_branch_filter
+            .as_deref()
+            .unwrap_or_default(),
     ) {
         return Err(ApiError::field("push_events_branch_filter", message));
     }
@@ -231,7 +235,9 @@ pub async fn resend_hook_event(
 ) -> ApiResult<Response> {
     let ctx = managed_project(&api, &id).await?;
     let row = existing_hook(&api, &ctx, &hook).await?;
-    let log_id: i64 = log_id.parse().map_err(|_| ApiError::invalid("hook_log_id"))?;
+    let log_id: i64 = log_id
+        .parse()
+        .map_err(|_| ApiError::invalid("hook_log_id"))?;
     let log = api
         .db()
         .hook_log(HookKind::Project, row.id, log_id)
@@ -255,7 +261,10 @@ pub async fn test_hook(
 ) -> ApiResult<Response> {
     let ctx = managed_project(&api, &id).await?;
     let row = existing_hook(&api, &ctx, &hook).await?;
-    if !hook_service::TEST_TRIGGERS.iter().any(|(t, _, _)| *t == trigger) {
+    if !hook_service::TEST_TRIGGERS
+        .iter()
+        .any(|(t, _, _)| *t == trigger)
+    {
         return Err(ApiError::InvalidParam(
             "trigger does not have a valid value".into(),
         ));

@@ -43,10 +43,10 @@ pub use external_authorization::exports::trellis::policy::external_authorization
 pub use spam_check::exports::trellis::policy::spam_check::{
     SpamInput, SpammableKind, Verdict, VerdictKind,
 };
+pub use spam_check::trellis::policy::types::{LogLevel, Project, User, Visibility};
 pub use webhook_formatter::exports::trellis::policy::webhook_formatter::{
     WebhookEvent, WebhookRequest,
 };
-pub use spam_check::trellis::policy::types::{LogLevel, Project, User, Visibility};
 
 use external_authorization::trellis::policy::outbound_http;
 use spam_check::trellis::policy::{host, types};
