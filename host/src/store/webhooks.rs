@@ -296,13 +296,6 @@ impl TenantDb {
             .map(|_| ())
     }
 
-    /// How many deliveries are queued (all hooks of the tenant), for tests and operators.
-    pub async fn queued_deliveries(&self) -> sqlx::Result<i64> {
-        self.query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE tenant_id = $1")
-            .fetch_one(self.reader())
-            .await
-    }
-
     /// A project hook by id alone (the sender knows no project).
     pub async fn project_hook_by_id(&self, id: i64) -> sqlx::Result<Option<HookRow>> {
         self.query_as(AssertSqlSafe(format!(
