@@ -17,6 +17,10 @@ const BUILT_INS: &[(&str, &str)] = &[
         "trellis_external_authorization.wasm",
     ),
     ("trellis-push-rules", "trellis_push_rules.wasm"),
+    (
+        "trellis-webhook-formatter",
+        "trellis_webhook_formatter.wasm",
+    ),
 ];
 
 fn main() {

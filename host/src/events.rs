@@ -1,8 +1,8 @@
 //! Domain events: what changed, as webhooks, system hooks and audit will need it. The domain
 //! decides an event's kind and actor; the store records it in the outbox (`domain_events`)
 //! inside the transaction of the change it describes, so a change and its event are never one
-//! without the other (`store/outbox.rs`). Nothing reads the outbox yet: it is the one place
-//! that webhook and system hook delivery will read.
+//! without the other (`store/outbox.rs`). Webhook and system hook delivery reads it
+//! (`crate::webhooks::dispatch`), matching on the kinds' names.
 //!
 //! An event's payload is JSON: `{"actor_id", "before", "after", "changes"}`, where `before` and
 //! `after` are the object's stored representation (secrets never included) and `changes` maps

@@ -30,3 +30,4 @@ pub mod store;
 pub mod tenants;
 pub mod views;
 pub mod web;
+pub mod webhooks;

@@ -485,6 +485,8 @@ def hostile_auth_wasm() -> bytes:
 @pytest.fixture(scope="module")
 def conventional_commits_wasm() -> bytes:
     return build_guest("conventional-commits", "conventional_commits.wasm")
+def hostile_formatter_wasm() -> bytes:
+    return build_guest("hostile-formatter-plugin", "hostile_formatter_plugin.wasm")
 
 
 @pytest.fixture(scope="module")
@@ -770,3 +772,87 @@ def activities(server, token=None, **params) -> list:
     r = server.request("GET", "/user/activities", token=token or server.root_token,
                        params=params)
     return assert_json(r, 200)
+    return next(p for p in rows if p["name"] == "spam-filter" and p["built_in"])
+
+
+# ---- webhook receivers ---------------------------------------------------------
+
+
+class WebhookReceiver:
+    """A real HTTP receiver on loopback for webhook tests: records every request (headers as a
+    case-insensitive dict, the body as text and, when it is JSON, parsed) and answers with the
+    statuses in `script` (one per request, then `status`), after `delay` seconds."""
+
+    def __init__(self, status: int = 200, delay: float = 0.0):
+        import http.server
+        import json as _json
+        import threading
+
+        self.status = status
+        self.delay = delay
+        self.script: list[int] = []
+        self.received: list[dict] = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                try:
+                    parsed = _json.loads(body)
+                except ValueError:
+                    parsed = None
+                with receiver._lock:
+                    receiver.received.append({
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": body,
+                        "json": parsed,
+                    })
+                    status = receiver.script.pop(0) if receiver.script else receiver.status
+                if receiver.delay:
+                    time.sleep(receiver.delay)
+                answer = b'{"ok":true}'
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def requests(self, event: str | None = None) -> list[dict]:
+        with self._lock:
+            return [r for r in self.received
+                    if event is None or r["headers"].get("x-gitlab-event") == event]
+
+    def wait(self, count: int = 1, event: str | None = None, timeout: float = 30.0) -> list[dict]:
+        """The first `count` requests (of `event`), waiting for them; fails when they do not come."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.requests(event)
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{len(found)} of {count} {event or ''} requests arrived: {found}")
+            time.sleep(0.05)
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture()
+def receiver():
+    r = WebhookReceiver()
+    yield r
+    r.close()

@@ -21,6 +21,7 @@ pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
+mod system_hooks;
 mod tokens;
 mod user;
 mod users;
@@ -41,6 +42,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(impersonation::router())
         .merge(projects::router())
         .merge(repository::router())
+        .merge(system_hooks::router())
         .merge(groups::router())
         .merge(members::router())
         .merge(issues::router())

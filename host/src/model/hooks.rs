@@ -37,6 +37,18 @@ pub const PUSH_RULE_REGEXES: &[&str] = &[
     "file_name_regex",
 ];
 
+/// A system hook's toggles with GitLab's defaults.
+pub const SYSTEM_HOOK_FLAGS: &[(&str, bool)] = &[
+    ("push_events", false),
+    ("tag_push_events", false),
+    ("merge_requests_events", false),
+    ("repository_update_events", true),
+    ("enable_ssl_verification", true),
+];
+
+/// GitLab's `branch_filter_strategy` values; `wildcard` is the default.
+pub const BRANCH_FILTER_STRATEGIES: &[&str] = &["wildcard", "regex", "all_branches"];
+
 #[derive(Debug, Clone)]
 pub struct HookRow {
     pub id: i64,
@@ -45,8 +57,63 @@ pub struct HookRow {
     /// The encrypted secret token, never shown.
     pub token: Option<String>,
     pub push_events_branch_filter: Option<String>,
+    pub branch_filter_strategy: String,
     pub flags: Vec<(&'static str, bool)>,
+    /// The formatter deliveries go through (`webhooks::format`).
+    pub formatter: String,
+    /// The tenant's URL as the request that last saved the hook saw it.
+    pub instance_url: String,
+    /// `X-Gitlab-Webhook-UUID`.
+    pub uuid: String,
+    pub delivery: DeliveryState,
     pub created_at: i64,
+}
+
+impl HookRow {
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|(n, on)| *n == name && *on)
+    }
+}
+
+/// GitLab's auto-disabling state of a project hook: consecutive failures, how many times in a
+/// row it was disabled, and until when (ms).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeliveryState {
+    pub recent_failures: i64,
+    pub backoff_count: i64,
+    pub disabled_until: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SystemHookRow {
+    pub id: i64,
+    pub url: String,
+    /// The encrypted secret token, never shown.
+    pub token: Option<String>,
+    pub flags: Vec<(&'static str, bool)>,
+    pub formatter: String,
+    pub instance_url: String,
+    pub uuid: String,
+    pub created_at: i64,
+}
+
+impl SystemHookRow {
+    pub fn defaults() -> SystemHookRow {
+        SystemHookRow {
+            id: 0,
+            url: String::new(),
+            token: None,
+            flags: SYSTEM_HOOK_FLAGS.to_vec(),
+            formatter: "gitlab".into(),
+            instance_url: String::new(),
+            uuid: String::new(),
+            created_at: 0,
+        }
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|(n, on)| *n == name && *on)
+    }
 }
 
 impl HookRow {
@@ -58,7 +125,12 @@ impl HookRow {
             url: String::new(),
             token: None,
             push_events_branch_filter: None,
+            branch_filter_strategy: "wildcard".into(),
             flags: HOOK_FLAGS.to_vec(),
+            formatter: "gitlab".into(),
+            instance_url: String::new(),
+            uuid: String::new(),
+            delivery: DeliveryState::default(),
             created_at: 0,
         }
     }

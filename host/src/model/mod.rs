@@ -28,6 +28,7 @@ pub mod protected_branches;
 pub mod tokens;
 pub mod user_admin;
 pub mod users;
+pub mod webhooks;
 
 /// Milliseconds since the epoch, the stored form of every timestamp.
 pub fn now_ms() -> i64 {

@@ -145,6 +145,13 @@ impl Client {
                 Origin::of(&url).map_or_else(|| request.url.clone(), |o| o.to_string())
             ));
         }
+        self.deliver(request, deadline).await
+    }
+
+    /// Sends `request` if the policy allows its URL (no grant: the caller chose the URL, as
+    /// a webhook's is chosen by its administrator), giving up at `deadline`.
+    pub async fn deliver(&self, request: Request, deadline: Instant) -> Result<Response, String> {
+        let url = url::Url::parse(&request.url).map_err(|_| "the URL is invalid".to_string())?;
         // GitLab lets an unresolvable host pass validation when it connects by name anyway.
         let unresolved = if self.policy.pin {
             Unresolved::Refuse

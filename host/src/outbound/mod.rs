@@ -96,6 +96,15 @@ impl AddressPolicy {
         }
     }
 
+    /// The policy for system hooks: as [`AddressPolicy::for_hooks_and_services`], with
+    /// `allow_local_requests_from_system_hooks` deciding local addresses.
+    pub fn for_system_hooks(networks: &[String], settings: &Settings) -> AddressPolicy {
+        AddressPolicy {
+            allow_local: settings.get(keys::ALLOW_LOCAL_REQUESTS_FROM_SYSTEM_HOOKS),
+            ..AddressPolicy::for_hooks_and_services(networks, settings)
+        }
+    }
+
     /// Checks `url` (its scheme among `schemes`) and returns the addresses it may be reached
     /// at (empty when it did not resolve and `unresolved` let it pass).
     pub async fn check(

@@ -23,6 +23,7 @@ pub const BUILT_INS: &[BuiltIn] = &[
         version: env!("CARGO_PKG_VERSION"),
         bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_push_rules.wasm")),
     },
+    WEBHOOK_FORMATTER,
 ];
 
 /// Speaks GitLab's external authorization protocol; the host binds it itself when
@@ -34,6 +35,14 @@ pub const EXTERNAL_AUTHORIZATION: BuiltIn = BuiltIn {
         env!("OUT_DIR"),
         "/trellis_external_authorization.wasm"
     )),
+};
+
+/// GitLab's format, chat messages and CloudEvents; every webhook delivery goes through it
+/// unless its hook names the tenant's own `webhook_formatter` binding (webhooks::format).
+pub const WEBHOOK_FORMATTER: BuiltIn = BuiltIn {
+    name: "webhook-formatter",
+    version: env!("CARGO_PKG_VERSION"),
+    bytes: include_bytes!(concat!(env!("OUT_DIR"), "/trellis_webhook_formatter.wasm")),
 };
 
 /// The built-ins with their sha256, computed once.

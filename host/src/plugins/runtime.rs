@@ -47,6 +47,9 @@ pub struct Compiled {
         Option<wit::since_v0_1::external_authorization::ExternalAuthorizationPluginPre<CallState>>,
     /// The typed entry points of a push-rules plugin (0.2).
     pub push_rules: Option<wit::since_v0_2::push_rules::PushRulesPluginPre<CallState>>,
+    /// The typed entry points of a webhook-formatter plugin.
+    pub webhook_formatter:
+        Option<wit::since_v0_1::webhook_formatter::WebhookFormatterPluginPre<CallState>>,
     /// The plugin imports `outbound-http`: binding it needs a grant.
     pub imports_outbound_http: bool,
     pub size: usize,
@@ -162,6 +165,15 @@ impl Runtime {
             ),
             _ => None,
         };
+        let webhook_formatter = match (target.world, target.api) {
+            (wit::World::WebhookFormatter, wit::ApiVersion::V0_1) => Some(
+                wit::since_v0_1::webhook_formatter::WebhookFormatterPluginPre::new(pre.clone())
+                    .map_err(|e| {
+                        format!("the component's webhook-formatter exports are malformed: {e:#}")
+                    })?,
+            ),
+            _ => None,
+        };
         let imports_outbound_http = component
             .component_type()
             .imports(&self.engine)
@@ -173,6 +185,7 @@ impl Runtime {
             spam_check,
             external_authorization,
             push_rules,
+            webhook_formatter,
             imports_outbound_http,
             size: bytes.len(),
         })

@@ -20,6 +20,7 @@ pub mod repository;
 pub mod system_notes;
 pub mod tokens;
 pub mod users;
+pub mod webhooks;
 
 use crate::store;
 

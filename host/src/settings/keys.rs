@@ -149,6 +149,7 @@ keys! {
     ADMIN_MODE: BoolSetting = "admin_mode";
     ALLOW_LOCAL_REQUESTS_FROM_WEB_HOOKS_AND_SERVICES: BoolSetting =
         "allow_local_requests_from_web_hooks_and_services";
+    ALLOW_LOCAL_REQUESTS_FROM_SYSTEM_HOOKS: BoolSetting = "allow_local_requests_from_system_hooks";
     AVATAR_SERVICE_ENABLED: BoolSetting = "avatar_service_enabled";
     CAPTCHA_ENABLED: BoolSetting = "captcha_enabled";
     DELAYED_PROJECT_DELETION: BoolSetting = "delayed_project_deletion";

@@ -9,7 +9,9 @@ use super::changes::{Changes, Table};
 use super::sql::Sql;
 use super::window::Window;
 use super::{TenantDb, ids::next_id, now_ms};
-use crate::model::hooks::{HOOK_FLAGS, HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
+use crate::model::hooks::{
+    DeliveryState, HOOK_FLAGS, HookRow, PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow,
+};
 
 /// Reads the named BIGINT 0/1 columns.
 fn read_flags<N: Copy>(
@@ -34,15 +36,26 @@ impl FromRow<'_, AnyRow> for HookRow {
             url: row.try_get("url")?,
             token: row.try_get("token")?,
             push_events_branch_filter: row.try_get("push_events_branch_filter")?,
+            branch_filter_strategy: row.try_get("branch_filter_strategy")?,
             flags: read_flags(row, HOOK_FLAGS.iter(), |(name, _)| *name)?,
+            formatter: row.try_get("formatter")?,
+            instance_url: row.try_get("instance_url")?,
+            uuid: row.try_get("uuid")?,
+            delivery: DeliveryState {
+                recent_failures: row.try_get("recent_failures")?,
+                backoff_count: row.try_get("backoff_count")?,
+                disabled_until: row.try_get("disabled_until")?,
+            },
             created_at: row.try_get("created_at")?,
         })
     }
 }
 
-fn hook_columns() -> String {
-    let mut columns =
-        "id, project_id, url, token, push_events_branch_filter, created_at".to_string();
+pub(super) fn hook_columns() -> String {
+    let mut columns = "id, project_id, url, token, push_events_branch_filter, \
+         branch_filter_strategy, formatter, instance_url, uuid, recent_failures, backoff_count, \
+         disabled_until, created_at"
+        .to_string();
     for (name, _) in HOOK_FLAGS {
         columns.push_str(", ");
         columns.push_str(name);
@@ -93,7 +106,8 @@ pub struct ProjectHooks;
 
 impl Table for ProjectHooks {
     const NAME: &'static str = "project_hooks";
-    const COLUMNS: &'static str = "url, token, push_events_branch_filter, push_events, issues_events, \
+    const COLUMNS: &'static str = "url, token, push_events_branch_filter, branch_filter_strategy, \
+         formatter, instance_url, uuid, push_events, issues_events, \
          confidential_issues_events, merge_requests_events, tag_push_events, note_events, \
          confidential_note_events, job_events, pipeline_events, wiki_page_events, \
          deployment_events, releases_events, enable_ssl_verification";
@@ -118,6 +132,13 @@ fn hook_changes(hook: &HookRow) -> Changes<ProjectHooks> {
         "push_events_branch_filter",
         hook.push_events_branch_filter.clone(),
     );
+    changes.set(
+        "branch_filter_strategy",
+        hook.branch_filter_strategy.clone(),
+    );
+    changes.set("formatter", hook.formatter.clone());
+    changes.set("instance_url", hook.instance_url.clone());
+    changes.set("uuid", hook.uuid.clone());
     for (name, on) in &hook.flags {
         changes.set(name, *on);
     }
@@ -368,7 +389,7 @@ mod tests {
     /// model's lists must be one.
     #[test]
     fn every_setting_is_a_writable_column() {
-        assert_eq!(hook_changes(&HookRow::defaults(1)).iter().count(), 16);
+        assert_eq!(hook_changes(&HookRow::defaults(1)).iter().count(), 20);
         assert_eq!(
             push_rule_changes(&PushRuleRow::defaults(1)).iter().count(),
             11

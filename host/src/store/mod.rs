@@ -40,6 +40,7 @@ pub mod tenants;
 pub mod tokens;
 pub mod user_admin;
 pub mod users;
+pub mod webhooks;
 pub mod window;
 
 pub use error::{Error, Result};

@@ -15,6 +15,7 @@ pub mod repository;
 pub mod settings;
 pub mod token;
 pub mod user;
+pub mod webhook_payload;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

@@ -1,5 +1,6 @@
-//! Project hooks (`/projects/:id/hooks`): configuration only, for maintainers, owners and
-//! administrators. Hook delivery is not implemented. (The push rule is `push_rule`.)
+//! Project hooks (`/projects/:id/hooks`: settings, the delivery log, resending, tests), for
+//! maintainers, owners and administrators. Delivery itself is `crate::webhooks`. (The push
+//! rule is `push_rule`.)
 
 use axum::Json;
 use axum::extract::Path;
@@ -12,10 +13,15 @@ use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
-use crate::model::hooks::HookRow;
+use crate::model::hooks::{BRANCH_FILTER_STRATEGIES, HookRow};
+use crate::model::now_ms;
+use crate::model::webhooks::HookKind;
 use crate::outbound::{AddressPolicy, Unresolved};
+use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
+use crate::webhooks::dispatch::uuid_v4;
+use crate::webhooks::{branch_filter, format, rules};
 
 /// The project, for an authenticated maintainer (401, then 404 when hidden, then 403).
 pub(super) async fn managed_project(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
@@ -35,10 +41,11 @@ pub(super) fn created(body: Value) -> Response {
 
 // ---- hooks ------------------------------------------------------------------
 
-/// A hook target must be an absolute http(s) URL that is not local (unless the settings
-/// allow it). Like GitLab, any URL problem is 422 "Invalid url given"; a host that does not
-/// resolve (yet) passes, since delivery checks again.
-async fn check_url(api: &Api, url: &str) -> ApiResult<()> {
+/// A hook target must be an absolute http(s) URL that is not local (unless `policy`, the
+/// settings for project or system hooks, allows it). Like GitLab, any URL problem is 422
+/// "Invalid url given"; a host that does not resolve (yet) passes, since delivery checks
+/// again.
+pub async fn check_url(policy: &AddressPolicy, url: &str) -> ApiResult<()> {
     let invalid = || {
         ApiError::Custom(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -46,18 +53,30 @@ async fn check_url(api: &Api, url: &str) -> ApiResult<()> {
         )
     };
     let parsed = url::Url::parse(url.trim()).map_err(|_| invalid())?;
-    AddressPolicy::for_hooks_and_services(&api.ctx.config.outbound_allow_networks, &api.settings)
+    policy
         .check(&parsed, &["http", "https"], Unresolved::Allow)
         .await
         .map_err(|_| invalid())?;
     Ok(())
 }
 
-/// Applies the request's settings to `hook`: `url` is required, toggles and the branch filter
-/// change only when given, `token` (stored encrypted) replaces the secret ("" clears it).
+/// The hook's JSON with its current `alert_status`.
+fn hook_view(row: &HookRow) -> Value {
+    let status = rules::alert_status(&row.delivery, now_ms());
+    views::hook::hook(row, status.name())
+}
+
+/// Applies the request's settings to `hook`: `url` is required, toggles, the branch filter
+/// and its strategy and the formatter change only when given, `token` (stored encrypted)
+/// replaces the secret ("" clears it). The hook remembers the tenant's URL as this request
+/// sees it, for its payloads' links and `X-Gitlab-Instance`.
 async fn apply_hook_params(api: &Api, hook: &mut HookRow) -> ApiResult<()> {
     let url = api.params.required_string("url")?;
-    check_url(api, &url).await?;
+    let policy = AddressPolicy::for_hooks_and_services(
+        &api.ctx.config.outbound_allow_networks,
+        &api.settings,
+    );
+    check_url(&policy, &url).await?;
     hook.url = url.trim().to_string();
     for (name, on) in hook.flags.iter_mut() {
         let mut given = api.params.bool(name)?;
@@ -71,8 +90,29 @@ async fn apply_hook_params(api: &Api, hook: &mut HookRow) -> ApiResult<()> {
     if let Some(filter) = api.params.string("push_events_branch_filter")? {
         hook.push_events_branch_filter = Some(filter).filter(|f| !f.is_empty());
     }
+    if let Some(strategy) = api
+        .params
+        .one_of("branch_filter_strategy", BRANCH_FILTER_STRATEGIES)?
+    {
+        hook.branch_filter_strategy = strategy;
+    }
+    if let Err(message) = branch_filter::check(
+        &hook.branch_filter_strategy,
+        hook.push_events_branch_filter
+            .as_deref()
+            .unwrap_or_default(),
+    ) {
+        return Err(ApiError::field("push_events_branch_filter", message));
+    }
+    if let Some(formatter) = api.params.one_of("formatter", format::FORMATTERS)? {
+        hook.formatter = formatter;
+    }
     if let Some(token) = api.params.string("token")? {
         hook.token = (!token.is_empty()).then(|| api.ctx.secret_key.encrypt(&token));
+    }
+    hook.instance_url = api.tenant.base_url.clone();
+    if hook.uuid.is_empty() {
+        hook.uuid = uuid_v4();
     }
     Ok(())
 }
@@ -87,7 +127,7 @@ pub async fn list_hooks(Path(id): Path<String>, api: Api) -> ApiResult<Response>
     } else {
         Some(api.db().count_hooks(ctx.project.id, COUNT_CAP + 1).await?)
     };
-    Ok(Page { rows, total }.respond(&request, &api.origin, |h| h.id, views::hook::hook))
+    Ok(Page { rows, total }.respond(&request, &api.origin, |h| h.id, hook_view))
 }
 
 async fn existing_hook(api: &Api, ctx: &ProjectCtx, id: &str) -> ApiResult<HookRow> {
@@ -104,7 +144,7 @@ pub async fn show_hook(
 ) -> ApiResult<Json<Value>> {
     let ctx = managed_project(&api, &id).await?;
     let row = existing_hook(&api, &ctx, &hook).await?;
-    Ok(Json(views::hook::hook(&row)))
+    Ok(Json(hook_view(&row)))
 }
 
 pub async fn create_hook(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -112,7 +152,7 @@ pub async fn create_hook(Path(id): Path<String>, api: Api) -> ApiResult<Response
     let mut hook = HookRow::defaults(ctx.project.id);
     apply_hook_params(&api, &mut hook).await?;
     let row = api.db().insert_hook(&hook).await?;
-    Ok(created(views::hook::hook(&row)))
+    Ok(created(hook_view(&row)))
 }
 
 pub async fn update_hook(
@@ -127,7 +167,7 @@ pub async fn update_hook(
         .update_hook(&row)
         .await?
         .ok_or(ApiError::NotFound("Hook"))?;
-    Ok(Json(views::hook::hook(&row)))
+    Ok(Json(hook_view(&row)))
 }
 
 /// Idempotent, as the spec says: 204 whether or not the hook existed.
@@ -136,8 +176,106 @@ pub async fn delete_hook(
     api: Api,
 ) -> ApiResult<StatusCode> {
     let ctx = managed_project(&api, &id).await?;
-    api.db()
-        .delete_hook(ctx.project.id, hook_id(&hook)?)
-        .await?;
+    let hook_id = hook_id(&hook)?;
+    if api.db().delete_hook(ctx.project.id, hook_id).await? {
+        api.db().forget_project_hook(hook_id).await?;
+    }
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// GitLab's `status` filter of the events list: codes, or `successful`, `client_failure`,
+/// `server_failure` (which includes requests that got no answer).
+fn log_statuses(api: &Api) -> ApiResult<Option<Vec<String>>> {
+    let Some(given) = api.params.string_list("status")? else {
+        return Ok(None);
+    };
+    let mut statuses = Vec::new();
+    for status in given {
+        let range = match status.as_str() {
+            "successful" => 200..300,
+            "client_failure" => 400..500,
+            "server_failure" => {
+                statuses.push("internal error".to_string());
+                500..600
+            }
+            code => match code.parse::<u16>() {
+                Ok(code) if (100..600).contains(&code) => code..code + 1,
+                _ => return Err(ApiError::invalid("status")),
+            },
+        };
+        statuses.extend(range.map(|code| code.to_string()));
+    }
+    Ok(Some(statuses))
+}
+
+/// `GET /projects/:id/hooks/:hook_id/events`: the hook's recent deliveries, newest first.
+pub async fn list_hook_events(
+    Path((id, hook)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let ctx = managed_project(&api, &id).await?;
+    let row = existing_hook(&api, &ctx, &hook).await?;
+    let statuses = log_statuses(&api)?;
+    let request = PageRequest::from_params(&api.params)?;
+    let window = request.window(&api.params, "id", Direction::Desc)?;
+    let rows = api
+        .db()
+        .hook_logs(HookKind::Project, row.id, statuses.as_deref(), &window)
+        .await?;
+    Ok(Page { rows, total: None }.respond(&request, &api.origin, |l| l.id, views::hook::log))
+}
+
+/// `POST /projects/:id/hooks/:hook_id/events/:hook_log_id/resend`: sends a logged delivery's
+/// payload again (same idempotency key) and answers the receiver's status.
+pub async fn resend_hook_event(
+    Path((id, hook, log_id)): Path<(String, String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let ctx = managed_project(&api, &id).await?;
+    let row = existing_hook(&api, &ctx, &hook).await?;
+    let log_id: i64 = log_id
+        .parse()
+        .map_err(|_| ApiError::invalid("hook_log_id"))?;
+    let log = api
+        .db()
+        .hook_log(HookKind::Project, row.id, log_id)
+        .await?
+        .ok_or(ApiError::NotFound("Hook log"))?;
+    let tried = hook_service::resend(&api.ctx, api.db(), &row, &log).await?;
+    match tried.status {
+        Some(status) => Ok(created(json!({ "response_status": status }))),
+        None => Err(ApiError::Custom(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({ "message": tried.message }),
+        )),
+    }
+}
+
+/// `POST /projects/:id/hooks/:hook_id/test/:trigger`: a sample of the trigger's event, sent at
+/// once; 201 when the receiver answered 2xx, else 422 with why.
+pub async fn test_hook(
+    Path((id, hook, trigger)): Path<(String, String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let ctx = managed_project(&api, &id).await?;
+    let row = existing_hook(&api, &ctx, &hook).await?;
+    if !hook_service::TEST_TRIGGERS
+        .iter()
+        .any(|(t, _, _)| *t == trigger)
+    {
+        return Err(ApiError::InvalidParam(
+            "trigger does not have a valid value".into(),
+        ));
+    }
+    let unprocessable = |message: String| {
+        ApiError::Custom(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({ "message": message }),
+        )
+    };
+    match hook_service::test_project_hook(&api.ctx, api.db(), &row, &trigger).await? {
+        Ok(tried) if tried.success => Ok(created(json!({ "message": "201 Created" }))),
+        Ok(tried) => Err(unprocessable(tried.message)),
+        Err(missing) => Err(unprocessable(missing)),
+    }
 }

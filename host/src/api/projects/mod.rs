@@ -4,7 +4,7 @@
 pub mod delete;
 mod fields;
 mod fork;
-mod hooks;
+pub(crate) mod hooks;
 mod mirror;
 mod push_rule;
 mod read;
@@ -91,6 +91,18 @@ pub fn router() -> Router<ApiContext> {
             get(hooks::show_hook)
                 .put(hooks::update_hook)
                 .delete(hooks::delete_hook),
+        )
+        .route(
+            "/api/v4/projects/{id}/hooks/{hook_id}/events",
+            get(hooks::list_hook_events),
+        )
+        .route(
+            "/api/v4/projects/{id}/hooks/{hook_id}/events/{hook_log_id}/resend",
+            post(hooks::resend_hook_event),
+        )
+        .route(
+            "/api/v4/projects/{id}/hooks/{hook_id}/test/{trigger}",
+            post(hooks::test_hook),
         )
         .route("/api/v4/projects/{id}/uploads", post(uploads::create))
         .route(

@@ -25,6 +25,18 @@ pub mod external_authorization {
     });
 }
 
+/// Generated from the webhook-formatter world, reusing the shared interfaces above.
+pub mod webhook_formatter {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.1.0",
+        world: "webhook-formatter-plugin",
+        with: {
+            "trellis:policy/types": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::types,
+            "trellis:policy/host": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::host,
+        },
+    });
+}
+
 pub use external_authorization::exports::trellis::policy::external_authorization::{
     AuthorizationRequest, Decision, Identity,
 };
@@ -32,6 +44,9 @@ pub use spam_check::exports::trellis::policy::spam_check::{
     SpamInput, SpammableKind, Verdict, VerdictKind,
 };
 pub use spam_check::trellis::policy::types::{LogLevel, Project, User, Visibility};
+pub use webhook_formatter::exports::trellis::policy::webhook_formatter::{
+    WebhookEvent, WebhookRequest,
+};
 
 use external_authorization::trellis::policy::outbound_http;
 use spam_check::trellis::policy::{host, types};

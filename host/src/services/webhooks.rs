@@ -1,0 +1,211 @@
+//! Testing and resending hooks: GitLab's `POST /projects/:id/hooks/:hook_id/test/:trigger`,
+//! `POST .../events/:hook_log_id/resend` and `POST /hooks/:id` (system hooks). Each makes one
+//! attempt at once (not through the queue), logged like every delivery; a project hook's
+//! success re-enables it and a failure counts against it, as in GitLab.
+
+use serde_json::{Value, json};
+
+use super::Refusal;
+use crate::context::ApiContext;
+use crate::model::hooks::{HookRow, SystemHookRow};
+use crate::model::webhooks::LogRow;
+use crate::store::TenantDb;
+use crate::store::error::Error;
+use crate::webhooks::dispatch::uuid_v4;
+use crate::webhooks::payload::{self, Audience, Loader};
+use crate::webhooks::send::{self, Attempt, Message, Target};
+
+/// GitLab's test triggers, with the outbox events a sample comes from and the message when
+/// the project has none.
+pub const TEST_TRIGGERS: &[(&str, &[&str], &str)] = &[
+    (
+        "push_events",
+        &["push"],
+        "Ensure the project has at least one commit.",
+    ),
+    (
+        "tag_push_events",
+        &["tag_push"],
+        "Ensure the project has tags.",
+    ),
+    (
+        "issues_events",
+        ISSUE_EVENTS,
+        "Ensure the project has issues.",
+    ),
+    (
+        "confidential_issues_events",
+        ISSUE_EVENTS,
+        "Ensure the project has issues.",
+    ),
+    ("note_events", NOTE_EVENTS, "Ensure the project has notes."),
+    (
+        "confidential_note_events",
+        NOTE_EVENTS,
+        "Ensure the project has notes.",
+    ),
+    (
+        "merge_requests_events",
+        &[],
+        "Ensure the project has merge requests.",
+    ),
+    ("job_events", &[], "Ensure the project has CI jobs."),
+    (
+        "pipeline_events",
+        &[],
+        "Ensure the project has CI pipelines.",
+    ),
+    (
+        "wiki_page_events",
+        &[],
+        "Ensure the wiki is enabled and has pages.",
+    ),
+    ("releases_events", &[], "Ensure the project has releases."),
+];
+
+const ISSUE_EVENTS: &[&str] = &[
+    "issue.opened",
+    "issue.updated",
+    "issue.closed",
+    "issue.reopened",
+];
+const NOTE_EVENTS: &[&str] = &["note.created", "note.updated"];
+
+/// How a test or resend went, for the API's answer.
+pub struct Tried {
+    /// The receiver's status, if it answered.
+    pub status: Option<u16>,
+    pub success: bool,
+    /// Why it failed, GitLab-style.
+    pub message: String,
+}
+
+fn tried(attempt: &Attempt) -> Tried {
+    let log = attempt.log();
+    let status = log.and_then(|l| l.response_status.parse::<u16>().ok());
+    let success = matches!(attempt, Attempt::Made { success: true, .. });
+    let message = match (status, log) {
+        (Some(code), _) => format!("{code} {}", reason(code)),
+        (None, Some(log)) => log
+            .internal_error_message
+            .clone()
+            .unwrap_or_else(|| "internal error".into()),
+        (None, None) => "the formatter is busy, try again".into(),
+    };
+    Tried {
+        status,
+        success,
+        message,
+    }
+}
+
+fn reason(code: u16) -> &'static str {
+    axum::http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("")
+}
+
+async fn run(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    target: &Target,
+    message: Message,
+) -> Result<Tried, Refusal> {
+    let attempt = send::attempt(ctx, db, target, &message).await;
+    send::finish(db, &attempt, None)
+        .await
+        .map_err(Error::from)?;
+    Ok(tried(&attempt))
+}
+
+/// Sends a sample of `trigger` to a project hook: the project's newest event of that kind,
+/// built as it would be delivered now.
+pub async fn test_project_hook(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    hook: &HookRow,
+    trigger: &str,
+) -> Result<Result<Tried, String>, Refusal> {
+    let Some((_, kinds, missing)) = TEST_TRIGGERS.iter().find(|(t, _, _)| *t == trigger) else {
+        return Ok(Err("Testing not available for this hook".into()));
+    };
+    let settings = ctx.settings.get(db).await.map_err(Error::from)?;
+    let loader = Loader {
+        db,
+        base_url: &hook.instance_url,
+        avatar_service: settings.get(crate::settings::keys::AVATAR_SERVICE_ENABLED),
+    };
+    let events = if kinds.is_empty() {
+        Vec::new()
+    } else {
+        db.recent_project_events(hook.project_id, kinds, 50)
+            .await
+            .map_err(Error::from)?
+    };
+    for event in &events {
+        let recorded = payload::recorded(event);
+        for candidate in payload::candidates(event, &recorded) {
+            let wanted = matches!(&candidate.audience, Audience::Project { toggle, .. } if *toggle == trigger);
+            if !wanted {
+                continue;
+            }
+            let body = loader
+                .build(event, &recorded, &candidate)
+                .await
+                .map_err(Error::from)?;
+            let Some(body) = body else { continue };
+            let message = Message {
+                trigger: candidate.trigger.to_string(),
+                event_name: candidate.event_name.to_string(),
+                payload: body.to_string(),
+                event_uuid: uuid_v4(),
+                idempotency_key: uuid_v4(),
+            };
+            return Ok(Ok(run(ctx, db, &Target::project(hook, ctx), message).await?));
+        }
+    }
+    Ok(Err((*missing).to_string()))
+}
+
+/// GitLab's fixed sample for testing a system hook; returns it with how the request went.
+pub async fn test_system_hook(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    hook: &SystemHookRow,
+) -> Result<(Value, Tried), Refusal> {
+    let data = json!({
+        "project_id": 1,
+        "owner_email": "example@gitlabhq.com",
+        "owner_name": "Someone",
+        "name": "Ruby",
+        "path": "ruby",
+        "event_name": "project_create",
+    });
+    let message = Message {
+        trigger: "system_hooks".into(),
+        event_name: "System Hook".into(),
+        payload: data.to_string(),
+        event_uuid: uuid_v4(),
+        idempotency_key: uuid_v4(),
+    };
+    let tried = run(ctx, db, &Target::system(hook, ctx), message).await?;
+    Ok((data, tried))
+}
+
+/// Sends a logged request's payload again, with its idempotency key.
+pub async fn resend(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    hook: &HookRow,
+    log: &LogRow,
+) -> Result<Tried, Refusal> {
+    let message = Message {
+        trigger: log.trigger_name.clone(),
+        event_name: log.event_name.clone(),
+        payload: log.payload.clone(),
+        event_uuid: uuid_v4(),
+        idempotency_key: log.idempotency_key.clone(),
+    };
+    run(ctx, db, &Target::project(hook, ctx), message).await
+}

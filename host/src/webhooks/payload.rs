@@ -1,0 +1,596 @@
+//! From an outbox event to GitLab's standard payloads: which hooks an event is for
+//! ([`candidates`], from the event alone) and, for those that some hook wants, the body
+//! ([`build`], reading the rows the body names). Bodies are rendered by
+//! `views::webhook_payload`.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use crate::events::changes;
+use crate::model::webhooks::EventRow;
+use crate::store::TenantDb;
+use crate::views::user::UserViews;
+use crate::views::webhook_payload::{
+    IssueAttrs, PayloadUrls, ProjectRef, access_level_name, iso_seconds, issue_changes, label,
+    note_attrs, utc_text,
+};
+
+/// Who an event is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Audience {
+    /// The hooks of a project with this toggle on (and, for pushes, a branch filter that
+    /// lets `branch` through).
+    Project {
+        project_id: i64,
+        toggle: &'static str,
+        branch: Option<String>,
+    },
+    /// System hooks; with a toggle, only those that have it on.
+    System { toggle: Option<&'static str> },
+}
+
+/// Which body to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    Issue(&'static str),
+    Note(&'static str),
+    Push,
+    TagPush,
+    RepositoryUpdate,
+    /// A system event named so (`project_create`, `user_add_to_team`...).
+    System(&'static str),
+}
+
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub audience: Audience,
+    /// The trigger in the delivery log (GitLab's hook scope names).
+    pub trigger: &'static str,
+    /// `X-Gitlab-Event`.
+    pub event_name: &'static str,
+    pub body: Body,
+}
+
+/// The recorded change: `{"actor_id", "before", "after", "changes"}`.
+pub fn recorded(event: &EventRow) -> Value {
+    serde_json::from_str(&event.payload).unwrap_or(Value::Null)
+}
+
+fn flag(v: &Value, field: &str) -> bool {
+    v.get(field).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn text<'a>(v: &'a Value, field: &str) -> &'a str {
+    v.get(field).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn int(v: &Value, field: &str) -> Option<i64> {
+    v.get(field).and_then(Value::as_i64)
+}
+
+const SYSTEM: &str = "System Hook";
+
+/// The hooks `event` may be for, from the event alone (no reads).
+pub fn candidates(event: &EventRow, recorded: &Value) -> Vec<Candidate> {
+    let after = &recorded["after"];
+    let before = &recorded["before"];
+    let project = |toggle: &'static str, branch: Option<String>| {
+        event.project_id.map(|project_id| Audience::Project {
+            project_id,
+            toggle,
+            branch,
+        })
+    };
+    let system = |name: &'static str| Candidate {
+        audience: Audience::System { toggle: None },
+        trigger: "system_hooks",
+        event_name: SYSTEM,
+        body: Body::System(name),
+    };
+    let issue = |action: &'static str, object: &Value| {
+        let confidential = flag(object, "confidential");
+        project(
+            if confidential {
+                "confidential_issues_events"
+            } else {
+                "issues_events"
+            },
+            None,
+        )
+        .map(|audience| Candidate {
+            audience,
+            trigger: if confidential {
+                "confidential_issue_hooks"
+            } else {
+                "issue_hooks"
+            },
+            event_name: if confidential {
+                "Confidential Issue Hook"
+            } else {
+                "Issue Hook"
+            },
+            body: Body::Issue(action),
+        })
+    };
+    let note = |action: &'static str| {
+        // Whether the note is confidential depends on its issue too: decided in `build`,
+        // which drops the candidate whose confidentiality does not match.
+        let mut both = Vec::new();
+        for confidential in [false, true] {
+            if let Some(audience) = project(
+                if confidential {
+                    "confidential_note_events"
+                } else {
+                    "note_events"
+                },
+                None,
+            ) {
+                both.push(Candidate {
+                    audience,
+                    trigger: if confidential {
+                        "confidential_note_hooks"
+                    } else {
+                        "note_hooks"
+                    },
+                    event_name: if confidential {
+                        "Confidential Note Hook"
+                    } else {
+                        "Note Hook"
+                    },
+                    body: Body::Note(action),
+                });
+            }
+        }
+        both
+    };
+    let push = |tag: bool| {
+        let reference = text(after, "ref");
+        let branch = reference.strip_prefix("refs/heads/").map(str::to_string);
+        let (toggle, trigger, event_name, body) = if tag {
+            (
+                "tag_push_events",
+                "tag_push_hooks",
+                "Tag Push Hook",
+                Body::TagPush,
+            )
+        } else {
+            ("push_events", "push_hooks", "Push Hook", Body::Push)
+        };
+        let mut out: Vec<Candidate> = project(toggle, branch)
+            .map(|audience| Candidate {
+                audience,
+                trigger,
+                event_name,
+                body,
+            })
+            .into_iter()
+            .collect();
+        out.push(Candidate {
+            audience: Audience::System {
+                toggle: Some(toggle),
+            },
+            trigger: "system_hooks",
+            event_name: SYSTEM,
+            body,
+        });
+        out.push(Candidate {
+            audience: Audience::System {
+                toggle: Some("repository_update_events"),
+            },
+            trigger: "system_hooks",
+            event_name: SYSTEM,
+            body: Body::RepositoryUpdate,
+        });
+        out
+    };
+    let member = |project_name: &'static str, group_name: &'static str| {
+        let member = if after.is_null() { before } else { after };
+        system(if text(member, "source_type") == "Project" {
+            project_name
+        } else {
+            group_name
+        })
+    };
+    match event.kind.as_str() {
+        "issue.opened" => issue("open", after).into_iter().collect(),
+        "issue.updated" => issue("update", after).into_iter().collect(),
+        "issue.closed" | "issue.moved" => issue("close", after).into_iter().collect(),
+        "issue.reopened" => issue("reopen", after).into_iter().collect(),
+        "note.created" => note("create"),
+        "note.updated" => note("update"),
+        "push" => push(false),
+        "tag_push" => push(true),
+        "project.created" => vec![system("project_create")],
+        "project.destroyed" => vec![system("project_destroy")],
+        "project.renamed" => vec![system("project_rename")],
+        "project.transferred" => vec![system("project_transfer")],
+        "project.updated" => vec![system("project_update")],
+        "user.created" => vec![system("user_create")],
+        "user.destroyed" => vec![system("user_destroy")],
+        "user.renamed" => vec![system("user_rename")],
+        "key.added" => vec![system("key_create")],
+        "key.removed" => vec![system("key_destroy")],
+        "group.created" => vec![system("group_create")],
+        "group.destroyed" => vec![system("group_destroy")],
+        "group.updated" if text(before, "full_path") != text(after, "full_path") => {
+            vec![system("group_rename")]
+        }
+        "member.added" => vec![member("user_add_to_team", "user_add_to_group")],
+        "member.updated" => vec![member("user_update_for_team", "user_update_for_group")],
+        "member.removed" => vec![member("user_remove_from_team", "user_remove_from_group")],
+        _ => Vec::new(),
+    }
+}
+
+/// Reads what bodies need, once per event.
+pub struct Loader<'a> {
+    pub db: &'a TenantDb,
+    pub base_url: &'a str,
+    pub avatar_service: bool,
+}
+
+impl Loader<'_> {
+    fn urls(&self) -> PayloadUrls<'_> {
+        PayloadUrls {
+            base_url: self.base_url,
+            users: UserViews {
+                base_url: self.base_url,
+                avatar_service: self.avatar_service,
+            },
+        }
+    }
+
+    /// The body of `body` for `event`; `None` when it does not apply after all (its project
+    /// or issue is gone, or a note's confidentiality is not this candidate's).
+    pub async fn build(
+        &self,
+        event: &EventRow,
+        recorded: &Value,
+        candidate: &Candidate,
+    ) -> sqlx::Result<Option<Value>> {
+        let after = &recorded["after"];
+        let before = &recorded["before"];
+        let urls = self.urls();
+        let actor = match event.actor_id {
+            Some(id) => self.db.user_by_id(id).await?,
+            None => None,
+        };
+        let actor_view = actor.as_ref().map_or(Value::Null, |u| urls.user(u));
+        let project_rows = match event.project_id {
+            Some(id) if !matches!(candidate.body, Body::System(_)) => {
+                let Some(project) = self.db.project_by_id(id).await? else {
+                    return Ok(None);
+                };
+                let Some(namespace) = self.db.namespace_by_id(project.namespace_id).await? else {
+                    return Ok(None);
+                };
+                Some((project, namespace))
+            }
+            _ => None,
+        };
+        let project_ref = project_rows
+            .as_ref()
+            .map(|(project, namespace)| ProjectRef { project, namespace });
+        let body = match (candidate.body, &project_ref) {
+            (Body::Issue(action), Some(p)) => {
+                let labels = self.db.project_labels(p.project.id, None).await?;
+                let label_of = |name: &str| {
+                    labels
+                        .iter()
+                        .find(|l| l.name == name)
+                        .map_or_else(|| json!({ "title": name }), label)
+                };
+                let issue_labels: Vec<Value> = after["labels"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(label_of)
+                    .collect();
+                let recorded_changes = changes(before, after);
+                let mut ids: Vec<i64> = Vec::new();
+                for side in [before, after] {
+                    ids.extend(
+                        side["assignee_ids"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_i64),
+                    );
+                }
+                ids.sort_unstable();
+                ids.dedup();
+                let users: HashMap<i64, _> = self
+                    .db
+                    .users_by_ids(&ids)
+                    .await?
+                    .into_iter()
+                    .map(|u| (u.id, u))
+                    .collect();
+                let assignee_of = |id: i64| {
+                    users
+                        .get(&id)
+                        .map_or(json!({ "id": id }), |u| urls.assignee(u))
+                };
+                let current_assignees: Vec<Value> = after["assignee_ids"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_i64)
+                    .map(assignee_of)
+                    .collect();
+                let attrs = IssueAttrs {
+                    issue: after,
+                    labels: issue_labels.clone(),
+                    url: urls.issue_url(p, int(after, "iid").unwrap_or(0)),
+                    updated_by_id: event.actor_id,
+                };
+                let confidential = flag(after, "confidential");
+                let mut body = json!({
+                    "object_kind": "issue",
+                    "event_type": if confidential { "confidential_issue" } else { "issue" },
+                    "user": actor_view,
+                    "project": urls.project(p),
+                    "object_attributes": attrs.render(Some(action)),
+                    "repository": urls.repository(p),
+                    "labels": issue_labels,
+                    "changes": issue_changes(&recorded_changes, label_of, assignee_of),
+                });
+                if !current_assignees.is_empty() {
+                    body["assignee"] = current_assignees[0].clone();
+                    body["assignees"] = json!(current_assignees);
+                }
+                body
+            }
+            (Body::Note(action), Some(p)) => {
+                let note_id = event.subject_id;
+                let Some(issue_id) = int(after, "issue_id") else {
+                    return Ok(None);
+                };
+                let Some(issue) = self.db.issue_by_id(issue_id).await? else {
+                    return Ok(None);
+                };
+                let confidential = flag(after, "internal") || issue.confidential;
+                if confidential != (candidate.trigger == "confidential_note_hooks") {
+                    return Ok(None);
+                }
+                let labels: Vec<_> = self
+                    .db
+                    .labels_of_issues(&[issue_id])
+                    .await?
+                    .into_iter()
+                    .map(|l| l.label)
+                    .collect();
+                let assignee_ids: Vec<i64> = self
+                    .db
+                    .assignees_of_issues(&[issue_id])
+                    .await?
+                    .into_iter()
+                    .map(|a| a.user.id)
+                    .collect();
+                let mut issue_value = serde_json::to_value(&issue).unwrap_or(Value::Null);
+                issue_value["assignee_ids"] = json!(assignee_ids);
+                let issue_url = urls.issue_url(p, issue.iid);
+                let attrs = IssueAttrs {
+                    issue: &issue_value,
+                    labels: labels.iter().map(label).collect(),
+                    url: issue_url.clone(),
+                    updated_by_id: None,
+                };
+                json!({
+                    "object_kind": "note",
+                    "event_type": if confidential { "confidential_note" } else { "note" },
+                    "user": actor_view,
+                    "project_id": p.project.id,
+                    "project": urls.project(p),
+                    "repository": urls.repository(p),
+                    "object_attributes": note_attrs(after, p.project.id, action, format!("{issue_url}#note_{note_id}")),
+                    "issue": attrs.render(None),
+                })
+            }
+            (Body::Push | Body::TagPush, Some(p)) => {
+                urls.push(p, after, candidate.body == Body::TagPush)
+            }
+            (Body::RepositoryUpdate, Some(p)) => urls.repository_update(p, after),
+            (Body::System(name), _) => match self.system(name, event, before, after).await? {
+                Some(body) => body,
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok(Some(body))
+    }
+
+    /// A system hook body (GitLab's "System hooks" page).
+    async fn system(
+        &self,
+        name: &'static str,
+        event: &EventRow,
+        before: &Value,
+        after: &Value,
+    ) -> sqlx::Result<Option<Value>> {
+        let current = if after.is_null() { before } else { after };
+        let times = |object: &Value| {
+            json!({
+                "created_at": int(object, "created_at").map(iso_seconds),
+                "updated_at": int(object, "updated_at").map(iso_seconds),
+            })
+        };
+        let mut body = times(current);
+        body["event_name"] = json!(name);
+        match name {
+            "project_create" | "project_destroy" | "project_update" | "project_rename"
+            | "project_transfer" => {
+                let namespace_id = int(current, "namespace_id").unwrap_or(0);
+                let Some(namespace) = self.db.namespace_by_id(namespace_id).await? else {
+                    return Ok(None);
+                };
+                let path_with_namespace =
+                    format!("{}/{}", namespace.full_path, text(current, "path"));
+                let (owner_name, owner_email) = match namespace.owner_id {
+                    Some(owner) if namespace.kind == "user" => {
+                        match self.db.user_by_id(owner).await? {
+                            Some(user) => (user.name.clone(), user.email.clone()),
+                            None => (namespace.name.clone(), String::new()),
+                        }
+                    }
+                    _ => (namespace.name.clone(), String::new()),
+                };
+                body["name"] = json!(text(current, "name"));
+                body["owner_email"] = json!(owner_email);
+                body["owner_name"] = json!(owner_name);
+                body["owners"] = json!([{ "name": owner_name, "email": owner_email }]);
+                body["path"] = json!(text(current, "path"));
+                body["path_with_namespace"] = json!(path_with_namespace);
+                body["project_id"] = json!(event.subject_id);
+                body["project_namespace_id"] = json!(namespace_id);
+                body["project_visibility"] = json!(text(current, "visibility"));
+                if name == "project_rename" || name == "project_transfer" {
+                    let old_namespace = match int(before, "namespace_id") {
+                        Some(id) if id != namespace_id => self.db.namespace_by_id(id).await?,
+                        _ => Some(namespace.clone()),
+                    };
+                    let old_path = old_namespace.map_or_else(String::new, |ns| ns.full_path);
+                    body["old_path_with_namespace"] =
+                        json!(format!("{old_path}/{}", text(before, "path")));
+                }
+            }
+            "user_create" | "user_destroy" | "user_rename" => {
+                body["email"] = json!(text(current, "email"));
+                body["name"] = json!(text(current, "name"));
+                body["username"] = json!(text(current, "username"));
+                body["user_id"] = json!(event.subject_id);
+                if name == "user_rename" {
+                    body["old_username"] = json!(text(before, "username"));
+                }
+            }
+            "key_create" | "key_destroy" => {
+                let user_id = int(current, "user_id").unwrap_or(0);
+                let username = self.db.user_by_id(user_id).await?.map(|u| u.username);
+                body["username"] = json!(username);
+                body["key"] = json!(text(current, "public_key"));
+                body["id"] = json!(event.subject_id);
+                // GitLab's example writes a key's creation time this way.
+                body["created_at"] = json!(int(current, "created_at").map(utc_text));
+            }
+            "group_create" | "group_destroy" | "group_rename" => {
+                body["name"] = json!(text(current, "name"));
+                body["path"] = json!(text(current, "path"));
+                body["group_id"] = json!(event.subject_id);
+                if name == "group_rename" {
+                    body["full_path"] = json!(text(current, "full_path"));
+                    body["old_path"] = json!(text(before, "path"));
+                    body["old_full_path"] = json!(text(before, "full_path"));
+                }
+            }
+            _ => {
+                // Memberships.
+                let Some(user) = self.db.user_by_id(event.subject_id).await? else {
+                    return Ok(None);
+                };
+                let access = access_level_name(int(current, "access_level").unwrap_or(0));
+                let source_id = int(current, "source_id").unwrap_or(0);
+                if text(current, "source_type") == "Project" {
+                    let Some(project) = self.db.project_by_id(source_id).await? else {
+                        return Ok(None);
+                    };
+                    let Some(namespace) = self.db.namespace_by_id(project.namespace_id).await?
+                    else {
+                        return Ok(None);
+                    };
+                    body["access_level"] = json!(access);
+                    body["project_id"] = json!(project.id);
+                    body["project_name"] = json!(project.name);
+                    body["project_path"] = json!(project.path);
+                    body["project_path_with_namespace"] =
+                        json!(format!("{}/{}", namespace.full_path, project.path));
+                    body["project_visibility"] = json!(project.visibility);
+                } else {
+                    let Some(group) = self.db.namespace_by_id(source_id).await? else {
+                        return Ok(None);
+                    };
+                    body["group_access"] = json!(access);
+                    body["group_id"] = json!(group.id);
+                    body["group_name"] = json!(group.name);
+                    body["group_path"] = json!(group.path);
+                }
+                body["user_email"] = json!(user.email);
+                body["user_name"] = json!(user.name);
+                body["user_username"] = json!(user.username);
+                body["user_id"] = json!(user.id);
+            }
+        }
+        Ok(Some(body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: &str, project_id: Option<i64>, recorded: &Value) -> EventRow {
+        EventRow {
+            id: 1,
+            kind: kind.into(),
+            actor_id: Some(1),
+            project_id,
+            subject_id: 5,
+            payload: recorded.to_string(),
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn confidential_issues_go_to_the_confidential_toggle() {
+        let recorded = json!({"after": {"confidential": true}, "before": null});
+        let found = candidates(&event("issue.opened", Some(3), &recorded), &recorded);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].event_name, "Confidential Issue Hook");
+        assert_eq!(
+            found[0].audience,
+            Audience::Project {
+                project_id: 3,
+                toggle: "confidential_issues_events",
+                branch: None
+            }
+        );
+    }
+
+    #[test]
+    fn pushes_reach_project_and_system_hooks_with_their_branch() {
+        let recorded = json!({"after": {"ref": "refs/heads/feature/x"}, "before": null});
+        let found = candidates(&event("push", Some(3), &recorded), &recorded);
+        let names: Vec<_> = found.iter().map(|c| (c.event_name, c.body)).collect();
+        assert_eq!(
+            names,
+            [
+                ("Push Hook", Body::Push),
+                ("System Hook", Body::Push),
+                ("System Hook", Body::RepositoryUpdate)
+            ]
+        );
+        assert!(
+            matches!(&found[0].audience, Audience::Project { branch: Some(b), .. } if b == "feature/x")
+        );
+    }
+
+    #[test]
+    fn group_updates_are_system_events_only_when_renamed() {
+        let same = json!({"before": {"full_path": "a"}, "after": {"full_path": "a"}});
+        assert!(candidates(&event("group.updated", None, &same), &same).is_empty());
+        let renamed = json!({"before": {"full_path": "a"}, "after": {"full_path": "b"}});
+        let found = candidates(&event("group.updated", None, &renamed), &renamed);
+        assert_eq!(found[0].body, Body::System("group_rename"));
+    }
+
+    #[test]
+    fn memberships_name_their_source() {
+        let project = json!({"after": {"source_type": "Project"}, "before": null});
+        let found = candidates(&event("member.added", Some(3), &project), &project);
+        assert_eq!(found[0].body, Body::System("user_add_to_team"));
+        let group = json!({"before": {"source_type": "Namespace"}, "after": null});
+        let found = candidates(&event("member.removed", None, &group), &group);
+        assert_eq!(found[0].body, Body::System("user_remove_from_group"));
+    }
+}
