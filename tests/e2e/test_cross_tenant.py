@@ -128,7 +128,8 @@ def object_ids(a: dict) -> dict:
 
 # Parameters that name no tenant object: they are filled in, and a route with only these
 # has no id of A's to try on B's host.
-NAMES = {"{provider}": "ldapmain", "{hook}": "spam_check", "{filename}": "avatar.png"}
+NAMES = {"{provider}": "ldapmain", "{hook}": "spam_check", "{filename}": "avatar.png",
+         "{section}": "general", "{action}": "block"}
 
 
 def fill(route: str, ids: dict) -> tuple[str, bool]:

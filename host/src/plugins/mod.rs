@@ -7,6 +7,7 @@
 //!   by sha256, the per-tenant instance caps; calls go through [`Plugins`].
 //! - `spam`: the spam-check hook with GitLab's verdict semantics.
 //! - `external_auth`: GitLab's external authorization of project access.
+//! - `watch`: the last hour of calls per tenant and hook, for the admin console.
 
 pub mod builtin;
 pub mod call;
@@ -17,6 +18,7 @@ pub mod local;
 pub mod registry;
 pub mod runtime;
 pub mod spam;
+pub mod watch;
 pub mod wit;
 
 pub use call::{CallStats, PluginError};

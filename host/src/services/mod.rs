@@ -8,8 +8,10 @@
 pub mod issues;
 pub mod keys;
 pub mod members;
+pub mod plugins;
 pub mod projects;
 mod readme;
+pub mod settings;
 pub mod system_notes;
 pub mod tokens;
 pub mod users;
