@@ -28,13 +28,14 @@ async function shoot(page, name) {
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 }
 
+let page = null;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
   headless: true,
 });
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
+  page = await context.newPage();
 
   // Sign in and land on the console.
   await page.goto(`${base}/users/sign_in?redirect_to=/admin`);
@@ -48,7 +49,8 @@ try {
   // A file that is not a component is refused with the reason next to the form.
   await page.getByLabel('Component (.wasm)').setInputFiles({ name: 'broken.wasm', mimeType: 'application/wasm', buffer: Buffer.from('nope') });
   await page.getByRole('button', { name: 'Upload plugin' }).click();
-  check(await page.locator('#field_file_error').isVisible(), 'an invalid .wasm shows why');
+  await page.locator('#field_file_error').waitFor();
+  check((await page.locator('#field_file_error').textContent()).includes('not a WebAssembly component'), 'an invalid .wasm shows why');
 
   // Upload the example plugin.
   await page.getByLabel('Component (.wasm)').setInputFiles(wasm);
@@ -61,7 +63,8 @@ try {
   // Bind with a configuration the plugin refuses: its reason shows next to the field.
   await page.getByLabel('Configuration (JSON object)').first().fill('{"keywords": []}');
   await page.getByRole('button', { name: 'Save binding' }).click();
-  const configError = await page.locator('#field_config_error').first().textContent();
+  await page.locator('#field_config_error').waitFor();
+  const configError = await page.locator('#field_config_error').textContent();
   check(configError.includes('keywords must list at least one keyword'), 'an invalid config is refused with the plugin\'s reason');
 
   // Try the candidate on a spammy sample before binding it.
@@ -74,6 +77,7 @@ try {
   await tryForm.getByLabel('Configuration (JSON object)').fill('{"keywords": ["lottery"]}');
   await tryForm.getByLabel(/^Input/).fill(sample);
   await tryForm.getByRole('button', { name: 'Try it' }).click();
+  await page.locator('#try-report').waitFor();
   const verdict = await page.locator('#try-verdict').textContent();
   check(verdict.includes('disallow'), 'tried on a spammy sample: disallow');
   const report = await page.locator('#try-report').textContent();
@@ -112,6 +116,7 @@ try {
   const hookTry = page.locator('form[action$="/try"]');
   await hookTry.getByLabel(/^Input/).fill(sample);
   await hookTry.getByRole('button', { name: 'Try it' }).click();
+  await page.locator('#try-report').waitFor();
   check((await page.locator('#try-verdict').textContent()).includes('disallow'), 'the bound plugin tried: disallow');
   await page.goto(`${base}/admin/hooks/spam_check`);
   await shoot(page, 'admin-hook');
@@ -120,22 +125,28 @@ try {
 
   // A setting with a bad value: the API's validation error, inline.
   await page.getByRole('link', { name: 'Settings', exact: true }).click();
+  await page.waitForURL(`${base}/admin/settings`);
   await page.getByRole('link', { name: 'Visibility and access controls' }).click();
+  await page.waitForURL(`${base}/admin/settings/visibility`);
   await page.getByLabel('Default projects limit').fill('lots');
   await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator('#setting_default_projects_limit_error').waitFor();
   const settingError = await page.locator('#setting_default_projects_limit_error').textContent();
   check(settingError.includes('default_projects_limit is invalid'), 'a bad value shows the API\'s validation error inline');
   await shoot(page, 'admin-settings');
   await page.getByLabel('Default projects limit').fill('42');
   await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.waitForURL(/done=saved/);
   check(await page.getByText('Application settings saved successfully').isVisible(), 'a good value is saved');
   check(await page.getByLabel('Default projects limit').inputValue() === '42', 'the saved value is shown');
 
   // Block a user.
   await page.getByRole('link', { name: 'Users', exact: true }).click();
+  await page.waitForURL(`${base}/admin/users`);
   await shoot(page, 'admin-users');
   await page.goto(`${base}/admin/users/${victimId}`);
-  await page.getByRole('button', { name: 'Block' , exact: true }).click();
+  await page.getByRole('button', { name: 'Block', exact: true }).click();
+  await page.waitForURL(/done=block/);
   check(await page.getByText('Successfully blocked').isVisible(), 'user blocked');
   check((await page.locator('#user-state').textContent()).includes('blocked'), 'the user shows as blocked');
   const blockedUser = await fetch(`${base}/api/v4/user`, { headers: { 'PRIVATE-TOKEN': authorToken } });
@@ -152,6 +163,10 @@ try {
   console.log('browser admin console: all steps passed');
 } catch (error) {
   console.error(`not ok - ${error.message}`);
+  if (page) {
+    const main = await page.locator('main').textContent().catch(() => '(no page)');
+    console.error(`  on ${page.url()}: ${main.slice(0, 600)}`);
+  }
   process.exitCode = 1;
 } finally {
   await browser.close();

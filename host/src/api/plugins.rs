@@ -98,9 +98,7 @@ async fn hooks(api: Api) -> ApiResult<Json<Value>> {
     let out = service::hooks(api.db())
         .await?
         .iter()
-        .map(|state| {
-            views::plugin::hook(state.hook, state.bound.as_ref().map(|(b, p)| (b, p)))
-        })
+        .map(|state| views::plugin::hook(state.hook, state.bound.as_ref().map(|(b, p)| (b, p))))
         .collect();
     Ok(Json(Value::Array(out)))
 }
@@ -213,7 +211,12 @@ async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
     let title = api.params.required_string("title")?;
     let description = api.params.string("description")?.unwrap_or_default();
     // Nothing bound answers 404 before the remaining parameters are read.
-    if api.ctx.plugins.binding(api.tenant.id, Hook::SpamCheck).is_none() {
+    if api
+        .ctx
+        .plugins
+        .binding(api.tenant.id, Hook::SpamCheck)
+        .is_none()
+    {
         return Err(ApiError::NotFound("Hook binding"));
     }
     let subject = super::spam::subject(
@@ -232,5 +235,8 @@ async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
     let captcha = api.settings.get(keys::CAPTCHA_ENABLED);
     let report =
         service::try_spam_check(&api.ctx, &api.tenant, Trial::Bound, &subject, captcha).await?;
-    Ok(Json(views::plugin::spam_test(&report.outcome, &report.stats)))
+    Ok(Json(views::plugin::spam_test(
+        &report.outcome,
+        &report.stats,
+    )))
 }

@@ -151,7 +151,8 @@ impl CallState {
         let line = &message[..end];
         self.log_bytes += line.len().max(1);
         self.log_dropped += message.len() - end;
-        self.log_lines.push(format!("{}: {line}", level_name(level)));
+        self.log_lines
+            .push(format!("{}: {line}", level_name(level)));
         let (tenant, plugin, hook) = (self.tags.tenant_id, &*self.tags.plugin, self.tags.hook);
         match level {
             LogLevel::Trace => tracing::trace!(tenant, plugin, hook, "plugin: {line}"),

@@ -8,11 +8,11 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 
 use super::call::CallStats;
-use super::{Limits, Maxima};
 use super::hooks::{FailurePolicy, Hook};
 use super::registry::{Binding, Plugins};
 use super::runtime::{Compiled, Runtime, RuntimeOptions};
 use super::spam::{self, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind};
+use super::{Limits, Maxima};
 
 fn engine(maxima: &Maxima) -> anyhow::Result<Arc<Runtime>> {
     Runtime::new(RuntimeOptions {

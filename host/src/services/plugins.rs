@@ -96,7 +96,9 @@ pub fn check_uploads_allowed(ctx: &ApiContext) -> Result<()> {
     if ctx.config.allow_tenant_plugin_uploads {
         Ok(())
     } else {
-        Err(Error::Forbidden("Plugin uploads are disabled on this instance"))
+        Err(Error::Forbidden(
+            "Plugin uploads are disabled on this instance",
+        ))
     }
 }
 
@@ -110,7 +112,11 @@ pub struct Upload<'a> {
 
 /// Compiles, checks and stores an upload; `true` when it is new (the catalog is content
 /// addressed: the same binary again answers its existing entry).
-pub async fn upload(ctx: &ApiContext, db: &TenantDb, upload: Upload<'_>) -> Result<(PluginRow, bool)> {
+pub async fn upload(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    upload: Upload<'_>,
+) -> Result<(PluginRow, bool)> {
     if upload.bytes.len() > ctx.config.plugin_max_upload_bytes {
         return Err(Error::TooLarge);
     }
@@ -169,7 +175,9 @@ pub async fn remove(db: &TenantDb, row: &PluginRow) -> Result<()> {
         return Err(Error::Forbidden("Built-in plugins cannot be deleted"));
     }
     if !db.delete_plugin(row.id).await? {
-        return Err(Error::Conflict("Plugin is bound to a hook; unbind it first"));
+        return Err(Error::Conflict(
+            "Plugin is bound to a hook; unbind it first",
+        ));
     }
     Ok(())
 }
@@ -388,8 +396,16 @@ pub async fn try_spam_check(
             limits,
         } => {
             let compiled = compiled_for(ctx, tenant, hook, &plugin).await?;
-            validate_config(ctx, tenant, hook, &plugin, compiled.clone(), &config, limits)
-                .await?;
+            validate_config(
+                ctx,
+                tenant,
+                hook,
+                &plugin,
+                compiled.clone(),
+                &config,
+                limits,
+            )
+            .await?;
             Arc::new(Binding {
                 tenant_id: tenant.id,
                 hook,

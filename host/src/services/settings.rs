@@ -39,7 +39,11 @@ pub async fn current(tenant: &Tenant) -> ApiResult<Settings> {
 
 /// Validates `params` as an update and writes it; the errors are `PUT`'s (coercion, then
 /// enumerations, then the model rules on the merged result).
-pub async fn update(ctx: &ApiContext, tenant: &Tenant, params: &Params) -> ApiResult<Arc<Settings>> {
+pub async fn update(
+    ctx: &ApiContext,
+    tenant: &Tenant,
+    params: &Params,
+) -> ApiResult<Arc<Settings>> {
     // Optimistic concurrency: an update racing another process's re-reads and re-validates.
     for _ in 0..5 {
         let (settings, old_data) = current_with_data(tenant).await?;

@@ -87,8 +87,8 @@ impl FromRequest<ApiContext> for Web {
             ctx.config.max_body_bytes
         };
         let (origin, tenant, params) = tenant_and_params(ctx, &parts, body, multipart_limit)
-                .await
-                .map_err(|error| WebError::new(error.status(), "The request could not be read."))?;
+            .await
+            .map_err(|error| WebError::new(error.status(), "The request could not be read."))?;
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;
         let peer_ip = parts

@@ -66,7 +66,11 @@ impl FromRequest<ApiContext> for Admin {
         let web = Web::from_request(request, ctx).await?;
         let session = admin_session(&web)?;
         if admin_mode_required(&web) {
-            let until = web.tenant.db.session_admin_mode_until(&session.digest).await?;
+            let until = web
+                .tenant
+                .db
+                .session_admin_mode_until(&session.digest)
+                .await?;
             if until.is_none_or(|until| until <= now_ms()) {
                 let back = if web.method == axum::http::Method::GET {
                     web.origin.path.clone()
@@ -115,7 +119,8 @@ pub enum Section {
 /// The instance's name: the host its pages are served on.
 fn instance_name(web: &Web) -> &str {
     let base = &web.tenant.base_url;
-    base.split_once("://").map_or(base.as_str(), |(_, host)| host)
+    base.split_once("://")
+        .map_or(base.as_str(), |(_, host)| host)
 }
 
 fn bar(web: &Web, session: &Session, current: Option<Section>) -> Markup {
@@ -218,7 +223,12 @@ fn admin_return_to(web: &Web) -> String {
     }
 }
 
-fn admin_mode_page(web: &Web, session: &Session, status: StatusCode, error: Option<&str>) -> Response {
+fn admin_mode_page(
+    web: &Web,
+    session: &Session,
+    status: StatusCode,
+    error: Option<&str>,
+) -> Response {
     let main = html! {
         h1 { "Enter admin mode" }
         p { "Admin mode is on for this instance: confirm your password to use the admin console. It stays open for "
@@ -261,8 +271,11 @@ async fn open_admin_mode(web: Web) -> WebResult {
             Some("Invalid login or password"),
         ));
     }
-    db.set_session_admin_mode(&session.digest, Some(now_ms() + ADMIN_MODE_MINUTES * 60_000))
-        .await?;
+    db.set_session_admin_mode(
+        &session.digest,
+        Some(now_ms() + ADMIN_MODE_MINUTES * 60_000),
+    )
+    .await?;
     Ok(found(&admin_return_to(&web)))
 }
 

@@ -18,7 +18,9 @@ use crate::model::plugins::{BindingRow, PluginRow};
 use crate::outbound::http::Grant;
 use crate::plugins::local;
 use crate::plugins::{FailurePolicy, Hook, Limits};
-use crate::services::plugins::{self as service, Bind, Error, HookState, Trial, TrialReport, Upload};
+use crate::services::plugins::{
+    self as service, Bind, Error, HookState, Trial, TrialReport, Upload,
+};
 use crate::settings::keys;
 use crate::web::layout::csrf_field;
 use crate::web::{WebError, WebResult, found};
@@ -118,7 +120,7 @@ fn text_field(
         label for=(id) { (label) }
         @if let Some(hint) = &hint { p.hint id=(hint_id) { (hint) } }
         @if multiline {
-            textarea.code id=(id) name=(name) spellcheck="false"
+            textarea.code.tall[name == "input"] id=(id) name=(name) spellcheck="false"
                 aria-describedby=[described.as_deref()] aria-invalid=[invalid] { (value) }
         } @else {
             input type="text" id=(id) name=(name) value=(value)
@@ -251,13 +253,22 @@ fn catalog_page(
 
 async fn catalog(admin: Admin) -> WebResult {
     let db = &admin.web.tenant.db;
-    let rows = service::catalog(admin.ctx(), db).await.map_err(page_error)?;
+    let rows = service::catalog(admin.ctx(), db)
+        .await
+        .map_err(page_error)?;
     let hooks = service::hooks(db).await.map_err(page_error)?;
     let form = UploadForm {
         name: String::new(),
         version: String::new(),
     };
-    catalog_page(&admin, StatusCode::OK, &rows, &hooks, &form, &Problems::default())
+    catalog_page(
+        &admin,
+        StatusCode::OK,
+        &rows,
+        &hooks,
+        &form,
+        &Problems::default(),
+    )
 }
 
 async fn upload(admin: Admin) -> WebResult {
@@ -295,13 +306,24 @@ async fn upload(admin: Admin) -> WebResult {
             let problems = match error {
                 // The compiler's reason goes next to the file it is about.
                 Error::Rejected(reason) => Problems::on("file", reason),
-                Error::TooLarge => Problems::on("file", "is larger than this instance's upload limit"),
+                Error::TooLarge => {
+                    Problems::on("file", "is larger than this instance's upload limit")
+                }
                 other => Problems::from_error(other)?,
             };
             let db = &web.tenant.db;
-            let rows = service::catalog(admin.ctx(), db).await.map_err(page_error)?;
+            let rows = service::catalog(admin.ctx(), db)
+                .await
+                .map_err(page_error)?;
             let hooks = service::hooks(db).await.map_err(page_error)?;
-            catalog_page(&admin, StatusCode::UNPROCESSABLE_ENTITY, &rows, &hooks, &form, &problems)
+            catalog_page(
+                &admin,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &rows,
+                &hooks,
+                &form,
+                &problems,
+            )
         }
     }
 }
@@ -419,7 +441,13 @@ impl BindForm {
     }
 }
 
-fn bind_form(admin: &Admin, plugin: &PluginRow, form: &BindForm, choices: &[Hook], problems: &Problems) -> Markup {
+fn bind_form(
+    admin: &Admin,
+    plugin: &PluginRow,
+    form: &BindForm,
+    choices: &[Hook],
+    problems: &Problems,
+) -> Markup {
     let maxima = admin.ctx().plugins.maxima;
     let defaults = maxima.defaults();
     html! {
@@ -457,7 +485,7 @@ fn bind_form(admin: &Admin, plugin: &PluginRow, form: &BindForm, choices: &[Hook
                 legend { strong { "Limits per call" } }
                 p.hint { "Blank takes the default. At most " (maxima.timeout_ms) " ms and " (maxima.memory_bytes) " bytes on this instance." }
                 @if let Some(error) = problems.field("limits") { p.field-error role="alert" { (error) } }
-                div.grid {
+                div.grid.tight {
                     div { (limit_input("timeout_ms", "Time (ms)", &form.timeout_ms, defaults.timeout_ms.to_string(), problems)) }
                     div { (limit_input("fuel", "Fuel", &form.fuel, defaults.fuel.map_or("unlimited".into(), |f| f.to_string()), problems)) }
                     div { (limit_input("memory_bytes", "Memory (bytes)", &form.memory_bytes, defaults.memory_bytes.to_string(), problems)) }
@@ -470,7 +498,13 @@ fn bind_form(admin: &Admin, plugin: &PluginRow, form: &BindForm, choices: &[Hook
     }
 }
 
-fn limit_input(name: &str, label: &str, value: &str, default: String, problems: &Problems) -> Markup {
+fn limit_input(
+    name: &str,
+    label: &str,
+    value: &str,
+    default: String,
+    problems: &Problems,
+) -> Markup {
     let id = format!("field_{name}");
     let error_id = format!("{id}_error");
     let error = problems.field(name);
@@ -538,7 +572,8 @@ fn try_form(
 
 /// The subject of a trial from its input text, or the problem with it.
 fn trial_subject(input: &str) -> Result<crate::plugins::spam::SpamSubject, Problems> {
-    local::spam_input(input).map_err(|error| Problems::on("input", format!("input is invalid: {error:#}")))
+    local::spam_input(input)
+        .map_err(|error| Problems::on("input", format!("input is invalid: {error:#}")))
 }
 
 struct PluginView<'a> {
@@ -551,7 +586,12 @@ struct PluginView<'a> {
     done: Option<&'a str>,
 }
 
-async fn plugin_page(admin: &Admin, status: StatusCode, row: &PluginRow, view: PluginView<'_>) -> WebResult {
+async fn plugin_page(
+    admin: &Admin,
+    status: StatusCode,
+    row: &PluginRow,
+    view: PluginView<'_>,
+) -> WebResult {
     let db = &admin.web.tenant.db;
     let hooks = service::hooks(db).await.map_err(page_error)?;
     let choices = hooks_for(row);
@@ -683,7 +723,10 @@ async fn bind(Path(id): Path<String>, admin: Admin) -> WebResult {
     admin.web.check_csrf()?;
     let row = plugin_of(&admin, &id).await?;
     let hook = service::hook_named(&admin.web.field("hook")).map_err(|_| {
-        WebError::new(StatusCode::BAD_REQUEST, "Choose one of the hooks this plugin implements.")
+        WebError::new(
+            StatusCode::BAD_REQUEST,
+            "Choose one of the hooks this plugin implements.",
+        )
     })?;
     let form = BindForm::read(&admin, hook);
     let problems = match attempt_bind(&admin, &row, hook, &form).await? {
@@ -704,7 +747,11 @@ async fn bind(Path(id): Path<String>, admin: Admin) -> WebResult {
 }
 
 /// Runs a trial on the input text (the candidate's configuration checked first).
-async fn attempt_trial(admin: &Admin, trial: Result<Trial, Problems>, input: &str) -> Attempt<TrialReport> {
+async fn attempt_trial(
+    admin: &Admin,
+    trial: Result<Trial, Problems>,
+    input: &str,
+) -> Attempt<TrialReport> {
     let (trial, subject) = match (trial, trial_subject(input)) {
         (Ok(trial), Ok(subject)) => (trial, subject),
         (Err(problems), _) | (_, Err(problems)) => return Ok(Err(problems)),
@@ -712,7 +759,9 @@ async fn attempt_trial(admin: &Admin, trial: Result<Trial, Problems>, input: &st
     let captcha = admin.web.settings.get(keys::CAPTCHA_ENABLED);
     match service::try_spam_check(admin.ctx(), &admin.web.tenant, trial, &subject, captcha).await {
         Ok(report) => Ok(Ok(report)),
-        Err(Error::NotFound("Hook binding")) => Ok(Err(Problems::whole("No plugin is bound to this hook."))),
+        Err(Error::NotFound("Hook binding")) => {
+            Ok(Err(Problems::whole("No plugin is bound to this hook.")))
+        }
         Err(error) => refused(error),
     }
 }
@@ -844,7 +893,16 @@ async fn hook(Path(name): Path<String>, admin: Admin) -> WebResult {
     let hook = hook_of(&name)?;
     let done = admin.web.field("done");
     let input = sample_input(&admin);
-    hook_page(&admin, StatusCode::OK, hook, &input, None, &Problems::default(), Some(done.as_str())).await
+    hook_page(
+        &admin,
+        StatusCode::OK,
+        hook,
+        &input,
+        None,
+        &Problems::default(),
+        Some(done.as_str()),
+    )
+    .await
 }
 
 async fn try_bound(Path(name): Path<String>, admin: Admin) -> WebResult {
@@ -854,19 +912,32 @@ async fn try_bound(Path(name): Path<String>, admin: Admin) -> WebResult {
     let trial = if hook == Hook::SpamCheck {
         Ok(Trial::Bound)
     } else {
-        Err(Problems::whole("Trial runs cover the spam_check hook so far."))
+        Err(Problems::whole(
+            "Trial runs cover the spam_check hook so far.",
+        ))
     };
     let outcome = attempt_trial(&admin, trial, &input).await?;
     let none = Problems::default();
     let problems = outcome.as_ref().err().unwrap_or(&none);
-    hook_page(&admin, status_of(&outcome), hook, &input, outcome.as_ref().ok(), problems, None).await
+    hook_page(
+        &admin,
+        status_of(&outcome),
+        hook,
+        &input,
+        outcome.as_ref().ok(),
+        problems,
+        None,
+    )
+    .await
 }
 
 async fn unbind(Path(name): Path<String>, admin: Admin) -> WebResult {
     admin.web.check_csrf()?;
     let hook = hook_of(&name)?;
     match service::unbind(admin.ctx(), &admin.web.tenant, hook).await {
-        Ok(()) | Err(Error::NotFound(_)) => Ok(found(&format!("/admin/hooks/{}?done=unbound", hook.name()))),
+        Ok(()) | Err(Error::NotFound(_)) => {
+            Ok(found(&format!("/admin/hooks/{}?done=unbound", hook.name())))
+        }
         Err(error) => Err(page_error(error)),
     }
 }

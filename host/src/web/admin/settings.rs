@@ -47,13 +47,33 @@ const GROUPS: &[Group] = &[
         title: "Sign-up and sign-in",
         about: "Who may register and sign in, passwords, sessions, two-factor authentication, admin mode and tokens.",
         holds: |n| {
-            starts(n, &[
-                "signup", "signin", "sign_in", "sign_up", "after_sign", "password_", "require_",
-                "send_user_confirmation", "session_", "two_factor", "admin_mode", "domain_",
-                "user_", "disable_feed_token", "disabled_oauth", "oauth_", "git_two_factor",
-                "max_personal_access_token", "personal_access_token", "deactivate_dormant",
-                "terms", "enforce_terms",
-            ])
+            starts(
+                n,
+                &[
+                    "signup",
+                    "signin",
+                    "sign_in",
+                    "sign_up",
+                    "after_sign",
+                    "password_",
+                    "require_",
+                    "send_user_confirmation",
+                    "session_",
+                    "two_factor",
+                    "admin_mode",
+                    "domain_",
+                    "user_",
+                    "disable_feed_token",
+                    "disabled_oauth",
+                    "oauth_",
+                    "git_two_factor",
+                    "max_personal_access_token",
+                    "personal_access_token",
+                    "deactivate_dormant",
+                    "terms",
+                    "enforce_terms",
+                ],
+            )
         },
     },
     Group {
@@ -61,10 +81,18 @@ const GROUPS: &[Group] = &[
         title: "Visibility and access controls",
         about: "Default visibility, project creation, branch defaults, import sources, Git access and SSH key restrictions.",
         holds: |n| {
-            starts(n, &[
-                "default_", "restricted_visibility", "import_sources", "enabled_git_access",
-                "authorized_keys", "project_export", "max_ssh_key",
-            ]) || n.ends_with("_key_restriction")
+            starts(
+                n,
+                &[
+                    "default_",
+                    "restricted_visibility",
+                    "import_sources",
+                    "enabled_git_access",
+                    "authorized_keys",
+                    "project_export",
+                    "max_ssh_key",
+                ],
+            ) || n.ends_with("_key_restriction")
         },
     },
     Group {
@@ -72,10 +100,19 @@ const GROUPS: &[Group] = &[
         title: "Spam and anti-abuse",
         about: "Spam checks, CAPTCHA, abuse reports and unique IP limits.",
         holds: |n| {
-            starts(n, &[
-                "spam_", "captcha", "recaptcha", "akismet", "invisible_captcha", "abuse_",
-                "admin_notification", "unique_ips",
-            ])
+            starts(
+                n,
+                &[
+                    "spam_",
+                    "captcha",
+                    "recaptcha",
+                    "akismet",
+                    "invisible_captcha",
+                    "abuse_",
+                    "admin_notification",
+                    "unique_ips",
+                ],
+            )
         },
     },
     Group {
@@ -92,7 +129,12 @@ const GROUPS: &[Group] = &[
         slug: "outbound",
         title: "Outbound requests",
         about: "Which local addresses webhooks, integrations and mirrors may reach.",
-        holds: |n| starts(n, &["allow_local_requests", "outbound_local", "dns_rebinding"]),
+        holds: |n| {
+            starts(
+                n,
+                &["allow_local_requests", "outbound_local", "dns_rebinding"],
+            )
+        },
     },
     Group {
         slug: "external_authorization",
@@ -105,11 +147,23 @@ const GROUPS: &[Group] = &[
         title: "Repository",
         about: "Housekeeping, repository size and storage, mirrors, diffs, and deletion of projects and groups.",
         holds: |n| {
-            starts(n, &[
-                "housekeeping", "repository_", "diff_max", "receive_max", "mirror_",
-                "delayed_", "deletion_adjourned", "delete_inactive", "inactive_projects",
-                "max_", "hashed_storage", "git_backend",
-            ])
+            starts(
+                n,
+                &[
+                    "housekeeping",
+                    "repository_",
+                    "diff_max",
+                    "receive_max",
+                    "mirror_",
+                    "delayed_",
+                    "deletion_adjourned",
+                    "delete_inactive",
+                    "inactive_projects",
+                    "max_",
+                    "hashed_storage",
+                    "git_backend",
+                ],
+            )
         },
     },
     Group {
@@ -264,6 +318,8 @@ fn section_page(
         (cache_note(admin))
         form method="post" action=(action) {
             (csrf_field(admin.csrf()))
+            // An unchecked box sends nothing: this names the ones the form has.
+            input type="hidden" name="checkboxes" value=(checkboxes(group).join(","));
             div.grid {
                 @for entry in entries(group) {
                     (field(entry, settings, form))
@@ -273,7 +329,14 @@ fn section_page(
         }
     };
     let crumbs = [("/admin/settings", "Settings")];
-    Ok(page(admin, status, Section::Settings, &crumbs, group.title, body))
+    Ok(page(
+        admin,
+        status,
+        Section::Settings,
+        &crumbs,
+        group.title,
+        body,
+    ))
 }
 
 async fn index(admin: Admin) -> WebResult {
@@ -290,7 +353,14 @@ async fn index(admin: Admin) -> WebResult {
             }
         }
     };
-    Ok(page(&admin, StatusCode::OK, Section::Settings, &[], "Settings", body))
+    Ok(page(
+        &admin,
+        StatusCode::OK,
+        Section::Settings,
+        &[],
+        "Settings",
+        body,
+    ))
 }
 
 async fn show(Path(slug): Path<String>, admin: Admin) -> WebResult {
@@ -304,12 +374,32 @@ async fn show(Path(slug): Path<String>, admin: Admin) -> WebResult {
     section_page(&admin, StatusCode::OK, group, &settings, &form, done)
 }
 
+/// The flags of a section: its checkboxes.
+fn checkboxes(group: &Group) -> Vec<&'static str> {
+    entries(group)
+        .into_iter()
+        .filter(|e| e.kind == Kind::Bool && !e.secret)
+        .map(|e| e.name)
+        .collect()
+}
+
 /// The fields whose submitted value differs from what the form showed, as a form PUT would
-/// send them (strings; flags as booleans; secrets only when a value was entered).
+/// send them (strings; flags as booleans; secrets only when a value was entered). Fields the
+/// form did not send are left alone (a flag is sent as unchecked when `checkboxes` names it).
 fn changes(admin: &Admin, group: &Group, settings: &Settings) -> Map<String, Value> {
     let mut update = Map::new();
+    let listed = admin.web.field("checkboxes");
+    let boxes: Vec<&str> = listed.split(',').collect();
     for entry in entries(group) {
         let name = entry.name;
+        let present = if entry.kind == Kind::Bool && !entry.secret {
+            boxes.contains(&name)
+        } else {
+            admin.web.params.has(name)
+        };
+        if !present {
+            continue;
+        }
         let submitted = admin.web.field(name);
         if entry.secret {
             if !submitted.is_empty() {
@@ -387,7 +477,14 @@ async fn save(Path(slug): Path<String>, admin: Admin) -> WebResult {
                 values,
                 errors: field_errors(error)?,
             };
-            section_page(&admin, StatusCode::UNPROCESSABLE_ENTITY, group, &settings, &form, false)
+            section_page(
+                &admin,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                group,
+                &settings,
+                &form,
+                false,
+            )
         }
     }
 }
@@ -414,9 +511,15 @@ mod tests {
         assert_eq!(section_of("admin_mode"), "sign_in");
         assert_eq!(section_of("default_projects_limit"), "visibility");
         assert_eq!(section_of("captcha_private_key"), "spam");
-        assert_eq!(section_of("throttle_protected_paths_enabled"), "rate_limits");
+        assert_eq!(
+            section_of("throttle_protected_paths_enabled"),
+            "rate_limits"
+        );
         assert_eq!(section_of("search_rate_limit"), "rate_limits");
-        assert_eq!(section_of("external_authorization_service_url"), "external_authorization");
+        assert_eq!(
+            section_of("external_authorization_service_url"),
+            "external_authorization"
+        );
         assert_eq!(section_of("housekeeping_enabled"), "repository");
         assert_eq!(section_of("help_page_text"), "general");
     }

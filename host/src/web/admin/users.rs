@@ -12,8 +12,8 @@ use super::{Admin, Section, alert, notice, page};
 use crate::context::ApiContext;
 use crate::http::routes::Router;
 use crate::model::users::UserRow;
-use crate::services::users::{self, Outcome, StateAction};
 use crate::services::Refusal;
+use crate::services::users::{self, Outcome, StateAction};
 use crate::store::user_admin::UserFilter;
 use crate::store::window::{Direction, Window};
 use crate::web::layout::csrf_field;
@@ -32,13 +32,20 @@ pub fn router() -> Router<ApiContext> {
 const ACTIONS: [(&str, StateAction, &str); 4] = [
     ("block", StateAction::Block, "Successfully blocked"),
     ("unblock", StateAction::Unblock, "Successfully unblocked"),
-    ("deactivate", StateAction::Deactivate, "Successfully deactivated"),
+    (
+        "deactivate",
+        StateAction::Deactivate,
+        "Successfully deactivated",
+    ),
     ("activate", StateAction::Activate, "Successfully activated"),
 ];
 
 fn when(ms: Option<i64>) -> String {
     ms.and_then(|ms| Utc.timestamp_millis_opt(ms).single())
-        .map_or_else(|| "Never".into(), |t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .map_or_else(
+            || "Never".into(),
+            |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
+        )
 }
 
 fn state_badge(state: &str) -> Markup {
@@ -133,7 +140,14 @@ async fn list(admin: Admin) -> WebResult {
         }
         p.hint { "New users are created with " code { "POST /api/v4/users" } " (python-gitlab: " code { "gl.users.create" } ")." }
     };
-    Ok(page(&admin, StatusCode::OK, Section::Users, &[], "Users", body))
+    Ok(page(
+        &admin,
+        StatusCode::OK,
+        Section::Users,
+        &[],
+        "Users",
+        body,
+    ))
 }
 
 async fn user_of(admin: &Admin, id: &str) -> Result<UserRow, WebError> {
@@ -148,7 +162,12 @@ async fn user_of(admin: &Admin, id: &str) -> Result<UserRow, WebError> {
         .ok_or_else(WebError::not_found)
 }
 
-fn user_page(admin: &Admin, status: StatusCode, user: &UserRow, message: Option<Result<&str, &str>>) -> WebResult {
+fn user_page(
+    admin: &Admin,
+    status: StatusCode,
+    user: &UserRow,
+    message: Option<Result<&str, &str>>,
+) -> WebResult {
     let body = html! {
         @match message {
             Some(Ok(text)) => { (notice(text)) }
@@ -174,7 +193,7 @@ fn user_page(admin: &Admin, status: StatusCode, user: &UserRow, message: Option<
                 p.hint { "Blocking signs the user out and stops their tokens; a blocked user cannot be deactivated or activated until unblocked. Only users inactive for "
                     (users::DEACTIVATION_INACTIVE_DAYS) " days can be deactivated." }
                 div.row-actions {
-                    @for (name, action, _) in ACTIONS {
+                    @for (name, action, _) in ACTIONS.into_iter().filter(|(_, action, _)| offered(&user.state, *action)) {
                         form method="post" action={ "/admin/users/" (user.id) "/" (name) } {
                             (csrf_field(admin.csrf()))
                             @let class = if action == StateAction::Block { "danger" } else { "secondary" };
@@ -186,7 +205,25 @@ fn user_page(admin: &Admin, status: StatusCode, user: &UserRow, message: Option<
         }
     };
     let crumbs = [("/admin/users", "Users")];
-    Ok(page(admin, status, Section::Users, &crumbs, &user.name, body))
+    Ok(page(
+        admin,
+        status,
+        Section::Users,
+        &crumbs,
+        &user.name,
+        body,
+    ))
+}
+
+/// The actions worth offering in a state (GitLab shows Block or Unblock, Deactivate or
+/// Activate); the rules are checked on submit whatever is offered.
+fn offered(state: &str, action: StateAction) -> bool {
+    match state {
+        "active" => matches!(action, StateAction::Block | StateAction::Deactivate),
+        "blocked" => action == StateAction::Unblock,
+        "deactivated" => matches!(action, StateAction::Block | StateAction::Activate),
+        _ => true,
+    }
 }
 
 fn capitalized(word: &str) -> String {
