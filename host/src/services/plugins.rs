@@ -357,7 +357,7 @@ pub async fn unbind(ctx: &ApiContext, tenant: &Tenant, hook: Hook) -> Result<()>
 pub enum Trial {
     Bound,
     Candidate {
-        plugin: PluginRow,
+        plugin: Box<PluginRow>,
         config: String,
         limits: Limits,
     },

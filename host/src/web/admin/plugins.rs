@@ -784,7 +784,7 @@ async fn try_candidate(Path(id): Path<String>, admin: Admin) -> WebResult {
         ..BindForm::of(Hook::SpamCheck, None, row.id)
     };
     let trial = form.config().map(|config| Trial::Candidate {
-        plugin: row.clone(),
+        plugin: Box::new(row.clone()),
         config,
         limits: admin.ctx().plugins.maxima.defaults(),
     });
