@@ -407,6 +407,26 @@ def make_user(server: Server, prefix: str = "u", password: str = PASSWORD, **ext
     return user, server.create_token_api(user_id=user.id)["token"]
 
 
+def csrf_of(html: str) -> str:
+    """The CSRF token of the (first) form on a server-rendered page."""
+    match = re.search(r'name="authenticity_token" value="([0-9a-f]+)"', html)
+    assert match, html
+    return match.group(1)
+
+
+def sign_in(server: Server, login: str, password: str = PASSWORD) -> requests.Session:
+    """A browser-like session signed in on the web pages (cookies kept)."""
+    session = requests.Session()
+    page = session.get(server.url + "/users/sign_in")
+    assert page.status_code == 200
+    r = session.post(server.url + "/users/sign_in", allow_redirects=False, data={
+        "authenticity_token": csrf_of(page.text),
+        "user[login]": login, "user[password]": password,
+    })
+    assert r.status_code == 302, r.text
+    return session
+
+
 def other_tenant(server: Server, prefix: str = "t", host: str | None = None) -> tuple[str, str]:
     """Creates another tenant on `server` (named `host`, or a random name starting with
     `prefix`); returns its host and a root API token once it serves."""

@@ -137,7 +137,8 @@ def object_ids(a: dict) -> dict:
 # has no id of A's to try on B's host.
 NAMES = {"{provider}": "ldapmain", "{hook}": "spam_check", "{filename}": "avatar.png",
          # names inside a project's repository: the project id is what A owns
-         "{branch}": "main", "{tag_name}": "v1.0", "{file_path}": "README.md", "{sha}": "main", "{trigger}": "issues_events"}
+         "{branch}": "main", "{tag_name}": "v1.0", "{file_path}": "README.md", "{sha}": "main", "{trigger}": "issues_events",
+         "{section}": "general", "{action}": "block"}
 
 
 def fill(route: str, ids: dict) -> tuple[str, bool]:

@@ -17,7 +17,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 import gitlab
-from conftest import PASSWORD, assert_json, make_user, other_tenant
+from conftest import PASSWORD, assert_json, csrf_of, make_user, other_tenant, sign_in
 
 REDIRECT = "https://client.example/callback"
 GRANT_ERROR = {
@@ -38,24 +38,6 @@ INVALID_SCOPE = {
 
 
 # ---- helpers ----------------------------------------------------------------------------
-
-
-def csrf_of(html: str) -> str:
-    match = re.search(r'name="authenticity_token" value="([0-9a-f]+)"', html)
-    assert match, html
-    return match.group(1)
-
-
-def sign_in(server, login: str, password: str = PASSWORD) -> requests.Session:
-    session = requests.Session()
-    page = session.get(server.url + "/users/sign_in")
-    assert page.status_code == 200
-    r = session.post(server.url + "/users/sign_in", allow_redirects=False, data={
-        "authenticity_token": csrf_of(page.text),
-        "user[login]": login, "user[password]": password,
-    })
-    assert r.status_code == 302, r.text
-    return session
 
 
 def admin_app(server, scopes="api read_user", redirect=REDIRECT, confidential=True) -> dict:

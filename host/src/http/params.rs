@@ -89,11 +89,11 @@ impl Params {
         body: Body,
         limits: BodyLimits,
     ) -> ApiResult<()> {
-        let content_type = headers
+        let raw_content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+            .unwrap_or("");
+        let content_type = raw_content_type.to_ascii_lowercase();
         let multipart = content_type.starts_with("multipart/form-data");
         let limit = if multipart {
             limits.multipart
@@ -109,7 +109,8 @@ impl Params {
             return Err(ApiError::PayloadTooLarge);
         }
         if multipart {
-            let boundary = multer::parse_boundary(&content_type)
+            // The boundary is case-sensitive (browsers use mixed case): parse it unfolded.
+            let boundary = multer::parse_boundary(raw_content_type)
                 .map_err(|_| ApiError::BadRequest("invalid multipart body".into()))?;
             return self.merge_multipart(body, boundary, limits.multipart).await;
         }

@@ -88,6 +88,8 @@ pub struct CallState {
     tags: CallTags,
     log_bytes: usize,
     log_dropped: usize,
+    /// The call's log lines as kept (`level: message`), for reports of trial runs.
+    log_lines: Vec<String>,
     outbound: Option<OutboundAccess>,
     /// When the call's wall time runs out (host functions that wait stop then).
     deadline: Instant,
@@ -117,6 +119,7 @@ impl CallState {
             tags,
             log_bytes: 0,
             log_dropped: 0,
+            log_lines: Vec::new(),
             outbound: None,
             deadline: Instant::now(),
             push_objects: None,
@@ -181,6 +184,8 @@ impl CallState {
         let line = &message[..end];
         self.log_bytes += line.len().max(1);
         self.log_dropped += message.len() - end;
+        self.log_lines
+            .push(format!("{}: {line}", level_name(level)));
         let (tenant, plugin, hook) = (self.tags.tenant_id, &*self.tags.plugin, self.tags.hook);
         match level {
             LogLevel::Trace => tracing::trace!(tenant, plugin, hook, "plugin: {line}"),
@@ -191,7 +196,7 @@ impl CallState {
         }
     }
 
-    fn finish_log(&self) {
+    fn finish_log(&mut self) -> Vec<String> {
         if self.log_dropped > 0 {
             let (tenant, plugin, hook) = (self.tags.tenant_id, &*self.tags.plugin, self.tags.hook);
             tracing::warn!(
@@ -201,7 +206,10 @@ impl CallState {
                 dropped_bytes = self.log_dropped,
                 "plugin log output over 1 KiB per call was dropped"
             );
+            self.log_lines
+                .push(format!("({} bytes over 1 KiB dropped)", self.log_dropped));
         }
+        std::mem::take(&mut self.log_lines)
     }
 }
 
@@ -248,12 +256,23 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
-/// What a finished call cost.
-#[derive(Debug, Clone, Copy, Default)]
+fn level_name(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Trace => "trace",
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warn => "warn",
+        LogLevel::Error => "error",
+    }
+}
+
+/// What a finished call cost, and what the plugin logged.
+#[derive(Debug, Clone, Default)]
 pub struct CallStats {
     pub elapsed: Duration,
     pub fuel: u64,
     pub peak_memory: usize,
+    pub log: Vec<String>,
 }
 
 /// Fuel given when the binding sets no limit: effectively unbounded (wall time still is).
@@ -287,12 +306,13 @@ pub fn run<R>(
     let elapsed = start.elapsed();
     let budget = limits.fuel.unwrap_or(UNLIMITED_FUEL);
     let fuel = budget.saturating_sub(store.get_fuel().unwrap_or(budget));
-    let state = store.data();
-    state.finish_log();
+    let state = store.data_mut();
+    let log = state.finish_log();
     let stats = CallStats {
         elapsed,
         fuel,
         peak_memory: state.limiter.peak,
+        log,
     };
     let result = match result {
         Ok(Ok(answer)) => Ok(answer),

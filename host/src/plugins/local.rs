@@ -7,11 +7,12 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
-use super::Maxima;
+use super::call::CallStats;
 use super::hooks::{FailurePolicy, Hook};
 use super::registry::{Binding, Plugins};
 use super::runtime::{Compiled, Runtime, RuntimeOptions};
-use super::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
+use super::spam::{self, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind};
+use super::{Limits, Maxima};
 
 fn engine(maxima: &Maxima) -> anyhow::Result<Arc<Runtime>> {
     Runtime::new(RuntimeOptions {
@@ -136,6 +137,11 @@ fn spam_subject(file: SpamInputFile) -> anyhow::Result<SpamSubject> {
     })
 }
 
+/// A spam-check input as `--input` gives it (the admin console's "Try it" reads the same).
+pub fn spam_input(text: &str) -> anyhow::Result<SpamSubject> {
+    spam_subject(serde_json::from_str(text)?)
+}
+
 /// Validates the configuration, calls the hook once and prints the answer and its cost.
 pub async fn run(
     file: &Path,
@@ -154,11 +160,10 @@ pub async fn run(
         Some(text) => text.to_string(),
     };
     serde_json::from_str::<serde_json::Value>(&config).context("the configuration is not JSON")?;
-    let input: SpamInputFile = serde_json::from_str(
+    let subject = spam_input(
         &std::fs::read_to_string(input).with_context(|| format!("reading {}", input.display()))?,
     )
     .with_context(|| format!("reading {}", input.display()))?;
-    let subject = spam_subject(input)?;
     let plugins = Plugins::new(engine(&maxima)?, maxima);
     let compiled = compile(&plugins, file).await?;
     if compiled.target.world != hook.world() {
@@ -189,22 +194,35 @@ pub async fn run(
         outbound: None,
     });
     let (outcome, stats) = spam::check_with(&plugins, &binding, &subject, false).await;
-    match (&outcome.verdict, &outcome.error) {
-        (Some(verdict), _) => println!("verdict: {}\nreason:  {}", verdict.name(), outcome.reason),
-        (None, Some(error)) => println!("error:   {} ({})", error, error.outcome()),
-        (None, None) => println!("error:   {}", outcome.reason),
-    }
-    println!("time:    {:.3} ms", stats.elapsed.as_secs_f64() * 1000.0);
-    println!("fuel:    {}", stats.fuel);
-    println!("memory:  {} bytes peak", stats.peak_memory);
-    println!(
-        "limits:  {} ms, {} fuel, {} bytes",
-        limits.timeout_ms,
-        limits.fuel.map_or("unlimited".into(), |f| f.to_string()),
-        limits.memory_bytes
-    );
+    print!("{}", report(&outcome, &stats, &limits));
     if outcome.error.is_some() {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// What one spam check answered and cost, as `trellis plugin run` prints it (the admin
+/// console's "Try it" shows the same text).
+pub fn report(outcome: &SpamOutcome, stats: &CallStats, limits: &Limits) -> String {
+    let mut out = match (&outcome.verdict, &outcome.error) {
+        (Some(verdict), _) => format!("verdict: {}\nreason:  {}\n", verdict.name(), outcome.reason),
+        (None, Some(error)) => format!("error:   {} ({})\n", error, error.outcome()),
+        (None, None) => format!("error:   {}\n", outcome.reason),
+    };
+    out += &format!("time:    {:.3} ms\n", stats.elapsed.as_secs_f64() * 1000.0);
+    out += &format!("fuel:    {}\n", stats.fuel);
+    out += &format!("memory:  {} bytes peak\n", stats.peak_memory);
+    out += &format!(
+        "limits:  {} ms, {} fuel, {} bytes\n",
+        limits.timeout_ms,
+        limits.fuel.map_or("unlimited".into(), |f| f.to_string()),
+        limits.memory_bytes
+    );
+    if !stats.log.is_empty() {
+        out += "log:\n";
+        for line in &stats.log {
+            out += &format!("  {line}\n");
+        }
+    }
+    out
 }

@@ -8,6 +8,7 @@
 //! - `spam`: the spam-check hook with GitLab's verdict semantics.
 //! - `external_auth`: GitLab's external authorization of project access.
 //! - `push_rules`: push rules on the receive path, in batches (`trellis:policy@0.2`).
+//! - `watch`: the last hour of calls per tenant and hook, for the admin console.
 
 pub mod builtin;
 pub mod call;
@@ -20,6 +21,7 @@ pub mod registry;
 pub mod runtime;
 pub mod spam;
 pub mod webhook_formatter;
+pub mod watch;
 pub mod wit;
 
 pub use call::{CallStats, PluginError};

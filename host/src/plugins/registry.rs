@@ -18,6 +18,7 @@ use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginEr
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
+use super::watch::Watch;
 use crate::model::plugins::BindingRow;
 use crate::outbound::http::{Client, Grant};
 use crate::store::Db;
@@ -61,6 +62,8 @@ pub struct Plugins {
     slots: Mutex<HashMap<i64, Arc<Semaphore>>>,
     /// Uploads compile one at a time.
     upload_compiles: Arc<Semaphore>,
+    /// The last hour of calls through live bindings, for the admin console.
+    pub watch: Watch,
 }
 
 impl Plugins {
@@ -73,6 +76,7 @@ impl Plugins {
             rows: tokio::sync::Mutex::default(),
             slots: Mutex::default(),
             upload_compiles: Arc::new(Semaphore::new(1)),
+            watch: Watch::default(),
         })
     }
 
@@ -291,6 +295,11 @@ impl Plugins {
             hook = binding.hook.name(),
             outcome = tracing::field::Empty
         );
+        // Calls through the tenant's live binding are watched; `validate-config` and trial
+        // runs (bindings made for the one call) are not.
+        let live = self
+            .binding(binding.tenant_id, binding.hook)
+            .is_some_and(|current| Arc::ptr_eq(&current, binding));
         let started = Instant::now();
         let (result, stats) = async {
             // Waiting for a slot counts against the call's wall time: a tenant whose plugin
@@ -335,6 +344,10 @@ impl Plugins {
         };
         span.record("outcome", outcome);
         record_metrics(binding, outcome, started.elapsed(), &stats);
+        if live {
+            self.watch
+                .record(binding.tenant_id, binding.hook, outcome, started.elapsed());
+        }
         if let Err(error) = &result {
             tracing::warn!(parent: &span, error = %error, "plugin call failed");
         }

@@ -107,6 +107,36 @@ impl TenantDb {
         .await
     }
 
+    /// Until when a live session is in admin mode (`None`: it is not).
+    pub async fn session_admin_mode_until(&self, id_digest: &str) -> sqlx::Result<Option<i64>> {
+        let until: Option<Option<i64>> = self
+            .query_scalar(
+                "SELECT admin_mode_until FROM web_sessions \
+                 WHERE tenant_id = $1 AND id_digest = $2 AND expires_at > $3",
+            )
+            .bind(id_digest)
+            .bind(now_ms())
+            .fetch_optional(self.reader())
+            .await?;
+        Ok(until.flatten())
+    }
+
+    /// Opens (`Some`) or closes (`None`) a session's admin mode.
+    pub async fn set_session_admin_mode(
+        &self,
+        id_digest: &str,
+        until: Option<i64>,
+    ) -> sqlx::Result<()> {
+        self.query(
+            "UPDATE web_sessions SET admin_mode_until = $2 WHERE tenant_id = $1 AND id_digest = $3",
+        )
+        .bind(until)
+        .bind(id_digest)
+        .execute(self.writer())
+        .await?;
+        Ok(())
+    }
+
     pub async fn delete_session(&self, id_digest: &str) -> sqlx::Result<()> {
         self.query("DELETE FROM web_sessions WHERE tenant_id = $1 AND id_digest = $2")
             .bind(id_digest)

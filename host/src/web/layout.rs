@@ -6,10 +6,8 @@ use maud::{DOCTYPE, Markup, html};
 
 use crate::model::users::UserRow;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}\
-label{display:block;margin-top:.75rem;font-weight:600}input[type=text],input[type=password],textarea{width:100%;padding:.4rem;box-sizing:border-box}\
-button{margin-top:1rem;padding:.4rem 1rem}.error{color:#a00}.secret{font-family:monospace;background:#f4f4f4;padding:.2rem .4rem;word-break:break-all}\
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left}fieldset{border:0;padding:0}";
+/// The one stylesheet of every page (inlined: the pages' CSP allows no other source).
+const STYLE: &str = include_str!("style.css");
 
 /// A complete HTML page.
 pub fn page(status: StatusCode, title: &str, user: Option<&UserRow>, body: Markup) -> Response {
@@ -23,6 +21,29 @@ pub fn page_with_cookies(
     body: Markup,
     cookies: &[String],
 ) -> Response {
+    let header = html! {
+        nav aria-label="Account" {
+            @if let Some(user) = user {
+                "Signed in as " strong { (user.username) }
+            }
+        }
+    };
+    let main = html! {
+        h1 { (title) }
+        (body)
+    };
+    document(status, title, "plain", header, main, cookies)
+}
+
+/// An HTML document with the stylesheet: `header` and `main` in a body of class `class`.
+pub fn document(
+    status: StatusCode,
+    title: &str,
+    class: &str,
+    header: Markup,
+    main: Markup,
+    cookies: &[String],
+) -> Response {
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -32,18 +53,10 @@ pub fn page_with_cookies(
                 title { (title) " · Trellis" }
                 style { (maud::PreEscaped(STYLE)) }
             }
-            body {
-                header {
-                    nav aria-label="Account" {
-                        @if let Some(user) = user {
-                            "Signed in as " strong { (user.username) }
-                        }
-                    }
-                }
-                main {
-                    h1 { (title) }
-                    (body)
-                }
+            body class=(class) {
+                a.skip href="#main" { "Skip to content" }
+                header { (header) }
+                main id="main" tabindex="-1" { (main) }
             }
         }
     };

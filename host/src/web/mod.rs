@@ -1,7 +1,9 @@
-//! Server-rendered HTML pages: sign in and out, the OAuth applications a user registers, and
-//! the OAuth consent page. Plain HTML forms, no JavaScript. Every page and redirect from here
+//! Server-rendered HTML pages: sign in and out, the OAuth applications a user registers, the
+//! OAuth consent page, and the administrators' console under `/admin` (`admin/`). Plain HTML
+//! forms, no JavaScript. Every page and redirect from here
 //! carries `Referrer-Policy: no-referrer` and `X-Frame-Options: DENY`, and is never cached.
 
+mod admin;
 mod applications;
 mod authorize;
 mod layout;
@@ -30,6 +32,7 @@ use session::Session;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .merge(sign_in::router())
+        .merge(admin::router())
         .merge(applications::router())
         .merge(authorize::router())
         .layer(SetResponseHeaderLayer::overriding(
@@ -52,9 +55,13 @@ pub fn router() -> Router<ApiContext> {
         ))
 }
 
+/// Room for a multipart body's boundaries and other fields besides the file itself.
+const MULTIPART_ENVELOPE: usize = 64 * 1024;
+
 /// What a page handler receives: the tenant, its settings, query and form parameters, the
 /// cookies, and the signed-in session if there is one.
 pub struct Web {
+    pub ctx: ApiContext,
     pub tenant: Tenant,
     pub settings: Arc<Settings>,
     pub params: Params,
@@ -71,10 +78,17 @@ impl FromRequest<ApiContext> for Web {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
-        let (origin, tenant, params) =
-            tenant_and_params(ctx, &parts, body, ctx.config.max_body_bytes)
-                .await
-                .map_err(|error| WebError::new(error.status(), "The request could not be read."))?;
+        // A browser with a session may upload a plugin (the admin console checks the size and
+        // who may); without one, a multipart body gets the small limit.
+        let multipart_limit = if session::cookie(&parts.headers, session::SESSION_COOKIE).is_some()
+        {
+            (ctx.config.plugin_max_upload_bytes + MULTIPART_ENVELOPE).max(ctx.config.max_body_bytes)
+        } else {
+            ctx.config.max_body_bytes
+        };
+        let (origin, tenant, params) = tenant_and_params(ctx, &parts, body, multipart_limit)
+            .await
+            .map_err(|error| WebError::new(error.status(), "The request could not be read."))?;
         let settings = ctx.settings.get(&tenant.db).await?;
         let session = Session::load(&tenant.db, &parts.headers).await?;
         let peer_ip = parts
@@ -82,6 +96,7 @@ impl FromRequest<ApiContext> for Web {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|_| client_ip(&parts, &ctx.config.trusted_proxies).to_string());
         Ok(Web {
+            ctx: ctx.clone(),
             tenant,
             settings,
             params,
@@ -163,6 +178,12 @@ impl From<sqlx::Error> for WebError {
     fn from(error: sqlx::Error) -> Self {
         tracing::error!(error = %error, "page failed");
         WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.")
+    }
+}
+
+impl From<crate::services::Refusal> for WebError {
+    fn from(refusal: crate::services::Refusal) -> Self {
+        ApiError::from(refusal).into()
     }
 }
 

@@ -1,0 +1,73 @@
+//! Reading and changing a tenant's application settings: what `GET|PUT /application/settings`
+//! and the admin console's settings pages both do. A change is validated as a whole against
+//! the merged result (stored values plus the update) and written once; unknown keys are
+//! ignored. The writing process replaces its cache entry, so it sees the change at once;
+//! other processes see it when their cache entry expires (`--settings-cache-seconds`).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::context::ApiContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::Params;
+use crate::model::now_ms;
+use crate::settings::{self, Settings, validate};
+use crate::tenants::Tenant;
+
+/// The stored row (created on first use) and its settings, as the primary sees them.
+async fn current_with_data(tenant: &Tenant) -> ApiResult<(Settings, String)> {
+    let db = &tenant.db;
+    let row = match db.load_settings_for_update().await? {
+        Some(row) => row,
+        None => {
+            db.ensure_settings().await?;
+            db.load_settings_for_update().await?.ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!("settings row missing after insert"))
+            })?
+        }
+    };
+    let settings = Settings::from_stored(row.id, row.created_at, row.updated_at, &row.data);
+    Ok((settings, row.data))
+}
+
+/// What is stored now (administrators read the row, not the cache: what they see is what is
+/// stored).
+pub async fn current(tenant: &Tenant) -> ApiResult<Settings> {
+    Ok(current_with_data(tenant).await?.0)
+}
+
+/// Validates `params` as an update and writes it; the errors are `PUT`'s (coercion, then
+/// enumerations, then the model rules on the merged result).
+pub async fn update(
+    ctx: &ApiContext,
+    tenant: &Tenant,
+    params: &Params,
+) -> ApiResult<Arc<Settings>> {
+    // Optimistic concurrency: an update racing another process's re-reads and re-validates.
+    for _ in 0..5 {
+        let (settings, old_data) = current_with_data(tenant).await?;
+        let stored: Map<String, Value> = serde_json::from_str(&old_data).unwrap_or_default();
+        let change = validate::validate(params, &stored)?;
+        let data = settings::apply(&stored, change, &ctx.secret_key);
+        let new_data = serde_json::to_string(&data).map_err(|e| ApiError::Internal(e.into()))?;
+        let updated_at = now_ms().max(settings.updated_at + 1);
+        if tenant
+            .db
+            .replace_settings(&old_data, &new_data, updated_at)
+            .await?
+        {
+            let fresh = Arc::new(Settings::from_stored(
+                settings.id,
+                settings.created_at,
+                updated_at,
+                &new_data,
+            ));
+            ctx.settings.put(tenant.id, fresh.clone());
+            return Ok(fresh);
+        }
+    }
+    Err(ApiError::Conflict(
+        "409 Conflict - settings changed concurrently, retry".into(),
+    ))
+}
