@@ -59,15 +59,36 @@ pub fn protocol(header: &str) -> Option<&str> {
 }
 
 fn command(service: Service, protocol: Option<&str>) -> tokio::process::Command {
+    let mut command = full_duplex_command(service, protocol);
+    command.arg("--stateless-rpc");
+    command
+}
+
+/// `git <service>` with the client's protocol (`GIT_PROTOCOL`), before its options.
+fn full_duplex_command(service: Service, protocol: Option<&str>) -> tokio::process::Command {
     let mut command = process::command(None);
     command
         .arg(service.subcommand())
-        .arg("--stateless-rpc")
         .env_remove("GIT_PROTOCOL");
     if let Some(protocol) = protocol {
         command.env("GIT_PROTOCOL", protocol);
     }
     command
+}
+
+/// Starts `service` on `repo` for a full-duplex transport (SSH): one process holds the whole
+/// conversation, advertisement included, as `git daemon` and OpenSSH run it. Its stdin,
+/// stdout and stderr are piped; the process is killed when the child is dropped.
+pub fn spawn_full_duplex(
+    repo: &Repository,
+    service: Service,
+    protocol: Option<&str>,
+) -> Result<tokio::process::Child> {
+    full_duplex_command(service, protocol)
+        .arg(repo.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(Error::io("running git"))
 }
 
 /// The answer to `GET info/refs?service=...`: the `# service=` packet, a flush, then git's
