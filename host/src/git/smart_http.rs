@@ -67,9 +67,7 @@ fn command(service: Service, protocol: Option<&str>) -> tokio::process::Command 
 /// `git <service>` with the client's protocol (`GIT_PROTOCOL`), before its options.
 fn full_duplex_command(service: Service, protocol: Option<&str>) -> tokio::process::Command {
     let mut command = process::command(None);
-    command
-        .arg(service.subcommand())
-        .env_remove("GIT_PROTOCOL");
+    command.arg(service.subcommand()).env_remove("GIT_PROTOCOL");
     if let Some(protocol) = protocol {
         command.env("GIT_PROTOCOL", protocol);
     }

@@ -38,8 +38,8 @@ pub fn load_or_create(data_dir: &Path) -> anyhow::Result<PrivateKey> {
 }
 
 fn load(path: &Path) -> anyhow::Result<PrivateKey> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     // A key readable by others is no longer secret; keep it the owner's alone, as sshd would
     // insist.
     let mode = std::fs::metadata(path)?.permissions().mode();

@@ -12,9 +12,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 
 use russh::keys::HashAlg;
-use russh::server::{
-    Auth, ChannelOpenHandle, Msg, PublicKeyOffer, Session, VerifiedPublicKey,
-};
+use russh::server::{Auth, ChannelOpenHandle, Msg, PublicKeyOffer, Session, VerifiedPublicKey};
 use russh::{Channel, ChannelId, ChannelMsg, ChannelWriteHalf};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
@@ -74,8 +72,7 @@ impl Connection {
         let settings = self.ctx.settings.get(&tenant.db).await?;
         let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
         let now = chrono::Utc::now().timestamp_millis();
-        let Some(found) = find_for_ssh_key(&tenant.db, &settings, &fingerprint, now).await?
-        else {
+        let Some(found) = find_for_ssh_key(&tenant.db, &settings, &fingerprint, now).await? else {
             return Ok(None);
         };
         if touch {
@@ -97,7 +94,11 @@ impl Connection {
 }
 
 fn accept_if(accepted: bool) -> Auth {
-    if accepted { Auth::Accept } else { Auth::reject() }
+    if accepted {
+        Auth::Accept
+    } else {
+        Auth::reject()
+    }
 }
 
 impl russh::server::Handler for Connection {
@@ -321,7 +322,10 @@ async fn git(
             }
             0
         }
-        Ok(status) => status.code().and_then(|c| u32::try_from(c).ok()).unwrap_or(1),
+        Ok(status) => status
+            .code()
+            .and_then(|c| u32::try_from(c).ok())
+            .unwrap_or(1),
         Err(error) => {
             tracing::warn!(%error, "git over SSH failed");
             1
