@@ -125,6 +125,16 @@ pub struct ServeConfig {
     /// Address to listen on.
     #[arg(long, env = "TRELLIS_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Where git over SSH listens, off unless set: comma-separated `[HOST=]ADDR:PORT`. A bare
+    /// address serves the default tenant; `HOST=ADDR:PORT` serves the tenant answering HOST
+    /// (SSH carries no host name, so each tenant reached over SSH has its own address).
+    #[arg(
+        long,
+        env = "TRELLIS_SSH_LISTEN",
+        value_delimiter = ',',
+        value_parser = SshListen::parse
+    )]
+    pub ssh_listen: Vec<SshListen>,
     /// The URL users reach the default tenant at (used in web_url and similar fields).
     #[arg(long, env = "TRELLIS_EXTERNAL_URL")]
     pub external_url: Option<String>,
@@ -242,4 +252,51 @@ pub enum TokenCommand {
         #[arg(long)]
         tenant: Option<String>,
     },
+}
+
+/// One SSH listener: the address, and the host name of the tenant it serves (`None`: the
+/// default tenant).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshListen {
+    pub tenant_host: Option<String>,
+    pub address: SocketAddr,
+}
+
+impl SshListen {
+    /// `ADDR:PORT` or `HOST=ADDR:PORT`, the host normalised as tenant hosts are.
+    pub fn parse(text: &str) -> Result<SshListen, String> {
+        let (host, address) = match text.trim().split_once('=') {
+            Some((host, address)) => (Some(host), address),
+            None => (None, text.trim()),
+        };
+        let address = address
+            .parse()
+            .map_err(|_| format!("{address:?} is not an ADDRESS:PORT"))?;
+        let tenant_host = host
+            .map(crate::tenants::normalize_host)
+            .transpose()
+            .map_err(|error| error.to_string())?;
+        Ok(SshListen {
+            tenant_host,
+            address,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssh_listen_names_an_address_and_maybe_a_tenant() {
+        let plain = SshListen::parse("127.0.0.1:2222").unwrap();
+        assert_eq!(plain.tenant_host, None);
+        assert_eq!(plain.address, "127.0.0.1:2222".parse().unwrap());
+        let tenant = SshListen::parse("B.Example=[::1]:22").unwrap();
+        assert_eq!(tenant.tenant_host.as_deref(), Some("b.example"));
+        assert_eq!(tenant.address, "[::1]:22".parse().unwrap());
+        assert!(SshListen::parse("2222").is_err());
+        assert!(SshListen::parse("a b=127.0.0.1:22").is_err());
+        assert!(SshListen::parse("=127.0.0.1:22").is_err());
+    }
 }

@@ -69,4 +69,39 @@ impl ApiContext {
             base_url,
         }
     }
+
+    /// The port git over SSH serves tenant `tenant_id` on, if a listener serves it.
+    pub fn ssh_port(&self, tenant_id: i64) -> Option<u16> {
+        self.config
+            .ssh_listen
+            .iter()
+            .find(|listen| match &listen.tenant_host {
+                Some(host) => self.tenants.find(host) == Some(tenant_id),
+                None => tenant_id == self.tenants.default_id(),
+            })
+            .map(|listen| listen.address.port())
+    }
+
+    /// The tenant answering exactly `host` (`None`: the default tenant), for transports that
+    /// carry no host name (SSH listeners, each bound to one tenant): no fallback to the
+    /// default tenant, so a listener for a tenant that does not exist serves nobody.
+    pub fn tenant_named(&self, host: Option<&str>) -> Option<Tenant> {
+        let (id, base_url) = match host {
+            Some(host) => (self.tenants.find(host)?, format!("http://{host}")),
+            None => (
+                self.tenants.default_id(),
+                self.config
+                    .external_url
+                    .as_deref()
+                    .unwrap_or("http://localhost")
+                    .trim_end_matches('/')
+                    .to_string(),
+            ),
+        };
+        Some(Tenant {
+            id,
+            db: self.db.tenant(id),
+            base_url,
+        })
+    }
 }

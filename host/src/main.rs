@@ -189,6 +189,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     tokio::spawn(ratelimit::purge_loop(ctx.clone()));
     tokio::spawn(api::project_deletion_loop(ctx.clone()));
     trellis::webhooks::start(&ctx);
+    trellis::ssh::start(ctx.clone(), &config.ssh_listen).await?;
     let app = http::router(ctx);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

@@ -66,15 +66,15 @@ pub async fn find_for_git_client(
         return Ok(None);
     }
     Ok(Some(GitCaller {
-        caller: password_caller(user, settings),
+        caller: tokenless_caller(user, settings),
         download: true,
         push: true,
     }))
 }
 
-/// A caller signed in with a password: no token, so no scopes (admin mode, when on, then
-/// withholds administrator rights, as it does for a token without `admin_mode`).
-fn password_caller(user: UserRow, settings: &Settings) -> Caller {
+/// A caller signed in without a token (a password, or an SSH key): no scopes, so admin mode,
+/// when on, withholds administrator rights, as it does for a token without `admin_mode`.
+pub fn tokenless_caller(user: UserRow, settings: &Settings) -> Caller {
     let token = Arc::new(KnownToken {
         id: 0,
         scopes: String::new(),

@@ -7,6 +7,7 @@ pub mod git;
 pub mod oauth;
 pub mod password;
 pub mod secrets;
+pub mod ssh;
 pub mod token_scopes;
 
 use std::sync::Arc;

@@ -64,6 +64,18 @@ fn command(
     protocol: Option<&str>,
     options: Option<&ReceiveOptions>,
 ) -> tokio::process::Command {
+    let mut command = full_duplex_command(service, protocol, options);
+    command.arg("--stateless-rpc");
+    command
+}
+
+/// `git <service>` with the client's protocol (`GIT_PROTOCOL`) and, for a push, its session's
+/// `options` (the hooks path, limits and the callback's environment), before its arguments.
+fn full_duplex_command(
+    service: Service,
+    protocol: Option<&str>,
+    options: Option<&ReceiveOptions>,
+) -> tokio::process::Command {
     let mut command = process::command(None);
     if let Some(options) = options {
         for setting in &options.config {
@@ -71,14 +83,28 @@ fn command(
         }
         command.envs(options.env.iter().map(|(k, v)| (k, v)));
     }
-    command
-        .arg(service.subcommand())
-        .arg("--stateless-rpc")
-        .env_remove("GIT_PROTOCOL");
+    command.arg(service.subcommand()).env_remove("GIT_PROTOCOL");
     if let Some(protocol) = protocol {
         command.env("GIT_PROTOCOL", protocol);
     }
     command
+}
+
+/// Starts `service` on `repo` for a full-duplex transport (SSH): one process holds the whole
+/// conversation, advertisement included, as `git daemon` and OpenSSH run it. Its stdin,
+/// stdout and stderr are piped; the process is killed when the child is dropped. A push runs
+/// with its session's `options`, as over HTTP.
+pub fn spawn_full_duplex(
+    repo: &Repository,
+    service: Service,
+    protocol: Option<&str>,
+    options: Option<&ReceiveOptions>,
+) -> Result<tokio::process::Child> {
+    full_duplex_command(service, protocol, options)
+        .arg(repo.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(Error::io("running git"))
 }
 
 /// The answer to `GET info/refs?service=...`: the `# service=` packet, a flush, then git's

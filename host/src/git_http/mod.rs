@@ -1,13 +1,11 @@
 //! Git over smart HTTP at GitLab's URLs: `GET /<project path>.git/info/refs?service=...`,
 //! `POST /<project path>.git/git-upload-pack` and `.../git-receive-pack`. Project paths have
 //! any depth, so the router's fallback dispatches here ([`route`]). The caller comes from HTTP
-//! Basic credentials (`auth::git`), the project and the caller's level from `api::access`, the
-//! service's rules from [`access`]; then `git` runs as a process (`git::smart_http`) with no
-//! database connection held. A push runs as a session of `services::git_push`: its
-//! `pre-receive` decides (protected branches...) and its `finish` records what the push
-//! changed once git has exited.
-
-pub(crate) mod access;
+//! Basic credentials (`auth::git`), the decision from `git_access` (shared with SSH); then
+//! `git` runs as a process (`git::smart_http`) with no database connection held. A push runs
+//! as a session of `services::git_push` (started by `git_access::Allowed::start_push`): its
+//! `pre-receive` decides (protected branches, push rules) and its `finish` records what the
+//! push changed once git has exited.
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -18,16 +16,15 @@ use base64::Engine;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
 
-use crate::auth::git::{GitCaller, find_for_git_client};
+use crate::auth::git::find_for_git_client;
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::smart_http::{self, Service};
+use crate::git_access::{self, Abilities, Denied, Transport};
 use crate::http::error::ApiError;
-use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::request_origin::Origin;
-use crate::services::git_push::{NewPush, Push};
-use crate::services::protected_branches::{Actor, DefaultBranchProtection};
+use crate::services::git_push::Push;
 
 /// A request the fallback hands to git.
 #[derive(Debug, PartialEq, Eq)]
@@ -104,7 +101,7 @@ struct Prepared {
     push: Option<Push>,
 }
 
-/// Authenticates and authorizes; every refusal is the response GitLab gives.
+/// Authenticates and authorizes (`git_access`); every refusal is the response GitLab gives.
 async fn prepare(
     ctx: &ApiContext,
     parts: &Parts,
@@ -115,10 +112,9 @@ async fn prepare(
         .map_err(|_| api_error(ApiError::BadRequest("Host header is malformed".into())))?;
     let tenant = ctx.tenant_for(&origin);
     let settings = ctx.settings.get(&tenant.db).await.map_err(api_error)?;
-    let credentials = basic_credentials(&parts.headers);
-    let git_caller = match &credentials {
+    let git_caller = match basic_credentials(&parts.headers) {
         Some((login, password)) => {
-            match find_for_git_client(&tenant.db, &ctx.tokens, &settings, login, password)
+            match find_for_git_client(&tenant.db, &ctx.tokens, &settings, &login, &password)
                 .await
                 .map_err(api_error)?
             {
@@ -128,66 +124,33 @@ async fn prepare(
         }
         None => None,
     };
-    let anonymous = git_caller.is_none();
-    if let Some(GitCaller { download, push, .. }) = &git_caller {
-        access::credential_allows(service, *download, *push).map_err(forbidden)?;
-    } else if service == Service::ReceivePack {
-        // Pushing always needs credentials: ask git to send them.
-        return Err(Box::new(access_denied()));
-    }
-    let api = Api {
-        ctx: ctx.clone(),
-        tenant,
-        caller: git_caller.map(|g| g.caller),
-        params: Params::default(),
-        origin,
-        settings,
-        client_ip: crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies),
-        user_agent: None,
-    };
-    let project_ctx = match crate::api::access::project(&api, project).await {
-        Ok(found) => found,
-        // Anonymous callers are asked for credentials rather than told it does not exist.
-        Err(ApiError::NotFound(_)) if anonymous => return Err(Box::new(access_denied())),
-        Err(ApiError::NotFound(_)) => return Err(Box::new(not_found())),
-        Err(error) => return Err(api_error(error)),
-    };
-    if let Err(message) = access::project_allows(&project_ctx, service) {
-        // A visitor without credentials may be someone who has them.
-        return Err(if anonymous {
-            Box::new(access_denied())
-        } else {
-            forbidden(message)
-        });
-    }
-    let project = project_ctx.project.clone();
-    let repo = Repository::project(&ctx.config.storage.data_dir, api.tenant.id, project.id);
-    if !repo.exists().await {
-        return Err(Box::new(text(
-            StatusCode::NOT_FOUND,
-            "A repository for this project does not exist yet.",
-        )));
-    }
-    let push = match (&api.caller, service, parts.method == Method::POST) {
-        (Some(caller), Service::ReceivePack, true) => Some(ctx.pushes.start(NewPush {
-            db: api.tenant.db.clone(),
-            repo: repo.clone(),
-            default_branch_protection: DefaultBranchProtection::of(
-                &api.settings,
-                &project_ctx.namespace,
-            ),
-            pusher_avatar: api.user_views().avatar_url(&caller.user),
-            pusher: (*caller.user).clone(),
-            actor: Actor {
-                level: project_ctx.level(),
-                admin: project_ctx.admin,
-            },
-            project,
-            settings: &api.settings,
-        })),
+    let abilities = git_caller.as_ref().map(|g| Abilities {
+        download: g.download,
+        push: g.push,
+    });
+    let client_ip = crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies);
+    let caller = git_caller.map(|g| g.caller);
+    let api = Api::for_git(ctx, tenant, origin, settings, caller, client_ip);
+    let allowed = git_access::authorize(&api, Transport::Http, abilities, project, service)
+        .await
+        .map_err(|denied| {
+            Box::new(match denied {
+                Denied::CredentialsNeeded => access_denied(),
+                Denied::NotFound => text(StatusCode::NOT_FOUND, git_access::NOT_FOUND),
+                Denied::Forbidden(message) => text(StatusCode::FORBIDDEN, &message),
+                Denied::NoRepository => text(StatusCode::NOT_FOUND, git_access::NO_REPOSITORY),
+                Denied::Failed(error) => error.into_response(),
+            })
+        })?;
+    // `info/refs` of receive-pack only advertises: the push itself is the POST.
+    let push = match (service, parts.method == Method::POST) {
+        (Service::ReceivePack, true) => allowed.start_push(&api),
         _ => None,
     };
-    Ok(Prepared { repo, push })
+    Ok(Prepared {
+        repo: allowed.repo,
+        push,
+    })
 }
 
 /// Runs git for an allowed request.
@@ -321,17 +284,6 @@ fn access_denied() -> Response {
         HeaderValue::from_static("Basic realm=\"GitLab\""),
     );
     response
-}
-
-fn not_found() -> Response {
-    text(
-        StatusCode::NOT_FOUND,
-        "The project you were looking for could not be found or you don't have permission to view it.",
-    )
-}
-
-fn forbidden(message: &'static str) -> Box<Response> {
-    Box::new(text(StatusCode::FORBIDDEN, message))
 }
 
 fn api_error(error: impl Into<ApiError>) -> Box<Response> {

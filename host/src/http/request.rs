@@ -32,6 +32,28 @@ pub struct Api {
 }
 
 impl Api {
+    /// The context of a git client's request (smart HTTP or SSH), which has no parameters
+    /// and no `User-Agent` to record.
+    pub fn for_git(
+        ctx: &ApiContext,
+        tenant: Tenant,
+        origin: Origin,
+        settings: Arc<Settings>,
+        caller: Option<Caller>,
+        client_ip: std::net::IpAddr,
+    ) -> Api {
+        Api {
+            ctx: ctx.clone(),
+            tenant,
+            caller,
+            params: Params::default(),
+            origin,
+            settings,
+            client_ip,
+            user_agent: None,
+        }
+    }
+
     pub fn db(&self) -> &TenantDb {
         &self.tenant.db
     }

@@ -20,8 +20,8 @@ pub mod push_rules;
 pub mod registry;
 pub mod runtime;
 pub mod spam;
-pub mod webhook_formatter;
 pub mod watch;
+pub mod webhook_formatter;
 pub mod wit;
 
 pub use call::{CallStats, PluginError};

@@ -5,8 +5,8 @@
 //! fails; the store runs SQL only (each change and its domain event in one transaction) and
 //! calls nothing above it.
 
-pub mod git_push;
 pub mod commit_actions;
+pub mod git_push;
 pub mod issue_actions;
 pub mod issues;
 pub mod keys;

@@ -194,6 +194,7 @@ keys! {
     DEFAULT_BRANCH_NAME: StrSetting = "default_branch_name";
     DEFAULT_GROUP_VISIBILITY: StrSetting = "default_group_visibility";
     DEFAULT_PROJECT_VISIBILITY: StrSetting = "default_project_visibility";
+    ENABLED_GIT_ACCESS_PROTOCOL: StrSetting = "enabled_git_access_protocol";
     EXTERNAL_AUTH_CLIENT_CERT: StrSetting = "external_auth_client_cert";
     EXTERNAL_AUTHORIZATION_SERVICE_DEFAULT_LABEL: StrSetting =
         "external_authorization_service_default_label";

@@ -135,6 +135,37 @@ impl TenantDb {
         Ok(true)
     }
 
+    /// The tenant's SSH key with this `SHA256:` fingerprint: the key a client signs in with.
+    pub async fn ssh_key_by_fingerprint(
+        &self,
+        fingerprint_sha256: &str,
+    ) -> sqlx::Result<Option<SshKeyRow>> {
+        self.query_as(AssertSqlSafe(format!(
+            "SELECT {} FROM ssh_keys WHERE tenant_id = $1 AND fingerprint_sha256 = $2",
+            SshKeyRow::COLUMNS
+        )))
+        .bind(fingerprint_sha256)
+        .fetch_optional(self.reader())
+        .await
+    }
+
+    /// Records that key `id` was used to sign in, as GitLab does: at most once a day, so a
+    /// busy key does not write on every fetch.
+    pub async fn touch_ssh_key(&self, id: i64) -> sqlx::Result<()> {
+        const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+        let now = now_ms();
+        self.query(
+            "UPDATE ssh_keys SET last_used_at = $3 WHERE tenant_id = $1 AND id = $2 \
+             AND (last_used_at IS NULL OR last_used_at < $4)",
+        )
+        .bind(id)
+        .bind(now)
+        .bind(now - DAY_MS)
+        .execute(self.writer())
+        .await?;
+        Ok(())
+    }
+
     pub async fn insert_ssh_key(&self, key: NewSshKey<'_>, actor: i64) -> sqlx::Result<SshKeyRow> {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, self.tenant_id(), "ssh_keys").await?;

@@ -59,6 +59,16 @@ impl TenantRegistry {
             .unwrap_or(self.default_id)
     }
 
+    /// The tenant answering exactly `host_name`, without falling back to the default tenant
+    /// (for listeners bound to one tenant, which must not serve another when it is missing).
+    pub fn find(&self, host_name: &str) -> Option<i64> {
+        self.hosts
+            .read()
+            .expect("tenant registry")
+            .get(host_name)
+            .copied()
+    }
+
     pub async fn refresh(&self, db: &Db) -> anyhow::Result<()> {
         let tenants = db.list_tenants().await?;
         *self.hosts.write().expect("tenant registry") = Arc::new(host_map(&tenants));

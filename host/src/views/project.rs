@@ -32,6 +32,8 @@ pub struct ProjectContext<'a> {
 pub struct ProjectViews<'a> {
     pub base_url: &'a str,
     pub host: &'a str,
+    /// The port git over SSH serves this tenant on, when it is served.
+    pub ssh_port: Option<u16>,
     pub users: UserViews<'a>,
 }
 
@@ -64,7 +66,7 @@ impl ProjectViews<'_> {
             "default_branch": project.default_branch,
             "tag_list": tags,
             "topics": tags,
-            "ssh_url_to_repo": format!("git@{}:{full_path}.git", ssh_host(self.host)),
+            "ssh_url_to_repo": self.ssh_url(&full_path),
             "http_url_to_repo": format!("{web_url}.git"),
             "web_url": web_url,
             "readme_url": null,
@@ -274,6 +276,18 @@ fn without_credentials(url: &str) -> String {
             parsed.to_string()
         }
         Err(_) => String::new(),
+    }
+}
+
+impl ProjectViews<'_> {
+    /// GitLab's SSH clone URL: scp-like on port 22 (or when SSH is not served), else an
+    /// `ssh://` URL with the port, as GitLab writes it for a non-standard `ssh_port`.
+    fn ssh_url(&self, full_path: &str) -> String {
+        let host = ssh_host(self.host);
+        match self.ssh_port {
+            Some(port) if port != 22 => format!("ssh://git@{host}:{port}/{full_path}.git"),
+            _ => format!("git@{host}:{full_path}.git"),
+        }
     }
 }
 

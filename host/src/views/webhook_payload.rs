@@ -7,8 +7,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
-use crate::model::issue_text::human_duration;
 use super::user::UserViews;
+use crate::model::issue_text::human_duration;
 use crate::model::labels::LabelRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;

@@ -142,6 +142,7 @@ pub fn views(api: &Api) -> ProjectViews<'_> {
     ProjectViews {
         base_url: base,
         host,
+        ssh_port: api.ctx.ssh_port(api.tenant.id),
         users: api.user_views(),
     }
 }

@@ -12,7 +12,7 @@ use super::{Repo, page, readable, writable};
 use crate::context::ApiContext;
 use crate::git::refs::Branch;
 use crate::git::smart_http::Service;
-use crate::git_http::access::project_allows;
+use crate::git_access::rules::project_allows;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;

@@ -20,7 +20,7 @@ use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::refs::Revision;
 use crate::git::smart_http::Service;
-use crate::git_http::access::project_allows;
+use crate::git_access::rules::project_allows;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;

@@ -8,8 +8,8 @@ use crate::git::smart_http::Service;
 use crate::model::project_settings;
 
 /// Why a request is refused with 403, in GitLab's words (git shows them as `remote: ...`).
-pub const AUTH_DOWNLOAD: &str = "You are not allowed to download code.";
-pub const AUTH_UPLOAD: &str = "You are not allowed to upload code.";
+const AUTH_DOWNLOAD: &str = "You are not allowed to download code.";
+const AUTH_UPLOAD: &str = "You are not allowed to upload code.";
 const DOWNLOAD: &str = "You are not allowed to download code from this project.";
 const PUSH: &str = "You are not allowed to push code to this project.";
 const ARCHIVED: &str = "You are not allowed to push code to an archived project.";

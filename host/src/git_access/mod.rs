@@ -1,0 +1,185 @@
+//! May this caller run this git service on this project, over this transport? The one
+//! decision smart HTTP (`git_http`) and SSH (`ssh`) share, so both apply exactly GitLab's
+//! `Gitlab::GitAccess` rules: the credential's abilities, the instance's
+//! `enabled_git_access_protocol`, the project's visibility (`api::access::project`), the
+//! repository feature and the caller's level ([`rules`]), then the repository's existence.
+//! Each transport renders the refusal its own way (an HTTP status, or a message on SSH's
+//! stderr).
+
+pub(crate) mod rules;
+
+use crate::api::access;
+use crate::git::Repository;
+use crate::git::smart_http::Service;
+use crate::http::error::ApiError;
+use crate::http::request::Api;
+use crate::model::namespaces::NamespaceRow;
+use crate::model::projects::ProjectRow;
+use crate::services::git_push::{NewPush, Push};
+use crate::services::protected_branches::{Actor, DefaultBranchProtection};
+use crate::settings::keys;
+
+/// GitLab's answer for a project the caller may not see, or that does not exist.
+pub const NOT_FOUND: &str =
+    "The project you were looking for could not be found or you don't have permission to view it.";
+/// GitLab's answer for a project whose repository has not been created.
+pub const NO_REPOSITORY: &str = "A repository for this project does not exist yet.";
+
+/// The transport a git client came over (GitLab's protocol names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Http,
+    Ssh,
+}
+
+impl Transport {
+    /// The value of `enabled_git_access_protocol` that allows only this transport.
+    fn setting_value(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Ssh => "ssh",
+        }
+    }
+
+    /// Whether the tenant's `enabled_git_access_protocol` (null or "": both) allows it.
+    fn enabled(self, setting: Option<&str>) -> bool {
+        match setting {
+            None | Some("") => true,
+            Some(only) => only == self.setting_value(),
+        }
+    }
+
+    /// GitLab's refusal when the transport is turned off.
+    fn disabled_message(self) -> String {
+        format!(
+            "Git access over {} is not allowed",
+            self.setting_value().to_ascii_uppercase()
+        )
+    }
+}
+
+/// What the credential itself allows (a token's scopes; a password or an SSH key: both).
+#[derive(Debug, Clone, Copy)]
+pub struct Abilities {
+    pub download: bool,
+    pub push: bool,
+}
+
+/// Why a git request is refused.
+#[derive(Debug)]
+pub enum Denied {
+    /// Nobody signed in, and someone might be allowed: HTTP asks for credentials.
+    CredentialsNeeded,
+    /// The project is not there for this caller ([`NOT_FOUND`]).
+    NotFound,
+    /// Refused with GitLab's message.
+    Forbidden(String),
+    /// The project exists but its repository does not ([`NO_REPOSITORY`]).
+    NoRepository,
+    Failed(ApiError),
+}
+
+/// An allowed request: the project and its repository.
+pub struct Allowed {
+    pub project: ProjectRow,
+    pub repo: Repository,
+    /// The project's namespace (its group's default branch protection applies to a push).
+    pub namespace: NamespaceRow,
+    /// The caller's level in the project, and whether they administer the instance.
+    pub actor: Actor,
+}
+
+impl Allowed {
+    /// The push session of a `receive-pack` that `api.caller` runs here: every transport runs
+    /// git with its `receive_options()` and calls its `finish()` once git has exited, so the
+    /// pre-receive checks and what follows a push are the same over HTTP and SSH. `None` for
+    /// an anonymous caller, who is never allowed to push.
+    pub fn start_push(&self, api: &Api) -> Option<Push> {
+        let caller = api.caller.as_ref()?;
+        Some(api.ctx.pushes.start(NewPush {
+            db: api.tenant.db.clone(),
+            repo: self.repo.clone(),
+            default_branch_protection: DefaultBranchProtection::of(&api.settings, &self.namespace),
+            pusher_avatar: api.user_views().avatar_url(&caller.user),
+            pusher: (*caller.user).clone(),
+            actor: self.actor,
+            project: self.project.clone(),
+            settings: &api.settings,
+        }))
+    }
+}
+
+/// Decides whether `api.caller` (signed in with a credential allowing `abilities`, or
+/// anonymous when `None`) may run `service` on the project at `path` over `transport`.
+pub async fn authorize(
+    api: &Api,
+    transport: Transport,
+    abilities: Option<Abilities>,
+    path: &str,
+    service: Service,
+) -> Result<Allowed, Denied> {
+    let anonymous = abilities.is_none();
+    match abilities {
+        Some(Abilities { download, push }) => {
+            rules::credential_allows(service, download, push)
+                .map_err(|message| Denied::Forbidden(message.into()))?;
+        }
+        // Pushing always needs credentials.
+        None if service == Service::ReceivePack => return Err(Denied::CredentialsNeeded),
+        None => {}
+    }
+    let protocol = api.settings.get(keys::ENABLED_GIT_ACCESS_PROTOCOL);
+    if !transport.enabled(protocol.as_deref()) {
+        return Err(Denied::Forbidden(transport.disabled_message()));
+    }
+    let project_ctx = match access::project(api, path).await {
+        Ok(found) => found,
+        // Anonymous callers are asked for credentials rather than told it does not exist.
+        Err(ApiError::NotFound(_)) if anonymous => return Err(Denied::CredentialsNeeded),
+        Err(ApiError::NotFound(_)) => return Err(Denied::NotFound),
+        Err(error) => return Err(Denied::Failed(error)),
+    };
+    if let Err(message) = rules::project_allows(&project_ctx, service) {
+        // A visitor without credentials may be someone who has them.
+        return Err(if anonymous {
+            Denied::CredentialsNeeded
+        } else {
+            Denied::Forbidden(message.into())
+        });
+    }
+    let actor = Actor {
+        level: project_ctx.level(),
+        admin: project_ctx.admin,
+    };
+    let (project, namespace) = (project_ctx.project, project_ctx.namespace);
+    let repo = Repository::project(&api.ctx.config.storage.data_dir, api.tenant.id, project.id);
+    if !repo.exists().await {
+        return Err(Denied::NoRepository);
+    }
+    Ok(Allowed {
+        project,
+        repo,
+        namespace,
+        actor,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_setting_allows_one_or_both() {
+        for transport in [Transport::Http, Transport::Ssh] {
+            assert!(transport.enabled(None));
+            assert!(transport.enabled(Some("")));
+        }
+        assert!(Transport::Ssh.enabled(Some("ssh")));
+        assert!(!Transport::Ssh.enabled(Some("http")));
+        assert!(!Transport::Http.enabled(Some("ssh")));
+        assert_eq!(
+            Transport::Ssh.disabled_message(),
+            "Git access over SSH is not allowed"
+        );
+    }
+}

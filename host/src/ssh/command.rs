@@ -1,0 +1,127 @@
+//! The command an SSH client asks to run. Git sends `git-upload-pack '<path>'` (fetch, clone)
+//! or `git-receive-pack '<path>'` (push), the path shell-quoted as git's `sq_quote` writes it;
+//! anything else, and any path that is not a plain project path, is refused, so no text of
+//! the client's ever reaches a shell or names a file.
+
+use crate::git::smart_http::Service;
+
+/// GitLab Shell's answer to a command it does not run.
+pub const DISALLOWED: &str = "Disallowed command";
+
+/// A git service on a project path (without leading `/` or trailing `.git`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct GitCommand {
+    pub service: Service,
+    pub project: String,
+}
+
+/// The git service `command` asks for, if it is one and names a plausible project path.
+pub fn parse(command: &[u8]) -> Option<GitCommand> {
+    let command = std::str::from_utf8(command).ok()?;
+    let (name, argument) = command.split_once(' ')?;
+    let service = Service::from_name(name)?;
+    let path = unquote(argument)?;
+    let path = path.strip_prefix('/').unwrap_or(&path);
+    let project = path.strip_suffix(".git").unwrap_or(path);
+    project_path(project).then(|| GitCommand {
+        service,
+        project: project.to_string(),
+    })
+}
+
+/// A namespace and project path: two or more segments of letters, digits, `_`, `-` and `.`,
+/// none empty, none `.` or `..`.
+fn project_path(path: &str) -> bool {
+    path.contains('/')
+        && path.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment != "."
+                && segment != ".."
+                && segment
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+        })
+}
+
+/// The word `argument` is: one single-quoted string as git's `sq_quote` writes it (`'` and `!`
+/// leave the quotes as `'\''` and `'\!'`), or a bare word of path characters.
+fn unquote(argument: &str) -> Option<String> {
+    let Some(mut rest) = argument.strip_prefix('\'') else {
+        let bare = !argument.is_empty()
+            && argument
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-./".contains(&b));
+        return bare.then(|| argument.to_string());
+    };
+    let mut word = String::new();
+    loop {
+        let end = rest.find('\'')?;
+        word.push_str(&rest[..end]);
+        rest = &rest[end + 1..];
+        if rest.is_empty() {
+            return Some(word);
+        }
+        // Between two quoted parts only an escaped `'` or `!` may stand.
+        let escaped = rest
+            .strip_prefix("\\'\'")
+            .map(|r| ('\'', r))
+            .or_else(|| rest.strip_prefix("\\!\'").map(|r| ('!', r)))?;
+        word.push(escaped.0);
+        rest = escaped.1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(command: &str) -> Option<(Service, String)> {
+        parse(command.as_bytes()).map(|c| (c.service, c.project))
+    }
+
+    #[test]
+    fn git_commands_name_a_service_and_a_project() {
+        let upload = Some((Service::UploadPack, "group/project".to_string()));
+        assert_eq!(project("git-upload-pack '/group/project.git'"), upload);
+        assert_eq!(project("git-upload-pack 'group/project.git'"), upload);
+        assert_eq!(project("git-upload-pack 'group/project'"), upload);
+        assert_eq!(project("git-upload-pack group/project.git"), upload);
+        assert_eq!(
+            project("git-receive-pack '/a/b/c.git'"),
+            Some((Service::ReceivePack, "a/b/c".to_string()))
+        );
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        for command in [
+            "",
+            "ls",
+            "git-upload-pack",
+            "git-upload-archive 'a/b.git'",
+            "git-upload-pack  'a/b.git'",
+            "git-upload-pack 'a/b.git",
+            "git-upload-pack 'a/b.git' x",
+            "git-upload-pack 'a/b.git'; rm -rf /",
+            "git-upload-pack '../a/b.git'",
+            "git-upload-pack 'a/../b.git'",
+            "git-upload-pack 'a//b.git'",
+            "git-upload-pack 'b.git'",
+            "git-upload-pack '~/a/b.git'",
+            "git-upload-pack 'a/b'\\''c.git'",
+            "git-upload-pack a/b$(x).git",
+            "git-receive-pack '/a/b.git/'",
+        ] {
+            assert_eq!(project(command), None, "{command}");
+        }
+        assert_eq!(parse(b"git-upload-pack '\xff/b'"), None);
+    }
+
+    #[test]
+    fn quoting_is_undone_as_git_writes_it() {
+        assert_eq!(unquote("'a'\\''b'").as_deref(), Some("a'b"));
+        assert_eq!(unquote("'a'\\!'b'").as_deref(), Some("a!b"));
+        assert_eq!(unquote("'a'b'"), None);
+        assert_eq!(unquote("'a'\\x'b'"), None);
+    }
+}

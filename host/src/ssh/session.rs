@@ -1,0 +1,384 @@
+//! One SSH connection: public-key authentication as user `git` (`auth::ssh`), then per
+//! session channel either `ssh -T`'s welcome or one git service. The service's decision is
+//! `git_access::authorize`, the same as smart HTTP's; git then runs as one process whose
+//! stdin, stdout and stderr are copied to and from the channel. Both directions stream with
+//! backpressure: russh holds a bounded number of incoming packets per channel (the
+//! connection stops reading when git does not keep up), and outgoing data waits for the
+//! client's SSH window.
+
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::process::ExitStatus;
+use std::sync::Arc;
+
+use russh::keys::HashAlg;
+use russh::server::{Auth, ChannelOpenHandle, Msg, PublicKeyOffer, Session, VerifiedPublicKey};
+use russh::{Channel, ChannelId, ChannelMsg, ChannelWriteHalf};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+
+use super::command::{self, GitCommand};
+use crate::auth::Caller;
+use crate::auth::ssh::find_for_ssh_key;
+use crate::context::ApiContext;
+use crate::git::smart_http::{self, Service};
+use crate::git_access::{self, Abilities, Allowed, Denied, Transport};
+use crate::http::request::Api;
+use crate::request_origin::Origin;
+use crate::services::git_push::Push;
+use crate::settings::Settings;
+use crate::tenants::Tenant;
+
+/// The only user name git clients sign in as (the key says who they are), as in GitLab.
+const SSH_USER: &str = "git";
+
+/// A connection to one listener, which serves the tenant answering `tenant_host`.
+pub struct Connection {
+    ctx: ApiContext,
+    tenant_host: Option<String>,
+    peer: SocketAddr,
+    signed_in: Option<Arc<SignedIn>>,
+}
+
+/// Who signed in, in which tenant, under which settings.
+struct SignedIn {
+    tenant: Tenant,
+    settings: Arc<Settings>,
+    caller: Caller,
+}
+
+impl Connection {
+    pub fn new(ctx: ApiContext, tenant_host: Option<String>, peer: SocketAddr) -> Connection {
+        Connection {
+            ctx,
+            tenant_host,
+            peer,
+            signed_in: None,
+        }
+    }
+
+    /// Whom `key` signs in as `user`, if anyone (`last_used_at` is recorded when `touch`).
+    async fn sign_in(
+        &self,
+        user: &str,
+        key: &russh::keys::PublicKey,
+        touch: bool,
+    ) -> anyhow::Result<Option<SignedIn>> {
+        if user != SSH_USER {
+            return Ok(None);
+        }
+        let Some(tenant) = self.ctx.tenant_named(self.tenant_host.as_deref()) else {
+            return Ok(None);
+        };
+        let settings = self.ctx.settings.get(&tenant.db).await?;
+        let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
+        let now = chrono::Utc::now().timestamp_millis();
+        let Some(found) = find_for_ssh_key(&tenant.db, &settings, &fingerprint, now).await? else {
+            return Ok(None);
+        };
+        if touch {
+            tenant.db.touch_ssh_key(found.key_id).await?;
+        }
+        Ok(Some(SignedIn {
+            tenant,
+            settings,
+            caller: found.caller,
+        }))
+    }
+
+    fn auth(found: anyhow::Result<Option<SignedIn>>) -> Option<SignedIn> {
+        found.unwrap_or_else(|error| {
+            tracing::warn!(error = format!("{error:#}"), "SSH sign-in failed");
+            None
+        })
+    }
+}
+
+fn accept_if(accepted: bool) -> Auth {
+    if accepted {
+        Auth::Accept
+    } else {
+        Auth::reject()
+    }
+}
+
+impl russh::server::Handler for Connection {
+    type Error = russh::Error;
+
+    /// A key that would not sign anyone in is turned away before the client signs with it.
+    async fn auth_publickey_offered(
+        &mut self,
+        user: &str,
+        offer: PublicKeyOffer<'_>,
+    ) -> Result<Auth, Self::Error> {
+        let found = Self::auth(self.sign_in(user, offer.public_key, false).await);
+        Ok(accept_if(found.is_some()))
+    }
+
+    async fn auth_publickey(
+        &mut self,
+        user: &str,
+        key: VerifiedPublicKey<'_>,
+    ) -> Result<Auth, Self::Error> {
+        let found = Self::auth(self.sign_in(user, key.public_key, true).await);
+        let accepted = found.is_some();
+        self.signed_in = found.map(Arc::new);
+        Ok(accept_if(accepted))
+    }
+
+    async fn channel_open_session(
+        &mut self,
+        channel: Channel<Msg>,
+        reply: ChannelOpenHandle,
+        _session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        // russh opens channels only after authentication succeeded.
+        let Some(signed_in) = self.signed_in.clone() else {
+            return Ok(());
+        };
+        reply.accept().await;
+        let (ctx, peer) = (self.ctx.clone(), self.peer);
+        tokio::spawn(serve_channel(ctx, signed_in, peer, channel));
+        Ok(())
+    }
+
+    /// Only git's protocol version is taken from the client's environment.
+    async fn env_request(
+        &mut self,
+        channel: ChannelId,
+        name: &str,
+        _value: &str,
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        if name == "GIT_PROTOCOL" {
+            session.channel_success(channel)
+        } else {
+            session.channel_failure(channel)
+        }
+    }
+
+    async fn exec_request(
+        &mut self,
+        channel: ChannelId,
+        _command: &[u8],
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_success(channel)
+    }
+
+    async fn shell_request(
+        &mut self,
+        channel: ChannelId,
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_success(channel)
+    }
+
+    /// No terminals (OpenSSH then says "PTY allocation request failed", as with GitLab).
+    #[allow(clippy::too_many_arguments)]
+    async fn pty_request(
+        &mut self,
+        channel: ChannelId,
+        _term: &str,
+        _col_width: u32,
+        _row_height: u32,
+        _pix_width: u32,
+        _pix_height: u32,
+        _modes: &[(russh::Pty, u32)],
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_failure(channel)
+    }
+
+    async fn subsystem_request(
+        &mut self,
+        channel: ChannelId,
+        _name: &str,
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_failure(channel)
+    }
+}
+
+/// Waits for the channel's request (the environment first), answers it, and closes the
+/// channel with the exit status.
+async fn serve_channel(
+    ctx: ApiContext,
+    signed_in: Arc<SignedIn>,
+    peer: SocketAddr,
+    mut channel: Channel<Msg>,
+) {
+    let mut protocol = None;
+    let request = loop {
+        match channel.wait().await {
+            Some(ChannelMsg::SetEnv {
+                variable_name,
+                variable_value,
+                ..
+            }) if variable_name == "GIT_PROTOCOL" => {
+                protocol = smart_http::protocol(&variable_value).map(str::to_string);
+            }
+            Some(ChannelMsg::RequestShell { .. }) => break None,
+            Some(ChannelMsg::Exec { command, .. }) => break Some(command),
+            Some(ChannelMsg::Eof | ChannelMsg::Close) | None => return,
+            Some(_) => {}
+        }
+    };
+    let (read, write) = channel.split();
+    let code = match request {
+        None => welcome(&write, &signed_in.caller).await,
+        Some(command) => match command::parse(&command) {
+            Some(command) => {
+                let api = Api::for_git(
+                    &ctx,
+                    signed_in.tenant.clone(),
+                    origin(&signed_in.tenant),
+                    signed_in.settings.clone(),
+                    Some(signed_in.caller.clone()),
+                    peer.ip(),
+                );
+                git(&api, command, protocol.as_deref(), read, &write).await
+            }
+            None => refuse(&write, command::DISALLOWED).await,
+        },
+    };
+    let _ = write.exit_status(code).await;
+    let _ = write.eof().await;
+    let _ = write.close().await;
+}
+
+/// What `ssh -T git@host` prints: GitLab's welcome. Trellis has no instance title setting,
+/// so the name is GitLab's.
+async fn welcome(write: &ChannelWriteHalf<Msg>, caller: &Caller) -> u32 {
+    let text = format!("Welcome to GitLab, @{}!\n", caller.user.username);
+    let _ = write.data_bytes(text.into_bytes()).await;
+    0
+}
+
+/// GitLab Shell's refusal: the message framed on stderr, exit status 1.
+async fn refuse(write: &ChannelWriteHalf<Msg>, message: &str) -> u32 {
+    let rule = "=".repeat(72);
+    let text = format!(
+        "remote: \nremote: {rule}\nremote: \nremote: {message}\nremote: \nremote: {rule}\nremote: \n"
+    );
+    let _ = write.extended_data_bytes(1, text.into_bytes()).await;
+    1
+}
+
+/// Where links built for this request would point: the tenant's own base URL.
+fn origin(tenant: &Tenant) -> Origin {
+    let host = tenant
+        .base_url
+        .split_once("://")
+        .map_or(tenant.base_url.as_str(), |(_, host)| host);
+    Origin {
+        scheme: "ssh".into(),
+        host: host.to_string(),
+        path: String::new(),
+        query: Vec::new(),
+    }
+}
+
+/// Runs the service `command` names, if `api.caller` may; its exit status.
+async fn git(
+    api: &Api,
+    command: GitCommand,
+    protocol: Option<&str>,
+    read: russh::ChannelReadHalf,
+    write: &ChannelWriteHalf<Msg>,
+) -> u32 {
+    // A key signs in its owner with all of the owner's rights, as in GitLab.
+    let abilities = Some(Abilities {
+        download: true,
+        push: true,
+    });
+    let service = command.service;
+    let allowed = match git_access::authorize(
+        api,
+        Transport::Ssh,
+        abilities,
+        &command.project,
+        service,
+    )
+    .await
+    {
+        Ok(allowed) => allowed,
+        Err(denied) => {
+            let message = match denied {
+                Denied::CredentialsNeeded | Denied::NotFound => git_access::NOT_FOUND.to_string(),
+                Denied::Forbidden(message) => message,
+                Denied::NoRepository => git_access::NO_REPOSITORY.to_string(),
+                Denied::Failed(error) => {
+                    tracing::warn!(%error, "authorizing git over SSH failed");
+                    "Internal server error".to_string()
+                }
+            };
+            return refuse(write, &message).await;
+        }
+    };
+    let push = match service {
+        Service::ReceivePack => allowed.start_push(api),
+        Service::UploadPack => None,
+    };
+    let ran = run(&allowed, service, protocol, push.as_ref(), read, write).await;
+    // Whatever git's status: finish records only the updates git did apply.
+    if let Some(push) = push {
+        push.finish().await;
+    }
+    match ran {
+        Ok(status) if status.success() => 0,
+        Ok(status) => status
+            .code()
+            .and_then(|c| u32::try_from(c).ok())
+            .unwrap_or(1),
+        Err(error) => {
+            tracing::warn!(%error, "git over SSH failed");
+            1
+        }
+    }
+}
+
+/// Runs git with the channel as its stdin, stdout and stderr, until git exits.
+async fn run(
+    allowed: &Allowed,
+    service: Service,
+    protocol: Option<&str>,
+    push: Option<&Push>,
+    mut read: russh::ChannelReadHalf,
+    write: &ChannelWriteHalf<Msg>,
+) -> std::io::Result<ExitStatus> {
+    let options = push.map(Push::receive_options);
+    let mut child =
+        smart_http::spawn_full_duplex(&allowed.repo, service, protocol, options.as_ref())
+            .map_err(std::io::Error::other)?;
+    let broken = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+    let mut stdin = child.stdin.take().ok_or_else(broken)?;
+    let mut stdout = child.stdout.take().ok_or_else(broken)?;
+    let mut stderr = child.stderr.take().ok_or_else(broken)?;
+    let mut input = pin!(async move {
+        let mut reader = pin!(read.make_reader());
+        // The client's EOF (or its going away) closes git's stdin.
+        let _ = tokio::io::copy(&mut reader, &mut stdin).await;
+    });
+    let mut output = pin!(async {
+        let (out, err) = tokio::join!(
+            copy_to(&mut stdout, write.make_writer()),
+            copy_to(&mut stderr, write.make_writer_ext(Some(1))),
+        );
+        out.and(err)?;
+        child.wait().await
+    });
+    // Git may finish before the client closes its side (a fetch does): the exit ends both.
+    tokio::select! {
+        status = &mut output => status,
+        () = &mut input => output.await,
+    }
+}
+
+async fn copy_to(
+    from: &mut (impl tokio::io::AsyncRead + Unpin),
+    to: impl AsyncWrite,
+) -> std::io::Result<()> {
+    let mut to = pin!(to);
+    tokio::io::copy(from, &mut to).await?;
+    to.flush().await
+}

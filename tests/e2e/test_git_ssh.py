@@ -1,0 +1,349 @@
+"""Git over SSH, driven with the real OpenSSH client and `git`: keys added through
+`/user/keys` (python-gitlab), `ssh -T` GitLab's welcome, clone (ssh:// and scp-like URLs),
+push and fetch, the refusals GitLab gives (unknown key, expired key, blocked user, restricted
+key type, a Guest's push, unknown project, malformed command, protocol turned off), tenants
+kept apart (each tenant reached over SSH has its own listener), and a host key that survives a
+restart (StrictHostKeyChecking against a known_hosts written at the first start).
+
+ssh runs with BatchMode, IdentitiesOnly and its own known_hosts; git with no system or user
+configuration.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import free_port, make_user, other_tenant, require_program
+
+NOT_FOUND = ("The project you were looking for could not be found or you don't have "
+             "permission to view it.")
+DENIED = "Permission denied (publickey)"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _programs():
+    require_program("ssh", "openssh-client")
+    require_program("ssh-keygen", "openssh-client")
+    require_program("git", "git")
+
+
+@pytest.fixture(scope="module")
+def home():
+    with tempfile.TemporaryDirectory(prefix="trellis-ssh-home-") as path:
+        yield Path(path)
+
+
+class Ssh:
+    """A server with two SSH listeners: the default tenant's and `tenant_host`'s."""
+
+    def __init__(self, make_server, home: Path):
+        self.port = free_port()
+        self.tenant_port = free_port()
+        self.tenant_host = f"ssh-{secrets.token_hex(3)}.example"
+        listen = f"127.0.0.1:{self.port},{self.tenant_host}=127.0.0.1:{self.tenant_port}"
+        self.server = make_server({"TRELLIS_SSH_LISTEN": listen})
+        self.home = home
+        self.known_hosts = home / "known_hosts"
+        self.trust_host_key()
+
+    def host_key_path(self) -> Path:
+        return self.server.data_dir / "ssh_host_ed25519_key"
+
+    def trust_host_key(self):
+        """known_hosts naming the key on disk for both listeners: StrictHostKeyChecking then
+        proves the server presents that key."""
+        public = subprocess.run(["ssh-keygen", "-y", "-f", str(self.host_key_path())],
+                                check=True, capture_output=True, text=True).stdout.strip()
+        self.known_hosts.write_text("".join(
+            f"[127.0.0.1]:{port} {public}\n" for port in (self.port, self.tenant_port)))
+
+    def options(self, key: Path) -> list[str]:
+        return ["-i", str(key), "-F", "/dev/null", "-o", "IdentitiesOnly=yes",
+                "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+                "-o", f"UserKnownHostsFile={self.known_hosts}", "-o", "LogLevel=ERROR"]
+
+    def ssh(self, key: Path, *command: str, port: int | None = None, user: str = "git",
+            stdin: str | None = None) -> subprocess.CompletedProcess:
+        args = ["ssh", "-T", "-p", str(port or self.port), *self.options(key),
+                f"{user}@127.0.0.1", *command]
+        return subprocess.run(args, capture_output=True, text=True, timeout=60,
+                              input=stdin if stdin is not None else "")
+
+    def git(self, key: Path, *args, cwd=None, port: int | None = None,
+            check=True) -> subprocess.CompletedProcess:
+        ssh_command = " ".join(["ssh", "-p", str(port or self.port), *self.options(key)])
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_SSH_COMMAND": ssh_command,
+            "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
+            "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+        }
+        done = subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd,
+                              env=env, capture_output=True, text=True, timeout=120)
+        if check:
+            assert done.returncode == 0, done.stderr
+        return done
+
+    def ssh_url(self, path: str, port: int | None = None) -> str:
+        return f"ssh://git@127.0.0.1:{port or self.port}/{path}.git"
+
+
+@pytest.fixture(scope="module")
+def ssh(make_server, home) -> Ssh:
+    return Ssh(make_server, home)
+
+
+def new_key(home: Path, kind: str = "ed25519") -> Path:
+    path = home / f"id_{kind}_{secrets.token_hex(4)}"
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", "test", "-f", str(path)],
+                   check=True, capture_output=True)
+    return path
+
+
+def add_key(gl, key: Path, **extra):
+    """Adds `key` to the account `gl` is signed in as, through python-gitlab."""
+    return gl.user.keys.create({"title": key.name, "key": key.with_suffix(".pub").read_text(),
+                                **extra})
+
+
+def user_with_key(ssh: Ssh, home: Path, prefix="s", **extra):
+    """A new user, its python-gitlab client and a key it added."""
+    user, token = make_user(ssh.server, prefix)
+    gl = ssh.server.gitlab(token)
+    gl.auth()
+    key = new_key(home)
+    row = add_key(gl, key, **extra)
+    return user, gl, key, row
+
+
+def workdir(home: Path) -> Path:
+    return home / secrets.token_hex(4)
+
+
+def commit(ssh: Ssh, key: Path, repo: Path, name: str, content: str):
+    (repo / name).write_text(content)
+    ssh.git(key, "add", name, cwd=repo)
+    ssh.git(key, "commit", "-q", "-m", f"add {name}", cwd=repo)
+
+
+def refused_with(done: subprocess.CompletedProcess, message: str):
+    assert done.returncode != 0, done.stdout
+    assert f"remote: {message}" in done.stderr, done.stderr
+
+
+@pytest.fixture(scope="module")
+def owner(ssh, home):
+    return user_with_key(ssh, home, "own")
+
+
+def test_welcome_names_the_user_and_records_the_key_use(ssh, owner):
+    user, gl, key, row = owner
+    assert row.last_used_at is None
+    done = ssh.ssh(key)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"Welcome to GitLab, @{user.username}!\n"
+    assert gl.user.keys.get(row.id).last_used_at is not None
+
+
+def test_clone_push_and_fetch_over_both_url_forms(ssh, owner, home):
+    user, gl, key, _ = owner
+    project = gl.projects.create({"name": "p" + secrets.token_hex(3), "visibility": "private",
+                                  "initialize_with_readme": True})
+    path = project.path_with_namespace
+    # SSH is on a port other than 22: GitLab's ssh:// form with the port.
+    assert project.ssh_url_to_repo == ssh.ssh_url(path)
+    first = workdir(home)
+    ssh.git(key, "clone", "-q", project.ssh_url_to_repo, str(first))
+    assert (first / "README.md").exists()
+    # A pack of several megabytes, streamed through the channel to git.
+    (first / "noise.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    ssh.git(key, "add", "noise.bin", cwd=first)
+    commit(ssh, key, first, "hello.py", "print('hello')\n")
+    ssh.git(key, "push", "-q", "origin", "HEAD", cwd=first)
+    # The scp-like form (the port comes from GIT_SSH_COMMAND).
+    second = workdir(home)
+    scp_like = f"git@127.0.0.1:{path}.git"
+    ssh.git(key, "clone", "-q", scp_like, str(second))
+    assert (second / "noise.bin").read_bytes() == (first / "noise.bin").read_bytes()
+    # The project is up to date once the push has returned.
+    stats = gl.projects.get(project.id, statistics=True)
+    assert stats.empty_repo is False
+    assert stats.statistics["commit_count"] == 2
+    # fetch, protocol v2 (GIT_PROTOCOL travels in the SSH environment) and v0
+    commit(ssh, key, second, "later.txt", "later\n")
+    ssh.git(key, "push", "-q", "origin", "HEAD", cwd=second)
+    for version in ("2", "0"):
+        fetched = ssh.git(key, "-c", f"protocol.version={version}", "fetch", "origin",
+                          cwd=first)
+        assert fetched.returncode == 0
+    ssh.git(key, "merge", "-q", "--ff-only", "FETCH_HEAD", cwd=first)
+    assert (first / "later.txt").read_text() == "later\n"
+    listed = ssh.git(key, "-c", "protocol.version=2", "ls-remote", ssh.ssh_url(path), cwd=first)
+    assert f"refs/heads/{project.default_branch}" in listed.stdout
+
+
+def test_unknown_keys_and_users_are_refused(ssh, home):
+    stranger = new_key(home)
+    done = ssh.ssh(stranger)
+    assert done.returncode == 255 and DENIED in done.stderr, done.stderr
+    _, _, key, _ = user_with_key(ssh, home)
+    # Only `git` signs in, whatever the key.
+    done = ssh.ssh(key, user="root")
+    assert done.returncode == 255 and DENIED in done.stderr, done.stderr
+
+
+def test_expired_key_is_refused(ssh, home):
+    tomorrow = (dt.date.today() + dt.timedelta(days=2)).isoformat()
+    _, _, key, row = user_with_key(ssh, home, expires_at=tomorrow)
+    assert ssh.ssh(key).returncode == 0
+    # Time passes: the key expired a minute ago.
+    past_ms = int((dt.datetime.now(dt.timezone.utc).timestamp() - 60) * 1000)
+    ssh.server.sql(f"UPDATE ssh_keys SET expires_at = {past_ms} WHERE id = {row.id}")
+    done = ssh.ssh(key)
+    assert done.returncode == 255 and DENIED in done.stderr, done.stderr
+
+
+def test_blocked_user_is_refused(ssh, home):
+    user, _, key, _ = user_with_key(ssh, home)
+    admin = ssh.server.gitlab()
+    admin_user = admin.users.get(user.id)
+    admin_user.block()
+    assert DENIED in ssh.ssh(key).stderr
+    admin_user.unblock()
+    assert ssh.ssh(key).returncode == 0
+
+
+def test_restricted_key_type_is_refused(ssh, home):
+    _, _, key, _ = user_with_key(ssh, home)
+    settings = ssh.server.gitlab().settings.get()
+    try:
+        settings.ed25519_key_restriction = -1
+        settings.save()
+        done = ssh.ssh(key)
+        assert done.returncode == 255 and DENIED in done.stderr, done.stderr
+    finally:
+        settings.ed25519_key_restriction = 0
+        settings.save()
+    assert ssh.ssh(key).returncode == 0
+
+
+def test_guest_may_clone_a_public_project_but_not_push(ssh, owner, home):
+    _, gl, _, _ = owner
+    project = gl.projects.create({"name": "g" + secrets.token_hex(3), "visibility": "public",
+                                  "initialize_with_readme": True})
+    guest, _, key, _ = user_with_key(ssh, home, "guest")
+    project.members.create({"user_id": guest.id, "access_level": 10})
+    copy = workdir(home)
+    ssh.git(key, "clone", "-q", ssh.ssh_url(project.path_with_namespace), str(copy))
+    commit(ssh, key, copy, "x.txt", "x\n")
+    pushed = ssh.git(key, "push", "origin", "HEAD", cwd=copy, check=False)
+    refused_with(pushed, "You are not allowed to push code to this project.")
+
+
+def test_unknown_and_invisible_projects_are_not_found(ssh, owner, home):
+    _, gl, _, _ = owner
+    secret = gl.projects.create({"name": "s" + secrets.token_hex(3), "visibility": "private",
+                                 "initialize_with_readme": True})
+    _, _, key, _ = user_with_key(ssh, home)
+    for path in ("nobody/nothing", secret.path_with_namespace):
+        done = ssh.git(key, "clone", "-q", ssh.ssh_url(path), str(workdir(home)), check=False)
+        refused_with(done, NOT_FOUND)
+        done = ssh.ssh(key, f"git-receive-pack '/{path}.git'")
+        assert done.returncode == 1
+        assert f"remote: {NOT_FOUND}" in done.stderr
+
+
+def test_malformed_commands_are_disallowed(ssh, owner):
+    _, gl, key, _ = owner
+    project = gl.projects.list(owned=True, get_all=False)[0]
+    path = project.path_with_namespace
+    for command in ("ls", "git-upload-pack", f"git-upload-pack '{path}.git'; id",
+                    "git-upload-pack '../../etc.git'", f"git-upload-archive '{path}.git'",
+                    f"git-upload-pack '{path}.git' extra", "sh -c id"):
+        done = ssh.ssh(key, command)
+        assert done.returncode == 1, (command, done.stderr)
+        assert "remote: Disallowed command" in done.stderr, (command, done.stderr)
+        assert done.stdout == ""
+    # The same project named plainly works (no pack requested: the advertisement, then EOF).
+    done = ssh.ssh(key, f"git-upload-pack '{path}.git'", stdin="0000")
+    assert done.returncode == 0, done.stderr
+    assert f"refs/heads/{project.default_branch}" in done.stdout
+
+
+def test_enabled_git_access_protocol_turns_either_transport_off(ssh, owner, home):
+    _, gl, key, _ = owner
+    project = gl.projects.list(owned=True, get_all=False)[0]
+    path = project.path_with_namespace
+    token = ssh.server.create_token(scopes="read_repository")
+    settings = ssh.server.gitlab().settings.get()
+
+    def http_info_refs():
+        return requests.get(f"{ssh.server.url}/{path}.git/info/refs",
+                            params={"service": "git-upload-pack"},
+                            auth=("root", token), timeout=30)
+
+    try:
+        settings.enabled_git_access_protocol = "http"
+        settings.save()
+        done = ssh.git(key, "ls-remote", ssh.ssh_url(path), check=False)
+        refused_with(done, "Git access over SSH is not allowed")
+        assert http_info_refs().status_code == 200
+        settings.enabled_git_access_protocol = "ssh"
+        settings.save()
+        refused = http_info_refs()
+        assert (refused.status_code, refused.text) == (403, "Git access over HTTP is not allowed")
+        assert ssh.git(key, "ls-remote", ssh.ssh_url(path)).returncode == 0
+    finally:
+        settings.enabled_git_access_protocol = ""
+        settings.save()
+    assert http_info_refs().status_code == 200
+
+
+def test_each_tenant_has_its_own_listener_and_keys(ssh, owner, home):
+    _, gl, default_key, _ = owner
+    # Before the tenant exists, its listener signs nobody in (no fallback to the default).
+    assert DENIED in ssh.ssh(default_key, port=ssh.tenant_port).stderr
+    host, token = other_tenant(ssh.server, host=ssh.tenant_host)
+    tenant_gl = ssh.server.gitlab(token, host=host)
+    tenant_gl.auth()
+    tenant_key = new_key(home)
+    add_key(tenant_gl, tenant_key)
+    theirs = tenant_gl.projects.create({"name": "t" + secrets.token_hex(3),
+                                        "visibility": "public", "initialize_with_readme": True})
+    done = ssh.ssh(tenant_key, port=ssh.tenant_port)
+    assert done.stdout == "Welcome to GitLab, @root!\n", done.stderr
+    copy = workdir(home)
+    url = ssh.ssh_url(theirs.path_with_namespace, port=ssh.tenant_port)
+    ssh.git(tenant_key, "clone", "-q", url, str(copy), port=ssh.tenant_port)
+    assert (copy / "README.md").exists()
+    # The default tenant's key does not open the tenant's listener, even for a public project,
+    # and the tenant's key does not open the default tenant's.
+    assert DENIED in ssh.ssh(default_key, port=ssh.tenant_port).stderr
+    assert DENIED in ssh.ssh(tenant_key).stderr
+    # On the default listener the tenant's project path names nothing.
+    done = ssh.git(default_key, "clone", "-q", ssh.ssh_url(theirs.path_with_namespace),
+                   str(workdir(home)), check=False)
+    refused_with(done, NOT_FOUND)
+
+
+def test_host_key_is_kept_across_a_restart(ssh, owner):
+    _, _, key, _ = owner
+    mode = ssh.host_key_path().stat().st_mode & 0o777
+    assert mode == 0o600
+    before = ssh.host_key_path().read_bytes()
+    ssh.server.stop()
+    ssh.server.start()
+    assert ssh.host_key_path().read_bytes() == before
+    # known_hosts still written from the first start: strict checking passes.
+    done = ssh.ssh(key)
+    assert done.returncode == 0, done.stderr
