@@ -105,6 +105,7 @@ impl Allowed {
             actor: self.actor,
             project: self.project.clone(),
             settings: &api.settings,
+            via_api: false,
         }))
     }
 }

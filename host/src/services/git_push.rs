@@ -104,6 +104,9 @@ pub struct NewPush<'a> {
     /// The pusher's level in the project, and whether they administer the instance.
     pub actor: Actor,
     pub settings: &'a Settings,
+    /// A change the server makes for the repository API rather than a `git push`: GitLab
+    /// lets it create a protected branch with merge rights and a Maintainer delete one.
+    pub via_api: bool,
 }
 
 /// A push in progress: who pushes where, and what its `pre-receive` allowed.
@@ -116,6 +119,7 @@ pub struct PushSession {
     pub pusher: UserRow,
     pub pusher_avatar: Option<String>,
     pub actor: Actor,
+    pub via_api: bool,
     pub timeouts: Timeouts,
     /// The plugins push rules run in.
     pub plugins: Arc<Plugins>,
@@ -168,6 +172,7 @@ impl PushSessions {
             pusher: new.pusher,
             pusher_avatar: new.pusher_avatar,
             actor: new.actor,
+            via_api: new.via_api,
             timeouts: Timeouts::from_settings(new.settings),
             plugins: self.plugins.clone(),
             max_input_bytes,
@@ -225,7 +230,7 @@ impl Push {
 
     /// After git has exited: what the accepted updates change besides the repository.
     /// Failures are logged; the push itself has happened.
-    pub async fn finish(self) {
+    pub async fn finish(&self) {
         let allowed = self
             .session
             .allowed
@@ -241,6 +246,24 @@ impl Push {
                 "updating a project after a push failed"
             );
         }
+    }
+}
+
+impl Push {
+    /// A change the server makes itself (the repository API's branches, tags and commits),
+    /// decided as a pushed one: [`pre_receive`] on objects already in the repository, so
+    /// protected branches and push rules apply and [`Push::finish`] records it.
+    pub async fn check_server_update(&self, updates: &[RefUpdate]) -> git::Result<Verdict> {
+        let session = &self.session;
+        let refs_before = receive::refs(&session.repo, session.timeouts.fast).await?;
+        let verdict = pre_receive(session, updates, &[]).await?;
+        if verdict == Verdict::Allow {
+            *session.allowed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Allowed {
+                updates: updates.to_vec(),
+                refs_before,
+            });
+        }
+        Ok(verdict)
     }
 }
 
@@ -359,7 +382,7 @@ pub async fn protected_branch_checks(
             continue;
         };
         if update.is_creation() {
-            if !may_push {
+            if !may_push && !(session.via_api && may_merge) {
                 return Ok(refuse(if may_merge {
                     CREATE_PROTECTED_NOT_WEB
                 } else {
@@ -367,6 +390,9 @@ pub async fn protected_branch_checks(
                 }));
             }
         } else if update.is_deletion() {
+            if session.via_api && maintainer {
+                continue;
+            }
             return Ok(refuse(if maintainer {
                 DELETE_PROTECTED_NOT_WEB
             } else {
@@ -652,6 +678,7 @@ mod tests {
                     admin: false,
                 },
                 settings: &settings,
+                via_api: false,
             })
         };
         let developer = start(AccessLevel::Developer);

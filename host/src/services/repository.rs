@@ -4,22 +4,28 @@
 //! decision: protected branches, push rules), makes it with compare-and-swap, and runs what
 //! follows a push (default branch, statistics). Git runs outside any database transaction.
 
+use crate::access_level::AccessLevel;
 use crate::git::commits::Commit;
+use crate::git::receive;
 use crate::git::refs::{Revision, Tagger, valid_ref_name};
 use crate::git::{self, Repository};
 use crate::model::projects::ProjectRow;
+use crate::model::protected_branches::ProtectedBranch;
 use crate::model::users::UserRow;
 use crate::services::Refusal;
-use crate::services::projects::refresh_statistics;
+use crate::services::git_push::{Push, Verdict};
+use crate::services::protected_branches::{self as rules, Actor};
 use crate::store::TenantDb;
-use crate::store::projects::ProjectChanges;
 
-/// The repository a change goes to, and who makes it.
+/// The repository a change goes to, and who makes it: `push` is the push session every
+/// server-side change runs in, so it is decided and recorded as a pushed one (protected
+/// branches, push rules, push events, default branch and statistics).
 pub struct Target<'a> {
     pub db: &'a TenantDb,
     pub repo: &'a Repository,
     pub project: &'a ProjectRow,
     pub actor: &'a UserRow,
+    pub push: Push,
 }
 
 /// One ref change: `old` is where the ref must be now (`None`: it must not exist), `new`
@@ -40,34 +46,36 @@ pub struct BranchRules {
     pub developers_can_merge: bool,
 }
 
-/// The rules of `branch`. Protected branches are not stored yet, so every branch is
-/// unprotected; this is the one function the protected-branches store will answer.
-pub fn branch_rules(_project: &ProjectRow, _branch: &str) -> BranchRules {
+/// The rules of `branch` under the project's `protected` branches (`store::protected_branches`).
+pub fn branch_rules(protected: &[ProtectedBranch], branch: &str) -> BranchRules {
+    let developer = Actor {
+        level: AccessLevel::Developer,
+        admin: false,
+    };
     BranchRules {
-        protected: false,
-        developers_can_push: true,
-        developers_can_merge: true,
+        protected: rules::matching(protected, branch).next().is_some(),
+        developers_can_push: rules::allowed(protected, branch, "push", developer),
+        developers_can_merge: rules::allowed(protected, branch, "merge", developer),
     }
 }
 
-/// The pre-receive decision for a change the server makes: may `target.actor` move this ref?
-/// The caller already has Developer and push rights on the project (the API checks them);
-/// what remains is per ref, and with no protected branches stored nothing is refused yet.
-fn may_update(target: &Target<'_>, update: &RefUpdate) -> Result<(), Refusal> {
-    if let Some(branch) = update.name.strip_prefix("refs/heads/") {
-        let rules = branch_rules(target.project, branch);
-        if rules.protected && !rules.developers_can_push {
-            return Err(Refusal::forbidden_because(
-                "You are not allowed to push into this branch",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Moves one ref: the pre-receive decision, the compare-and-swap, then what follows a push.
+/// Moves one ref: the pre-receive decision of the target's push session, the
+/// compare-and-swap, then what follows a push (the session's `finish`).
 pub async fn update_ref(target: &Target<'_>, update: &RefUpdate) -> Result<(), Refusal> {
-    may_update(target, update)?;
+    let pushed = receive::RefUpdate {
+        name: update.name.clone(),
+        old: update
+            .old
+            .clone()
+            .unwrap_or_else(|| receive::ZERO_SHA.into()),
+        new: update
+            .new
+            .clone()
+            .unwrap_or_else(|| receive::ZERO_SHA.into()),
+    };
+    if let Verdict::Refuse(message) = target.push.check_server_update(&[pushed]).await? {
+        return Err(Refusal::forbidden_because(message));
+    }
     match target
         .repo
         .update_ref(&update.name, update.new.as_deref(), update.old.as_deref())
@@ -83,37 +91,8 @@ pub async fn update_ref(target: &Target<'_>, update: &RefUpdate) -> Result<(), R
         }
         Err(error) => return Err(error.into()),
     }
-    after_update(target, update).await;
+    target.push.finish().await;
     Ok(())
-}
-
-/// After a ref moved: the first branch of an empty project becomes its default branch (HEAD
-/// follows), and the statistics are read again. Failures are logged: the ref has moved.
-async fn after_update(target: &Target<'_>, update: &RefUpdate) {
-    let result = async {
-        let mut default = target.project.default_branch.clone().unwrap_or_default();
-        if let (Some(branch), Some(_)) = (update.name.strip_prefix("refs/heads/"), &update.new)
-            && (default.is_empty() || !target.repo.branch_exists(&default).await?)
-        {
-            target.repo.set_head(branch).await?;
-            let mut changes = ProjectChanges::default();
-            changes.set("default_branch", branch);
-            target
-                .db
-                .update_project(target.project.id, &changes, Some(target.actor.id))
-                .await?;
-            default = branch.to_string();
-        }
-        refresh_statistics(target.db, target.repo, target.project.id, &default).await?;
-        anyhow::Ok(())
-    }
-    .await;
-    if let Err(error) = result {
-        tracing::warn!(
-            error = format!("{error:#}"),
-            "updating a project after a repository change failed"
-        );
-    }
 }
 
 /// `POST /projects/:id/repository/branches`.
@@ -165,11 +144,6 @@ pub async fn delete_branch(target: &Target<'_>, name: &str) -> Result<(), Refusa
         return Err(Refusal::Status(
             405,
             "The default branch of a project cannot be deleted.".into(),
-        ));
-    }
-    if branch_rules(target.project, name).protected {
-        return Err(Refusal::forbidden_because(
-            "Protected branch cant be removed",
         ));
     }
     let update = RefUpdate {

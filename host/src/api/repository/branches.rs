@@ -17,6 +17,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
+use crate::model::protected_branches::ProtectedBranch;
 use crate::services::repository::{self, branch_rules};
 use crate::views::repository::BranchFacts;
 
@@ -92,10 +93,12 @@ pub fn matches_search(name: &str, search: &str) -> bool {
 struct Facts {
     merged: std::collections::HashSet<String>,
     may_push: bool,
+    protected: Vec<ProtectedBranch>,
 }
 
 impl Facts {
-    async fn of(repo: &Repo) -> ApiResult<Facts> {
+    async fn of(api: &Api, repo: &Repo) -> ApiResult<Facts> {
+        let protected = api.db().protected_branches(repo.ctx.project.id).await?;
         let merged = match repo.default_branch() {
             Some(default) if repo.repo.branch_exists(default).await? => {
                 repo.repo
@@ -107,11 +110,12 @@ impl Facts {
         Ok(Facts {
             merged,
             may_push: project_allows(&repo.ctx, Service::ReceivePack).is_ok(),
+            protected,
         })
     }
 
     fn view(&self, repo: &Repo, branch: &Branch) -> Value {
-        let rules = branch_rules(&repo.ctx.project, &branch.name);
+        let rules = branch_rules(&self.protected, &branch.name);
         let default = repo.default_branch() == Some(branch.name.as_str());
         repo.views().branch(
             branch,
@@ -146,7 +150,7 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         }
         _ => {}
     }
-    let facts = Facts::of(&repo).await?;
+    let facts = Facts::of(&api, &repo).await?;
     let items = branches.iter().map(|b| facts.view(&repo, b)).collect();
     page(&api, items)
 }
@@ -166,7 +170,7 @@ async fn find(repo: &Repo, name: &str) -> ApiResult<Branch> {
 async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
     let repo = readable(&api, &id).await?;
     let branch = find(&repo, &name).await?;
-    let facts = Facts::of(&repo).await?;
+    let facts = Facts::of(&api, &repo).await?;
     Ok(Json(facts.view(&repo, &branch)))
 }
 
@@ -190,7 +194,7 @@ async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let (repo, actor) = writable(&api, &id, None).await?;
     repository::create_branch(&repo.target(&api, actor), &input.branch, &input.reference).await?;
     let branch = find(&repo, &input.branch).await?;
-    let facts = Facts::of(&repo).await?;
+    let facts = Facts::of(&api, &repo).await?;
     Ok((StatusCode::CREATED, Json(facts.view(&repo, &branch))).into_response())
 }
 
@@ -206,11 +210,11 @@ async fn remove_merged(Path(id): Path<String>, api: Api) -> ApiResult<Response> 
     let (repo, actor) = writable(&api, &id, None).await?;
     repo.ctx
         .require(crate::access_level::AccessLevel::Maintainer)?;
-    let facts = Facts::of(&repo).await?;
+    let facts = Facts::of(&api, &repo).await?;
     let target = repo.target(&api, actor);
     for name in &facts.merged {
         if repo.default_branch() == Some(name.as_str())
-            || branch_rules(&repo.ctx.project, name).protected
+            || branch_rules(&facts.protected, name).protected
         {
             continue;
         }

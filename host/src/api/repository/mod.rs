@@ -26,6 +26,8 @@ use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::users::UserRow;
+use crate::services::git_push::NewPush;
+use crate::services::protected_branches::{Actor, DefaultBranchProtection};
 use crate::services::repository::Target;
 use crate::views::repository::RepoViews;
 
@@ -123,13 +125,32 @@ impl Repo {
         self.commit_id(name, what).await
     }
 
-    /// The write target for `services::repository`.
+    /// The write target for `services::repository`, with the push session its changes run
+    /// in (as a push by `actor`, made through the API).
     pub fn target<'a>(&'a self, api: &'a Api, actor: &'a UserRow) -> Target<'a> {
+        let push = api.ctx.pushes.start(NewPush {
+            db: api.tenant.db.clone(),
+            repo: self.repo.clone(),
+            project: self.ctx.project.clone(),
+            default_branch_protection: DefaultBranchProtection::of(
+                &api.settings,
+                &self.ctx.namespace,
+            ),
+            pusher: actor.clone(),
+            pusher_avatar: api.user_views().avatar_url(actor),
+            actor: Actor {
+                level: self.ctx.level(),
+                admin: self.ctx.admin,
+            },
+            settings: &api.settings,
+            via_api: true,
+        });
         Target {
             db: api.db(),
             repo: &self.repo,
             project: &self.ctx.project,
             actor,
+            push,
         }
     }
 }
