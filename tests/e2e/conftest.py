@@ -505,6 +505,9 @@ def hostile_auth_wasm() -> bytes:
 @pytest.fixture(scope="module")
 def conventional_commits_wasm() -> bytes:
     return build_guest("conventional-commits", "conventional_commits.wasm")
+
+
+@pytest.fixture(scope="module")
 def hostile_formatter_wasm() -> bytes:
     return build_guest("hostile-formatter-plugin", "hostile_formatter_plugin.wasm")
 

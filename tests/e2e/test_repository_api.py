@@ -49,8 +49,9 @@ def create_file(project, path, content="x\n", branch="main", **extra):
 def test_branches_list_get_create_delete(server, gl):
     p = new_project(gl)
     main = p.branches.get("main")
-    assert main.default is True and main.merged is False and main.protected is False
-    assert main.can_push is True and main.developers_can_push is True
+    # default_branch_protection 2 (GitLab's default) protects the default branch
+    assert main.default is True and main.merged is False and main.protected is True
+    assert main.can_push is True and main.developers_can_push is False
     assert main.web_url.endswith(f"/{p.path_with_namespace}/-/tree/main")
     assert main.commit["title"] == "Initial commit"
     assert len(main.commit["id"]) == 40 and main.commit["short_id"] == main.commit["id"][:8]
@@ -394,9 +395,13 @@ def test_access_rules(server, gl):
     assert_json(server.request("POST", f"{base}/branches", token=guest_token,
                                json={"branch": "g", "ref": "main"}), 403,
                 {"message": "403 Forbidden"})
-    # a developer may write; a read_api token may only read; no scope for reads
+    # a developer may not write to the protected default branch, but may to another one; a
+    # read_api token may only read; no scope for reads
     r = server.request("POST", f"{base}/files/d.txt", token=dev_token, json=body)
-    assert_json(r, 201, {"file_path": "d.txt", "branch": "main"})
+    assert_json(r, 403, PUSH_REFUSED)
+    r = server.request("POST", f"{base}/files/d.txt", token=dev_token,
+                       json={**body, "branch": "dev-work", "start_branch": "main"})
+    assert_json(r, 201, {"file_path": "d.txt", "branch": "dev-work"})
     read_only = server.create_token_api(scopes=["read_api"], user_id=dev.id)["token"]
     assert server.request("GET", f"{base}/tree", token=read_only).status_code == 200
     r = server.request("POST", f"{base}/files/e.txt", token=read_only, json=body)

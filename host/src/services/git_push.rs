@@ -10,7 +10,7 @@
 //! drops the quarantined objects.
 //!
 //! **How a transport uses it**, after it has authenticated the pusher and checked that they
-//! may push at all (Developer, not archived: `git_http::access`):
+//! may push at all (Developer, not archived: `git_access::rules`):
 //!
 //! 1. `ctx.pushes.start(NewPush { .. })` registers a session and returns a [`Push`];
 //! 2. run `git [-c config]... receive-pack` with [`Push::receive_options`]'s `config` before
@@ -47,6 +47,8 @@ use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 use crate::store::projects::ProjectChanges;
 
+/// A commit through the API to a branch the caller may not push to (GitLab's commit services).
+const API_PUSH_PROTECTED: &str = "You are not allowed to push into this branch";
 /// GitLab's refusals, as its git access checks word them.
 pub const PUSH_PROTECTED: &str =
     "You are not allowed to push code to protected branches on this project.";
@@ -382,7 +384,9 @@ pub async fn protected_branch_checks(
             continue;
         };
         if update.is_creation() {
-            if !may_push && !(session.via_api && may_merge) {
+            // Through the API, GitLab lets those allowed to merge create the branch too.
+            let may_create = may_push || (session.via_api && may_merge);
+            if !may_create {
                 return Ok(refuse(if may_merge {
                     CREATE_PROTECTED_NOT_WEB
                 } else {
@@ -411,7 +415,12 @@ pub async fn protected_branch_checks(
                 return Ok(refuse(FORCE_PUSH_PROTECTED));
             }
             if !may_push {
-                return Ok(refuse(PUSH_PROTECTED));
+                // The API's commits answer as GitLab's commit services do.
+                return Ok(refuse(if session.via_api {
+                    API_PUSH_PROTECTED
+                } else {
+                    PUSH_PROTECTED
+                }));
             }
         }
     }

@@ -28,19 +28,18 @@ impl Db {
 
     /// Inserts a tenant row; the caller bootstraps its root user and settings.
     pub async fn insert_tenant(&self, host: &str) -> sqlx::Result<TenantRow> {
-        let mut tx = self.writer().begin().await?;
-        let id: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM tenants")
-            .fetch_one(&mut *tx)
-            .await?;
-        let row = sqlx::query_as(
-            "INSERT INTO tenants (id, host, created_at) VALUES ($1, $2, $3) RETURNING id, host, created_at",
+        // One statement, not a read then a write in one transaction: on SQLite a transaction
+        // that reads first cannot wait for the write lock (its upgrade fails at once with
+        // "database is locked" when a running server wrote meanwhile); a lone write waits
+        // for it under `busy_timeout`.
+        sqlx::query_as(
+            "INSERT INTO tenants (id, host, created_at) \
+             SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants \
+             RETURNING id, host, created_at",
         )
-        .bind(id)
         .bind(host)
         .bind(now_ms())
-        .fetch_one(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(row)
+        .fetch_one(self.writer())
+        .await
     }
 }

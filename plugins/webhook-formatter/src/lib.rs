@@ -36,13 +36,16 @@ pub fn validate(config: &Config) -> Result<(), String> {
     }
 }
 
+/// A formatted request: its extra headers, then its body.
+pub type Formatted = (Vec<(String, String)>, String);
+
 /// The request's extra headers and body for one event; `None` skips it.
 pub fn format(
     config: &Config,
     event_name: &str,
     object_kind: &str,
     payload: &str,
-) -> Result<Option<(Vec<(String, String)>, String)>, String> {
+) -> Result<Option<Formatted>, String> {
     let json_type = || vec![("Content-Type".to_string(), "application/json".to_string())];
     match config.format.as_str() {
         "" | "gitlab" => Ok(Some((json_type(), payload.to_string()))),

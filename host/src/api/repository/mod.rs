@@ -1,6 +1,6 @@
 //! The repository API (`/projects/:id/repository/...`): branches, tags, the tree, files,
 //! commits, compare, archives and blobs, in GitLab's shapes. Reading needs what `git clone`
-//! needs and writing what `git push` needs (`git_http::access`, the same rules); the git work
+//! needs and writing what `git push` needs (`git_access::rules`, the same rules); the git work
 //! is in `host/src/git`, server-side commits and ref changes in `services::repository`.
 
 mod archive;
