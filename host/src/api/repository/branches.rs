@@ -18,6 +18,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::protected_branches::ProtectedBranch;
+use crate::services::protected_branches::{self, Actor};
 use crate::services::repository::{self, branch_rules};
 use crate::views::repository::BranchFacts;
 
@@ -94,6 +95,8 @@ struct Facts {
     merged: std::collections::HashSet<String>,
     may_push: bool,
     protected: Vec<ProtectedBranch>,
+    /// The caller, for `can_push` under the protected branches' push levels.
+    actor: Actor,
 }
 
 impl Facts {
@@ -111,6 +114,10 @@ impl Facts {
             merged,
             may_push: project_allows(&repo.ctx, Service::ReceivePack).is_ok(),
             protected,
+            actor: Actor {
+                level: repo.ctx.level(),
+                admin: repo.ctx.admin,
+            },
         })
     }
 
@@ -124,7 +131,14 @@ impl Facts {
                 protected: rules.protected,
                 developers_can_push: rules.developers_can_push,
                 developers_can_merge: rules.developers_can_merge,
-                can_push: self.may_push && (!rules.protected || rules.developers_can_push),
+                can_push: self.may_push
+                    && (!rules.protected
+                        || protected_branches::allowed(
+                            &self.protected,
+                            &branch.name,
+                            "push",
+                            self.actor,
+                        )),
                 default,
             },
         )
