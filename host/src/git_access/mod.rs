@@ -15,6 +15,7 @@ use crate::http::error::ApiError;
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
 use crate::services::git_push::{NewPush, Push};
 use crate::services::protected_branches::{Actor, DefaultBranchProtection};
 use crate::settings::keys;
@@ -96,17 +97,23 @@ impl Allowed {
     /// an anonymous caller, who is never allowed to push.
     pub fn start_push(&self, api: &Api) -> Option<Push> {
         let caller = api.caller.as_ref()?;
-        Some(api.ctx.pushes.start(NewPush {
+        Some(self.push_by(api, &caller.user, false))
+    }
+
+    /// The push session of `pusher`'s changes here; `via_api` for the repository API's own
+    /// commits, branches and tags, which GitLab decides with a few allowances of its own.
+    pub fn push_by(&self, api: &Api, pusher: &UserRow, via_api: bool) -> Push {
+        api.ctx.pushes.start(NewPush {
             db: api.tenant.db.clone(),
             repo: self.repo.clone(),
             default_branch_protection: DefaultBranchProtection::of(&api.settings, &self.namespace),
-            pusher_avatar: api.user_views().avatar_url(&caller.user),
-            pusher: (*caller.user).clone(),
+            pusher_avatar: api.user_views().avatar_url(pusher),
+            pusher: pusher.clone(),
             actor: self.actor,
             project: self.project.clone(),
             settings: &api.settings,
-            via_api: false,
-        }))
+            via_api,
+        })
     }
 }
 

@@ -20,14 +20,14 @@ use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::refs::Revision;
 use crate::git::smart_http::Service;
+use crate::git_access::Allowed;
 use crate::git_access::rules::project_allows;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::users::UserRow;
-use crate::services::git_push::NewPush;
-use crate::services::protected_branches::{Actor, DefaultBranchProtection};
+use crate::services::protected_branches::Actor;
 use crate::services::repository::Target;
 use crate::views::repository::RepoViews;
 
@@ -128,23 +128,16 @@ impl Repo {
     /// The write target for `services::repository`, with the push session its changes run
     /// in (as a push by `actor`, made through the API).
     pub fn target<'a>(&'a self, api: &'a Api, actor: &'a UserRow) -> Target<'a> {
-        let push = api.ctx.pushes.start(NewPush {
-            db: api.tenant.db.clone(),
-            repo: self.repo.clone(),
+        let place = Allowed {
             project: self.ctx.project.clone(),
-            default_branch_protection: DefaultBranchProtection::of(
-                &api.settings,
-                &self.ctx.namespace,
-            ),
-            pusher: actor.clone(),
-            pusher_avatar: api.user_views().avatar_url(actor),
+            repo: self.repo.clone(),
+            namespace: self.ctx.namespace.clone(),
             actor: Actor {
                 level: self.ctx.level(),
                 admin: self.ctx.admin,
             },
-            settings: &api.settings,
-            via_api: true,
-        });
+        };
+        let push = place.push_by(api, actor, true);
         Target {
             db: api.db(),
             repo: &self.repo,
