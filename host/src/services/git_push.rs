@@ -499,7 +499,7 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         .to_string();
     session.db.record_push(session.project.id, &events).await?;
     // Not skipped on the session's row, which may come from the token cache: the update
-    // itself writes only when the stored day is older.
+    // itself writes (and drops cached callers) only when the stored day is older.
     session
         .db
         .record_activity(session.pusher.id, &today)

@@ -525,7 +525,7 @@ impl TenantDb {
 
     /// Records API activity for today (callers write at most once per user per day).
     pub async fn record_activity(&self, user_id: i64, today: &str) -> sqlx::Result<()> {
-        sqlx::query(
+        let done = sqlx::query(
             "UPDATE users SET last_activity_on = $1 WHERE tenant_id = $2 AND id = $3 \
              AND (last_activity_on IS NULL OR last_activity_on < $1)",
         )
@@ -534,7 +534,10 @@ impl TenantDb {
         .bind(user_id)
         .execute(self.writer())
         .await?;
-        self.auth_changed();
+        // Most calls find today already recorded: only a real change drops cached callers.
+        if done.rows_affected() > 0 {
+            self.auth_changed();
+        }
         Ok(())
     }
 
