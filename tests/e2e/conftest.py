@@ -513,6 +513,11 @@ def hostile_formatter_wasm() -> bytes:
 
 
 @pytest.fixture(scope="module")
+def hostile_push_wasm() -> bytes:
+    return build_guest("hostile-push-plugin", "hostile_push_plugin.wasm")
+
+
+@pytest.fixture(scope="module")
 def forbidden_import_wasm() -> bytes:
     return build_guest("forbidden-import-plugin", "forbidden_import_plugin.wasm")
 
