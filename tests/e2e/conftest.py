@@ -523,10 +523,12 @@ def forbidden_import_wasm() -> bytes:
 
 
 def upload(server: Server, data: bytes, name: str = "plugin.wasm", token=None, host=None,
-           **fields):
+           timeout: float = 30, **fields):
+    """Uploads a component (compiled on upload: a loaded debug build may need a longer
+    `timeout`)."""
     return server.request(
         "POST", "/application/plugins", token=token or server.root_token, host=host,
-        files={"file": (name, data, "application/wasm")}, data=fields,
+        files={"file": (name, data, "application/wasm")}, data=fields, timeout=timeout,
     )
 
 

@@ -423,7 +423,7 @@ def test_the_example_refuses_an_ssh_push_after_a_swap_without_restart(
     refused_by_rule(attempt(ssh, key, repo, message="docs: readme"),
                     "Commit message does not follow the pattern '^JIRA-[0-9]+'")
     example = assert_json(upload(ssh.server, conventional_commits_wasm,
-                                 "conventional_commits.wasm"), 201)
+                                 "conventional_commits.wasm", timeout=300), 201)
     bind_push_rules(ssh.server, example["id"], {"types": ["feat", "docs"]})
     push = attempt(ssh, key, repo, message="Update things")
     refused_by_rule(push, "Commit ")

@@ -216,7 +216,8 @@ class Pusher:
 @pytest.fixture(scope="module")
 def pusher_a(server, git_home, hostile_push_wasm):
     """The default tenant: the hostile push-rules plugin uploaded, a project to push to."""
-    plugin = assert_json(upload(server, hostile_push_wasm, name="hostile-push.wasm"), 201)
+    plugin = assert_json(upload(server, hostile_push_wasm, name="hostile-push.wasm",
+                                timeout=300), 201)
     assert plugin["world"] == "push-rules-plugin", plugin
     r = server.request("POST", "/projects", token=server.root_token,
                        json={"name": "hostile-push", "initialize_with_readme": True})
@@ -231,7 +232,7 @@ def pusher_b(server, calm, git_home):
     host, token = calm["host"], calm["token"]
     b = built_in(server, token=token, host=host, name="push-rules")
     assert_json(bind(server, "push_rules", token=token, host=host, plugin_id=b["id"],
-                     config={}), 200)
+                     config={}, timeout_ms=TIMEOUT_MS), 200)
     r = server.request("POST", "/projects", token=token, host=host,
                        json={"name": "calm-push", "initialize_with_readme": True})
     made = assert_json(r, 201)
