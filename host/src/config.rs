@@ -65,16 +65,24 @@ pub enum GitHookCommand {
 pub enum PluginCommand {
     /// Show what a component is: its world, imports, size and sha256.
     Check { file: PathBuf },
-    /// Call a plugin once with the production limits and print its answer, time, fuel and
-    /// peak memory.
-    Run {
-        file: PathBuf,
-        /// The hook to call, e.g. `spam-check`.
+    /// Print a hook's sample input (JSON), the one `run` calls without `--input`.
+    Sample {
+        /// `spam-check`, `external-authorization`, `push-rules` or `webhook-formatter`.
         #[arg(long)]
         hook: String,
-        /// The hook's input as a JSON file.
+    },
+    /// Call a plugin once with the production limits and print its answer, time, fuel,
+    /// peak memory and log lines.
+    Run {
+        file: PathBuf,
+        /// The hook to call: `spam-check`, `external-authorization`, `push-rules` or
+        /// `webhook-formatter`.
         #[arg(long)]
-        input: PathBuf,
+        hook: String,
+        /// The hook's input as a JSON file (`trellis plugin sample` prints the format);
+        /// without it, the hook's sample input.
+        #[arg(long)]
+        input: Option<PathBuf>,
         /// The configuration: a JSON file, or JSON text.
         #[arg(long)]
         config: Option<String>,

@@ -69,6 +69,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Plugin { command } => match command {
             PluginCommand::Check { file } => plugins::local::check(&file, Maxima::default()).await,
+            PluginCommand::Sample { hook } => plugins::local::sample(&hook),
             PluginCommand::Run {
                 file,
                 hook,
@@ -79,7 +80,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 plugins::local::run(
                     &file,
                     &hook,
-                    &input,
+                    input.as_deref(),
                     config.as_deref(),
                     Maxima::from(&limits),
                 )

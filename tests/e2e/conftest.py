@@ -513,15 +513,22 @@ def hostile_formatter_wasm() -> bytes:
 
 
 @pytest.fixture(scope="module")
+def hostile_push_wasm() -> bytes:
+    return build_guest("hostile-push-plugin", "hostile_push_plugin.wasm")
+
+
+@pytest.fixture(scope="module")
 def forbidden_import_wasm() -> bytes:
     return build_guest("forbidden-import-plugin", "forbidden_import_plugin.wasm")
 
 
 def upload(server: Server, data: bytes, name: str = "plugin.wasm", token=None, host=None,
-           **fields):
+           timeout: float = 30, **fields):
+    """Uploads a component (compiled on upload: a loaded debug build may need a longer
+    `timeout`)."""
     return server.request(
         "POST", "/application/plugins", token=token or server.root_token, host=host,
-        files={"file": (name, data, "application/wasm")}, data=fields,
+        files={"file": (name, data, "application/wasm")}, data=fields, timeout=timeout,
     )
 
 

@@ -3,7 +3,9 @@
 push and fetch, the refusals GitLab gives (unknown key, expired key, blocked user, restricted
 key type, a Guest's push, unknown project, malformed command, protocol turned off), tenants
 kept apart (each tenant reached over SSH has its own listener), and a host key that survives a
-restart (StrictHostKeyChecking against a known_hosts written at the first start).
+restart (StrictHostKeyChecking against a known_hosts written at the first start). Push rules
+refuse and accept pushes over SSH as over HTTP: the built-in plugin for a few fields, and the
+conventional-commits example uploaded through the API, swapped in without a restart.
 
 ssh runs with BatchMode, IdentitiesOnly and its own known_hosts; git with no system or user
 configuration.
@@ -21,7 +23,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import free_port, make_user, other_tenant, require_program
+from conftest import (assert_json, bind, free_port, make_user, other_tenant,
+                      require_program, upload)
 
 NOT_FOUND = ("The project you were looking for could not be found or you don't have "
              "permission to view it.")
@@ -334,6 +337,99 @@ def test_each_tenant_has_its_own_listener_and_keys(ssh, owner, home):
     done = ssh.git(default_key, "clone", "-q", ssh.ssh_url(theirs.path_with_namespace),
                    str(workdir(home)), check=False)
     refused_with(done, NOT_FOUND)
+
+
+# ---- push rules --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def push_rules_id(ssh) -> int:
+    """The built-in push-rules plugin. The first catalog read compiles the built-in plugins,
+    which takes long on a loaded machine with a debug build: hence the patient timeout."""
+    rows = assert_json(ssh.server.request("GET", "/application/plugins",
+                                          token=ssh.server.root_token, timeout=300), 200)
+    return next(p["id"] for p in rows if p["name"] == "push-rules" and p["built_in"])
+
+
+@pytest.fixture
+def rules_repo(ssh, owner, home):
+    """A project of the owner's, cloned over SSH; push rules unbound afterwards."""
+    _, gl, key, _ = owner
+    project = gl.projects.create({"name": "r" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    repo = workdir(home)
+    ssh.git(key, "clone", "-q", project.ssh_url_to_repo, str(repo))
+    yield project, key, repo
+    ssh.server.request("DELETE", "/application/plugin_hooks/push_rules",
+                       token=ssh.server.root_token)
+
+
+def attempt(ssh, key, repo, message="feat: change", file="notes.txt", ref=None):
+    """Commits on the remote's default branch and pushes to `ref` (that branch by default)."""
+    ssh.git(key, "fetch", "-q", "origin", cwd=repo)
+    ssh.git(key, "reset", "-q", "--hard", "origin/HEAD", cwd=repo)
+    (repo / file).write_text(secrets.token_hex(8))
+    ssh.git(key, "add", file, cwd=repo)
+    ssh.git(key, "commit", "-q", "-m", message, cwd=repo)
+    return ssh.git(key, "push", "origin", f"HEAD:{ref}" if ref else "HEAD", cwd=repo,
+                   check=False)
+
+
+def refused_by_rule(push, message: str):
+    refused_with(push, f"GitLab: {message}")
+    assert "pre-receive hook declined" in push.stderr, push.stderr
+
+
+def bind_push_rules(server, plugin_id: int, config: dict):
+    # The operator's longest time per call (not the 100 ms default): a loaded machine running
+    # a debug build must not turn a refusal into "push rules unavailable".
+    assert_json(bind(server, "push_rules", plugin_id=plugin_id, config=config,
+                     timeout_ms=1000), 200)
+
+
+# field -> (rule, refused attempt, GitLab's message, accepted attempt)
+RULES = {
+    "commit_message_regex": ({"commit_message_regex": "^(feat|fix): "},
+                             {"message": "update stuff"},
+                             "Commit message does not follow the pattern '^(feat|fix): '",
+                             {"message": "fix: stuff"}),
+    "branch_name_regex": ({"branch_name_regex": "^(feat|fix)/"}, {"ref": "refs/heads/random"},
+                          "Branch name does not follow the pattern '^(feat|fix)/'",
+                          {"ref": "refs/heads/feat/ssh"}),
+    "file_name_regex": ({"file_name_regex": "\\.exe$"}, {"file": "tool.exe"},
+                        'File name tool.exe was prohibited by the pattern "\\\\.exe$".',
+                        {"file": "tool.txt"}),
+}
+
+
+@pytest.mark.parametrize("field", list(RULES))
+def test_push_rules_refuse_and_accept_ssh_pushes(ssh, rules_repo, push_rules_id, field):
+    project, key, repo = rules_repo
+    bind_push_rules(ssh.server, push_rules_id, {})
+    rule, bad, message, good = RULES[field]
+    project.pushrules.create(rule)
+    before = ssh.git(key, "ls-remote", "origin", cwd=repo).stdout
+    refused_by_rule(attempt(ssh, key, repo, **bad), message)
+    assert ssh.git(key, "ls-remote", "origin", cwd=repo).stdout == before  # nothing moved
+    push = attempt(ssh, key, repo, **good)
+    assert push.returncode == 0, push.stderr
+
+
+def test_the_example_refuses_an_ssh_push_after_a_swap_without_restart(
+        ssh, rules_repo, push_rules_id, conventional_commits_wasm):
+    project, key, repo = rules_repo
+    project.pushrules.create({"commit_message_regex": "^JIRA-[0-9]+"})
+    bind_push_rules(ssh.server, push_rules_id, {})
+    refused_by_rule(attempt(ssh, key, repo, message="docs: readme"),
+                    "Commit message does not follow the pattern '^JIRA-[0-9]+'")
+    example = assert_json(upload(ssh.server, conventional_commits_wasm,
+                                 "conventional_commits.wasm", timeout=300), 201)
+    bind_push_rules(ssh.server, example["id"], {"types": ["feat", "docs"]})
+    push = attempt(ssh, key, repo, message="Update things")
+    refused_by_rule(push, "Commit ")
+    assert 'is not a Conventional Commit: "Update things"' in push.stderr, push.stderr
+    push = attempt(ssh, key, repo, message="docs: readme")
+    assert push.returncode == 0, push.stderr
 
 
 def test_host_key_is_kept_across_a_restart(ssh, owner):

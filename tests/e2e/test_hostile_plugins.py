@@ -1,18 +1,23 @@
 """Hostile plugins: a corpus of misbehaving plugins (tests/plugins/hostile for spam checks,
-tests/plugins/hostile-auth for external authorization), each bound to each hook it can
-implement. Every call through them ends within its limit (the host never hangs), and another
-tenant's calls go on meanwhile. Uploads that import what plugins may not use, or that are too
+tests/plugins/hostile-auth for external authorization, tests/plugins/hostile-push for push
+rules), each bound to each hook it can implement. Every call through them ends within its
+limit (the host never hangs, nor does a git client pushing through them), and another
+tenant's calls and pushes go on meanwhile. Uploads that import what plugins may not use, or that are too
 large, are refused; a busy spam check refuses the write rather than skipping the check.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import secrets
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import assert_json, bind, built_in, other_tenant, spam_test, upload
+from conftest import (assert_json, bind, built_in, git_url, other_tenant, require_program,
+                      run_git, spam_test, upload)
 
 # Each misbehaviour, and the outcome of a spam check through it.
 MODES = {
@@ -169,6 +174,102 @@ def test_external_authorization_corpus(server, auth_plugin, calm, mode):
     assert all(elapsed < DEADLINE for _, elapsed in results), results
     expected = 200 if mode == "log_flood" else 403  # external authorization fails closed
     assert all(status == expected for status, _ in results), results
+
+
+# ---- push rules -------------------------------------------------------------------
+
+UNAVAILABLE = "remote: GitLab: push rules unavailable, try again"
+
+
+@pytest.fixture(scope="module")
+def git_home():
+    require_program("git", "git")
+    with tempfile.TemporaryDirectory(prefix="trellis-hostile-push-") as path:
+        yield Path(path)
+
+
+class Pusher:
+    """A clone of a project that commits on its default branch and pushes it; `resolve`
+    points git at this server for a tenant's host name (`http.curloptResolve`)."""
+
+    def __init__(self, home: Path, url: str, resolve: str | None = None):
+        self.home, self.dir = home, home / secrets.token_hex(4)
+        self.options = ["-c", f"http.curloptResolve={resolve}"] if resolve else []
+        self.git("clone", "-q", url, str(self.dir), cwd=home)
+
+    def git(self, *args, cwd=None, check=True):
+        # The subprocess timeout (run_git's) is a safety net: a push ends within its limit.
+        return run_git(self.home, *self.options, *args, cwd=cwd or self.dir, check=check)
+
+    def refs(self) -> str:
+        return self.git("ls-remote", "origin").stdout
+
+    def push(self, message: str):
+        self.git("fetch", "-q", "origin")
+        self.git("reset", "-q", "--hard", "origin/HEAD")
+        (self.dir / "change.txt").write_text(secrets.token_hex(8))
+        self.git("add", "change.txt")
+        self.git("commit", "-q", "-m", message)
+        return self.git("push", "origin", "HEAD", check=False)
+
+
+@pytest.fixture(scope="module")
+def pusher_a(server, git_home, hostile_push_wasm):
+    """The default tenant: the hostile push-rules plugin uploaded, a project to push to."""
+    plugin = assert_json(upload(server, hostile_push_wasm, name="hostile-push.wasm",
+                                timeout=300), 201)
+    assert plugin["world"] == "push-rules-plugin", plugin
+    r = server.request("POST", "/projects", token=server.root_token,
+                       json={"name": "hostile-push", "initialize_with_readme": True})
+    path = assert_json(r, 201)["path_with_namespace"]
+    yield plugin, Pusher(git_home, git_url(server, f"{path}.git", "root", server.root_token))
+    server.request("DELETE", "/application/plugin_hooks/push_rules", token=server.root_token)
+
+
+@pytest.fixture(scope="module")
+def pusher_b(server, calm, git_home):
+    """Tenant B pushes through its own built-in push-rules plugin and push rule."""
+    host, token = calm["host"], calm["token"]
+    b = built_in(server, token=token, host=host, name="push-rules")
+    assert_json(bind(server, "push_rules", token=token, host=host, plugin_id=b["id"],
+                     config={}, timeout_ms=TIMEOUT_MS), 200)
+    r = server.request("POST", "/projects", token=token, host=host,
+                       json={"name": "calm-push", "initialize_with_readme": True})
+    made = assert_json(r, 201)
+    assert_json(server.request("POST", f"/projects/{made['id']}/push_rule", token=token,
+                               host=host, json={"commit_message_regex": "^calm"}), 201)
+    url = f"http://root:{token}@{host}:{server.port}/{made['path_with_namespace']}.git"
+    return Pusher(git_home, url, resolve=f"{host}:{server.port}:127.0.0.1")
+
+
+def tenant_b_pushes(server, calm, pusher_b):
+    """B's pushes are judged by B's rule (one accepted, one refused), and its API answers."""
+    accepted = pusher_b.push("calm: a change")
+    assert accepted.returncode == 0, accepted.stderr
+    refused = pusher_b.push("noisy change")
+    assert refused.returncode != 0
+    assert "remote: GitLab: Commit message does not follow the pattern '^calm'" in refused.stderr
+    tenant_b_works(server, calm)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_push_rules_corpus(server, pusher_a, pusher_b, calm, mode):
+    plugin, pusher = pusher_a
+    assert_json(bind(server, "push_rules", plugin_id=plugin["id"], config={"mode": mode},
+                     failure_policy="fail_closed", timeout_ms=TIMEOUT_MS), 200)
+    before = pusher.refs()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pushing = pool.submit(pusher.push, f"{mode} push")
+        tenant_b_pushes(server, calm, pusher_b)
+        push = pushing.result(timeout=150)
+    if mode == "log_flood":  # the log is capped; the plugin's answer (allow) stands
+        assert push.returncode == 0, push.stderr
+        return
+    assert push.returncode != 0, push.stderr
+    assert UNAVAILABLE in push.stderr, push.stderr
+    assert "pre-receive hook declined" in push.stderr, push.stderr
+    assert pusher.refs() == before  # no reference moved
+    assert_json(server.request("GET", "/user", token=server.root_token), 200)
 
 
 # ---- uploads ------------------------------------------------------------------------

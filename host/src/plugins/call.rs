@@ -10,7 +10,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::{Limits, MAX_BLOB_BYTES_PER_CALL, MAX_LOG_BYTES};
 use super::wit::since_v0_1::LogLevel;
-use crate::git::push_scan::PushObjects;
 use crate::outbound::http::{Client, Grant, Request, Response};
 
 /// Why a call produced no answer. Each becomes an outcome label in the metrics.
@@ -94,9 +93,15 @@ pub struct CallState {
     /// When the call's wall time runs out (host functions that wait stop then).
     deadline: Instant,
     /// What `push-scan.read-blob` reads: the objects of the push being checked.
-    push_objects: Option<Arc<PushObjects>>,
+    push_objects: Option<Arc<dyn BlobSource>>,
     /// Blob bytes handed to the plugin so far in this call.
     blob_bytes: usize,
+}
+
+/// Where `push-scan.read-blob` reads: a push's objects, or a trial's sample push.
+pub trait BlobSource: Send + Sync {
+    /// At most `max` bytes of blob `id`.
+    fn read_blob(&self, id: &str, max: usize) -> Result<Vec<u8>, String>;
 }
 
 impl WasiView for CallState {
@@ -128,7 +133,7 @@ impl CallState {
     }
 
     /// Lets this call read the blobs of a push (`push-scan.read-blob`).
-    pub fn set_push_objects(&mut self, objects: Arc<PushObjects>) {
+    pub fn set_push_objects(&mut self, objects: Arc<dyn BlobSource>) {
         self.push_objects = Some(objects);
     }
 

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::builtin::EXTERNAL_AUTHORIZATION;
-use super::call::PluginError;
+use super::call::{CallStats, PluginError};
 use super::hooks::{FailurePolicy, Hook};
 use super::registry::{Binding, Plugins};
 use super::wit::since_v0_1::{self as v0_1, AuthorizationRequest};
@@ -215,18 +215,7 @@ impl ExternalAuthorization {
             policy: AddressPolicy::for_hooks_and_services(&self.outbound_networks, settings),
             tls: self.cache.tls(tenant_id, settings, secret_key),
         };
-        let (answer, _) = plugins
-            .call(&binding, Some(client), move |store, compiled| {
-                let pre = compiled
-                    .external_authorization
-                    .as_ref()
-                    .ok_or_else(|| wasmtime::Error::msg("not an external-authorization plugin"))?;
-                let plugin = pre.instantiate(&mut *store)?;
-                plugin
-                    .trellis_policy_external_authorization()
-                    .call_authorize(&mut *store, &request)
-            })
-            .await;
+        let (answer, _) = authorize(plugins, &binding, Some(client), request).await;
         match answer {
             Ok(decision) => {
                 let decision = if decision.allowed {
@@ -245,6 +234,28 @@ impl ExternalAuthorization {
             Err(error) => Decision::refused(error.to_string()),
         }
     }
+}
+
+/// One `authorize` call through `binding` (its outbound HTTP through `client`; none without),
+/// and what it cost.
+pub async fn authorize(
+    plugins: &Plugins,
+    binding: &Arc<Binding>,
+    client: Option<Client>,
+    request: AuthorizationRequest,
+) -> (Result<v0_1::Decision, PluginError>, CallStats) {
+    plugins
+        .call(binding, client, move |store, compiled| {
+            let pre = compiled
+                .external_authorization
+                .as_ref()
+                .ok_or_else(|| wasmtime::Error::msg("not an external-authorization plugin"))?;
+            let plugin = pre.instantiate(&mut *store)?;
+            plugin
+                .trellis_policy_external_authorization()
+                .call_authorize(&mut *store, &request)
+        })
+        .await
 }
 
 /// The administrator's binding of the hook, else the built-in plugin bound from the settings.

@@ -8,6 +8,8 @@
 //! - `spam`: the spam-check hook with GitLab's verdict semantics.
 //! - `external_auth`: GitLab's external authorization of project access.
 //! - `push_rules`: push rules on the receive path, in batches (`trellis:policy@0.2`).
+//! - `trial`: one call of any hook on a sample input, changing nothing (`trellis plugin run`,
+//!   the console's "Try it").
 //! - `watch`: the last hour of calls per tenant and hook, for the admin console.
 
 pub mod builtin;
@@ -20,6 +22,7 @@ pub mod push_rules;
 pub mod registry;
 pub mod runtime;
 pub mod spam;
+pub mod trial;
 pub mod watch;
 pub mod webhook_formatter;
 pub mod wit;

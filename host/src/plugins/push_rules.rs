@@ -8,13 +8,19 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::call::{CallState, PluginError};
+use super::call::{BlobSource, CallState, CallStats, PluginError};
 use super::hooks::FailurePolicy;
 use super::limits::MAX_OUTPUT_BYTES;
 use super::registry::{Binding, Plugins};
-use super::runtime::Compiled;
-use super::wit::since_v0_2::push_rules::PushRulesPlugin;
+use super::wit::since_v0_2::push_rules::exports::trellis::policy::push_rules::Guest;
 use crate::git::push_scan::PushObjects;
+
+/// The push's objects answer `read-blob` from the quarantined repository.
+impl BlobSource for PushObjects {
+    fn read_blob(&self, id: &str, max: usize) -> Result<Vec<u8>, String> {
+        PushObjects::read_blob(self, id, max)
+    }
+}
 
 pub use super::wit::since_v0_2::{
     ChangedFile, Commit, Decision, Project, Push, Pusher, RefUpdate, Rule, Signature, User,
@@ -39,15 +45,7 @@ pub async fn check_refs(
     push: &Push,
     objects: &Arc<PushObjects>,
 ) -> PushVerdict {
-    let (push, objects) = (push.clone(), objects.clone());
-    let (answer, _) = plugins
-        .call(binding, None, move |store, compiled| {
-            let plugin = instantiate(store, compiled, objects)?;
-            plugin
-                .trellis_policy_push_rules()
-                .call_check_refs(&mut *store, &push)
-        })
-        .await;
+    let (answer, _) = refs_answer(plugins, binding, push, objects.clone()).await;
     verdict(binding, answer)
 }
 
@@ -60,44 +58,79 @@ pub async fn check_commits(
     commits: Vec<Commit>,
     objects: &Arc<PushObjects>,
 ) -> PushVerdict {
-    let (push, objects) = (push.clone(), objects.clone());
-    let (answer, _) = plugins
-        .call(binding, None, move |store, compiled| {
-            let plugin = instantiate(store, compiled, objects)?;
-            plugin.trellis_policy_push_rules().call_check_commits(
-                &mut *store,
-                &push,
-                update,
-                &commits,
-            )
-        })
-        .await;
+    let (answer, _) =
+        commits_answer(plugins, binding, push, update, commits, objects.clone()).await;
     verdict(binding, answer)
 }
 
-fn instantiate(
-    store: &mut Store<CallState>,
-    compiled: &Compiled,
-    objects: Arc<PushObjects>,
-) -> wasmtime::Result<PushRulesPlugin> {
-    let pre = compiled
-        .push_rules
-        .as_ref()
-        .ok_or_else(|| wasmtime::Error::msg("not a push-rules plugin (trellis:policy@0.2)"))?;
-    store.data_mut().set_push_objects(objects);
-    pre.instantiate(&mut *store)
+/// What `check-refs` answered, `read-blob` reading from `blobs`, and what the call cost.
+pub async fn refs_answer(
+    plugins: &Plugins,
+    binding: &Arc<Binding>,
+    push: &Push,
+    blobs: Arc<dyn BlobSource>,
+) -> (Result<Decision, PluginError>, CallStats) {
+    call(plugins, binding, push, blobs, |store, rules, push| {
+        rules.call_check_refs(store, push)
+    })
+    .await
 }
 
-/// The plugin's decision, or what its failure means under the binding's policy.
-pub fn verdict(binding: &Binding, answer: Result<Decision, PluginError>) -> PushVerdict {
-    let answer = answer.and_then(|decision| match decision {
+/// What `check-commits` answered on one batch, `read-blob` reading from `blobs`, and what
+/// the call cost.
+pub async fn commits_answer(
+    plugins: &Plugins,
+    binding: &Arc<Binding>,
+    push: &Push,
+    update: u32,
+    commits: Vec<Commit>,
+    blobs: Arc<dyn BlobSource>,
+) -> (Result<Decision, PluginError>, CallStats) {
+    call(plugins, binding, push, blobs, move |store, rules, push| {
+        rules.call_check_commits(store, push, update, &commits)
+    })
+    .await
+}
+
+/// One call of a fresh push-rules instance through `binding` about `push`, `read-blob`
+/// reading `blobs`.
+async fn call(
+    plugins: &Plugins,
+    binding: &Arc<Binding>,
+    push: &Push,
+    blobs: Arc<dyn BlobSource>,
+    f: impl FnOnce(&mut Store<CallState>, &Guest, &Push) -> wasmtime::Result<Result<Decision, String>>
+    + Send
+    + 'static,
+) -> (Result<Decision, PluginError>, CallStats) {
+    let push = push.clone();
+    plugins
+        .call(binding, None, move |store, compiled| {
+            let pre = compiled.push_rules.as_ref().ok_or_else(|| {
+                wasmtime::Error::msg("not a push-rules plugin (trellis:policy@0.2)")
+            })?;
+            store.data_mut().set_push_objects(blobs);
+            let plugin = pre.instantiate(&mut *store)?;
+            f(store, plugin.trellis_policy_push_rules(), &push)
+        })
+        .await
+}
+
+/// A decision whose refusal message is larger than the host passes on is an oversize answer.
+pub fn bounded(decision: Decision) -> Result<Decision, PluginError> {
+    match decision {
         Decision::Refuse(message) if message.len() > MAX_OUTPUT_BYTES => {
             Err(PluginError::Oversize(format!(
                 "the refusal message is larger than {MAX_OUTPUT_BYTES} bytes"
             )))
         }
         decision => Ok(decision),
-    });
+    }
+}
+
+/// The plugin's decision, or what its failure means under the binding's policy.
+pub fn verdict(binding: &Binding, answer: Result<Decision, PluginError>) -> PushVerdict {
+    let answer = answer.and_then(bounded);
     match answer {
         Ok(Decision::Allow) => PushVerdict::Allow,
         Ok(Decision::Refuse(message)) => PushVerdict::Refuse(message),

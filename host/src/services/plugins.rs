@@ -12,6 +12,7 @@ use crate::model::plugins::{BindingRow, PluginRow};
 use crate::outbound::http::Grant;
 use crate::plugins::runtime::Compiled;
 use crate::plugins::spam::{self, SpamOutcome, SpamSubject};
+use crate::plugins::trial;
 use crate::plugins::{Binding, CallStats, FailurePolicy, Hook, Limits, Maxima, builtin};
 use crate::store::TenantDb;
 use crate::store::plugins::{NewBinding, NewPlugin};
@@ -363,7 +364,8 @@ pub enum Trial {
     },
 }
 
-/// What a trial answered: the verdict, its cost and log, and the limits it ran under.
+/// What a spam-check trial answered: the outcome (verdict and action), its cost and log, and
+/// the limits it ran under.
 pub struct TrialReport {
     pub outcome: SpamOutcome,
     pub stats: CallStats,
@@ -371,8 +373,8 @@ pub struct TrialReport {
 }
 
 /// Runs a spam check on `subject` without logging, blocking or writing anything (as GitLab's
-/// hook tests) and without counting in the hook's watch window. A candidate's configuration
-/// goes through `validate-config` first, as a binding's would.
+/// hook tests) and without counting in the hook's watch window; with the action the API
+/// would take.
 pub async fn try_spam_check(
     ctx: &ApiContext,
     tenant: &Tenant,
@@ -380,8 +382,37 @@ pub async fn try_spam_check(
     subject: &SpamSubject,
     captcha_enabled: bool,
 ) -> Result<TrialReport> {
-    let hook = Hook::SpamCheck;
-    let binding = match trial {
+    let binding = trial_binding(ctx, tenant, Hook::SpamCheck, trial).await?;
+    let (outcome, stats) = spam::check_with(&ctx.plugins, &binding, subject, captcha_enabled).await;
+    Ok(TrialReport {
+        outcome,
+        stats,
+        limits: binding.limits,
+    })
+}
+
+/// Calls `hook`'s plugin once on `input` (any hook; a push is a sample, no repository is
+/// read), as [`try_spam_check`] does: nothing is written or counted.
+pub async fn try_hook(
+    ctx: &ApiContext,
+    tenant: &Tenant,
+    hook: Hook,
+    trial: Trial,
+    input: trial::Input,
+) -> Result<trial::Report> {
+    let binding = trial_binding(ctx, tenant, hook, trial).await?;
+    Ok(trial::run(&ctx.plugins, &binding, input).await)
+}
+
+/// The binding a trial calls through: a copy of the live one (the same plugin and settings,
+/// not counted as live), or the candidate's after `validate-config`, as a binding's would.
+async fn trial_binding(
+    ctx: &ApiContext,
+    tenant: &Tenant,
+    hook: Hook,
+    trial: Trial,
+) -> Result<Arc<Binding>> {
+    Ok(match trial {
         // A copy of the live binding: the same plugin and settings, not counted as live.
         Trial::Bound => {
             let live = ctx
@@ -417,11 +448,5 @@ pub async fn try_spam_check(
                 outbound: None,
             })
         }
-    };
-    let (outcome, stats) = spam::check_with(&ctx.plugins, &binding, subject, captcha_enabled).await;
-    Ok(TrialReport {
-        outcome,
-        stats,
-        limits: binding.limits,
     })
 }

@@ -9,19 +9,16 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::{TimeZone, Utc};
 use maud::{Markup, html};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Admin, Section, alert, chart, field_error, notice, page};
 use crate::context::ApiContext;
 use crate::http::routes::Router;
 use crate::model::plugins::{BindingRow, PluginRow};
 use crate::outbound::http::Grant;
-use crate::plugins::local;
+use crate::plugins::trial::{self, Report, SampleUser};
 use crate::plugins::{FailurePolicy, Hook, Limits};
-use crate::services::plugins::{
-    self as service, Bind, Error, HookState, Trial, TrialReport, Upload,
-};
-use crate::settings::keys;
+use crate::services::plugins::{self as service, Bind, Error, HookState, Trial, Upload};
 use crate::web::layout::csrf_field;
 use crate::web::{WebError, WebResult, found};
 
@@ -516,63 +513,65 @@ fn limit_input(
     }
 }
 
-/// A sample spam-check input, in `trellis plugin run --input`'s format, written by `admin`.
-fn sample_input(admin: &Admin) -> String {
+/// `hook`'s sample input, in `trellis plugin run --input`'s format, with `admin` acting.
+fn sample_input(admin: &Admin, hook: Hook) -> String {
     let user = admin.user();
-    let created_at = Utc
-        .timestamp_millis_opt(user.created_at)
-        .single()
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let sample = json!({
-        "kind": "issue",
-        "title": "Cheap watches, limited offer",
-        "description": "Buy now at https://deals.example",
-        "author": { "id": user.id, "username": user.username, "created_at": created_at },
-    });
-    serde_json::to_string_pretty(&sample).unwrap_or_default()
+    let user = SampleUser {
+        id: user.id,
+        username: user.username.clone(),
+        created_at: Utc
+            .timestamp_millis_opt(user.created_at)
+            .single()
+            .unwrap_or_default(),
+    };
+    trial::sample(hook, &user)
 }
 
 /// The "Try it" form and, after a run, its report.
 fn try_form(
     admin: &Admin,
+    hook: Hook,
     action: &str,
     config: Option<&str>,
     input: &str,
-    report: Option<&TrialReport>,
+    report: Option<&Report>,
     problems: &Problems,
 ) -> Markup {
+    let input_label = format!(
+        "Input ({}, as `trellis plugin run --input`)",
+        hook.name().replace('_', "-")
+    );
     html! {
-        p.hint { "Runs the plugin once on the input below, as " code { "trellis plugin run" } " does: nothing is logged, blocked or written, and the call is not counted in the hook's chart." }
+        p.hint { "Runs the plugin once on the input below, as " code { "trellis plugin run" } " does: nothing is logged, blocked, written or delivered, no repository is read (a push is the sample's commits, and " code { "read-blob" } " answers from their files), and the call is not counted in the hook's chart." }
         @if let Some(message) = &problems.form { (alert(message)) }
         form method="post" action=(action) {
             (csrf_field(admin.csrf()))
             @if let Some(config) = config {
                 (text_field("try", "config", "Configuration (JSON object)", config, None, problems, true))
             }
-            (text_field("try", "input", "Input (spam-check, as `trellis plugin run --input`)", input, None, problems, true))
+            (text_field("try", "input", &input_label, input, None, problems, true))
             button.secondary type="submit" { "Try it" }
         }
         @if let Some(report) = report {
             h3 { "Result" }
-            @match (&report.outcome.verdict, &report.outcome.error) {
-                (Some(verdict), _) => {
+            @match report.answer.verdict {
+                Some(verdict) => {
                     p.verdict id="try-verdict" {
                         "Verdict: "
-                        @let class = match verdict.name() { "allow" | "noop" => "badge ok", "conditional_allow" => "badge warn", _ => "badge bad" };
-                        span class=(class) { (verdict.name()) }
+                        @let class = match verdict { "allow" | "noop" | "deliver" => "badge ok", "conditional_allow" | "skip" => "badge warn", _ => "badge bad" };
+                        span class=(class) { (verdict) }
                     }
                 }
-                (None, _) => { p.verdict id="try-verdict" { "Failed: " span.badge.bad { (report.outcome.error.as_ref().map_or("error", |e| e.outcome())) } } }
+                None => { p.verdict id="try-verdict" { "Failed: " span.badge.bad { (report.answer.error.as_ref().map_or("error", |e| e.outcome())) } } }
             }
-            pre id="try-report" { (local::report(&report.outcome, &report.stats, &report.limits)) }
+            pre id="try-report" { (report.text()) }
         }
     }
 }
 
-/// The subject of a trial from its input text, or the problem with it.
-fn trial_subject(input: &str) -> Result<crate::plugins::spam::SpamSubject, Problems> {
-    local::spam_input(input)
+/// `hook`'s input from the trial's text, or the problem with it.
+fn trial_input(hook: Hook, input: &str) -> Result<trial::Input, Problems> {
+    trial::input(hook, input)
         .map_err(|error| Problems::on("input", format!("input is invalid: {error:#}")))
 }
 
@@ -581,7 +580,7 @@ struct PluginView<'a> {
     bind_problems: &'a Problems,
     try_config: &'a str,
     try_input: &'a str,
-    report: Option<&'a TrialReport>,
+    report: Option<&'a Report>,
     try_problems: &'a Problems,
     done: Option<&'a str>,
 }
@@ -649,10 +648,10 @@ async fn plugin_page(
                 }
             }
         }
-        @if choices.contains(&Hook::SpamCheck) {
+        @if let Some(&hook) = choices.first() {
             section.card aria-labelledby="try-heading" style="margin-top:1.25rem" {
                 h2 id="try-heading" { "Try it" }
-                (try_form(admin, &format!("/admin/plugins/{}/try", row.id), Some(view.try_config), view.try_input, view.report, view.try_problems))
+                (try_form(admin, hook, &format!("/admin/plugins/{}/try", row.id), Some(view.try_config), view.try_input, view.report, view.try_problems))
             }
         }
     };
@@ -671,7 +670,9 @@ async fn plugin_of(admin: &Admin, id: &str) -> Result<PluginRow, WebError> {
 async fn plugin(Path(id): Path<String>, admin: Admin) -> WebResult {
     let row = plugin_of(&admin, &id).await?;
     let done = admin.web.field("done");
-    let input = sample_input(&admin);
+    let input = hooks_for(&row)
+        .first()
+        .map_or_else(String::new, |&hook| sample_input(&admin, hook));
     let view = PluginView {
         bind: None,
         bind_problems: &Problems::default(),
@@ -733,7 +734,7 @@ async fn bind(Path(id): Path<String>, admin: Admin) -> WebResult {
         Ok(()) => return Ok(found(&format!("/admin/hooks/{}?done=bound", hook.name()))),
         Err(problems) => problems,
     };
-    let input = sample_input(&admin);
+    let input = sample_input(&admin, hook);
     let view = PluginView {
         bind: Some(&form),
         bind_problems: &problems,
@@ -746,18 +747,18 @@ async fn bind(Path(id): Path<String>, admin: Admin) -> WebResult {
     plugin_page(&admin, StatusCode::UNPROCESSABLE_ENTITY, &row, view).await
 }
 
-/// Runs a trial on the input text (the candidate's configuration checked first).
+/// Runs a trial of `hook` on the input text (the candidate's configuration checked first).
 async fn attempt_trial(
     admin: &Admin,
+    hook: Hook,
     trial: Result<Trial, Problems>,
     input: &str,
-) -> Attempt<TrialReport> {
-    let (trial, subject) = match (trial, trial_subject(input)) {
-        (Ok(trial), Ok(subject)) => (trial, subject),
+) -> Attempt<Report> {
+    let (trial, input) = match (trial, trial_input(hook, input)) {
+        (Ok(trial), Ok(input)) => (trial, input),
         (Err(problems), _) | (_, Err(problems)) => return Ok(Err(problems)),
     };
-    let captcha = admin.web.settings.get(keys::CAPTCHA_ENABLED);
-    match service::try_spam_check(admin.ctx(), &admin.web.tenant, trial, &subject, captcha).await {
+    match service::try_hook(admin.ctx(), &admin.web.tenant, hook, trial, input).await {
         Ok(report) => Ok(Ok(report)),
         Err(Error::NotFound("Hook binding")) => {
             Ok(Err(Problems::whole("No plugin is bound to this hook.")))
@@ -779,16 +780,22 @@ async fn try_candidate(Path(id): Path<String>, admin: Admin) -> WebResult {
     let row = plugin_of(&admin, &id).await?;
     let config_text = admin.web.field("config");
     let input = admin.web.field("input");
+    let &hook = hooks_for(&row).first().ok_or_else(|| {
+        WebError::new(
+            StatusCode::BAD_REQUEST,
+            "No hook implements this plugin's world.",
+        )
+    })?;
     let form = BindForm {
         config: config_text.clone(),
-        ..BindForm::of(Hook::SpamCheck, None, row.id)
+        ..BindForm::of(hook, None, row.id)
     };
     let trial = form.config().map(|config| Trial::Candidate {
         plugin: Box::new(row.clone()),
         config,
         limits: admin.ctx().plugins.maxima.defaults(),
     });
-    let outcome = attempt_trial(&admin, trial, &input).await?;
+    let outcome = attempt_trial(&admin, hook, trial, &input).await?;
     let none = Problems::default();
     let view = PluginView {
         bind: None,
@@ -822,7 +829,7 @@ async fn hook_page(
     status: StatusCode,
     hook: Hook,
     input: &str,
-    report: Option<&TrialReport>,
+    report: Option<&Report>,
     problems: &Problems,
     done: Option<&str>,
 ) -> WebResult {
@@ -877,10 +884,10 @@ async fn hook_page(
                 (chart::failures(&summary))
             }
         }
-        @if hook == Hook::SpamCheck && bound.is_some() {
+        @if bound.is_some() {
             section.card aria-labelledby="try-heading" style="margin-top:1.25rem" {
                 h2 id="try-heading" { "Try it" }
-                (try_form(admin, &format!("{action}/try"), None, input, report, problems))
+                (try_form(admin, hook, &format!("{action}/try"), None, input, report, problems))
             }
         }
     };
@@ -892,7 +899,7 @@ async fn hook_page(
 async fn hook(Path(name): Path<String>, admin: Admin) -> WebResult {
     let hook = hook_of(&name)?;
     let done = admin.web.field("done");
-    let input = sample_input(&admin);
+    let input = sample_input(&admin, hook);
     hook_page(
         &admin,
         StatusCode::OK,
@@ -909,14 +916,7 @@ async fn try_bound(Path(name): Path<String>, admin: Admin) -> WebResult {
     admin.web.check_csrf()?;
     let hook = hook_of(&name)?;
     let input = admin.web.field("input");
-    let trial = if hook == Hook::SpamCheck {
-        Ok(Trial::Bound)
-    } else {
-        Err(Problems::whole(
-            "Trial runs cover the spam_check hook so far.",
-        ))
-    };
-    let outcome = attempt_trial(&admin, trial, &input).await?;
+    let outcome = attempt_trial(&admin, hook, Ok(Trial::Bound), &input).await?;
     let none = Problems::default();
     let problems = outcome.as_ref().err().unwrap_or(&none);
     hook_page(
