@@ -139,6 +139,11 @@ try {
   await page.waitForURL(/done=saved/);
   check(await page.getByText('Application settings saved successfully').isVisible(), 'a good value is saved');
   check(await page.getByLabel('Default projects limit').inputValue() === '42', 'the saved value is shown');
+  // An enumerated setting is a select of the catalog's values.
+  await page.getByLabel('Default project visibility').selectOption({ label: 'Internal' });
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.waitForURL(/done=saved/);
+  check(await page.getByLabel('Default project visibility').inputValue() === 'internal', 'an enumerated value picked from a select is saved');
 
   // Block a user.
   await page.getByRole('link', { name: 'Users', exact: true }).click();
