@@ -119,7 +119,7 @@ def test_admin_console_in_a_browser(server, admin, keyword_wasm, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "all steps passed" in proc.stdout
         for name in ("admin-plugins", "admin-plugin", "admin-hook", "admin-settings",
-                     "admin-users", "admin-user", "admin-phone"):
+                     "admin-users", "admin-user-new", "admin-user", "admin-phone"):
             assert (Path(shots) / f"{name}.png").stat().st_size > 10_000, name
     finally:
         server.request("DELETE", "/application/plugin_hooks/spam_check", token=server.root_token)
