@@ -163,6 +163,10 @@ pub struct ServeConfig {
     /// Longest a repository import or mirror update may run before it is stopped.
     #[arg(long, env = "TRELLIS_IMPORT_TIMEOUT_SECONDS", default_value_t = 3600)]
     pub import_timeout_seconds: u64,
+    /// Repository imports and mirror updates one process runs at once; more stay `scheduled`
+    /// until a slot frees.
+    #[arg(long, env = "TRELLIS_MAX_CONCURRENT_IMPORTS", default_value_t = 4)]
+    pub max_concurrent_imports: usize,
     /// Largest size a repository may reach while being imported; the fetch stops past it.
     #[arg(long, env = "TRELLIS_IMPORT_MAX_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
     pub import_max_bytes: u64,

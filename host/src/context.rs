@@ -39,6 +39,8 @@ pub struct Inner {
     /// Pushes in progress, for their `pre-receive` hooks to call back about
     /// (`services::git_push`).
     pub pushes: PushSessions,
+    /// Slots for repository imports and mirror updates (`--max-concurrent-imports`).
+    pub imports: tokio::sync::Semaphore,
 }
 
 impl Deref for ApiContext {

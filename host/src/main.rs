@@ -184,6 +184,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             config.outbound_allow_networks.clone(),
         ),
         pushes,
+        imports: tokio::sync::Semaphore::new(config.max_concurrent_imports.max(1)),
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));

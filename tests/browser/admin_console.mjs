@@ -139,10 +139,33 @@ try {
   await page.waitForURL(/done=saved/);
   check(await page.getByText('Application settings saved successfully').isVisible(), 'a good value is saved');
   check(await page.getByLabel('Default projects limit').inputValue() === '42', 'the saved value is shown');
+  // An enumerated setting is a select of the catalog's values.
+  await page.getByLabel('Default project visibility').selectOption({ label: 'Internal' });
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.waitForURL(/done=saved/);
+  check(await page.getByLabel('Default project visibility').inputValue() === 'internal', 'an enumerated value picked from a select is saved');
 
-  // Block a user.
+  // Create a user: a refusal shows next to its field, then the user is made and listed.
   await page.getByRole('link', { name: 'Users', exact: true }).click();
   await page.waitForURL(`${base}/admin/users`);
+  await page.getByRole('link', { name: 'New user' }).click();
+  await page.waitForURL(`${base}/admin/users/new`);
+  const login = `console-${Date.now()}`;
+  await page.getByLabel('Name', { exact: true }).fill('Console Made');
+  await page.getByLabel('Username').fill(admin);
+  await page.getByLabel('Email').fill(`${login}@example.com`);
+  await page.getByRole('button', { name: 'Create user' }).click();
+  await page.locator('#user_username_error').waitFor();
+  check((await page.locator('#user_username_error').textContent()).includes('has already been taken'), 'a taken username is refused next to the field');
+  await shoot(page, 'admin-user-new');
+  await page.getByLabel('Username').fill(login);
+  await page.getByRole('button', { name: 'Create user' }).click();
+  await page.waitForURL(/done=created/);
+  check(await page.getByText('User was successfully created.').isVisible(), 'user created');
+  await page.goto(`${base}/admin/users`);
+  check(await page.getByRole('cell', { name: login, exact: true }).isVisible(), 'the new user is in the list');
+
+  // Block a user.
   await shoot(page, 'admin-users');
   await page.goto(`${base}/admin/users/${victimId}`);
   await page.getByRole('button', { name: 'Block', exact: true }).click();

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import (PASSWORD, ROOT, assert_json, bind, csrf_of, make_user, other_tenant,
-                      sign_in, upload)
+from conftest import (PASSWORD, ROOT, assert_json, bind, csrf_of, mail_body, mails_for, make_user,
+                      other_tenant, sign_in, upload)
 
 TESTS = Path(__file__).resolve().parent.parent
 SCRIPT = TESTS / "browser" / "admin_console.mjs"
@@ -45,6 +45,8 @@ PAGES = [
     ("GET", "/admin/settings/general"),
     ("POST", "/admin/settings/general"),
     ("GET", "/admin/users"),
+    ("POST", "/admin/users"),
+    ("GET", "/admin/users/new"),
     ("GET", "/admin/users/{user}"),
     ("POST", "/admin/users/{user}/block"),
     ("GET", "/admin/session/new"),
@@ -117,12 +119,12 @@ def test_admin_console_in_a_browser(server, admin, keyword_wasm, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "all steps passed" in proc.stdout
         for name in ("admin-plugins", "admin-plugin", "admin-hook", "admin-settings",
-                     "admin-users", "admin-user", "admin-phone"):
+                     "admin-users", "admin-user-new", "admin-user", "admin-phone"):
             assert (Path(shots) / f"{name}.png").stat().st_size > 10_000, name
     finally:
         server.request("DELETE", "/application/plugin_hooks/spam_check", token=server.root_token)
         server.request("PUT", "/application/settings", token=server.root_token,
-                       json={"default_projects_limit": 100000})
+                       json={"default_projects_limit": 100000, "default_project_visibility": "private"})
 
 
 # ---- who may see the console -------------------------------------------------------------
@@ -388,6 +390,83 @@ def test_settings_errors_are_the_apis(server, admin):
     assert web.get(server.url + "/admin/settings/nope").status_code == 404
     server.request("PUT", "/application/settings", token=server.root_token,
                    json={"default_projects_limit": 100000})
+
+
+def test_enumerated_settings_are_selects_of_the_catalogs_values(server, admin):
+    web = admin["web"]
+    page = server.url + "/admin/settings/visibility"
+    html = web.get(page).text
+    select = re.search(r'<select[^>]*name="default_branch_protection"[^>]*>(.*?)</select>', html, re.S)
+    assert select, "default_branch_protection is not a select"
+    values = re.findall(r'<option value="([^"]*)"', select.group(1))
+    assert values == ["0", "1", "2", "3", "4"]
+    assert re.search(r'<option value="2" selected>Fully protected</option>', select.group(1))
+    git = re.search(r'<select[^>]*name="enabled_git_access_protocol"[^>]*>(.*?)</select>', html, re.S)
+    assert re.findall(r'<option value="([^"]*)"', git.group(1)) == ["", "ssh", "http"]
+    # Flags stay checkboxes.
+    assert re.search(r'<input type="checkbox"[^>]*name="project_export_enabled"', html)
+    token = csrf_of(html)
+    r = web.post(page, data={"authenticity_token": token, "default_branch_protection": "4",
+                             "enabled_git_access_protocol": "ssh"}, allow_redirects=False)
+    assert r.status_code == 302, alerts(r.text)
+    settings = server.gitlab().settings.get()
+    assert settings.default_branch_protection == 4 and settings.enabled_git_access_protocol == "ssh"
+    # A value outside the choices (a hand-made form) gets the API's error next to the field.
+    r = web.post(page, data={"authenticity_token": token, "default_branch_protection": "9"})
+    assert r.status_code == 422
+    assert "default_branch_protection does not have a valid value" in alerts(r.text)
+    r = web.post(page, data={"authenticity_token": token, "default_branch_protection": "2",
+                             "enabled_git_access_protocol": ""}, allow_redirects=False)
+    assert r.status_code == 302
+    settings = server.gitlab().settings.get()
+    assert settings.default_branch_protection == 2 and settings.enabled_git_access_protocol is None
+
+
+def test_a_new_user_is_created_with_the_apis_rules(server, admin):
+    web = admin["web"]
+    token = page_form(web, server.url + "/admin/users/new")
+    login = "made-" + os.urandom(3).hex()
+    form = {"authenticity_token": token, "name": "Made Here", "username": login,
+            "email": f"{login}@example.com", "password": "", "access_level": "regular"}
+    r = web.post(server.url + "/admin/users", data=form, allow_redirects=False)
+    assert r.status_code == 302, alerts(r.text)
+    user_id = int(re.fullmatch(r"/admin/users/(\d+)\?done=created", r.headers["Location"]).group(1))
+    assert "User was successfully created." in alerts(web.get(server.url + r.headers["Location"]).text)
+    made = assert_json(server.request("GET", f"/users/{user_id}", token=server.root_token), 200)
+    assert (made["username"], made["name"], made["is_admin"]) == (login, "Made Here", False)
+    assert made["confirmed_at"] is not None
+    # Without a password, the user is mailed a link to set one (GitLab's Admin Area).
+    [mail] = mails_for(server, f"{login}@example.com")
+    assert mail["Subject"] == "Account was created for you"
+    assert "reset_password_token=" in mail_body(mail)
+    assert login in web.get(server.url + "/admin/users", params={"search": login}).text
+    # The API's refusals, next to their fields.
+    taken = dict(form, email=f"other-{login}@example.com")
+    r = web.post(server.url + "/admin/users", data=taken)
+    assert r.status_code == 422
+    api = server.request("POST", "/users", token=server.root_token,
+                         json={"name": "X", "username": login, "email": f"api-{login}@example.com",
+                               "password": "Str0ng-password!"})
+    field, messages = next(iter(assert_json(api, 400)["message"].items()))
+    assert field == "username"
+    assert re.search(r'<p class="field-error" id="user_username_error">username ' + re.escape(messages[0]), r.text)
+    assert 'aria-invalid="true"' in r.text and f'value="{login}"' in r.text
+    weak = dict(form, username=login + "-2", email=f"two-{login}@example.com", password="short")
+    r = web.post(server.url + "/admin/users", data=weak)
+    assert r.status_code == 422
+    assert "password is too short (minimum is 8 characters)" in alerts(r.text)
+    assert 'id="user_password_error"' in r.text and "short" not in re.findall(r'value="([^"]*)"', r.text)
+    bad = dict(form, username=login + "-3", email="not-an-email")
+    r = web.post(server.url + "/admin/users", data=bad)
+    assert r.status_code == 422 and 'id="user_email_error"' in r.text
+    # An administrator, with a password of their own.
+    boss = dict(form, username=login + "-4", email=f"four-{login}@example.com",
+                password="Str0ng-password!", access_level="admin")
+    r = web.post(server.url + "/admin/users", data=boss, allow_redirects=False)
+    assert r.status_code == 302, alerts(r.text)
+    made = server.gitlab().users.list(username=login + "-4")[0]
+    assert made.is_admin is True
+    assert sign_in(server, login + "-4", "Str0ng-password!") is not None
 
 
 def test_user_states_follow_gitlabs_rules(server, admin):

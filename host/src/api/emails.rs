@@ -9,7 +9,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 
 use super::keys::{admin_target, list_owned, named_user, path_id};
-use crate::api::notify;
 use crate::api::users::validate_email;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
@@ -17,6 +16,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::keys::EmailRow;
 use crate::model::users::UserRow;
+use crate::services::notify;
 use crate::views::keys::EmailView;
 
 pub fn router() -> Router<ApiContext> {
@@ -90,7 +90,7 @@ async fn create_email(
         .on_constraint("emails", "email_lower", "email")?
         .ok_or_else(|| ApiError::field("email", "has already been taken"))?;
     if let Some((token, _)) = token {
-        notify::send_confirmation(api, &owner.name, &row.email, &token).await?;
+        notify::send_confirmation(&api.ctx, &api.tenant, &owner.name, &row.email, &token).await?;
     }
     Ok((StatusCode::CREATED, Json(EmailView::new(&row))).into_response())
 }

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 
 /// Image types by extension (what avatars accept and uploads embed with `![..](..)`).
@@ -126,16 +125,6 @@ pub fn directory_in(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
         .join("uploads")
         .join(tenant.to_string())
         .join(relative)
-}
-
-/// Writes `bytes` to `dir/name`, creating `dir`.
-pub async fn write(dir: &Path, name: &str, bytes: &[u8]) -> ApiResult<()> {
-    tokio::fs::create_dir_all(dir)
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))?;
-    tokio::fs::write(dir.join(name), bytes)
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))
 }
 
 #[cfg(test)]

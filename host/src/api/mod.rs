@@ -12,7 +12,6 @@ mod labels;
 mod members;
 pub mod meta;
 mod milestones;
-mod notify;
 mod plugins;
 mod projects;
 mod protected_branches;
@@ -24,7 +23,7 @@ mod settings;
 mod system_hooks;
 mod tokens;
 mod user;
-mod users;
+pub(crate) mod users;
 
 use crate::http::routes::Router;
 

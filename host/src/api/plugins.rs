@@ -71,8 +71,7 @@ async fn upload(api: Api) -> ApiResult<Response> {
         });
     };
     let upload = Upload {
-        bytes: &file.bytes,
-        filename: &file.filename,
+        file,
         name: api.params.present_string("name")?,
         version: api.params.present_string("version")?,
     };

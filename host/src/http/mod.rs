@@ -8,6 +8,7 @@ pub mod pagination;
 pub mod params;
 pub mod request;
 pub mod routes;
+pub mod upload;
 
 use std::time::Instant;
 

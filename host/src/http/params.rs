@@ -52,13 +52,7 @@ macro_rules! flag_input {
 }
 pub(crate) use flag_input;
 
-/// A file from a multipart body.
-#[derive(Debug, Clone)]
-pub struct UploadedFile {
-    pub filename: String,
-    pub content_type: Option<String>,
-    pub bytes: Bytes,
-}
+pub use super::upload::UploadedFile;
 
 #[derive(Debug, Default, Clone)]
 pub struct Params {
@@ -66,11 +60,14 @@ pub struct Params {
     files: HashMap<String, UploadedFile>,
 }
 
-/// How large a body may be, by kind.
+/// How large a body may be, by kind, and where its files go.
 #[derive(Debug, Clone, Copy)]
-pub struct BodyLimits {
+pub struct BodyLimits<'a> {
     pub structured: usize,
     pub multipart: usize,
+    /// The directory multipart files are streamed to; `None` reads only the text fields
+    /// and skips the files (the rate limiter looks for a token).
+    pub spool: Option<&'a std::path::Path>,
 }
 
 impl Params {
@@ -87,7 +84,7 @@ impl Params {
         &mut self,
         headers: &HeaderMap,
         body: Body,
-        limits: BodyLimits,
+        limits: BodyLimits<'_>,
     ) -> ApiResult<()> {
         let raw_content_type = headers
             .get(header::CONTENT_TYPE)
@@ -112,7 +109,7 @@ impl Params {
             // The boundary is case-sensitive (browsers use mixed case): parse it unfolded.
             let boundary = multer::parse_boundary(raw_content_type)
                 .map_err(|_| ApiError::BadRequest("invalid multipart body".into()))?;
-            return self.merge_multipart(body, boundary, limits.multipart).await;
+            return self.merge_multipart(body, boundary, limits).await;
         }
         let bytes = read_limited(body, limits.structured).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -140,15 +137,15 @@ impl Params {
         &mut self,
         body: Body,
         boundary: String,
-        limit: usize,
+        limits: BodyLimits<'_>,
     ) -> ApiResult<()> {
         let stream = http_body_util::BodyStream::new(body);
         let stream = futures_lite_stream(stream);
         let constraints = multer::Constraints::new()
-            .size_limit(multer::SizeLimit::new().whole_stream(limit as u64));
+            .size_limit(multer::SizeLimit::new().whole_stream(limits.multipart as u64));
         let mut multipart = multer::Multipart::with_constraints(stream, boundary, constraints);
         loop {
-            let field = match multipart.next_field().await {
+            let mut field = match multipart.next_field().await {
                 Ok(Some(field)) => field,
                 Ok(None) => break,
                 Err(error) => return Err(multipart_error(error)),
@@ -156,25 +153,27 @@ impl Params {
             let Some(name) = field.name().map(str::to_string) else {
                 continue;
             };
-            let filename = field.file_name().map(str::to_string);
-            let content_type = field.content_type().map(|m| m.to_string());
-            let bytes = field.bytes().await.map_err(multipart_error)?;
-            match filename {
-                Some(filename) => {
-                    self.files.insert(
-                        name.clone(),
-                        UploadedFile {
-                            filename,
-                            content_type,
-                            bytes,
-                        },
-                    );
+            match (field.file_name().map(str::to_string), limits.spool) {
+                (Some(filename), Some(dir)) => {
+                    let file = UploadedFile::spool(field, dir, filename).await?;
+                    self.files.insert(name.clone(), file);
                     // Presence of the key matters to handlers that distinguish "absent" from "".
                     self.values.insert(name, Value::String(String::new()));
                 }
-                None => {
-                    let text =
-                        String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::invalid(&name))?;
+                (Some(_), None) => {
+                    // Drained, never kept: the size cap still counts its bytes.
+                    while field.chunk().await.map_err(multipart_error)?.is_some() {}
+                }
+                (None, _) => {
+                    // Text fields stay in memory: they get the limit of a form body.
+                    let mut bytes = Vec::new();
+                    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+                        if bytes.len() + chunk.len() > limits.structured {
+                            return Err(ApiError::PayloadTooLarge);
+                        }
+                        bytes.extend_from_slice(&chunk);
+                    }
+                    let text = String::from_utf8(bytes).map_err(|_| ApiError::invalid(&name))?;
                     self.insert_bracketed(&name, text);
                 }
             }
@@ -505,7 +504,7 @@ fn is_length_limit(error: &axum::Error) -> bool {
     false
 }
 
-fn multipart_error(error: multer::Error) -> ApiError {
+pub(super) fn multipart_error(error: multer::Error) -> ApiError {
     match error {
         multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => {
             ApiError::PayloadTooLarge

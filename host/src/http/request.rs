@@ -109,18 +109,37 @@ pub async fn tenant_and_params(
     body: Body,
     multipart_limit: usize,
 ) -> ApiResult<(Origin, Tenant, Params)> {
+    let (origin, tenant) = origin_and_tenant(ctx, parts)?;
+    let params = read_params(ctx, parts, body, multipart_limit).await?;
+    Ok((origin, tenant, params))
+}
+
+/// The request's origin and the tenant its Host names.
+pub fn origin_and_tenant(ctx: &ApiContext, parts: &Parts) -> ApiResult<(Origin, Tenant)> {
     let origin = Origin::from_parts(&parts.headers, &parts.uri)
         .map_err(|_| ApiError::BadRequest("Host header is malformed".into()))?;
     let tenant = ctx.tenant_for(&origin);
+    Ok((origin, tenant))
+}
+
+/// The query merged with the body; multipart files are streamed to the data directory.
+pub async fn read_params(
+    ctx: &ApiContext,
+    parts: &Parts,
+    body: Body,
+    multipart_limit: usize,
+) -> ApiResult<Params> {
     let mut params = Params::from_query(parts.uri.query());
     if !matches!(parts.method, Method::GET | Method::HEAD) {
+        let spool = super::upload::spool_dir(&ctx.config.storage.data_dir);
         let limits = BodyLimits {
             structured: ctx.config.max_body_bytes,
             multipart: multipart_limit,
+            spool: Some(&spool),
         };
         params.merge_body(&parts.headers, body, limits).await?;
     }
-    Ok((origin, tenant, params))
+    Ok(params)
 }
 
 impl FromRequest<ApiContext> for Api {
@@ -128,16 +147,20 @@ impl FromRequest<ApiContext> for Api {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
-        // Uploads are for callers who identify themselves in the head: without a token there,
-        // a multipart body gets the small limit, so an anonymous caller cannot make the
-        // process buffer `--max-upload-bytes` before it is refused.
+        // Uploads are for callers who authenticate in the head: only a valid token there
+        // (checked before a byte of the body is read) opens `--max-upload-bytes`; anyone
+        // else's multipart body gets the small limit.
+        let (origin, tenant) = origin_and_tenant(ctx, &parts)?;
         let query = Params::from_query(parts.uri.query());
-        let multipart_limit = match auth::presented_secret(&parts.headers, &query) {
-            Ok(Some(_)) => ctx.config.max_upload_bytes,
-            _ => ctx.config.max_upload_bytes.min(ctx.config.max_body_bytes),
+        let authenticated = auth::token_owner(&tenant.db, &ctx.tokens, &parts.headers, &query)
+            .await?
+            .is_some();
+        let multipart_limit = if authenticated {
+            ctx.config.max_upload_bytes
+        } else {
+            ctx.config.max_upload_bytes.min(ctx.config.max_body_bytes)
         };
-        let (origin, tenant, params) =
-            tenant_and_params(ctx, &parts, body, multipart_limit).await?;
+        let params = read_params(ctx, &parts, body, multipart_limit).await?;
         let settings = ctx.settings.get(&tenant.db).await?;
         let route = parts
             .extensions

@@ -113,6 +113,7 @@ async fn caller_of(
         let limits = BodyLimits {
             structured: bytes.len(),
             multipart: bytes.len(),
+            spool: None,
         };
         // A body that does not parse carries no token; the handler answers its 400.
         let _ = params

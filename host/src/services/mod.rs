@@ -12,6 +12,7 @@ pub mod issues;
 pub mod keys;
 pub mod members;
 pub mod notes;
+pub mod notify;
 pub mod plugins;
 pub mod projects;
 pub mod protected_branches;

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::context::ApiContext;
+use crate::http::params::UploadedFile;
 use crate::model::plugins::{BindingRow, PluginRow};
 use crate::outbound::http::Grant;
 use crate::plugins::runtime::Compiled;
@@ -105,8 +106,7 @@ pub fn check_uploads_allowed(ctx: &ApiContext) -> Result<()> {
 
 /// An uploaded component and what to call it (`name` defaults to the file name).
 pub struct Upload<'a> {
-    pub bytes: &'a [u8],
-    pub filename: &'a str,
+    pub file: &'a UploadedFile,
     pub name: Option<String>,
     pub version: Option<String>,
 }
@@ -118,19 +118,25 @@ pub async fn upload(
     db: &TenantDb,
     upload: Upload<'_>,
 ) -> Result<(PluginRow, bool)> {
-    if upload.bytes.len() > ctx.config.plugin_max_upload_bytes {
+    if upload.file.size > ctx.config.plugin_max_upload_bytes as u64 {
         return Err(Error::TooLarge);
     }
     let name = match upload.name {
         Some(name) => name,
-        None => upload.filename.trim_end_matches(".wasm").trim().to_string(),
+        None => upload
+            .file
+            .filename
+            .trim_end_matches(".wasm")
+            .trim()
+            .to_string(),
     };
     if name.is_empty() || name.len() > 255 {
         return Err(Error::Field("name", "must be between 1 and 255 characters"));
     }
+    let bytes = upload.file.read().await.map_err(anyhow::Error::from)?;
     let compiled = ctx
         .plugins
-        .compile_upload(Arc::from(upload.bytes))
+        .compile_upload(Arc::from(bytes.as_slice()))
         .await
         .map_err(Error::Rejected)?;
     ensure_built_ins(ctx, db).await?;
@@ -142,8 +148,8 @@ pub async fn upload(
             version: upload.version.as_deref(),
             world,
             api_version,
-            size: upload.bytes.len() as i64,
-            content: Some(upload.bytes),
+            size: bytes.len() as i64,
+            content: Some(&bytes),
         })
         .await?)
 }

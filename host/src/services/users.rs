@@ -1,13 +1,23 @@
-//! Users' lifecycle: the state transitions an administrator may make (block, unblock,
-//! deactivate, activate) and deleting a user with what hangs off it.
+//! Users' lifecycle: creating an account (`POST /users` and the console's new-user form), the
+//! state transitions an administrator may make (block, unblock, deactivate, activate) and
+//! deleting a user with what hangs off it.
 
 use chrono::{Duration, NaiveDate};
 
 use super::Refusal;
+use super::notify;
+use crate::auth::secrets;
+use crate::context::ApiContext;
 use crate::events::EventKind;
+use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::model::now_ms;
 use crate::model::users::UserRow;
+use crate::settings::Settings;
+use crate::settings::keys::{self, BoolSetting};
 use crate::store::TenantDb;
-use crate::store::user_admin::{Contributions, UserDeletion};
+use crate::store::user_admin::{Contributions, UserChanges, UserDeletion};
+use crate::store::users::NewUser;
+use crate::tenants::Tenant;
 
 /// Users active within this many days cannot be deactivated.
 pub const DEACTIVATION_INACTIVE_DAYS: i64 = 180;
@@ -166,6 +176,215 @@ pub async fn delete(
     };
     let (_, projects) = db.delete_user(user.id, &deletion, actor).await?;
     Ok(projects)
+}
+
+/// The unique indexes a user write can run into, and the field each reports.
+pub const USER_UNIQUES: &[(&str, &str, &str)] = &[
+    ("users", "username_lower", "username"),
+    ("users", "email_lower", "email"),
+    ("identities", "extern_uid", "extern_uid"),
+    // a personal namespace's path is the username; a top-level group may hold it already
+    ("namespaces", "path_lower", "username"),
+];
+
+/// A new user's password: given, mailed as a reset link, or random (the user resets it).
+pub enum FirstPassword {
+    Given(String),
+    Reset,
+    Random,
+}
+
+/// An account to create: what `POST /users` requires, and the profile fields it was given
+/// (validated, `avatar_path` included) with an identity of an external provider.
+pub struct NewAccount {
+    pub email: String,
+    pub name: String,
+    pub username: String,
+    pub password: FirstPassword,
+    pub skip_confirmation: bool,
+    pub projects_limit: Option<i64>,
+    pub admin: bool,
+    /// Whether `external` is given: when not, the instance's default applies.
+    pub external_given: bool,
+    pub profile: UserChanges,
+    pub identity: Option<(String, String)>,
+}
+
+/// A created user and the mails that tell them ([`Created::send_mails`], once whatever the
+/// caller stores with the user has been stored).
+pub struct Created {
+    pub user: UserRow,
+    confirmation: Option<String>,
+    reset: Option<String>,
+}
+
+/// An email that is another user's secondary email is taken (`owner` may hold it).
+pub async fn check_not_secondary(db: &TenantDb, email: &str, owner: Option<i64>) -> ApiResult<()> {
+    match db.secondary_email_owner(email).await? {
+        Some(user_id) if Some(user_id) != owner => {
+            Err(ApiError::field("email", "has already been taken"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A `password_*_required` setting, the character test it asks for, and GitLab's message.
+type PasswordRule = (BoolSetting, fn(char) -> bool, &'static str);
+
+pub const MIN_PASSWORD_LENGTH: usize = 8;
+const MAX_PASSWORD_LENGTH: usize = 128;
+
+/// Checks a new password against the length limits and the `password_*_required` settings,
+/// and returns its bcrypt digest.
+pub fn hash_new_password(settings: &Settings, password: &str) -> ApiResult<String> {
+    let length = password.chars().count();
+    let mut problems = Vec::new();
+    if length < MIN_PASSWORD_LENGTH {
+        problems.push(format!(
+            "is too short (minimum is {MIN_PASSWORD_LENGTH} characters)"
+        ));
+    }
+    if length > MAX_PASSWORD_LENGTH {
+        problems.push(format!(
+            "is too long (maximum is {MAX_PASSWORD_LENGTH} characters)"
+        ));
+    }
+    let rules: [PasswordRule; 4] = [
+        (
+            keys::PASSWORD_NUMBER_REQUIRED,
+            |c| c.is_ascii_digit(),
+            "requires at least one number",
+        ),
+        (
+            keys::PASSWORD_SYMBOL_REQUIRED,
+            |c| !c.is_alphanumeric() && !c.is_whitespace(),
+            "requires at least one symbol character",
+        ),
+        (
+            keys::PASSWORD_UPPERCASE_REQUIRED,
+            char::is_uppercase,
+            "requires at least one uppercase letter",
+        ),
+        (
+            keys::PASSWORD_LOWERCASE_REQUIRED,
+            char::is_lowercase,
+            "requires at least one lowercase letter",
+        ),
+    ];
+    for (setting, test, message) in rules {
+        if settings.get(setting) && !password.chars().any(test) {
+            problems.push(message.to_string());
+        }
+    }
+    if !problems.is_empty() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("password".into(), serde_json::json!(problems));
+        return Err(ApiError::Validation(fields));
+    }
+    secrets::hash_password(password).map_err(ApiError::Internal)
+}
+
+/// Creates the account with GitLab's rules: the password rules of the instance (a reset or
+/// random password stores an unguessable digest), `user_default_external` unless `external`
+/// is given, `default_projects_limit`, a confirmation unless skipped; usernames and emails
+/// unique (secondary emails included).
+pub async fn create(
+    db: &TenantDb,
+    settings: &Settings,
+    admin_id: i64,
+    account: NewAccount,
+) -> ApiResult<Created> {
+    let NewAccount {
+        email,
+        name,
+        username,
+        password,
+        skip_confirmation,
+        projects_limit,
+        admin,
+        external_given,
+        mut profile,
+        identity,
+    } = account;
+    check_not_secondary(db, &email, None).await?;
+    let digest = match &password {
+        FirstPassword::Given(password) => hash_new_password(settings, password)?,
+        FirstPassword::Reset | FirstPassword::Random => {
+            secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?
+        }
+    };
+    if !external_given && settings.get(keys::USER_DEFAULT_EXTERNAL) {
+        profile.set("external", true);
+    }
+    let confirmation = if skip_confirmation {
+        profile.set("confirmed_at", now_ms());
+        None
+    } else {
+        let (token, digest) = notify::confirmation_token();
+        profile.set("confirmation_token_digest", digest);
+        Some(token)
+    };
+    let reset = matches!(password, FirstPassword::Reset).then(|| secrets::generate("", 20));
+    if let Some(token) = &reset {
+        profile.set("reset_password_token_digest", secrets::digest(token));
+        profile.set("reset_password_sent_at", now_ms());
+    }
+    let projects_limit = projects_limit.unwrap_or_else(|| {
+        settings
+            .get(keys::DEFAULT_PROJECTS_LIMIT)
+            .unwrap_or(100_000)
+    });
+    let new_user = NewUser {
+        username: &username,
+        email: &email,
+        name: &name,
+        is_admin: admin,
+        password_digest: Some(digest),
+        projects_limit,
+    };
+    let identity = identity
+        .as_ref()
+        .map(|(provider, uid)| (provider.as_str(), uid.as_str()));
+    let user = db
+        .create_user(new_user, &profile, identity, Some(admin_id))
+        .await
+        .on_constraints(USER_UNIQUES)?;
+    Ok(Created {
+        user,
+        confirmation,
+        reset,
+    })
+}
+
+impl Created {
+    /// The confirmation instructions, and the link to set a first password when asked for.
+    pub async fn send_mails(&self, ctx: &ApiContext, tenant: &Tenant) -> ApiResult<()> {
+        let user = &self.user;
+        if let Some(token) = &self.confirmation {
+            notify::send_confirmation(ctx, tenant, &user.name, &user.email, token).await?;
+        }
+        if let Some(token) = &self.reset {
+            let base = &tenant.base_url;
+            let link = format!("{base}/users/password/edit?reset_password_token={token}");
+            notify::send(ctx, &user.email, "Account was created for you", format!(
+                "Hello {},\n\nAn administrator created an account for you on {base}.\nYour username is {}.\n\nSet your password here: {link}\n",
+                user.name, user.username
+            ))
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// A user just created that must go again (what was to be stored with it failed): nothing
+/// refers to it yet, so a hard delete leaves no ghost behind.
+pub async fn undo_create(db: &TenantDb, user_id: i64, admin_id: i64) -> ApiResult<()> {
+    let nothing = UserDeletion {
+        groups: &[],
+        contributions: Contributions::Delete,
+    };
+    db.delete_user(user_id, &nothing, admin_id).await?;
+    Ok(())
 }
 
 #[cfg(test)]

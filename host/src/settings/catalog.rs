@@ -398,6 +398,74 @@ pub fn default_of(name: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// A setting that takes one of a fixed set of values: each value as the API reads it (text
+/// of the integer for integer settings; `""` for none) and its label in GitLab's admin area.
+/// The API refuses others (`settings::validate`); the console offers these in a select.
+pub type Choices = &'static [(&'static str, &'static str)];
+
+const VISIBILITY_CHOICES: Choices = &[
+    ("private", "Private"),
+    ("internal", "Internal"),
+    ("public", "Public"),
+];
+
+pub static CHOICES: &[(&str, Choices)] = &[
+    ("default_project_visibility", VISIBILITY_CHOICES),
+    ("default_group_visibility", VISIBILITY_CHOICES),
+    ("default_snippet_visibility", VISIBILITY_CHOICES),
+    (
+        "whats_new_variant",
+        &[
+            ("all_tiers", "Enable What's new: All tiers"),
+            ("current_tier", "Enable What's new: Current tier only"),
+            ("disabled", "Disable What's new"),
+        ],
+    ),
+    (
+        "background_job_limiter_mode",
+        &[("track", "Track"), ("compress", "Compress")],
+    ),
+    (
+        "enabled_git_access_protocol",
+        &[
+            ("", "Both SSH and HTTP(S)"),
+            ("ssh", "Only SSH"),
+            ("http", "Only HTTP(S)"),
+        ],
+    ),
+    (
+        "first_day_of_week",
+        &[("0", "Sunday"), ("1", "Monday"), ("6", "Saturday")],
+    ),
+    (
+        "default_branch_protection",
+        &[
+            ("0", "Not protected"),
+            ("1", "Protected against force pushes"),
+            ("2", "Fully protected"),
+            ("3", "Protected against pushes"),
+            ("4", "Fully protected after initial push"),
+        ],
+    ),
+    (
+        "default_project_creation",
+        &[
+            ("0", "No one"),
+            ("1", "Maintainers"),
+            ("2", "Developers + Maintainers"),
+            ("3", "Administrators"),
+        ],
+    ),
+];
+
+/// The allowed values of `name` (canonical), when it is an enumeration.
+pub fn choices(name: &str) -> Option<Choices> {
+    CHOICES
+        .iter()
+        .find(|(setting, _)| *setting == name)
+        .map(|(_, choices)| *choices)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,6 +523,34 @@ mod tests {
             ("password_authentication_enabled_for_web", "true"),
         ] {
             assert_eq!(default_of(name).to_string(), value, "{name}");
+        }
+    }
+
+    #[test]
+    fn choices_name_settings_and_fit_their_kind() {
+        for (name, choices) in CHOICES {
+            let entry = entry(name).unwrap_or_else(|| panic!("{name} is not a setting"));
+            assert!(entry.alias_of.is_none(), "{name} is an alias");
+            for (value, _) in *choices {
+                match entry.kind {
+                    Kind::Int => assert!(value.parse::<i64>().is_ok(), "{name}: {value}"),
+                    Kind::Str => {}
+                    kind => panic!("{name}: choices for a {kind:?} setting"),
+                }
+            }
+            let default = default_of(name);
+            let shown = default
+                .as_str()
+                .map_or_else(|| default.to_string(), str::to_string);
+            let shown = if default.is_null() {
+                String::new()
+            } else {
+                shown
+            };
+            assert!(
+                choices.iter().any(|(value, _)| *value == shown),
+                "{name}: default {default} is not a choice"
+            );
         }
     }
 }

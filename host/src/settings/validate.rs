@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::catalog::{CATALOG, Entry, Kind, canonical, default_of, entry as entry_of};
+use super::catalog::{CATALOG, CHOICES, Entry, Kind, canonical, default_of, entry as entry_of};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
 
@@ -117,8 +117,6 @@ pub const REQUIRES: &[(&str, &[&str])] = &[
     ("external_auth_client_cert", &["external_auth_client_key"]),
 ];
 
-const VISIBILITIES: &[&str] = &["private", "internal", "public"];
-
 /// Allowed values of each SSH key restriction besides 0 (no restriction) and -1 (forbidden).
 const KEY_SIZES: &[(&str, &[i64])] = &[
     ("dsa_key_restriction", &[1024, 2048, 3072]),
@@ -225,43 +223,24 @@ fn not_valid(name: &str) -> ApiError {
     ApiError::InvalidParam(format!("{name} does not have a valid value"))
 }
 
-/// Enumerations, answered as Grape answers `values:` violations.
+/// Enumerations ([`CHOICES`]), answered as Grape answers `values:` violations.
 fn check_enums(update: &mut Update) -> ApiResult<()> {
-    let string_enums: &[(&str, &[&str])] = &[
-        ("default_project_visibility", VISIBILITIES),
-        ("default_group_visibility", VISIBILITIES),
-        ("default_snippet_visibility", VISIBILITIES),
-        (
-            "whats_new_variant",
-            &["all_tiers", "current_tier", "disabled"],
-        ),
-        ("background_job_limiter_mode", &["track", "compress"]),
-    ];
-    for (name, allowed) in string_enums {
-        match update.get(*name) {
-            Some(Value::String(s)) if allowed.contains(&s.as_str()) => {}
-            Some(_) => return Err(not_valid(name)),
-            None => {}
-        }
+    // Git access takes `nil` (or nothing) for both protocols.
+    if let Some(value) = update.get("enabled_git_access_protocol")
+        && matches!(value.as_str().map(str::trim), None | Some("" | "nil"))
+    {
+        update.insert("enabled_git_access_protocol".into(), Value::Null);
     }
-    if let Some(value) = update.get("enabled_git_access_protocol") {
-        match value.as_str().map(str::trim) {
-            None | Some("") | Some("nil") => {
-                update.insert("enabled_git_access_protocol".into(), Value::Null);
-            }
-            Some("ssh" | "http") => {}
-            Some(_) => return Err(not_valid("enabled_git_access_protocol")),
-        }
-    }
-    let int_enums: &[(&str, &[i64])] = &[
-        ("first_day_of_week", &[0, 1, 6]),
-        ("default_branch_protection", &[0, 1, 2, 3, 4]),
-        ("default_project_creation", &[0, 1, 2, 3]),
-    ];
-    for (name, allowed) in int_enums {
-        if let Some(value) = update.get(*name)
-            && !value.as_i64().is_some_and(|n| allowed.contains(&n))
-        {
+    for (name, choices) in CHOICES {
+        let allowed = |text: &str| choices.iter().any(|(value, _)| *value == text);
+        let valid = match update.get(*name) {
+            None => true,
+            Some(Value::Null) => allowed(""),
+            Some(Value::String(s)) => allowed(s),
+            Some(Value::Number(n)) => allowed(&n.to_string()),
+            Some(_) => false,
+        };
+        if !valid {
             return Err(not_valid(name));
         }
     }
@@ -448,7 +427,7 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
                 Some("0") => "private",
                 Some("10") => "internal",
                 Some("20") => "public",
-                Some(s) if VISIBILITIES.contains(&s) => s,
+                Some(s) if matches!(s, "private" | "internal" | "public") => s,
                 _ => {
                     fail(
                         "restricted_visibility_levels",

@@ -22,7 +22,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::params::Params;
-use crate::http::request::tenant_and_params;
+use crate::http::request::{origin_and_tenant, read_params};
 use crate::request_origin::Origin;
 use crate::request_origin::client_ip;
 use crate::settings::Settings;
@@ -78,19 +78,22 @@ impl FromRequest<ApiContext> for Web {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (parts, body) = request.into_parts();
-        // A browser with a session may upload a plugin (the admin console checks the size and
-        // who may); without one, a multipart body gets the small limit.
-        let multipart_limit = if session::cookie(&parts.headers, session::SESSION_COOKIE).is_some()
-        {
+        let unreadable =
+            |error: ApiError| WebError::new(error.status(), "The request could not be read.");
+        let (origin, tenant) = origin_and_tenant(ctx, &parts).map_err(unreadable)?;
+        let settings = ctx.settings.get(&tenant.db).await?;
+        // A signed-in browser may upload a plugin (the admin console checks the size and who
+        // may); the session is checked before the body is read, and without one a multipart
+        // body gets the small limit.
+        let session = Session::load(&tenant.db, &parts.headers).await?;
+        let multipart_limit = if session.is_some() {
             (ctx.config.plugin_max_upload_bytes + MULTIPART_ENVELOPE).max(ctx.config.max_body_bytes)
         } else {
             ctx.config.max_body_bytes
         };
-        let (origin, tenant, params) = tenant_and_params(ctx, &parts, body, multipart_limit)
+        let params = read_params(ctx, &parts, body, multipart_limit)
             .await
-            .map_err(|error| WebError::new(error.status(), "The request could not be read."))?;
-        let settings = ctx.settings.get(&tenant.db).await?;
-        let session = Session::load(&tenant.db, &parts.headers).await?;
+            .map_err(unreadable)?;
         let peer_ip = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()

@@ -4,15 +4,13 @@
 //! addresses pinned: for git's HTTP client by `http.curloptResolve`, for `git://` by fetching
 //! from the checked address itself, so a second DNS answer cannot redirect it).
 //!
-//! An import is bounded: at most [`IMPORT_SLOTS`] run at once per process (the rest stay
-//! `scheduled` until a slot frees), each for at most `--import-timeout-seconds`, and a fetch
-//! whose repository grows past `--import-max-bytes` is stopped (dropping it kills `git`).
+//! An import is bounded: at most `--max-concurrent-imports` run at once per process (the rest
+//! stay `scheduled` until a slot frees), each for at most `--import-timeout-seconds`, and a
+//! fetch whose repository grows past `--import-max-bytes` is stopped (dropping it kills `git`).
 
 use std::net::SocketAddr;
 use std::path::Path as FsPath;
 use std::time::Duration;
-
-use tokio::sync::Semaphore;
 
 use axum::Json;
 use axum::extract::Path;
@@ -43,10 +41,6 @@ pub async fn check_import_url(api: &Api, url: &str) -> ApiResult<()> {
         .map_err(|reason| blocked(reason.to_string()))?;
     Ok(())
 }
-
-/// Imports and mirror updates one process runs at once.
-const IMPORT_SLOTS: usize = 4;
-static IMPORTS: Semaphore = Semaphore::const_new(IMPORT_SLOTS);
 
 /// How often a running fetch's repository is measured.
 const SIZE_POLL: Duration = Duration::from_millis(500);
@@ -102,12 +96,16 @@ where
             }
         }
     };
+    let too_large =
+        || anyhow::anyhow!("Import failed: the repository is larger than {max_bytes} bytes");
     let limited = async {
         tokio::select! {
-            result = fetch => result,
-            () = watch => Err(anyhow::anyhow!(
-                "Import failed: the repository is larger than {max_bytes} bytes"
-            )),
+            // A fetch can finish between two measurements: measured once more at its end.
+            result = fetch => match result {
+                Ok(()) if disk_usage(dir).await > max_bytes => Err(too_large()),
+                other => other,
+            },
+            () = watch => Err(too_large()),
         }
     };
     tokio::time::timeout(timeout, limited)
@@ -171,8 +169,9 @@ pub async fn schedule_fetch(
     let id = project.id;
     let timeout = Duration::from_secs(api.ctx.config.import_timeout_seconds);
     let max_bytes = api.ctx.config.import_max_bytes;
+    let ctx = api.ctx.clone();
     Ok(PendingFetch(Box::pin(async move {
-        let _slot = IMPORTS.acquire().await.expect("never closed");
+        let _slot = ctx.imports.acquire().await.expect("never closed");
         db.set_import_status(id, "started", None).await?;
         let fetched = async {
             let parsed = url::Url::parse(url.trim())?;
@@ -181,10 +180,19 @@ pub async fn schedule_fetch(
                 .await
                 .map_err(|reason| anyhow::anyhow!("Import url is blocked: {reason}"))?;
             repo.ensure(&branch).await?;
+            let first = !repo.has_commits().await?;
             let source = pinned_url(url.trim(), &parsed, &addresses)?;
             let config = fetch_config(&parsed, &addresses);
             let fetch = async { Ok(repo.fetch(&source, None, &config).await?) };
-            bounded(fetch, repo.path(), timeout, max_bytes).await?;
+            if let Err(error) = bounded(fetch, repo.path(), timeout, max_bytes).await {
+                // A stopped first import leaves no partial pack on disk: the project keeps
+                // an empty repository, as before the import.
+                if first {
+                    repo.remove().await;
+                    repo.ensure(&branch).await?;
+                }
+                return Err(error);
+            }
             if repo.branch_exists(&branch).await? {
                 repo.set_head(&branch).await?;
             }

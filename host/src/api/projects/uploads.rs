@@ -50,24 +50,20 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let CreateUpload { file } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Developer)?;
-    if file.bytes.len() as u64 > max_bytes(&api) {
+    if file.size > max_bytes(&api) {
         return Err(ApiError::PayloadTooLarge);
     }
     let name = files::safe_filename(&file.filename, "file");
     let secret = hex::encode(rand::random::<[u8; 16]>());
-    files::write(
-        &directory(&api, ctx.project.id, &secret),
-        &name,
-        &file.bytes,
-    )
-    .await?;
+    file.persist(&directory(&api, ctx.project.id, &secret), &name)
+        .await?;
     api.db()
         .insert_upload(
             ctx.project.id,
             caller.user.id,
             &secret,
             &name,
-            file.bytes.len() as i64,
+            file.size as i64,
             file.content_type.as_deref(),
         )
         .await?;

@@ -15,7 +15,10 @@ use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
 
 /// GitLab's limit for avatars.
-const MAX_AVATAR_BYTES: usize = 200 * 1024;
+const MAX_AVATAR_BYTES: u64 = 200 * 1024;
+
+/// Enough of a file to recognise an image format by its signature.
+const SIGNATURE_BYTES: usize = 64;
 
 /// What a create or update asks for the avatar.
 pub enum AvatarChange {
@@ -34,13 +37,16 @@ impl FromParams for AvatarChange {
 fn requested(p: &Params) -> ApiResult<AvatarChange> {
     if let Some(file) = p.file("avatar") {
         let name = files::safe_filename(&file.filename, "avatar.png");
-        if !files::is_image_content(&name, &file.bytes) {
+        let head = file
+            .head(SIGNATURE_BYTES)
+            .map_err(|error| ApiError::Internal(error.into()))?;
+        if !files::is_image_content(&name, &head) {
             return Err(ApiError::field(
                 "avatar",
                 "file format is not supported. Please try one of the following supported formats: png, jpg, jpeg, gif, bmp, tiff, ico, webp",
             ));
         }
-        if file.bytes.len() > MAX_AVATAR_BYTES {
+        if file.size > MAX_AVATAR_BYTES {
             return Err(ApiError::field(
                 "avatar",
                 "is too big (should be at most 200 KiB)",
@@ -71,7 +77,7 @@ pub async fn store(
     name: &str,
 ) -> ApiResult<()> {
     remove(api, owner, id).await?;
-    files::write(&directory(api, owner, id), name, &file.bytes).await
+    file.persist(&directory(api, owner, id), name).await
 }
 
 pub async fn remove(api: &Api, owner: &str, id: i64) -> ApiResult<()> {

@@ -9,6 +9,7 @@ mod read;
 mod states;
 mod status;
 
+pub use manage::account_from;
 pub use profile::validate_email;
 
 use crate::http::routes::Router;

@@ -1,11 +1,8 @@
 //! The profile parameters shared by `POST /users` and `PUT /users/:id`: each parameter's
 //! column and type, GitLab's validations, and the instance's password rules.
 
-use crate::auth::secrets;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
-use crate::http::request::Api;
-use crate::settings::keys::{self, BoolSetting};
 use crate::store::user_admin::UserChanges;
 
 /// Free-text profile fields stored as '' when cleared.
@@ -36,12 +33,6 @@ const BOOL_FIELDS: &[(&str, &str)] = &[
     ("external", "external"),
     ("private_profile", "private_profile"),
 ];
-
-/// A `password_*_required` setting, the character test it asks for, and GitLab's message.
-type PasswordRule = (BoolSetting, fn(char) -> bool, &'static str);
-
-pub const MIN_PASSWORD_LENGTH: usize = 8;
-const MAX_PASSWORD_LENGTH: usize = 128;
 
 /// Parsed profile parameters, ready to store once `public_email` is checked
 /// (`Profile::own_public_email`).
@@ -195,54 +186,4 @@ pub fn validate_email(field: &str, email: &str) -> ApiResult<()> {
     } else {
         Err(ApiError::field(field, "is invalid"))
     }
-}
-
-/// Checks a new password against the length limits and the `password_*_required` settings,
-/// and returns its bcrypt digest.
-pub fn hash_new_password(api: &Api, password: &str) -> ApiResult<String> {
-    let length = password.chars().count();
-    let mut problems = Vec::new();
-    if length < MIN_PASSWORD_LENGTH {
-        problems.push(format!(
-            "is too short (minimum is {MIN_PASSWORD_LENGTH} characters)"
-        ));
-    }
-    if length > MAX_PASSWORD_LENGTH {
-        problems.push(format!(
-            "is too long (maximum is {MAX_PASSWORD_LENGTH} characters)"
-        ));
-    }
-    let rules: [PasswordRule; 4] = [
-        (
-            keys::PASSWORD_NUMBER_REQUIRED,
-            |c| c.is_ascii_digit(),
-            "requires at least one number",
-        ),
-        (
-            keys::PASSWORD_SYMBOL_REQUIRED,
-            |c| !c.is_alphanumeric() && !c.is_whitespace(),
-            "requires at least one symbol character",
-        ),
-        (
-            keys::PASSWORD_UPPERCASE_REQUIRED,
-            char::is_uppercase,
-            "requires at least one uppercase letter",
-        ),
-        (
-            keys::PASSWORD_LOWERCASE_REQUIRED,
-            char::is_lowercase,
-            "requires at least one lowercase letter",
-        ),
-    ];
-    for (setting, test, message) in rules {
-        if api.settings.get(setting) && !password.chars().any(test) {
-            problems.push(message.to_string());
-        }
-    }
-    if !problems.is_empty() {
-        let mut fields = serde_json::Map::new();
-        fields.insert("password".into(), serde_json::json!(problems));
-        return Err(ApiError::Validation(fields));
-    }
-    secrets::hash_password(password).map_err(ApiError::Internal)
 }

@@ -17,12 +17,14 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use maud::{Markup, html};
+use serde_json::Value;
 
 use super::layout::{self, csrf_field};
 use super::session::Session;
 use super::{Web, WebError, WebResult, found};
 use crate::auth::password;
 use crate::context::ApiContext;
+use crate::http::error::ApiError;
 use crate::http::routes::Router;
 use crate::model::now_ms;
 use crate::model::users::UserRow;
@@ -206,6 +208,38 @@ pub fn field_error(id: &str, error: Option<&str>) -> Markup {
             p.field-error id=(id) { (error) }
         }
     }
+}
+
+/// An API error by field, for the forms that show them inline (settings, a new user):
+/// `{"error": "a is invalid, b is invalid"}` and `{"message": {"field": ["problem"]}}`,
+/// worded as the API words them.
+pub fn field_errors(error: ApiError) -> Result<Vec<(String, String)>, WebError> {
+    Ok(match error {
+        ApiError::InvalidParam(message) => message
+            .split(", ")
+            .map(|part| {
+                let field = part.split_whitespace().next().unwrap_or_default();
+                (field.to_string(), part.to_string())
+            })
+            .collect(),
+        ApiError::Missing(field) => vec![(field.clone(), format!("{field} is missing"))],
+        ApiError::Validation(fields) => fields
+            .into_iter()
+            .flat_map(|(field, messages)| {
+                let list: Vec<String> = match messages {
+                    Value::Array(items) => items
+                        .iter()
+                        .map(|m| m.as_str().map_or_else(|| m.to_string(), str::to_string))
+                        .collect(),
+                    other => vec![other.to_string()],
+                };
+                list.into_iter()
+                    .map(move |m| (field.clone(), format!("{field} {m}")))
+            })
+            .collect(),
+        ApiError::Conflict(message) => vec![(String::new(), message)],
+        other => return Err(other.into()),
+    })
 }
 
 /// The console opens on the plugins (the `Admin` extractor keeps everyone else out).

@@ -281,13 +281,12 @@ async fn upload(admin: Admin) -> WebResult {
     ) {
         (Err(error), _) => Err(error),
         (Ok(()), None) => Err(Error::Field("file", "must be a .wasm file to upload")),
-        (Ok(()), Some(file)) if file.bytes.is_empty() => {
+        (Ok(()), Some(file)) if file.size == 0 => {
             Err(Error::Field("file", "must be a .wasm file to upload"))
         }
         (Ok(()), Some(file)) => {
             let upload = Upload {
-                bytes: &file.bytes,
-                filename: &file.filename,
+                file,
                 name: (!form.name.is_empty()).then(|| form.name.clone()),
                 version: (!form.version.is_empty()).then(|| form.version.clone()),
             };

@@ -1,7 +1,7 @@
 //! The console's settings pages: the application settings grouped by section, as in GitLab's
 //! admin area (`/admin/settings/:section`), with a field per setting generated from the
-//! settings catalog: a checkbox for a flag, a text field for numbers, text and lists, a JSON
-//! field for maps, and a write-only password field for secrets (left blank: unchanged).
+//! settings catalog: a checkbox for a flag, a select for an enumeration (the catalog's
+//! choices), a text field for numbers, text and lists, a JSON field for maps, and a write-only password field for secrets (left blank: unchanged).
 //! A save sends only the fields that changed through the same validation and write as
 //! `PUT /application/settings` (`services::settings`), and shows its errors inline.
 
@@ -11,14 +11,13 @@ use axum::routing::get;
 use maud::{Markup, html};
 use serde_json::{Map, Value};
 
-use super::{Admin, Section, field_error, notice, page};
+use super::{Admin, Section, field_error, field_errors, notice, page};
 use crate::context::ApiContext;
-use crate::http::error::ApiError;
 use crate::http::params::Params;
 use crate::http::routes::Router;
 use crate::services::settings as service;
 use crate::settings::Settings;
-use crate::settings::catalog::{CATALOG, Entry, Kind};
+use crate::settings::catalog::{self, CATALOG, Entry, Kind};
 use crate::web::layout::csrf_field;
 use crate::web::{WebError, WebResult, found};
 
@@ -267,6 +266,14 @@ fn field(entry: &Entry, settings: &Settings, form: &Form) -> Markup {
                         @let described = match error { Some(_) => format!("{id}_hint {error_id}"), None => format!("{id}_hint") };
                         input type="password" id=(id) name=(name) autocomplete="new-password"
                             aria-describedby=(described) aria-invalid=[invalid];
+                    } @else if let Some(choices) = catalog::choices(name) {
+                        @let current = shown(entry, &value);
+                        select id=(id) name=(name)
+                            aria-describedby=[described.as_deref()] aria-invalid=[invalid] {
+                            @for (choice, text) in choices {
+                                option value=(choice) selected[current == *choice] { (text) }
+                            }
+                        }
                     } @else if entry.kind == Kind::IntMap {
                         textarea.code id=(id) name=(name) rows="3" spellcheck="false"
                             aria-describedby=[described.as_deref()] aria-invalid=[invalid] { (shown(entry, &value)) }
@@ -425,37 +432,6 @@ fn changes(admin: &Admin, group: &Group, settings: &Settings) -> Map<String, Val
         update.insert(name.into(), value);
     }
     update
-}
-
-/// `PUT`'s errors by field: `{"error": "a is invalid, b is invalid"}` and
-/// `{"message": {"field": ["problem"]}}`, worded as the API words them.
-fn field_errors(error: ApiError) -> Result<Vec<(String, String)>, WebError> {
-    Ok(match error {
-        ApiError::InvalidParam(message) => message
-            .split(", ")
-            .map(|part| {
-                let field = part.split_whitespace().next().unwrap_or_default();
-                (field.to_string(), part.to_string())
-            })
-            .collect(),
-        ApiError::Missing(field) => vec![(field.clone(), format!("{field} is missing"))],
-        ApiError::Validation(fields) => fields
-            .into_iter()
-            .flat_map(|(field, messages)| {
-                let list: Vec<String> = match messages {
-                    Value::Array(items) => items
-                        .iter()
-                        .map(|m| m.as_str().map_or_else(|| m.to_string(), str::to_string))
-                        .collect(),
-                    other => vec![other.to_string()],
-                };
-                list.into_iter()
-                    .map(move |m| (field.clone(), format!("{field} {m}")))
-            })
-            .collect(),
-        ApiError::Conflict(message) => vec![(String::new(), message)],
-        other => return Err(other.into()),
-    })
 }
 
 async fn save(Path(slug): Path<String>, admin: Admin) -> WebResult {

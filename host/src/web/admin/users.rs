@@ -1,6 +1,9 @@
 //! The console's user pages: the list with search and state filters (`/admin/users`), one
 //! user (`/admin/users/:id`), and blocking, unblocking, deactivating and activating them with
 //! GitLab's rules and messages (`services::users`, as `POST /users/:id/block` and its kin).
+//! A new user (`/admin/users/new`) is read and created as `POST /users` does it
+//! (`services::users::create`), confirmed, with a reset link mailed when no password is set,
+//! as GitLab's Admin Area does; refusals show next to their fields.
 
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -8,8 +11,11 @@ use axum::routing::{get, post};
 use chrono::{TimeZone, Utc};
 use maud::{Markup, html};
 
-use super::{Admin, Section, alert, notice, page};
+use super::{Admin, Section, alert, field_error, field_errors, notice, page};
+use crate::api::users::account_from;
 use crate::context::ApiContext;
+use crate::http::error::ApiError;
+use crate::http::params::Params;
 use crate::http::routes::Router;
 use crate::model::users::UserRow;
 use crate::services::Refusal;
@@ -23,7 +29,8 @@ const PER_PAGE: i64 = 20;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
-        .route("/admin/users", get(list))
+        .route("/admin/users", get(list).post(create))
+        .route("/admin/users/new", get(new_user))
         .route("/admin/users/{id}", get(show))
         .route("/admin/users/{id}/{action}", post(change_state))
 }
@@ -138,7 +145,7 @@ async fn list(admin: Admin) -> WebResult {
             @if page_number > 1 { a href=(link(state, page_number - 1)) { "Previous page" } }
             @if more { a href=(link(state, page_number + 1)) { "Next page" } }
         }
-        p.hint { "New users are created with " code { "POST /api/v4/users" } " (python-gitlab: " code { "gl.users.create" } ")." }
+        p { a.button href="/admin/users/new" { "New user" } }
     };
     Ok(page(
         &admin,
@@ -240,7 +247,8 @@ async fn show(Path(id): Path<String>, admin: Admin) -> WebResult {
     let message = ACTIONS
         .iter()
         .find(|(name, _, _)| *name == done)
-        .map(|(_, _, flash)| Ok(*flash));
+        .map(|(_, _, flash)| Ok(*flash))
+        .or_else(|| (done == "created").then_some(Ok("User was successfully created.")));
     user_page(&admin, StatusCode::OK, &user, message)
 }
 
@@ -264,5 +272,160 @@ async fn change_state(Path((id, action)): Path<(String, String)>, admin: Admin) 
             user_page(&admin, StatusCode::FORBIDDEN, &user, Some(Err(&text)))
         }
         Err(other) => Err(other.into()),
+    }
+}
+
+/// The new-user form as submitted (the password is never shown again).
+#[derive(Default)]
+struct NewUserForm {
+    name: String,
+    username: String,
+    email: String,
+    password: String,
+    admin: bool,
+    external: bool,
+}
+
+/// The form's text fields: name, label, input type, autocomplete.
+const NEW_USER_FIELDS: [(&str, &str, &str, &str); 4] = [
+    ("name", "Name", "text", "name"),
+    ("username", "Username", "text", "username"),
+    ("email", "Email", "email", "email"),
+    ("password", "Password", "password", "new-password"),
+];
+
+impl NewUserForm {
+    fn read(admin: &Admin) -> NewUserForm {
+        let web = &admin.web;
+        NewUserForm {
+            name: web.field("name"),
+            username: web.field("username"),
+            email: web.field("email"),
+            password: web.field("password"),
+            admin: web.field("access_level") == "admin",
+            external: web.field("external") == "true",
+        }
+    }
+
+    fn value(&self, name: &str) -> &str {
+        match name {
+            "name" => &self.name,
+            "username" => &self.username,
+            "email" => &self.email,
+            _ => "",
+        }
+    }
+
+    /// The parameters `POST /users` would get: confirmed at once, and without a password a
+    /// reset link (GitLab's Admin Area creates users so).
+    fn params(&self) -> Params {
+        let mut values = serde_json::Map::new();
+        for (name, value) in [
+            ("name", &self.name),
+            ("username", &self.username),
+            ("email", &self.email),
+        ] {
+            values.insert(name.into(), value.trim().into());
+        }
+        values.insert("admin".into(), self.admin.into());
+        values.insert("external".into(), self.external.into());
+        values.insert("skip_confirmation".into(), true.into());
+        if self.password.is_empty() {
+            values.insert("reset_password".into(), true.into());
+        } else {
+            values.insert("password".into(), self.password.clone().into());
+        }
+        Params::from_json_object(values)
+    }
+}
+
+fn new_user_page(
+    admin: &Admin,
+    status: StatusCode,
+    form: &NewUserForm,
+    errors: &[(String, String)],
+) -> WebResult {
+    let error = |name: &str| {
+        errors
+            .iter()
+            .find(|(field, _)| field == name)
+            .map(|(_, message)| message.as_str())
+    };
+    let body = html! {
+        @if !errors.is_empty() { (alert("The user was not created: see the fields below.")) }
+        form method="post" action="/admin/users" {
+            (csrf_field(admin.csrf()))
+            div.grid {
+                @for (name, text, kind, autocomplete) in NEW_USER_FIELDS {
+                    @let id = format!("user_{name}");
+                    @let error_id = format!("{id}_error");
+                    @let error = error(name);
+                    div.setting {
+                        label for=(id) { (text) }
+                        @if name == "password" {
+                            p.hint id="user_password_hint" { "Leave blank to mail the user a link to set one." }
+                        }
+                        @let described = match (name == "password", error) {
+                            (true, Some(_)) => Some(format!("user_password_hint {error_id}")),
+                            (true, None) => Some("user_password_hint".to_string()),
+                            (false, Some(_)) => Some(error_id.clone()),
+                            (false, None) => None,
+                        };
+                        input type=(kind) id=(id) name=(name) value=(form.value(name))
+                            autocomplete=(autocomplete) required[name != "password"]
+                            aria-describedby=[described] aria-invalid=[error.map(|_| "true")];
+                        (field_error(&error_id, error))
+                    }
+                }
+                fieldset.setting {
+                    legend { "Access level" }
+                    label.inline { input type="radio" name="access_level" value="regular" checked[!form.admin]; "Regular" }
+                    label.inline { input type="radio" name="access_level" value="admin" checked[form.admin]; "Administrator" }
+                }
+                div.setting {
+                    label.inline for="user_external" {
+                        input type="checkbox" id="user_external" name="external" value="true" checked[form.external];
+                        "External (sees only the projects they are a member of)"
+                    }
+                }
+            }
+            button type="submit" { "Create user" }
+        }
+    };
+    let crumbs = [("/admin/users", "Users")];
+    Ok(page(
+        admin,
+        status,
+        Section::Users,
+        &crumbs,
+        "New user",
+        body,
+    ))
+}
+
+async fn new_user(admin: Admin) -> WebResult {
+    new_user_page(&admin, StatusCode::OK, &NewUserForm::default(), &[])
+}
+
+async fn create(admin: Admin) -> WebResult {
+    admin.web.check_csrf()?;
+    let form = NewUserForm::read(&admin);
+    let web = &admin.web;
+    let created = async {
+        let account = account_from(&form.params())?;
+        let created =
+            users::create(&web.tenant.db, &web.settings, admin.user().id, account).await?;
+        created.send_mails(admin.ctx(), &web.tenant).await?;
+        Ok::<_, ApiError>(created.user)
+    }
+    .await;
+    match created {
+        Ok(user) => Ok(found(&format!("/admin/users/{}?done=created", user.id))),
+        Err(error) => new_user_page(
+            &admin,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &form,
+            &field_errors(error)?,
+        ),
     }
 }

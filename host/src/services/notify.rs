@@ -1,10 +1,11 @@
-//! The mails the API sends (account created, confirmation instructions), through the one
-//! mailer of the process (SMTP or `.eml` files).
+//! The mails the API and the console send (account created, confirmation instructions),
+//! through the one mailer of the process (SMTP or `.eml` files).
 
 use crate::auth::secrets;
+use crate::context::ApiContext;
 use crate::http::error::ApiResult;
-use crate::http::request::Api;
 use crate::mail::Mail;
+use crate::tenants::Tenant;
 
 /// A new confirmation token: the secret for the mail, and the digest to store.
 pub fn confirmation_token() -> (String, String) {
@@ -13,13 +14,19 @@ pub fn confirmation_token() -> (String, String) {
     (token, digest)
 }
 
-pub async fn send_confirmation(api: &Api, name: &str, email: &str, token: &str) -> ApiResult<()> {
+pub async fn send_confirmation(
+    ctx: &ApiContext,
+    tenant: &Tenant,
+    name: &str,
+    email: &str,
+    token: &str,
+) -> ApiResult<()> {
     let link = format!(
         "{}/users/confirmation?confirmation_token={token}",
-        api.tenant.base_url
+        tenant.base_url
     );
     send(
-        api,
+        ctx,
         email,
         "Confirmation instructions",
         format!("Welcome, {name}!\n\nYou can confirm your email ({email}) through the link below:\n\n{link}\n"),
@@ -30,8 +37,8 @@ pub async fn send_confirmation(api: &Api, name: &str, email: &str, token: &str) 
 /// Sends a mail. The change that caused it is already stored, so a mail that cannot be
 /// delivered (an address the mail library refuses, a relay that is down) is logged as an
 /// error rather than turned into a failed request.
-pub async fn send(api: &Api, to: &str, subject: &str, body: String) -> ApiResult<()> {
-    if let Err(error) = api.ctx.mailer.send(Mail { to, subject, body }).await {
+pub async fn send(ctx: &ApiContext, to: &str, subject: &str, body: String) -> ApiResult<()> {
+    if let Err(error) = ctx.mailer.send(Mail { to, subject, body }).await {
         tracing::error!(
             error = format!("{error:#}"),
             subject,
