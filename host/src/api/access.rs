@@ -8,18 +8,11 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
+pub use crate::model::today;
 use crate::model::users::UserRow;
 use crate::plugins::external_auth;
 use crate::store::members::PROJECT;
 use crate::store::projects::Viewer;
-
-/// Today's date (UTC), the day memberships with `expires_at` stop counting.
-pub fn today() -> String {
-    chrono::Utc::now()
-        .date_naive()
-        .format("%Y-%m-%d")
-        .to_string()
-}
 
 pub fn viewer(api: &Api) -> Viewer {
     match &api.caller {

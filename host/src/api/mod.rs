@@ -5,6 +5,7 @@ mod applications;
 mod emails;
 mod files;
 mod groups;
+mod hook_input;
 mod impersonation;
 mod issues;
 mod keys;

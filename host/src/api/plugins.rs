@@ -14,10 +14,11 @@ use serde_json::Value;
 
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
 use crate::outbound::http::Grant;
 use crate::plugins::spam::SpammableKind;
-use crate::plugins::{FailurePolicy, Hook, Limits};
+use crate::plugins::{FailurePolicy, Hook};
 use crate::services::plugins::{self as service, Bind, Choice, Error, Trial, Upload};
 use crate::settings::keys;
 use crate::views;
@@ -60,20 +61,39 @@ async fn list(api: Api) -> ApiResult<Json<Value>> {
     )))
 }
 
+/// `POST /application/plugins`: the component `file`, and the catalog's `name` and `version`
+/// for it when given.
+struct UploadPlugin {
+    file: UploadedFile,
+    name: Option<String>,
+    version: Option<String>,
+}
+
+impl FromParams for UploadPlugin {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let Some(file) = p.file("file") else {
+            return Err(if p.has("file") {
+                ApiError::invalid("file")
+            } else {
+                ApiError::Missing("file".into())
+            });
+        };
+        Ok(UploadPlugin {
+            file: file.clone(),
+            name: p.present_string("name")?,
+            version: p.present_string("version")?,
+        })
+    }
+}
+
 async fn upload(api: Api) -> ApiResult<Response> {
     api.admin()?;
     service::check_uploads_allowed(&api.ctx)?;
-    let Some(file) = api.params.file("file") else {
-        return Err(if api.params.has("file") {
-            ApiError::invalid("file")
-        } else {
-            ApiError::Missing("file".into())
-        });
-    };
+    let input: UploadPlugin = api.input()?;
     let upload = Upload {
-        file,
-        name: api.params.present_string("name")?,
-        version: api.params.present_string("version")?,
+        file: &input.file,
+        name: input.name,
+        version: input.version,
     };
     let (row, created) = service::upload(&api.ctx, api.db(), upload).await?;
     let status = if created {
@@ -102,82 +122,103 @@ async fn hooks(api: Api) -> ApiResult<Json<Value>> {
     Ok(Json(Value::Array(out)))
 }
 
-/// The plugin named by exactly one of `plugin_id` and `sha256`.
-fn choice_param(api: &Api) -> ApiResult<Choice> {
-    let id = api.params.int("plugin_id")?;
-    let sha256 = api.params.present_string("sha256")?;
-    match (id, sha256) {
-        (Some(_), Some(_)) => Err(ApiError::InvalidParam(
-            "plugin_id, sha256 are mutually exclusive".into(),
-        )),
-        (None, None) => Err(ApiError::InvalidParam(
-            "plugin_id, sha256 are missing, exactly one parameter must be provided".into(),
-        )),
-        (Some(id), None) => Ok(Choice::Id(id)),
-        (None, Some(sha256)) => Ok(Choice::Sha256(sha256)),
-    }
+/// `PUT /application/plugin_hooks/:hook`: the plugin (exactly one of `plugin_id` and
+/// `sha256`), its `config`, and what the hook's defaults and the operator's limits fill in
+/// when not given.
+struct BindPlugin {
+    choice: Choice,
+    /// A JSON object as text: given as an object or as JSON text; `{}` when absent.
+    config: String,
+    failure_policy: Option<FailurePolicy>,
+    timeout_ms: Option<u64>,
+    fuel: Option<u64>,
+    memory_bytes: Option<u64>,
+    outbound_http: Option<Grant>,
 }
 
-/// `config`: a JSON object, given as an object or as JSON text; `{}` when absent.
-fn config_param(api: &Api) -> ApiResult<String> {
-    match api.params.raw("config") {
-        None => Ok("{}".into()),
-        Some(value @ Value::Object(_)) => Ok(value.to_string()),
-        Some(Value::String(text)) => Ok(service::config_from_text(text)?),
-        Some(_) => Err(ApiError::InvalidParam(
-            "config must be a JSON object".into(),
-        )),
+impl FromParams for BindPlugin {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let choice = match (p.int("plugin_id")?, p.present_string("sha256")?) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::InvalidParam(
+                    "plugin_id, sha256 are mutually exclusive".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(ApiError::InvalidParam(
+                    "plugin_id, sha256 are missing, exactly one parameter must be provided".into(),
+                ));
+            }
+            (Some(id), None) => Choice::Id(id),
+            (None, Some(sha256)) => Choice::Sha256(sha256),
+        };
+        let config = match p.raw("config") {
+            None => "{}".into(),
+            Some(value @ Value::Object(_)) => value.to_string(),
+            Some(Value::String(text)) => service::config_from_text(text)?,
+            Some(_) => {
+                return Err(ApiError::InvalidParam(
+                    "config must be a JSON object".into(),
+                ));
+            }
+        };
+        let failure_policy = p
+            .one_of("failure_policy", &FailurePolicy::NAMES)?
+            .and_then(|name| FailurePolicy::parse(&name));
+        let positive = |name: &str| -> ApiResult<Option<u64>> {
+            match p.int(name)? {
+                Some(n) if n < 0 => Err(ApiError::invalid(name)),
+                other => Ok(other.map(|n| n as u64)),
+            }
+        };
+        let (timeout_ms, fuel, memory_bytes) = (
+            positive("timeout_ms")?,
+            positive("fuel")?,
+            positive("memory_bytes")?,
+        );
+        let outbound_http = match p.string_list("outbound_http")? {
+            Some(origins) => Some(
+                Grant::from_json(&Value::from(origins))
+                    .map_err(|reason| ApiError::BadRequest(format!("outbound_http {reason}")))?,
+            ),
+            None => None,
+        };
+        Ok(BindPlugin {
+            choice,
+            config,
+            failure_policy,
+            timeout_ms,
+            fuel,
+            memory_bytes,
+            outbound_http,
+        })
     }
-}
-
-fn limits_param(api: &Api) -> ApiResult<Limits> {
-    let positive = |name: &str| -> ApiResult<Option<u64>> {
-        match api.params.int(name)? {
-            Some(n) if n < 0 => Err(ApiError::invalid(name)),
-            other => Ok(other.map(|n| n as u64)),
-        }
-    };
-    let (timeout_ms, fuel, memory_bytes) = (
-        positive("timeout_ms")?,
-        positive("fuel")?,
-        positive("memory_bytes")?,
-    );
-    Ok(service::limits(
-        &api.ctx.plugins.maxima,
-        timeout_ms,
-        fuel,
-        memory_bytes,
-    )?)
 }
 
 async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.admin()?;
     let hook = service::hook_named(&hook)?;
+    let input: BindPlugin = api.input()?;
     service::ensure_built_ins(&api.ctx, api.db()).await?;
-    let plugin = service::chosen(api.db(), choice_param(&api)?).await?;
-    let config = config_param(&api)?;
-    let failure_policy = match api.params.one_of("failure_policy", &FailurePolicy::NAMES)? {
-        Some(name) => FailurePolicy::parse(&name).unwrap_or(hook.default_policy()),
-        None => hook.default_policy(),
-    };
-    let limits = limits_param(&api)?;
-    let outbound_http = match api.params.string_list("outbound_http")? {
-        Some(origins) => Some(
-            Grant::from_json(&Value::from(origins))
-                .map_err(|reason| ApiError::BadRequest(format!("outbound_http {reason}")))?,
-        ),
-        None => None,
-    };
+    let plugin = service::chosen(api.db(), input.choice).await?;
+    let limits = service::limits(
+        &api.ctx.plugins.maxima,
+        input.timeout_ms,
+        input.fuel,
+        input.memory_bytes,
+    )?;
     let bound = service::bind(
         &api.ctx,
         &api.tenant,
         Bind {
             hook,
             plugin,
-            config,
-            failure_policy,
+            config: input.config,
+            failure_policy: input
+                .failure_policy
+                .unwrap_or_else(|| hook.default_policy()),
             limits,
-            outbound_http,
+            outbound_http: input.outbound_http,
         },
     )
     .await?;
@@ -194,12 +235,34 @@ async fn unbind(Path(hook): Path<String>, api: Api) -> ApiResult<StatusCode> {
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /application/plugin_hooks/spam_check/test`: runs the bound spam check on `title` and
-/// `description` as user `user_id` (default: the caller) and shows the verdict and what the
-/// API would do, without logging, blocking or writing anything (as GitLab's hook tests).
+/// `POST /application/plugin_hooks/spam_check/test`: an issue's `title` and `description`
+/// to check, as user `user_id` (default: the caller).
+struct TrySpamCheck {
+    user_id: Option<i64>,
+    title: String,
+    description: String,
+    is_update: bool,
+    confidential: bool,
+}
+
+impl FromParams for TrySpamCheck {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(TrySpamCheck {
+            user_id: p.int("user_id")?,
+            title: p.required_string("title")?,
+            description: p.string("description")?.unwrap_or_default(),
+            is_update: p.bool("is_update")?.unwrap_or(false),
+            confidential: p.bool("confidential")?.unwrap_or(false),
+        })
+    }
+}
+
+/// Runs the bound spam check on the input and shows the verdict and what the API would do,
+/// without logging, blocking or writing anything (as GitLab's hook tests).
 async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
     let caller = api.admin()?;
-    let author = match api.params.int("user_id")? {
+    let input: TrySpamCheck = api.input()?;
+    let author = match input.user_id {
         Some(id) => api
             .db()
             .user_by_id(id)
@@ -207,9 +270,6 @@ async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
             .ok_or(ApiError::NotFound("User"))?,
         None => (*caller.user).clone(),
     };
-    let title = api.params.required_string("title")?;
-    let description = api.params.string("description")?.unwrap_or_default();
-    // Nothing bound answers 404 before the remaining parameters are read.
     if api
         .ctx
         .plugins
@@ -224,10 +284,10 @@ async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
         &super::spam::Spammable {
             kind: SpammableKind::Issue,
             noteable_type: "Issue",
-            title: &title,
-            description: &description,
-            is_update: api.params.bool("is_update")?.unwrap_or(false),
-            confidential: api.params.bool("confidential")?.unwrap_or(false),
+            title: &input.title,
+            description: &input.description,
+            is_update: input.is_update,
+            confidential: input.confidential,
             project: None,
         },
     );

@@ -10,6 +10,7 @@ use crate::context::ApiContext;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::services::settings as service;
+use crate::settings::validate::SettingsUpdate;
 use crate::views;
 
 pub fn router() -> Router<ApiContext> {
@@ -24,6 +25,7 @@ async fn show(api: Api) -> ApiResult<Json<Value>> {
 
 async fn update(api: Api) -> ApiResult<Json<Value>> {
     api.admin()?;
-    let fresh = service::update(&api.ctx, &api.tenant, &api.params).await?;
+    let update: SettingsUpdate = api.input()?;
+    let fresh = service::update(&api.ctx, &api.tenant, &update).await?;
     Ok(Json(views::settings::settings(&fresh)))
 }

@@ -9,19 +9,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::projects::hooks::check_url;
+use super::hook_input::HookInput;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::hooks::SystemHookRow;
-use crate::outbound::AddressPolicy;
+use crate::model::webhooks::HookKind;
 use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
-use crate::webhooks::dispatch::uuid_v4;
-use crate::webhooks::format;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -38,32 +36,6 @@ async fn existing(api: &Api, id: &str) -> ApiResult<SystemHookRow> {
         .system_hook(id)
         .await?
         .ok_or(ApiError::NotFound("Hook"))
-}
-
-/// `url` is required; toggles and the formatter change when given; `token` replaces the
-/// secret ("" clears it).
-async fn apply_params(api: &Api, hook: &mut SystemHookRow) -> ApiResult<()> {
-    let url = api.params.required_string("url")?;
-    let policy =
-        AddressPolicy::for_system_hooks(&api.ctx.config.outbound_allow_networks, &api.settings);
-    check_url(&policy, &url).await?;
-    hook.url = url.trim().to_string();
-    for (name, on) in hook.flags.iter_mut() {
-        if let Some(value) = api.params.bool(name)? {
-            *on = value;
-        }
-    }
-    if let Some(formatter) = api.params.one_of("formatter", format::FORMATTERS)? {
-        hook.formatter = formatter;
-    }
-    if let Some(token) = api.params.string("token")? {
-        hook.token = (!token.is_empty()).then(|| api.ctx.secret_key.encrypt(&token));
-    }
-    hook.instance_url = api.tenant.base_url.clone();
-    if hook.uuid.is_empty() {
-        hook.uuid = uuid_v4();
-    }
-    Ok(())
 }
 
 async fn list(api: Api) -> ApiResult<Response> {
@@ -87,16 +59,18 @@ async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
 
 async fn create(api: Api) -> ApiResult<Response> {
     api.admin()?;
+    let input: HookInput = api.input_in(HookKind::System)?;
     let mut hook = SystemHookRow::defaults();
-    apply_params(&api, &mut hook).await?;
+    input.apply_to_system_hook(&api, &mut hook).await?;
     let row = api.db().insert_system_hook(&hook).await?;
     Ok((StatusCode::CREATED, Json(views::hook::system_hook(&row))).into_response())
 }
 
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     api.admin()?;
+    let input: HookInput = api.input_in(HookKind::System)?;
     let mut row = existing(&api, &id).await?;
-    apply_params(&api, &mut row).await?;
+    input.apply_to_system_hook(&api, &mut row).await?;
     let row = api
         .db()
         .update_system_hook(&row)

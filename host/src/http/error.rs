@@ -171,11 +171,7 @@ impl From<git::Error> for ApiError {
 
 impl From<projects::Error> for ApiError {
     fn from(error: projects::Error) -> Self {
-        match error {
-            projects::Error::Taken(field) => Self::field(field, "has already been taken"),
-            projects::Error::Store(error) => error.into(),
-            projects::Error::Git(error) => error.into(),
-        }
+        services::Refusal::from(error).into()
     }
 }
 
@@ -188,6 +184,12 @@ impl From<services::Refusal> for ApiError {
             Refusal::NotFound(what) => Self::NotFound(what),
             Refusal::Conflict(message) => Self::Conflict(message),
             Refusal::Invalid(field, message) => Self::field(field, message),
+            Refusal::Fields(fields) => Self::Validation(
+                fields
+                    .into_iter()
+                    .map(|(field, message)| (field.to_string(), json!([message])))
+                    .collect(),
+            ),
             Refusal::Status(status, message) => Self::Custom(
                 StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
                 json!({ "message": message }),

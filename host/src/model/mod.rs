@@ -21,6 +21,7 @@ pub mod milestones;
 pub mod namespaces;
 pub mod oauth;
 pub mod plugins;
+pub mod project_names;
 pub mod project_settings;
 pub mod project_shares;
 pub mod projects;
@@ -33,6 +34,15 @@ pub mod webhooks;
 /// Milliseconds since the epoch, the stored form of every timestamp.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+/// Today's date (UTC) as stored dates are written, `YYYY-MM-DD`: what expiry dates compare
+/// with.
+pub fn today() -> String {
+    chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string()
 }
 
 /// A stored boolean (BIGINT 0/1). Row fields read it with `#[sqlx(try_from = "Flag")]` into

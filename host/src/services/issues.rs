@@ -11,8 +11,8 @@ use super::system_notes::{self, Named, named, project_reference};
 use super::{Refusal, taken};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::milestones::MilestoneRow;
-use crate::model::now_ms;
 use crate::model::users::UserRow;
+use crate::model::{now_ms, today};
 use crate::store::TenantDb;
 use crate::store::issue_filter::AssignableCheck;
 use crate::store::issue_notes::SystemNotes;
@@ -116,13 +116,6 @@ struct Resolved {
     /// The known, assignable users among those named, in the given order.
     assignees: Option<Vec<UserRow>>,
     milestone: Option<Option<MilestoneRow>>,
-}
-
-fn today() -> String {
-    chrono::Utc::now()
-        .date_naive()
-        .format("%Y-%m-%d")
-        .to_string()
 }
 
 /// Looks up the assignees and the milestone `metadata` names. Unknown users, and users who

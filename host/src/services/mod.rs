@@ -14,6 +14,8 @@ pub mod members;
 pub mod notes;
 pub mod notify;
 pub mod plugins;
+pub mod project_forks;
+pub mod project_placement;
 pub mod projects;
 pub mod protected_branches;
 pub mod push_rules;
@@ -47,6 +49,9 @@ pub enum Refusal {
     /// A model validation failure on one field: 400 `{"message":{"field":["message"]}}`.
     #[error("{0} {1}")]
     Invalid(&'static str, String),
+    /// Model validation failures on several fields at once, as one field map.
+    #[error("invalid: {0:?}")]
+    Fields(Vec<(&'static str, String)>),
     /// Another status with GitLab's plain message, `{"message": "..."}` (the repository
     /// API's `render_api_error!` answers: 400, 405, 409).
     #[error("{0}: {1}")]

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::Refusal;
 use super::protected_branches::{DefaultBranchProtection, protect_default_branch};
 use super::readme::readme;
 use crate::git::{self, Author, Repository};
@@ -37,6 +38,16 @@ impl From<store::Error> for Error {
         match error.conflict_label(PROJECT_UNIQUES) {
             Some(field) => Error::Taken(field),
             None => Error::Store(error),
+        }
+    }
+}
+
+impl From<Error> for Refusal {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::Taken(field) => Refusal::invalid(field, "has already been taken"),
+            Error::Store(error) => Refusal::Store(error),
+            Error::Git(error) => Refusal::Git(error),
         }
     }
 }
@@ -133,6 +144,21 @@ async fn initialize(
         .await?;
     }
     repo.statistics(branch).await
+}
+
+/// Applies `changes` to a project as `actor` (404 when it is gone; a name or path another
+/// project took meanwhile is GitLab's "has already been taken").
+pub async fn update(
+    db: &TenantDb,
+    project_id: i64,
+    changes: &ProjectChanges,
+    actor: i64,
+) -> Result<(), Refusal> {
+    db.update_project(project_id, changes, Some(actor))
+        .await
+        .map_err(|error| Error::from(store::Error::from(error)))?
+        .ok_or(Refusal::NotFound("Project"))?;
+    Ok(())
 }
 
 /// Stores the repository's commit count, size and languages on the project row (after the

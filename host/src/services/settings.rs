@@ -10,9 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::params::Params;
 use crate::model::now_ms;
-use crate::settings::{self, Settings, validate};
+use crate::settings::validate::{self, SettingsUpdate};
+use crate::settings::{self, Settings};
 use crate::tenants::Tenant;
 
 /// The stored row (created on first use) and its settings, as the primary sees them.
@@ -37,18 +37,18 @@ pub async fn current(tenant: &Tenant) -> ApiResult<Settings> {
     Ok(current_with_data(tenant).await?.0)
 }
 
-/// Validates `params` as an update and writes it; the errors are `PUT`'s (coercion, then
-/// enumerations, then the model rules on the merged result).
+/// Checks `update` against what is stored (the model rules on the merged result) and writes
+/// it.
 pub async fn update(
     ctx: &ApiContext,
     tenant: &Tenant,
-    params: &Params,
+    update: &SettingsUpdate,
 ) -> ApiResult<Arc<Settings>> {
     // Optimistic concurrency: an update racing another process's re-reads and re-validates.
     for _ in 0..5 {
         let (settings, old_data) = current_with_data(tenant).await?;
         let stored: Map<String, Value> = serde_json::from_str(&old_data).unwrap_or_default();
-        let change = validate::validate(params, &stored)?;
+        let change = validate::validate(update, &stored)?;
         let data = settings::apply(&stored, change, &ctx.secret_key);
         let new_data = serde_json::to_string(&data).map_err(|e| ApiError::Internal(e.into()))?;
         let updated_at = now_ms().max(settings.updated_at + 1);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::catalog::{CATALOG, CHOICES, Entry, Kind, canonical, default_of, entry as entry_of};
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::params::Params;
+use crate::http::params::{FromParams, Params};
 
 /// A validated update: canonical name → new value. Secrets hold their plaintext (the
 /// caller encrypts them); `Value::Null` on a secret means "clear it".
@@ -127,11 +127,25 @@ const KEY_SIZES: &[(&str, &[i64])] = &[
     ("ed25519_sk_key_restriction", &[256]),
 ];
 
-/// Parses and checks the update in `params` against `stored` (canonical name → stored value;
-/// secrets as stored, only their presence matters).
-pub fn validate(params: &Params, stored: &Map<String, Value>) -> ApiResult<Update> {
-    let mut update = coerce(params)?;
-    check_enums(&mut update)?;
+/// The input of `PUT /application/settings` (and the admin console's settings forms): every
+/// setting of the catalog the parameters give, coerced to its kind and checked against its
+/// enumeration, keyed by canonical name. The model rules need the stored values, so they run
+/// later, on the merged result (`validate`).
+#[derive(Debug, Clone)]
+pub struct SettingsUpdate(Update);
+
+impl FromParams for SettingsUpdate {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        let mut update = coerce(params)?;
+        check_enums(&mut update)?;
+        Ok(SettingsUpdate(update))
+    }
+}
+
+/// Checks `update` against `stored` (canonical name → stored value; secrets as stored, only
+/// their presence matters): the changes to apply.
+pub fn validate(update: &SettingsUpdate, stored: &Map<String, Value>) -> ApiResult<Update> {
+    let mut update = update.0.clone();
     check_rules(&mut update, stored)?;
     Ok(update)
 }
@@ -496,7 +510,7 @@ mod tests {
     }
 
     fn run(body: Value) -> ApiResult<Update> {
-        validate(&params(body), &Map::new())
+        validate(&SettingsUpdate::from_params(&params(body))?, &Map::new())
     }
 
     fn fields(result: ApiResult<Update>) -> Vec<String> {
@@ -554,7 +568,8 @@ mod tests {
     fn requirement_may_come_from_storage() {
         let mut stored = Map::new();
         stored.insert("terms".into(), json!("Be nice"));
-        assert!(validate(&params(json!({"enforce_terms": true})), &stored).is_ok());
+        let update = SettingsUpdate::from_params(&params(json!({"enforce_terms": true}))).unwrap();
+        assert!(validate(&update, &stored).is_ok());
         assert_eq!(fields(run(json!({"enforce_terms": true}))), vec!["terms"]);
     }
 

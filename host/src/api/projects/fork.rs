@@ -8,57 +8,20 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::fields::{self, path_from_name};
-use super::repository::{self, spawn_logged};
-use super::write::{check_projects_limit, check_taken, may_create_in};
+use super::repository::spawn_logged;
+use super::write::creator;
 use super::{VISIBILITIES, reload};
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
-use crate::model::namespaces::NamespaceRow;
-use crate::model::project_settings::setting;
-use crate::services::projects::{self, NewProject, refresh_statistics};
-use crate::store::namespaces::visibility_level;
-use crate::store::projects::ProjectChanges;
-
-/// Settings a fork does not inherit: mirroring belongs to the source.
-const NOT_INHERITED: &[&str] = &["mirror", "mirror_user_id", "mirror_trigger_builds"];
-
-/// Whether the caller may fork the project: forking not disabled, and for private projects
-/// (or forking limited to members) a reporter or above.
-fn may_fork(ctx: &ProjectCtx) -> bool {
-    if ctx.admin {
-        return true;
-    }
-    let settings = ctx.project.settings_json();
-    let members_only = match setting(&settings, "forking_access_level").as_str() {
-        Some("disabled") => return false,
-        Some("private") => true,
-        _ => ctx.project.visibility == "private",
-    };
-    !members_only || ctx.level() >= AccessLevel::Reporter
-}
+use crate::services::project_forks::{self as forks, ForkRequest, Source};
 
 /// `POST /projects/:id/fork`: what is not given comes from the source project.
-struct CreateFork {
-    /// `namespace_id`, `namespace_path` or the deprecated `namespace`, when not blank.
-    namespace: Option<String>,
-    name: Option<String>,
-    /// Whether `name` is given (even as null): the path then derives from the name.
-    name_given: bool,
-    path: Option<String>,
-    visibility: Option<String>,
-    /// Only these branches are copied (`branches`, comma-separated); all when absent.
-    branches: Option<Vec<String>>,
-    description: Option<String>,
-    mr_default_target_self: Option<bool>,
-}
-
-impl FromParams for CreateFork {
+impl FromParams for ForkRequest {
     fn from_params(p: &Params) -> ApiResult<Self> {
         let namespace = match p.string("namespace_id")? {
             Some(key) => Some(key),
@@ -78,7 +41,7 @@ impl FromParams for CreateFork {
                 .filter(|s| !s.is_empty())
                 .collect()
         });
-        Ok(CreateFork {
+        Ok(ForkRequest {
             namespace,
             name,
             name_given: p.has("name"),
@@ -88,21 +51,6 @@ impl FromParams for CreateFork {
             description: p.string("description")?,
             mr_default_target_self: p.bool("mr_default_target_self")?,
         })
-    }
-}
-
-/// The fork's namespace: `key` (404 Namespace Not Found when unknown), else the caller's own.
-async fn fork_namespace(api: &Api, key: Option<&str>) -> ApiResult<NamespaceRow> {
-    let caller = api.user()?;
-    let namespace = match key {
-        Some(key) => api.db().namespace_by_key(key).await?,
-        None => api.db().user_namespace(caller.user.id).await?,
-    };
-    let namespace = namespace.ok_or(ApiError::NotFound("Namespace"))?;
-    if may_create_in(api, &caller.user, &namespace).await? {
-        Ok(namespace)
-    } else {
-        Err(ApiError::NotFound("Target Namespace"))
     }
 }
 
@@ -116,113 +64,30 @@ fn conflict(error: ApiError) -> ApiError {
     }
 }
 
+/// The project and the caller's standing in it, as the fork rules see them.
+fn source(ctx: &ProjectCtx) -> Source<'_> {
+    Source {
+        project: &ctx.project,
+        level: ctx.level(),
+        admin: ctx.admin,
+    }
+}
+
 /// `POST /projects/:id/fork`.
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
-    let caller = api.user()?;
-    let input: CreateFork = api.input()?;
-    let source = access::project(&api, &id).await?;
-    if !may_fork(&source) {
-        return Err(ApiError::NotFoundMessage("404 Not Found".into()));
-    }
-    let namespace = fork_namespace(&api, input.namespace.as_deref()).await?;
-    let name_given = input.name_given;
-    let name = input.name.unwrap_or_else(|| source.project.name.clone());
-    let path = match input.path {
-        Some(path) => path,
-        None if name_given => path_from_name(&name),
-        None => source.project.path.clone(),
-    };
-    if !fields::valid_name(&name) {
-        return Err(conflict(ApiError::field("name", fields::NAME_MESSAGE)));
-    }
-    if !fields::valid_path(&path) {
-        return Err(conflict(ApiError::field("path", fields::PATH_MESSAGE)));
-    }
-    // The fork is at most as visible as its source, its group and the requested level.
-    let mut level = visibility_level(&source.project.visibility);
-    if namespace.is_group() {
-        level = level.min(visibility_level(&namespace.visibility));
-    }
-    if let Some(requested) = &input.visibility {
-        level = level.min(visibility_level(requested));
-    }
-    let visibility = VISIBILITIES
-        .iter()
-        .copied()
-        .find(|v| visibility_level(v) == level)
-        .unwrap_or("private");
-    let branches = input.branches;
-    check_projects_limit(&api, &caller.user, &namespace)
+    let creator = creator(&api)?;
+    let request: ForkRequest = api.input()?;
+    let ctx = access::project(&api, &id).await?;
+    let branches = request.branches.clone();
+    let data_dir = api.ctx.config.storage.data_dir.clone();
+    let fork = forks::create(api.db(), &data_dir, creator, source(&ctx), request)
         .await
-        .map_err(conflict)?;
-    check_taken(&api, namespace.id, &name, &path, None)
-        .await
-        .map_err(conflict)?;
-
-    let project = &source.project;
-    let mut settings = project.settings_json();
-    for key in NOT_INHERITED {
-        settings.remove(*key);
-    }
-    if let Some(own) = input.mr_default_target_self {
-        settings.insert("mr_default_target_self".into(), json!(own));
-    }
-    let mut changes = ProjectChanges::default();
-    changes.set_name_and_path(&name, &path);
-    changes.set("visibility", visibility);
-    changes.set("visibility_level", level);
-    let description = input.description.or_else(|| project.description.clone());
-    changes.set("description", description);
-    changes.set("default_branch", project.default_branch.clone());
-    changes.set("tag_list", project.tag_list.as_str());
-    changes.set("issues_access_level", project.issues_access_level.as_str());
-    changes.set(
-        "merge_requests_access_level",
-        project.merge_requests_access_level.as_str(),
-    );
-    changes.set("settings", Value::Object(settings).to_string());
-    changes.set("forked_from_id", project.id);
-    changes.set("import_status", "scheduled");
-    // The fork starts with an empty repository; the copy runs in the background once its row
-    // exists (GitLab answers `scheduled` at once), outside any transaction.
-    let new = NewProject {
-        namespace_id: namespace.id,
-        creator: &caller.user,
-        changes,
-        with_readme: false,
-        default_branch_protection: None,
-    };
-    let fork = projects::create(api.db(), &api.ctx.config.storage.data_dir, new)
-        .await
-        .map_err(|error| conflict(error.into()))?;
+        .map_err(|refusal| conflict(refusal.into()))?;
     let body = reload(&api, fork.id).await?;
-
     let db = api.db().clone();
-    let from = repository::repository(&api, project.id, false);
-    let into = repository::repository(&api, fork.id, false);
-    let branch = repository::default_branch(&fork);
-    let source_branch = repository::default_branch(project);
+    let from = ctx.project.clone();
     spawn_logged("fork", async move {
-        db.set_import_status(fork.id, "started", None).await?;
-        let copied = async {
-            from.ensure(&source_branch).await?;
-            into.fetch(&from.path().to_string_lossy(), branches.as_deref(), &[])
-                .await?;
-            if into.branch_exists(&branch).await? {
-                into.set_head(&branch).await?;
-            }
-            refresh_statistics(&db, &into, fork.id, &branch).await?;
-            anyhow::Ok(())
-        }
-        .await;
-        match copied {
-            Ok(()) => db.set_import_status(fork.id, "finished", None).await?,
-            Err(error) => {
-                db.set_import_status(fork.id, "failed", Some(&format!("{error:#}")))
-                    .await?
-            }
-        }
-        Ok(())
+        forks::copy(db, &data_dir, &from, &fork, branches.as_deref()).await
     });
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
@@ -242,19 +107,8 @@ pub async fn link(
     api.user()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
-    let source = access::project(&api, &forked_from_id).await?;
-    if !may_fork(&source) {
-        return Err(ApiError::forbidden());
-    }
-    if ctx.project.forked_from_id.is_some() || source.project.id == ctx.project.id {
-        return Err(ApiError::Custom(
-            StatusCode::CONFLICT,
-            json!({ "message": "Project already forked" }),
-        ));
-    }
-    api.db()
-        .set_forked_from(ctx.project.id, Some(source.project.id))
-        .await?;
+    let from = access::project(&api, &forked_from_id).await?;
+    forks::link(api.db(), &ctx.project, source(&from)).await?;
     Ok((
         StatusCode::CREATED,
         Json(reload(&api, ctx.project.id).await?),

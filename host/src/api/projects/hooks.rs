@@ -10,18 +10,17 @@ use serde_json::{Value, json};
 
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, ProjectCtx};
+use crate::api::hook_input::HookInput;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
 use crate::http::request::Api;
-use crate::model::hooks::{BRANCH_FILTER_STRATEGIES, HookRow};
+use crate::model::hooks::HookRow;
 use crate::model::now_ms;
 use crate::model::webhooks::HookKind;
-use crate::outbound::{AddressPolicy, Unresolved};
 use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
-use crate::webhooks::dispatch::uuid_v4;
-use crate::webhooks::{branch_filter, format, rules};
+use crate::webhooks::rules;
 
 /// The project, for an authenticated maintainer (401, then 404 when hidden, then 403).
 pub(super) async fn managed_project(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
@@ -41,80 +40,10 @@ pub(super) fn created(body: Value) -> Response {
 
 // ---- hooks ------------------------------------------------------------------
 
-/// A hook target must be an absolute http(s) URL that is not local (unless `policy`, the
-/// settings for project or system hooks, allows it). Like GitLab, any URL problem is 422
-/// "Invalid url given"; a host that does not resolve (yet) passes, since delivery checks
-/// again.
-pub async fn check_url(policy: &AddressPolicy, url: &str) -> ApiResult<()> {
-    let invalid = || {
-        ApiError::Custom(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({ "message": "Invalid url given" }),
-        )
-    };
-    let parsed = url::Url::parse(url.trim()).map_err(|_| invalid())?;
-    policy
-        .check(&parsed, &["http", "https"], Unresolved::Allow)
-        .await
-        .map_err(|_| invalid())?;
-    Ok(())
-}
-
 /// The hook's JSON with its current `alert_status`.
 fn hook_view(row: &HookRow) -> Value {
     let status = rules::alert_status(&row.delivery, now_ms());
     views::hook::hook(row, status.name())
-}
-
-/// Applies the request's settings to `hook`: `url` is required, toggles, the branch filter
-/// and its strategy and the formatter change only when given, `token` (stored encrypted)
-/// replaces the secret ("" clears it). The hook remembers the tenant's URL as this request
-/// sees it, for its payloads' links and `X-Gitlab-Instance`.
-async fn apply_hook_params(api: &Api, hook: &mut HookRow) -> ApiResult<()> {
-    let url = api.params.required_string("url")?;
-    let policy = AddressPolicy::for_hooks_and_services(
-        &api.ctx.config.outbound_allow_networks,
-        &api.settings,
-    );
-    check_url(&policy, &url).await?;
-    hook.url = url.trim().to_string();
-    for (name, on) in hook.flags.iter_mut() {
-        let mut given = api.params.bool(name)?;
-        if *name == "wiki_page_events" && given.is_none() {
-            given = api.params.bool("wiki_events")?;
-        }
-        if let Some(value) = given {
-            *on = value;
-        }
-    }
-    if let Some(filter) = api.params.string("push_events_branch_filter")? {
-        hook.push_events_branch_filter = Some(filter).filter(|f| !f.is_empty());
-    }
-    if let Some(strategy) = api
-        .params
-        .one_of("branch_filter_strategy", BRANCH_FILTER_STRATEGIES)?
-    {
-        hook.branch_filter_strategy = strategy;
-    }
-    if let Err(message) = branch_filter::check(
-        &hook.branch_filter_strategy,
-        hook.push_events_branch_filter
-            .as_deref()
-            .unwrap_or_default(),
-    ) {
-        return Err(ApiError::field("push_events_branch_filter", message));
-    }
-    if let Some(formatter) = api.params.one_of("formatter", format::FORMATTERS)? {
-        hook.formatter = formatter;
-    }
-    if let Some(token) = api.params.string("token")? {
-        hook.token = (!token.is_empty()).then(|| api.ctx.secret_key.encrypt(&token));
-    }
-    hook.instance_url = api.tenant.base_url.clone();
-    if hook.uuid.is_empty() {
-        hook.uuid = uuid_v4();
-    }
-    Ok(())
 }
 
 pub async fn list_hooks(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -149,8 +78,9 @@ pub async fn show_hook(
 
 pub async fn create_hook(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = managed_project(&api, &id).await?;
+    let input: HookInput = api.input_in(HookKind::Project)?;
     let mut hook = HookRow::defaults(ctx.project.id);
-    apply_hook_params(&api, &mut hook).await?;
+    input.apply_to_project_hook(&api, &mut hook).await?;
     let row = api.db().insert_hook(&hook).await?;
     Ok(created(hook_view(&row)))
 }
@@ -160,8 +90,9 @@ pub async fn update_hook(
     api: Api,
 ) -> ApiResult<Json<Value>> {
     let ctx = managed_project(&api, &id).await?;
+    let input: HookInput = api.input_in(HookKind::Project)?;
     let mut row = existing_hook(&api, &ctx, &hook).await?;
-    apply_hook_params(&api, &mut row).await?;
+    input.apply_to_project_hook(&api, &mut row).await?;
     let row = api
         .db()
         .update_hook(&row)

@@ -14,7 +14,8 @@ mod star;
 pub mod uploads;
 mod write;
 
-pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility, valid_path};
+pub use crate::model::project_names::valid_path;
+pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility};
 pub use read::{group_projects, user_projects};
 
 use std::collections::HashMap;

@@ -9,15 +9,15 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::write::{may_create_in, save};
+use super::reload;
+use super::write::creator;
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, today};
 use crate::api::groups::setting_str;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
-use crate::store::namespaces::visibility_level;
-use crate::store::projects::ProjectChanges;
+use crate::services::project_placement as placement;
 
 fn api_error(status: StatusCode, message: &str) -> ApiError {
     ApiError::Custom(status, json!({ "message": message }))
@@ -116,17 +116,6 @@ pub async fn remove(Path((id, group_id)): Path<(String, String)>, api: Api) -> A
     }
 }
 
-/// GitLab's transfer failure: 400 with the model errors shown the way Ruby prints them.
-fn transfer_failed(message: &str) -> ApiError {
-    api_error(
-        StatusCode::BAD_REQUEST,
-        &format!(
-            "Failed to transfer project {{:new_namespace=>{}}}",
-            Value::from(vec![message])
-        ),
-    )
-}
-
 /// `PUT /projects/:id/transfer`: `namespace`, an id or a full path.
 struct TransferProject {
     namespace: String,
@@ -144,42 +133,10 @@ impl FromParams for TransferProject {
 /// (id or full path) where they may create projects; its visibility drops to the target
 /// group's when that is lower.
 pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
-    let caller = api.user()?;
-    let TransferProject { namespace: key } = api.input()?;
+    let creator = creator(&api)?;
+    let TransferProject { namespace } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
-    let namespace = api
-        .db()
-        .namespace_by_key(key.trim())
-        .await?
-        .ok_or(ApiError::NotFound("Namespace"))?;
-    if namespace.id == ctx.namespace.id {
-        return Err(transfer_failed("Project is already in this namespace."));
-    }
-    if !may_create_in(&api, &caller.user, &namespace).await? {
-        return Err(transfer_failed("Transfer failed, please contact an admin."));
-    }
-    let (name_taken, path_taken) = api
-        .db()
-        .project_taken(
-            namespace.id,
-            &ctx.project.name,
-            &ctx.project.path,
-            Some(ctx.project.id),
-        )
-        .await?;
-    if name_taken || path_taken {
-        return Err(transfer_failed(
-            "Project with same name or path in target namespace already exists",
-        ));
-    }
-    let mut changes = ProjectChanges::default();
-    changes.set("namespace_id", namespace.id);
-    if namespace.is_group()
-        && visibility_level(&ctx.project.visibility) > visibility_level(&namespace.visibility)
-    {
-        changes.set("visibility", namespace.visibility.as_str());
-        changes.set("visibility_level", visibility_level(&namespace.visibility));
-    }
-    save(&api, ctx.project.id, &changes).await
+    placement::transfer(api.db(), creator, &ctx.project, &ctx.namespace, &namespace).await?;
+    Ok(Json(reload(&api, ctx.project.id).await?))
 }

@@ -7,148 +7,32 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::fields::{
-    self, Fields, Mode, check_visibility_allowed, default_visibility, path_from_name,
-};
+use super::fields::{Fields, Mode, check_visibility_allowed, default_visibility, restricted};
 use super::reload;
 use super::{delete, mirror};
 use crate::access_level::AccessLevel;
-use crate::api::access::{self, today};
+use crate::api::access;
 use crate::api::users::avatar::{self, AvatarChange};
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::model::namespaces::NamespaceRow;
+use crate::model::project_names::{
+    NAME_MESSAGE, PATH_MESSAGE, path_from_name, valid_name, valid_path,
+};
 use crate::model::users::UserRow;
-use crate::services::projects::{self, NewProject, PROJECT_UNIQUES};
+use crate::services::project_placement::{self as placement, Creator, NewPlacement};
+use crate::services::projects::{self, NewProject};
 use crate::services::protected_branches::DefaultBranchProtection;
 use crate::settings::keys;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
-fn namespace_invalid() -> ApiError {
-    ApiError::field("namespace", "is not valid")
-}
-
-/// The namespace a new project goes to: `key` (`namespace_id`, an id or full path) when given
-/// and the caller may create projects there, else `owner`'s personal namespace.
-async fn target_namespace(
-    api: &Api,
-    owner: &UserRow,
-    key: Option<&str>,
-) -> ApiResult<NamespaceRow> {
-    let Some(key) = key else {
-        return api
-            .db()
-            .user_namespace(owner.id)
-            .await?
-            .ok_or(ApiError::NotFound("Namespace"));
-    };
-    let namespace = api
-        .db()
-        .namespace_by_key(key.trim())
-        .await?
-        .ok_or_else(namespace_invalid)?;
-    if may_create_in(api, owner, &namespace).await? {
-        Ok(namespace)
-    } else {
-        Err(namespace_invalid())
-    }
-}
-
-/// Whether the caller may create a project owned by `owner` in `namespace`: administrators
-/// anywhere, others in groups where their level meets `project_creation_level`, or in
-/// `owner`'s personal namespace.
-pub async fn may_create_in(
-    api: &Api,
-    owner: &UserRow,
-    namespace: &NamespaceRow,
-) -> ApiResult<bool> {
+/// The caller as the creator of projects.
+pub fn creator(api: &Api) -> ApiResult<Creator<'_>> {
     let caller = api.user()?;
-    if caller.is_admin() {
-        return Ok(true);
-    }
-    if !namespace.is_group() {
-        return Ok(namespace.owner_id == Some(owner.id));
-    }
-    let level = api
-        .db()
-        .group_access(caller.user.id, &namespace.ancestry(), &today())
-        .await?
-        .map(AccessLevel::from_stored);
-    let needed =
-        match super::super::groups::setting_str(namespace, "project_creation_level").as_str() {
-            "noone" => return Ok(false),
-            "maintainer" => AccessLevel::Maintainer,
-            _ => AccessLevel::Developer,
-        };
-    Ok(level.is_some_and(|level| level >= needed))
-}
-
-/// The user's personal project limit, for projects in their own namespace.
-pub async fn check_projects_limit(
-    api: &Api,
-    owner: &UserRow,
-    namespace: &NamespaceRow,
-) -> ApiResult<()> {
-    if namespace.owner_id != Some(owner.id) {
-        return Ok(());
-    }
-    let message = if owner.projects_limit <= 0 {
-        "Personal project creation is not allowed. Please contact your administrator with questions"
-            .to_string()
-    } else {
-        let count = api.db().count_namespace_projects(namespace.id).await?;
-        if count < owner.projects_limit {
-            return Ok(());
-        }
-        format!(
-            "Your project limit is {} projects! Please contact your administrator to increase it",
-            owner.projects_limit
-        )
-    };
-    Err(ApiError::field("limit_reached", message))
-}
-
-/// A project's visibility may not exceed its group's.
-pub fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> ApiResult<()> {
-    if namespace.is_group()
-        && visibility_level(visibility) > visibility_level(&namespace.visibility)
-    {
-        return Err(ApiError::field(
-            "visibility_level",
-            format!(
-                "{visibility} is not allowed in a {} group.",
-                namespace.visibility
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// "has already been taken" for the name and/or path, as one field map.
-pub async fn check_taken(
-    api: &Api,
-    namespace_id: i64,
-    name: &str,
-    path: &str,
-    except: Option<i64>,
-) -> ApiResult<()> {
-    let (name_taken, path_taken) = api
-        .db()
-        .project_taken(namespace_id, name, path, except)
-        .await?;
-    let mut map = Map::new();
-    if name_taken {
-        map.insert("name".into(), json!(["has already been taken"]));
-    }
-    if path_taken {
-        map.insert("path".into(), json!(["has already been taken"]));
-    }
-    if map.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::Validation(map))
-    }
+    Ok(Creator {
+        user: &caller.user,
+        admin: caller.is_admin(),
+    })
 }
 
 async fn create_as(
@@ -172,25 +56,28 @@ async fn create_as(
         (Some(name), Some(path)) => (name, path),
         (Some(name), None) => {
             let path = path_from_name(&name);
-            if !fields::valid_path(&path) {
-                return Err(ApiError::field("path", fields::PATH_MESSAGE));
+            if !valid_path(&path) {
+                return Err(ApiError::field("path", PATH_MESSAGE));
             }
             (name, path)
         }
         (None, Some(path)) => (path.clone(), path),
     };
-    if !fields::valid_name(&name) {
-        return Err(ApiError::field("name", fields::NAME_MESSAGE));
+    if !valid_name(&name) {
+        return Err(ApiError::field("name", NAME_MESSAGE));
     }
-    let namespace = target_namespace(api, owner, fields.namespace.as_deref()).await?;
     let visibility = fields
         .visibility
         .clone()
         .unwrap_or_else(|| default_visibility(api, keys::DEFAULT_PROJECT_VISIBILITY));
-    check_visibility_allowed(api, &visibility)?;
-    check_group_visibility(&namespace, &visibility)?;
-    check_projects_limit(api, owner, &namespace).await?;
-    check_taken(api, namespace.id, &name, &path, None).await?;
+    let placement = NewPlacement {
+        namespace: fields.namespace.as_deref(),
+        name: &name,
+        path: &path,
+        visibility: &visibility,
+        restricted: restricted(api, &visibility),
+    };
+    let namespace = placement::place_new(api.db(), creator(api)?, owner, placement).await?;
     let mut changes = fields.changes;
     changes.set_name_and_path(&name, &path);
     changes.set("visibility", visibility.as_str());
@@ -284,10 +171,11 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> 
         if *visibility != ctx.project.visibility {
             check_visibility_allowed(&api, visibility)?;
         }
-        check_group_visibility(&ctx.namespace, visibility)?;
+        placement::check_group_visibility(&ctx.namespace, visibility)?;
     }
     if name != ctx.project.name || path != ctx.project.path {
-        check_taken(&api, ctx.namespace.id, &name, &path, Some(ctx.project.id)).await?;
+        let except = Some(ctx.project.id);
+        placement::check_taken(api.db(), ctx.namespace.id, &name, &path, except).await?;
     }
     changes.set_name_and_path(&name, &path);
     changes.set("settings", Value::Object(settings).to_string());
@@ -321,11 +209,7 @@ pub async fn serve_avatar(
 
 /// Applies `changes` to a project and answers with its full view.
 pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<Value>> {
-    api.db()
-        .update_project(id, changes, Some(api.user()?.user.id))
-        .await
-        .on_constraints(PROJECT_UNIQUES)?
-        .ok_or(ApiError::NotFound("Project"))?;
+    projects::update(api.db(), id, changes, api.user()?.user.id).await?;
     Ok(Json(reload(api, id).await?))
 }
 

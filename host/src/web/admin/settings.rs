@@ -13,11 +13,13 @@ use serde_json::{Map, Value};
 
 use super::{Admin, Section, field_error, field_errors, notice, page};
 use crate::context::ApiContext;
-use crate::http::params::Params;
+use crate::http::error::ApiError;
+use crate::http::params::{FromParams, Params};
 use crate::http::routes::Router;
 use crate::services::settings as service;
 use crate::settings::Settings;
 use crate::settings::catalog::{self, CATALOG, Entry, Kind};
+use crate::settings::validate::SettingsUpdate;
 use crate::web::layout::csrf_field;
 use crate::web::{WebError, WebResult, found};
 
@@ -443,7 +445,11 @@ async fn save(Path(slug): Path<String>, admin: Admin) -> WebResult {
         return Ok(found(&format!("/admin/settings/{}?done=saved", group.slug)));
     }
     let params = Params::from_json_object(update.clone());
-    match service::update(admin.ctx(), &admin.web.tenant, &params).await {
+    let saved = match SettingsUpdate::from_params(&params) {
+        Ok(update) => service::update(admin.ctx(), &admin.web.tenant, &update).await,
+        Err(error) => Err(error),
+    };
+    match saved {
         Ok(_) => Ok(found(&format!("/admin/settings/{}?done=saved", group.slug))),
         Err(error) => {
             let mut values = update;
