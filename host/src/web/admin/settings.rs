@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 
 use super::{Admin, Section, field_error, field_errors, notice, page};
 use crate::context::ApiContext;
-use crate::http::error::ApiError;
 use crate::http::params::{FromParams, Params};
 use crate::http::routes::Router;
 use crate::services::settings as service;
