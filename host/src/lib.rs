@@ -30,6 +30,8 @@ pub mod settings;
 pub mod ssh;
 pub mod store;
 pub mod tenants;
+#[cfg(test)]
+mod test_support;
 pub mod views;
 pub mod web;
 pub mod webhooks;

@@ -302,6 +302,23 @@ mod tests {
         Settings::from_stored(1, 0, 0, &Value::Object(map).to_string())
     }
 
+    /// The rules a request meets.
+    fn rules(
+        settings: &Settings,
+        method: Method,
+        path: &str,
+        route: Option<&str>,
+        query: Option<&str>,
+    ) -> Vec<Rule> {
+        let facts = RequestFacts {
+            method: &method,
+            path,
+            route,
+            query,
+        };
+        candidates(settings, &facts)
+    }
+
     fn names(
         settings: &Settings,
         method: Method,
@@ -309,18 +326,10 @@ mod tests {
         route: Option<&str>,
         query: Option<&str>,
     ) -> Vec<&'static str> {
-        candidates(
-            settings,
-            &RequestFacts {
-                method: &method,
-                path,
-                route,
-                query,
-            },
-        )
-        .into_iter()
-        .map(|r| r.name)
-        .collect()
+        rules(settings, method, path, route, query)
+            .into_iter()
+            .map(|r| r.name)
+            .collect()
     }
 
     fn all_groups() -> Settings {
@@ -423,15 +432,7 @@ mod tests {
             names(&s, Method::GET, "/api/v4/users", None, Some("search=x")),
             ["search_rate_limit", "search_rate_limit_unauthenticated"]
         );
-        let rules = candidates(
-            &s,
-            &RequestFacts {
-                method: &Method::GET,
-                path: "/api/v4/users",
-                route: None,
-                query: Some("search=x"),
-            },
-        );
+        let rules = rules(&s, Method::GET, "/api/v4/users", None, Some("search=x"));
         assert_eq!((rules[0].limit, rules[0].period), (30, 60));
         assert_eq!((rules[1].limit, rules[1].period), (10, 60));
         assert_eq!(
@@ -456,15 +457,7 @@ mod tests {
     fn protected_paths_are_throttled_by_default_on_post() {
         let s = settings(json!({}));
         for path in ["/users/sign_in", "/api/v4/session", "/users/password/new"] {
-            let rules = candidates(
-                &s,
-                &RequestFacts {
-                    method: &Method::POST,
-                    path,
-                    route: None,
-                    query: None,
-                },
-            );
+            let rules = rules(&s, Method::POST, path, None, None);
             assert_eq!(rules.len(), 2, "{path}");
             assert_eq!(
                 (rules[0].who, rules[0].limit, rules[0].period),
@@ -511,14 +504,12 @@ mod tests {
     #[test]
     fn issue_creation_matches_the_route_template_and_method() {
         let s = settings(json!({"issues_create_limit": 3}));
-        let rules = candidates(
+        let rules = rules(
             &s,
-            &RequestFacts {
-                method: &Method::POST,
-                path: "/api/v4/projects/42/issues",
-                route: Some(ISSUES_CREATE_ROUTE),
-                query: None,
-            },
+            Method::POST,
+            "/api/v4/projects/42/issues",
+            Some(ISSUES_CREATE_ROUTE),
+            None,
         );
         assert_eq!(
             rules,
@@ -587,15 +578,7 @@ mod tests {
             ["throttle_authenticated_api"]
         );
         assert!(names(&s, Method::GET, "/-/liveness", None, None).is_empty());
-        let rule = candidates(
-            &s,
-            &RequestFacts {
-                method: &Method::GET,
-                path: "/api/v4/users",
-                route: None,
-                query: None,
-            },
-        )[1];
+        let rule = rules(&s, Method::GET, "/api/v4/users", None, None)[1];
         assert_eq!(
             (rule.who, rule.limit, rule.period),
             (Who::Authenticated, 5, 10)
@@ -612,15 +595,7 @@ mod tests {
             names(&s, Method::GET, "/api/v4/packages/npm/x", None, None),
             ["throttle_unauthenticated_api", "throttle_authenticated_api"]
         );
-        let rules = candidates(
-            &s,
-            &RequestFacts {
-                method: &Method::GET,
-                path: "/api/v4/users",
-                route: None,
-                query: None,
-            },
-        );
+        let rules = rules(&s, Method::GET, "/api/v4/users", None, None);
         // catalog defaults: 3600 per 3600 s unauthenticated, 7200 per 3600 s authenticated
         assert_eq!((rules[0].limit, rules[0].period), (3600, 3600));
         assert_eq!((rules[1].limit, rules[1].period), (7200, 3600));

@@ -592,44 +592,16 @@ fn commit_payload(commit: &PushedCommit) -> Value {
 mod tests {
     use super::*;
     use crate::git::receive::ZERO_SHA;
-    use crate::services::projects::{NewProject, create};
-    use crate::store::{Db, DbOptions};
-    use crate::tenants::{RootCredentials, bootstrap};
+    use crate::test_support;
 
     /// A project with a README commit on `main`, protected as `default_branch_protection`
     /// 2 protects it, in a fresh SQLite database under `dir`.
     async fn project(dir: &std::path::Path) -> (TenantDb, UserRow, ProjectRow, Repository) {
-        let db = Db::connect(DbOptions {
-            database_url: None,
-            data_dir: dir,
-            max_connections: 2,
-        })
-        .await
-        .unwrap();
-        db.migrate().await.unwrap();
-        let credentials = RootCredentials {
-            password: Some("a-long-root-password".into()),
-            token: None,
-        };
-        let tenant = bootstrap(&db, "", credentials).await.unwrap().tenant;
-        let db = db.tenant(tenant.id);
-        let root = db.user_by_id(1).await.unwrap().unwrap();
-        let namespace = db.user_namespace(root.id).await.unwrap().unwrap().id;
-        let mut changes = ProjectChanges::default();
-        changes.set_name_and_path("Pushed", "pushed");
-        changes.set("default_branch", "main");
-        changes.set("visibility", "private");
-        changes.set("visibility_level", 0);
-        let new = NewProject {
-            namespace_id: namespace,
-            creator: &root,
-            changes,
-            with_readme: true,
-            default_branch_protection: Some(DefaultBranchProtection(2)),
-        };
-        let row = create(&db, dir, new).await.unwrap();
-        let repo = Repository::project(dir, db.tenant_id(), row.id);
-        (db, root, row, repo)
+        let world = test_support::tenant(dir).await;
+        let protection = Some(DefaultBranchProtection(2));
+        let row = world.project(dir, "Pushed", protection).await;
+        let repo = Repository::project(dir, world.tenant.tenant_id(), row.id);
+        (world.tenant, world.root, row, repo)
     }
 
     fn git_out(repo: &Repository, args: &[&str]) -> String {

@@ -212,54 +212,17 @@ pub async fn remove_repositories(data_dir: &Path, tenant: i64, project_id: i64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Db, DbOptions};
-    use crate::tenants::{RootCredentials, bootstrap};
-
-    /// A migrated SQLite database in `dir` with the default tenant and its root.
-    async fn tenant(dir: &Path) -> (TenantDb, UserRow, i64) {
-        let db = Db::connect(DbOptions {
-            database_url: None,
-            data_dir: dir,
-            max_connections: 2,
-        })
-        .await
-        .unwrap();
-        db.migrate().await.unwrap();
-        let credentials = RootCredentials {
-            password: Some("a-long-root-password".into()),
-            token: None,
-        };
-        let tenant = bootstrap(&db, "", credentials).await.unwrap().tenant;
-        let db = db.tenant(tenant.id);
-        let root = db.user_by_id(1).await.unwrap().unwrap();
-        let namespace = db.user_namespace(root.id).await.unwrap().unwrap().id;
-        (db, root, namespace)
-    }
-
-    fn new_project<'a>(root: &'a UserRow, namespace_id: i64, name: &str) -> NewProject<'a> {
-        let mut changes = ProjectChanges::default();
-        changes.set_name_and_path(name, &name.to_lowercase());
-        changes.set("default_branch", "main");
-        changes.set("visibility", "private");
-        changes.set("visibility_level", 0);
-        NewProject {
-            namespace_id,
-            creator: root,
-            changes,
-            with_readme: true,
-            default_branch_protection: None,
-        }
-    }
+    use crate::test_support;
 
     #[tokio::test]
     async fn a_failed_git_step_inserts_nothing_and_a_failed_insert_leaves_no_repository() {
         let dir = tempfile::tempdir().unwrap();
-        let (db, root, namespace) = tenant(dir.path()).await;
+        let world = test_support::tenant(dir.path()).await;
+        let db = &world.tenant;
+        let new_project = |name| world.new_project(name, None);
         let repo = |id| Repository::project(dir.path(), db.tenant_id(), id);
 
-        let made = create(&db, dir.path(), new_project(&root, namespace, "Made"))
-            .await
-            .unwrap();
+        let made = create(db, dir.path(), new_project("Made")).await.unwrap();
         assert!(repo(made.id).exists().await);
         assert_eq!(
             made.commit_count, 1,
@@ -270,7 +233,7 @@ mod tests {
         // A file where the next repository goes: git fails, and no row is inserted.
         let blocked = made.id + 1;
         std::fs::write(repo(blocked).path(), "in the way").unwrap();
-        let error = create(&db, dir.path(), new_project(&root, namespace, "Blocked"))
+        let error = create(db, dir.path(), new_project("Blocked"))
             .await
             .unwrap_err();
         assert!(matches!(error, Error::Git(_)), "{error:?}");
@@ -278,7 +241,7 @@ mod tests {
         std::fs::remove_file(repo(blocked).path()).unwrap();
 
         // A taken name: the insert fails, and the repository made for it is removed.
-        let error = create(&db, dir.path(), new_project(&root, namespace, "Made"))
+        let error = create(db, dir.path(), new_project("Made"))
             .await
             .unwrap_err();
         assert!(matches!(error, Error::Taken(_)), "{error:?}");
@@ -287,12 +250,10 @@ mod tests {
         assert!(!repo(unused).exists().await && !repo(unused).path().exists());
 
         // Reserved ids that were never used leave gaps.
-        let next = create(&db, dir.path(), new_project(&root, namespace, "Next"))
-            .await
-            .unwrap();
+        let next = create(db, dir.path(), new_project("Next")).await.unwrap();
         assert_eq!(next.id, unused + 1);
 
-        delete(&db, dir.path(), made.id, None).await.unwrap();
+        delete(db, dir.path(), made.id, None).await.unwrap();
         assert!(db.project_by_id(made.id).await.unwrap().is_none());
         assert!(!repo(made.id).path().exists());
     }

@@ -228,11 +228,9 @@ mod tests {
     use crate::plugins::Maxima;
     use crate::plugins::builtin;
     use crate::plugins::runtime::{Runtime, RuntimeOptions};
-    use crate::services::projects::{self, NewProject};
+    use crate::store::Db;
     use crate::store::plugins::{NewBinding, NewPlugin};
-    use crate::store::projects::ProjectChanges;
-    use crate::store::{Db, DbOptions};
-    use crate::tenants::{RootCredentials, bootstrap};
+    use crate::test_support;
 
     const ZERO: &str = "0000000000000000000000000000000000000000";
 
@@ -250,35 +248,11 @@ mod tests {
 
     async fn world() -> World {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::connect(DbOptions {
-            database_url: None,
-            data_dir: dir.path(),
-            max_connections: 2,
-        })
-        .await
-        .unwrap();
-        db.migrate().await.unwrap();
-        let credentials = RootCredentials {
-            password: Some("a-long-root-password".into()),
-            token: None,
-        };
-        let tenant = bootstrap(&db, "", credentials).await.unwrap().tenant;
-        let tenant = db.tenant(tenant.id);
-        let root = tenant.user_by_id(1).await.unwrap().unwrap();
-        let namespace = tenant.user_namespace(root.id).await.unwrap().unwrap().id;
-        let mut changes = ProjectChanges::default();
-        changes.set_name_and_path("Checked", "checked");
-        changes.set("default_branch", "main");
-        changes.set("visibility", "private");
-        changes.set("visibility_level", 0);
-        let new = NewProject {
-            namespace_id: namespace,
-            creator: &root,
-            changes,
-            with_readme: true,
-            default_branch_protection: None,
-        };
-        let project = projects::create(&tenant, dir.path(), new).await.unwrap();
+        let world = test_support::tenant(dir.path()).await;
+        let project = world.project(dir.path(), "Checked", None).await;
+        let test_support::Tenant {
+            db, tenant, root, ..
+        } = world;
         let repository = Repository::project(dir.path(), tenant.tenant_id(), project.id)
             .path()
             .to_path_buf();

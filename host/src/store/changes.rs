@@ -88,6 +88,38 @@ impl<T: Table> Changes<T> {
             sql.push(", ").bind(value.clone());
         }
     }
+
+    /// `INSERT INTO table (<keys>, created_at, updated_at, <columns set>) VALUES (...)`, the
+    /// timestamps `now`; the caller may append a `RETURNING` clause.
+    pub(in crate::store) fn insert_sql(&self, keys: &[(&str, i64)], now: i64) -> Sql {
+        let names: Vec<&str> = keys.iter().map(|(name, _)| *name).collect();
+        let mut sql = Sql::new(&format!(
+            "INSERT INTO {} ({}, created_at, updated_at",
+            T::NAME,
+            names.join(", ")
+        ));
+        self.push_columns(&mut sql);
+        sql.push(") VALUES (");
+        for (_, key) in keys {
+            sql.bind(*key).push(", ");
+        }
+        sql.bind(now).push(", ").bind(now);
+        self.push_values(&mut sql);
+        sql.push(")");
+        sql
+    }
+
+    /// `UPDATE table SET updated_at = now, <columns set> WHERE <keys>`.
+    pub(in crate::store) fn update_sql(&self, keys: &[(&str, i64)], now: i64) -> Sql {
+        let mut sql = Sql::new(&format!("UPDATE {} SET updated_at = ", T::NAME));
+        sql.bind(now);
+        self.push_assignments(&mut sql);
+        for (i, (name, key)) in keys.iter().enumerate() {
+            let joint = if i == 0 { " WHERE " } else { " AND " };
+            sql.push(&format!("{joint}{name} = ")).bind(*key);
+        }
+        sql
+    }
 }
 
 #[cfg(test)]

@@ -167,24 +167,13 @@ fn insert_sql<T: Table>(
     changes: &Changes<T>,
     returning: &str,
 ) -> Sql {
-    let now = now_ms();
-    let mut sql = Sql::new(&format!(
-        "INSERT INTO {} (tenant_id, id, project_id, created_at, updated_at",
-        T::NAME
-    ));
-    changes.push_columns(&mut sql);
-    sql.push(") VALUES (")
-        .bind(tenant_id)
-        .push(", ")
-        .bind(id)
-        .push(", ")
-        .bind(project_id)
-        .push(", ")
-        .bind(now)
-        .push(", ")
-        .bind(now);
-    changes.push_values(&mut sql);
-    sql.push(&format!(") RETURNING {returning}"));
+    let keys = [
+        ("tenant_id", tenant_id),
+        ("id", id),
+        ("project_id", project_id),
+    ];
+    let mut sql = changes.insert_sql(&keys, now_ms());
+    sql.push(&format!(" RETURNING {returning}"));
     sql
 }
 
@@ -196,16 +185,13 @@ fn update_sql<T: Table>(
     changes: &Changes<T>,
     returning: &str,
 ) -> Sql {
-    let mut sql = Sql::new(&format!("UPDATE {} SET updated_at = ", T::NAME));
-    sql.bind(now_ms());
-    changes.push_assignments(&mut sql);
-    sql.push(" WHERE tenant_id = ")
-        .bind(tenant_id)
-        .push(" AND project_id = ")
-        .bind(project_id)
-        .push(" AND id = ")
-        .bind(id)
-        .push(&format!(" RETURNING {returning}"));
+    let keys = [
+        ("tenant_id", tenant_id),
+        ("project_id", project_id),
+        ("id", id),
+    ];
+    let mut sql = changes.update_sql(&keys, now_ms());
+    sql.push(&format!(" RETURNING {returning}"));
     sql
 }
 

@@ -1,9 +1,6 @@
 //! Project milestones (per-project `iid`, state active/closed).
 
-use sqlx::AssertSqlSafe;
-
 use super::changes::{Changes, Table};
-use super::sql::Sql;
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
 use crate::model::milestones::MilestoneRow;
 
@@ -63,12 +60,7 @@ impl TenantDb {
     }
 
     pub async fn milestone_by_id(&self, id: i64) -> sqlx::Result<Option<MilestoneRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("milestones", MILESTONE_COLUMNS, id).await
     }
 
     pub async fn milestones_by_ids(&self, ids: &[i64]) -> sqlx::Result<Vec<MilestoneRow>> {
@@ -85,25 +77,13 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let id = next_id(&mut *tx, tenant_id, "milestones").await?;
         let iid = next_id(&mut *tx, tenant_id, &format!("milestone_iid:{project_id}")).await?;
-        let now = now_ms();
-        let mut sql = Sql::new(
-            "INSERT INTO milestones (tenant_id, id, project_id, iid, created_at, updated_at",
-        );
-        changes.push_columns(&mut sql);
-        sql.push(") VALUES (")
-            .bind(tenant_id)
-            .push(", ")
-            .bind(id)
-            .push(", ")
-            .bind(project_id)
-            .push(", ")
-            .bind(iid)
-            .push(", ")
-            .bind(now)
-            .push(", ")
-            .bind(now);
-        changes.push_values(&mut sql);
-        sql.push(")");
+        let keys = [
+            ("tenant_id", tenant_id),
+            ("id", id),
+            ("project_id", project_id),
+            ("iid", iid),
+        ];
+        let sql = changes.insert_sql(&keys, now_ms());
         sql.query().execute(&mut *tx).await?;
         let row = row_by_id(&mut *tx, "milestones", MILESTONE_COLUMNS, tenant_id, id).await?;
         tx.commit().await?;
@@ -111,13 +91,8 @@ impl TenantDb {
     }
 
     pub async fn update_milestone(&self, id: i64, changes: &MilestoneChanges) -> sqlx::Result<()> {
-        let mut sql = Sql::new("UPDATE milestones SET updated_at = ");
-        sql.bind(now_ms());
-        changes.push_assignments(&mut sql);
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND id = ")
-            .bind(id);
+        let keys = [("tenant_id", self.tenant_id()), ("id", id)];
+        let sql = changes.update_sql(&keys, now_ms());
         sql.query().execute(self.writer()).await.map(|_| ())
     }
 

@@ -285,6 +285,40 @@ impl TenantDb {
             .fetch_add(1, Ordering::Release);
     }
 
+    /// Stamps the time on the tenant's tokens or users and then tells the token cache: `sql`
+    /// takes the time as `$1`, the tenant as `$2` and `keys` from `$3`. The rows it changed.
+    pub(in crate::store) async fn stamp_auth(
+        &self,
+        sql: &'static str,
+        keys: &[i64],
+    ) -> sqlx::Result<u64> {
+        let mut query = sqlx::query(sql).bind(now_ms()).bind(self.tenant_id);
+        for key in keys {
+            query = query.bind(*key);
+        }
+        let done = query.execute(self.writer()).await?;
+        self.auth_changed();
+        Ok(done.rows_affected())
+    }
+
+    /// The tenant's row `id` of `table` (selecting `columns`), if there is one.
+    pub(in crate::store) async fn find_by_id<T>(
+        &self,
+        table: &str,
+        columns: &str,
+        id: i64,
+    ) -> sqlx::Result<Option<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        self.query_as(AssertSqlSafe(format!(
+            "SELECT {columns} FROM {table} WHERE tenant_id = $1 AND id = $2"
+        )))
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
     /// The generation of this tenant's users and tokens, which the token cache tags entries
     /// with (read it *before* reading the rows).
     pub fn auth_generation(&self) -> u64 {

@@ -182,12 +182,7 @@ pub type NamespaceChanges = Changes<Namespaces>;
 
 impl TenantDb {
     pub async fn namespace_by_id(&self, id: i64) -> sqlx::Result<Option<NamespaceRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {NAMESPACE_COLUMNS} FROM namespaces WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("namespaces", NAMESPACE_COLUMNS, id).await
     }
 
     pub async fn namespace_by_full_path(&self, path: &str) -> sqlx::Result<Option<NamespaceRow>> {

@@ -3,7 +3,6 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::users::user_columns;
 use super::{TenantDb, ids::next_id, now_ms};
 use crate::model::oauth::ApplicationRow;
 use crate::model::users::UserRow;
@@ -183,12 +182,8 @@ impl TenantDb {
     }
 
     pub async fn application_by_id(&self, id: i64) -> sqlx::Result<Option<ApplicationRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {APPLICATION_COLUMNS} FROM oauth_applications WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("oauth_applications", APPLICATION_COLUMNS, id)
+            .await
     }
 
     pub async fn application_by_uid(&self, uid: &str) -> sqlx::Result<Option<ApplicationRow>> {
@@ -274,16 +269,12 @@ impl TenantDb {
     /// Revokes every token issued from a code (directly or by refreshing): what a replayed
     /// code triggers.
     pub async fn revoke_tokens_of_grant(&self, grant_id: i64) -> sqlx::Result<()> {
-        sqlx::query(
+        self.stamp_auth(
             "UPDATE oauth_access_tokens SET revoked_at = $1 \
              WHERE tenant_id = $2 AND grant_id = $3 AND revoked_at IS NULL",
+            &[grant_id],
         )
-        .bind(now_ms())
-        .bind(self.tenant_id())
-        .bind(grant_id)
-        .execute(self.writer())
         .await?;
-        self.auth_changed();
         Ok(())
     }
 
@@ -366,16 +357,12 @@ impl TenantDb {
     }
 
     pub async fn revoke_access_token(&self, id: i64) -> sqlx::Result<bool> {
-        let done = sqlx::query(
+        let revoked = self.stamp_auth(
             "UPDATE oauth_access_tokens SET revoked_at = $1 WHERE tenant_id = $2 AND id = $3 AND revoked_at IS NULL",
+            &[id],
         )
-        .bind(now_ms())
-        .bind(self.tenant_id())
-        .bind(id)
-        .execute(self.writer())
         .await?;
-        self.auth_changed();
-        Ok(done.rows_affected() == 1)
+        Ok(revoked == 1)
     }
 
     /// Whether the user already approved this application with exactly these scopes: a token
@@ -429,18 +416,14 @@ impl TenantDb {
         application_id: i64,
         user_id: i64,
     ) -> sqlx::Result<bool> {
-        let done = sqlx::query(
-            "UPDATE oauth_access_tokens SET revoked_at = $1 WHERE tenant_id = $2 \
+        let revoked = self
+            .stamp_auth(
+                "UPDATE oauth_access_tokens SET revoked_at = $1 WHERE tenant_id = $2 \
              AND application_id = $3 AND user_id = $4 AND revoked_at IS NULL",
-        )
-        .bind(now_ms())
-        .bind(self.tenant_id())
-        .bind(application_id)
-        .bind(user_id)
-        .execute(self.writer())
-        .await?;
-        self.auth_changed();
-        Ok(done.rows_affected() > 0)
+                &[application_id, user_id],
+            )
+            .await?;
+        Ok(revoked > 0)
     }
 
     /// The tenant's ID-token signing key: `(kid, encrypted PKCS#8)`.
@@ -468,15 +451,12 @@ impl TenantDb {
         &self,
         digest: &str,
     ) -> sqlx::Result<Option<OauthTokenWithUser>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT t.id AS t_id, t.scopes AS t_scopes, t.expires_at AS t_expires_at, \
-             t.revoked_at AS t_revoked_at, {} \
-             FROM oauth_access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id \
-             WHERE t.tenant_id = $1 AND t.token_digest = $2",
-            user_columns("u")
-        )))
-        .bind(digest)
-        .fetch_optional(self.reader())
+        self.token_and_owner(
+            "oauth_access_tokens",
+            "t.id AS t_id, t.scopes AS t_scopes, t.expires_at AS t_expires_at, \
+             t.revoked_at AS t_revoked_at",
+            digest,
+        )
         .await
     }
 }

@@ -283,17 +283,13 @@ impl ProjectFilter {
         if let Some(source) = self.forked_from {
             sql.push(" AND p.forked_from_id = ").bind(source);
         }
-        for (key, value) in &self.custom_attributes {
-            sql.push(
-                " AND p.id IN (SELECT project_id FROM project_custom_attributes WHERE tenant_id = ",
-            )
-            .bind(tenant_id)
-            .push(" AND key = ")
-            .bind(key.as_str())
-            .push(" AND value = ")
-            .bind(value.as_str())
-            .push(")");
-        }
+        sql.push_custom_attributes(
+            "p.id",
+            "project_custom_attributes",
+            "project_id",
+            tenant_id,
+            &self.custom_attributes,
+        );
     }
 }
 
@@ -353,12 +349,7 @@ impl TenantDb {
     }
 
     pub async fn project_by_id(&self, id: i64) -> sqlx::Result<Option<ProjectRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("projects", PROJECT_COLUMNS, id).await
     }
 
     /// A project by its full path (`group/sub/project`), case-insensitively.

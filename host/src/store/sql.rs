@@ -122,6 +122,31 @@ impl Sql {
         self.push(")")
     }
 
+    /// Keeps the rows (`id`, a column) that carry every one of `attributes` as custom
+    /// attributes in `table` (`user_custom_attributes`, `project_custom_attributes`), whose
+    /// `owner` column names them.
+    pub fn push_custom_attributes(
+        &mut self,
+        id: &str,
+        table: &str,
+        owner: &str,
+        tenant_id: i64,
+        attributes: &[(String, String)],
+    ) -> &mut Self {
+        for (key, value) in attributes {
+            self.push(&format!(
+                " AND {id} IN (SELECT {owner} FROM {table} WHERE tenant_id = "
+            ))
+            .bind(tenant_id)
+            .push(" AND key = ")
+            .bind(key.as_str())
+            .push(" AND value = ")
+            .bind(value.as_str())
+            .push(")");
+        }
+        self
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }

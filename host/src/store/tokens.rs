@@ -106,10 +106,30 @@ impl TenantDb {
     }
 
     pub async fn token_with_user(&self, digest: &str) -> sqlx::Result<Option<TokenWithUser>> {
+        self.token_and_owner(
+            "personal_access_tokens",
+            "t.id AS t_id, t.scopes AS t_scopes, t.impersonation AS t_impersonation, \
+             t.revoked AS t_revoked, t.expires_at AS t_expires_at, t.last_used_at AS t_last_used_at",
+            digest,
+        )
+        .await
+    }
+
+    /// The token of `table` (personal or OAuth access tokens) whose digest is `digest`, its
+    /// `token_columns` (as `t`) beside its owner's user columns: what authenticating a request
+    /// reads.
+    pub(in crate::store) async fn token_and_owner<T>(
+        &self,
+        table: &str,
+        token_columns: &str,
+        digest: &str,
+    ) -> sqlx::Result<Option<T>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
         self.query_as(AssertSqlSafe(format!(
-            "SELECT t.id AS t_id, t.scopes AS t_scopes, t.impersonation AS t_impersonation, \
-             t.revoked AS t_revoked, t.expires_at AS t_expires_at, t.last_used_at AS t_last_used_at, {} \
-             FROM personal_access_tokens t JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id \
+            "SELECT {token_columns}, {} FROM {table} t \
+             JOIN users u ON u.tenant_id = t.tenant_id AND u.id = t.user_id \
              WHERE t.tenant_id = $1 AND t.token_digest = $2",
             user_columns("u")
         )))
@@ -119,25 +139,17 @@ impl TenantDb {
     }
 
     pub async fn touch_token(&self, id: i64) -> sqlx::Result<()> {
-        sqlx::query(
+        self.stamp_auth(
             "UPDATE personal_access_tokens SET last_used_at = $1 WHERE tenant_id = $2 AND id = $3",
+            &[id],
         )
-        .bind(now_ms())
-        .bind(self.tenant_id())
-        .bind(id)
-        .execute(self.writer())
         .await?;
-        self.auth_changed();
         Ok(())
     }
 
     pub async fn token_by_id(&self, id: i64) -> sqlx::Result<Option<TokenRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {TOKEN_COLUMNS} FROM personal_access_tokens WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("personal_access_tokens", TOKEN_COLUMNS, id)
+            .await
     }
 
     pub async fn count_tokens(&self, filter: &TokenFilter, cap: i64) -> sqlx::Result<i64> {

@@ -114,15 +114,13 @@ impl UserFilter {
                 .bind(tenant_id)
                 .push(" AND source_type = 'Project')");
         }
-        for (key, value) in &self.custom_attributes {
-            sql.push(" AND id IN (SELECT user_id FROM user_custom_attributes WHERE tenant_id = ")
-                .bind(tenant_id)
-                .push(" AND key = ")
-                .bind(key.as_str())
-                .push(" AND value = ")
-                .bind(value.as_str())
-                .push(")");
-        }
+        sql.push_custom_attributes(
+            "id",
+            "user_custom_attributes",
+            "user_id",
+            tenant_id,
+            &self.custom_attributes,
+        );
     }
 }
 
@@ -212,14 +210,12 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        let mut sql = Sql::new("UPDATE users SET updated_at = ");
-        sql.bind(now);
-        changes.push_assignments(&mut sql);
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND id = ")
-            .bind(id);
-        sql.query().execute(&mut *tx).await?;
+        let keys = [("tenant_id", self.tenant_id()), ("id", id)];
+        changes
+            .update_sql(&keys, now)
+            .query()
+            .execute(&mut *tx)
+            .await?;
         if let Some((provider, extern_uid)) = identity {
             insert_identity(&mut tx, self.tenant_id(), id, provider, extern_uid).await?;
         }
@@ -250,13 +246,8 @@ impl TenantDb {
         let Some(before) = user_in(&mut tx, self.tenant_id(), id).await? else {
             return Ok(None);
         };
-        let mut sql = Sql::new("UPDATE users SET updated_at = ");
-        sql.bind(now_ms());
-        changes.push_assignments(&mut sql);
-        sql.push(" WHERE tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND id = ")
-            .bind(id);
+        let keys = [("tenant_id", self.tenant_id()), ("id", id)];
+        let mut sql = changes.update_sql(&keys, now_ms());
         sql.push(&format!(" RETURNING {USER_COLUMNS}"));
         let Some(row) = sql.query_as::<UserRow>().fetch_optional(&mut *tx).await? else {
             return Ok(None);

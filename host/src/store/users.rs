@@ -34,12 +34,7 @@ pub struct NewUser<'a> {
 
 impl TenantDb {
     pub async fn user_by_id(&self, id: i64) -> sqlx::Result<Option<UserRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("users", USER_COLUMNS, id).await
     }
 
     pub async fn user_by_username(&self, username: &str) -> sqlx::Result<Option<UserRow>> {

@@ -395,12 +395,8 @@ impl TenantDb {
     }
 
     pub async fn system_hook(&self, id: i64) -> sqlx::Result<Option<SystemHookRow>> {
-        self.query_as(AssertSqlSafe(format!(
-            "SELECT {SYSTEM_HOOK_COLUMNS} FROM system_hooks WHERE tenant_id = $1 AND id = $2"
-        )))
-        .bind(id)
-        .fetch_optional(self.reader())
-        .await
+        self.find_by_id("system_hooks", SYSTEM_HOOK_COLUMNS, id)
+            .await
     }
 
     pub async fn insert_system_hook(&self, hook: &SystemHookRow) -> sqlx::Result<SystemHookRow> {

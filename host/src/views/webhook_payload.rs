@@ -345,6 +345,22 @@ pub fn state_id(state: &str) -> i64 {
     if state == "closed" { 2 } else { 1 }
 }
 
+/// The items of the JSON array `list` that `item` reads, each shown by `show`.
+fn each<'a, T>(
+    list: &'a Value,
+    item: impl Fn(&'a Value) -> Option<T>,
+    show: impl Fn(T) -> Value,
+) -> Value {
+    Value::Array(
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(item)
+            .map(show)
+            .collect(),
+    )
+}
+
 /// An issue event's `changes`, from the outbox's `{"field": {"previous", "current"}}`:
 /// timestamps as `... UTC` text, `state` as `state_id`, label names as labels, assignee ids
 /// as `assignees`; counters GitLab keeps elsewhere are left out.
@@ -369,29 +385,11 @@ pub fn issue_changes(
                 out.insert("state_id".into(), pair(id(previous), id(current)));
             }
             "labels" => {
-                let labels = |v: &Value| {
-                    json!(
-                        v.as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_str)
-                            .map(&label_of)
-                            .collect::<Vec<_>>()
-                    )
-                };
+                let labels = |v: &Value| each(v, Value::as_str, &label_of);
                 out.insert("labels".into(), pair(labels(previous), labels(current)));
             }
             "assignee_ids" => {
-                let users = |v: &Value| {
-                    json!(
-                        v.as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_i64)
-                            .map(&assignee_of)
-                            .collect::<Vec<_>>()
-                    )
-                };
+                let users = |v: &Value| each(v, Value::as_i64, &assignee_of);
                 out.insert("assignees".into(), pair(users(previous), users(current)));
             }
             _ => {

@@ -55,39 +55,34 @@ pub struct Target {
     pub state: Option<DeliveryState>,
 }
 
-impl Target {
-    pub fn project(hook: &HookRow, ctx: &ApiContext) -> Target {
+/// A target from a project or system hook row: both name the columns a target copies
+/// alike (the token is decrypted here, for signing).
+macro_rules! target_of {
+    ($kind:expr, $hook:expr, $state:expr, $ctx:expr) => {
         Target {
-            kind: HookKind::Project,
-            id: hook.id,
-            url: hook.url.clone(),
-            token: hook
+            kind: $kind,
+            id: $hook.id,
+            url: $hook.url.clone(),
+            token: $hook
                 .token
                 .as_deref()
-                .and_then(|t| ctx.secret_key.decrypt(t)),
-            verify_tls: hook.flag("enable_ssl_verification"),
-            formatter: hook.formatter.clone(),
-            instance_url: hook.instance_url.clone(),
-            uuid: hook.uuid.clone(),
-            state: Some(hook.delivery),
+                .and_then(|t| $ctx.secret_key.decrypt(t)),
+            verify_tls: $hook.flag("enable_ssl_verification"),
+            formatter: $hook.formatter.clone(),
+            instance_url: $hook.instance_url.clone(),
+            uuid: $hook.uuid.clone(),
+            state: $state,
         }
+    };
+}
+
+impl Target {
+    pub fn project(hook: &HookRow, ctx: &ApiContext) -> Target {
+        target_of!(HookKind::Project, hook, Some(hook.delivery), ctx)
     }
 
     pub fn system(hook: &SystemHookRow, ctx: &ApiContext) -> Target {
-        Target {
-            kind: HookKind::System,
-            id: hook.id,
-            url: hook.url.clone(),
-            token: hook
-                .token
-                .as_deref()
-                .and_then(|t| ctx.secret_key.decrypt(t)),
-            verify_tls: hook.flag("enable_ssl_verification"),
-            formatter: hook.formatter.clone(),
-            instance_url: hook.instance_url.clone(),
-            uuid: hook.uuid.clone(),
-            state: None,
-        }
+        target_of!(HookKind::System, hook, None, ctx)
     }
 }
 

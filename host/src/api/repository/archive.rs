@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::blobs::stream_body;
-use super::readable;
+use super::{path_param, readable};
 use crate::context::ApiContext;
-use crate::git::tree::{ArchiveFormat, valid_path};
+use crate::git::tree::ArchiveFormat;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::http::routes::Router;
@@ -40,16 +40,7 @@ async fn with_format(Path((id, format)): Path<(String, String)>, api: Api) -> Ap
 
 async fn archive(api: Api, id: String, format: ArchiveFormat) -> ApiResult<Response> {
     let sha = api.params.string("sha")?.filter(|s| !s.is_empty());
-    let path = api
-        .params
-        .string("path")?
-        .map(|p| p.trim_matches('/').to_string())
-        .filter(|p| !p.is_empty());
-    if path.as_deref().is_some_and(|p| !valid_path(p)) {
-        return Err(ApiError::InvalidParam(
-            "path should be a valid file path".into(),
-        ));
-    }
+    let path = path_param(&api.params)?;
     let repo = readable(&api, &id).await?;
     let reference = sha
         .or_else(|| repo.default_branch().map(str::to_string))

@@ -20,10 +20,12 @@ use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::refs::Revision;
 use crate::git::smart_http::Service;
+use crate::git::tree::valid_path;
 use crate::git_access::Allowed;
 use crate::git_access::rules::project_allows;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
+use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::users::UserRow;
@@ -165,6 +167,21 @@ pub fn page(api: &Api, items: Vec<Value>) -> ApiResult<Response> {
         total: Some(total),
     };
     Ok(page.respond(&request, &api.origin, |_| 0, Value::clone))
+}
+
+/// The `path` parameter of the tree and archive endpoints: a path in the repository, its
+/// slashes at either end dropped; none when blank.
+pub fn path_param(params: &Params) -> ApiResult<Option<String>> {
+    let path = params
+        .string("path")?
+        .map(|p| p.trim_matches('/').to_string())
+        .filter(|p| !p.is_empty());
+    if path.as_deref().is_some_and(|p| !valid_path(p)) {
+        return Err(ApiError::InvalidParam(
+            "path should be a valid file path".into(),
+        ));
+    }
+    Ok(path)
 }
 
 /// A revision named in a path or parameter, or `404 <what> Not Found`.

@@ -8,9 +8,8 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::{page, readable};
+use super::{page, path_param, readable};
 use crate::context::ApiContext;
-use crate::git::tree::valid_path;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::params::{FromParams, Params};
@@ -31,15 +30,7 @@ struct TreeQuery {
 
 impl FromParams for TreeQuery {
     fn from_params(params: &Params) -> ApiResult<Self> {
-        let path = params
-            .string("path")?
-            .map(|p| p.trim_matches('/').to_string())
-            .filter(|p| !p.is_empty());
-        if path.as_deref().is_some_and(|p| !valid_path(p)) {
-            return Err(ApiError::InvalidParam(
-                "path should be a valid file path".into(),
-            ));
-        }
+        let path = path_param(params)?;
         Ok(TreeQuery {
             path,
             reference: params.string("ref")?.filter(|r| !r.is_empty()),

@@ -7,8 +7,16 @@ pub mod since_v0_1;
 pub mod since_v0_2;
 
 use wasmtime::Engine;
-use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, HasData};
+
+use super::call::CallState;
+
+/// What every version's host interfaces see of a call: its state, borrowed mutably.
+struct Data;
+impl HasData for Data {
+    type Data<'a> = &'a mut CallState;
+}
 
 /// The behaviours a plugin can implement, one WIT world each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,8 +1,9 @@
 //! Bindings for `trellis:policy@0.1.x` (wit/since_v0.1.0).
 
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 use super::super::call::CallState;
+use super::Data;
 
 /// Generated from the spam-check world; it also carries the `host` and `types` interfaces
 /// every 0.1 world shares.
@@ -77,11 +78,6 @@ impl outbound_http::Host for CallState {
             body: answer.body,
         })
     }
-}
-
-struct Data;
-impl HasData for Data {
-    type Data<'a> = &'a mut CallState;
 }
 
 /// Adds the 0.1 host interfaces to a linker.

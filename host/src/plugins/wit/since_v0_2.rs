@@ -2,9 +2,10 @@
 //! comes in batches and which reads blobs on demand through `push-scan`. The shared `types`
 //! and `host` interfaces are this package version's own.
 
-use wasmtime::component::{HasData, Linker};
+use wasmtime::component::Linker;
 
 use super::super::call::CallState;
+use super::Data;
 
 /// Generated from the push-rules world.
 pub mod push_rules {
@@ -44,11 +45,6 @@ impl push_scan::Host for CallState {
     fn read_blob(&mut self, blob_id: String, max_bytes: u32) -> Result<Vec<u8>, String> {
         self.read_blob(&blob_id, max_bytes as usize)
     }
-}
-
-struct Data;
-impl HasData for Data {
-    type Data<'a> = &'a mut CallState;
 }
 
 /// Adds the 0.2 host interfaces to a linker (beside 0.1's: the names carry the version).
