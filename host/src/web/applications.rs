@@ -287,14 +287,24 @@ async fn create(web: Web) -> WebResult {
     }
     let (app, secret) =
         registration::create(&web.tenant.db, Some(session.user.id), &form.fields()).await?;
-    Ok(show_page(
+    Ok(fresh_secret_page(
         &web,
         session,
         &app,
-        Some(&secret),
-        &[],
+        &secret,
         StatusCode::CREATED,
     ))
+}
+
+/// An application with the secret just made: the only time the secret is shown.
+fn fresh_secret_page(
+    web: &Web,
+    session: &Session,
+    app: &ApplicationRow,
+    secret: &str,
+    status: StatusCode,
+) -> Response {
+    show_page(web, session, app, Some(secret), &[], status)
 }
 
 /// One application: its id, the secret when it was just made, and the edit form.
@@ -403,12 +413,11 @@ async fn renew(Path(id): Path<String>, web: Web) -> WebResult {
         .db
         .renew_application_secret(app.id, &digest)
         .await?;
-    Ok(show_page(
+    Ok(fresh_secret_page(
         &web,
         session,
         &app,
-        Some(&secret),
-        &[],
+        &secret,
         StatusCode::OK,
     ))
 }

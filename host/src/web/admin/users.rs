@@ -7,6 +7,7 @@
 
 use axum::extract::Path;
 use axum::http::StatusCode;
+use axum::response::Response;
 use axum::routing::{get, post};
 use chrono::{TimeZone, Utc};
 use maud::{Markup, html};
@@ -211,15 +212,7 @@ fn user_page(
             }
         }
     };
-    let crumbs = [("/admin/users", "Users")];
-    Ok(page(
-        admin,
-        status,
-        Section::Users,
-        &crumbs,
-        &user.name,
-        body,
-    ))
+    Ok(user_subpage(admin, status, &user.name, body))
 }
 
 /// The actions worth offering in a state (GitLab shows Block or Unblock, Deactivate or
@@ -392,15 +385,7 @@ fn new_user_page(
             button type="submit" { "Create user" }
         }
     };
-    let crumbs = [("/admin/users", "Users")];
-    Ok(page(
-        admin,
-        status,
-        Section::Users,
-        &crumbs,
-        "New user",
-        body,
-    ))
+    Ok(user_subpage(admin, status, "New user", body))
 }
 
 async fn new_user(admin: Admin) -> WebResult {
@@ -428,4 +413,16 @@ async fn create(admin: Admin) -> WebResult {
             &field_errors(error)?,
         ),
     }
+}
+
+/// A page below the users list, with the list as its breadcrumb.
+fn user_subpage(admin: &Admin, status: StatusCode, title: &str, body: Markup) -> Response {
+    page(
+        admin,
+        status,
+        Section::Users,
+        &[("/admin/users", "Users")],
+        title,
+        body,
+    )
 }
