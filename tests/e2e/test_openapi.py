@@ -11,9 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import requests
-
-from conftest import JSON
+from conftest import JSON, UNAUTHORIZED, assert_json, random_token
 
 # Operations that destroy what the run stands on, whatever the generated ids: root is user 1
 # and its token is a personal access token, so these could delete, block or deactivate the
@@ -34,8 +32,13 @@ EXAMPLES = 4
 RUN_TIMEOUT = 240
 
 
-def test_document_is_served_without_a_token(server):
-    r = requests.get(server.api_url + "/openapi.json")
+def test_document_needs_a_signed_in_user(server):
+    assert_json(server.request("GET", "/openapi.json"), 401, UNAUTHORIZED)
+    assert_json(server.request("GET", "/openapi.json", token=random_token()), 401, UNAUTHORIZED)
+
+
+def test_document_is_served_to_a_signed_in_user(server):
+    r = server.request("GET", "/openapi.json", token=server.root_token)
     assert r.status_code == 200
     assert r.headers["content-type"].startswith(JSON)
     document = r.json()
@@ -53,7 +56,7 @@ def test_document_is_served_without_a_token(server):
 
 
 def test_every_route_is_documented(server):
-    document = requests.get(server.api_url + "/openapi.json").json()
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()
     api_routes = [route.replace("{*", "{") for route in routes if route.startswith("/api/v4/")]
     assert api_routes
@@ -64,10 +67,12 @@ def test_every_route_is_documented(server):
 def test_schemathesis_finds_no_server_error_and_no_undocumented_shape(server, gl, tmp_path):
     project = gl.projects.create({"name": "fuzzed"})
     project.issues.create({"title": "an issue", "description": "to find"})
+    document = tmp_path / "openapi.json"
+    document.write_text(server.request("GET", "/openapi.json", token=server.root_token).text)
     excluded = [arg for operation in DESTRUCTIVE for arg in ("--exclude-operation-id", operation)]
     run = subprocess.run(
         [
-            sys.executable, "-m", "schemathesis.cli", "run", server.api_url + "/openapi.json",
+            sys.executable, "-m", "schemathesis.cli", "run", str(document),
             "--url", server.url,
             "-H", f"PRIVATE-TOKEN: {server.root_token}",
             "--checks", "not_a_server_error,response_schema_conformance",

@@ -1,5 +1,5 @@
 //! `GET /version` and `GET /metadata`: GitLab's shapes, carrying Trellis' own version; and
-//! `GET /openapi.json`, the API's description (`http/openapi.rs`), which needs no token.
+//! `GET /openapi.json`, the API's description (`http/openapi.rs`).
 
 use crate::http::routes::Router;
 use axum::Json;

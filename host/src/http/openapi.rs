@@ -9,8 +9,8 @@
 
 use std::sync::OnceLock;
 
+use axum::Json;
 use axum::http::Method;
-use axum::response::{IntoResponse, Response};
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{
     AnyOfBuilder, ArrayBuilder, ComponentsBuilder, ObjectBuilder, Schema, SchemaType, Type,
@@ -24,6 +24,8 @@ use utoipa::openapi::{
 };
 use utoipa::{PartialSchema, ToSchema};
 
+use super::error::ApiResult;
+use super::request::Api;
 use super::routes::RouteEntry;
 use crate::views;
 
@@ -91,8 +93,11 @@ pub fn document() -> &'static OpenApi {
     DOCUMENT.get_or_init(|| build(&super::route_entries()))
 }
 
-pub async fn serve() -> Response {
-    axum::Json(document()).into_response()
+/// Any signed-in user may read it, as GitLab's `/version`: a caller without a valid token on
+/// this tenant gets 401, as on every other API route.
+pub async fn serve(api: Api) -> ApiResult<Json<&'static OpenApi>> {
+    api.user()?;
+    Ok(Json(document()))
 }
 
 fn build(routes: &[RouteEntry]) -> OpenApi {
