@@ -1,4 +1,5 @@
-//! `GET /version` and `GET /metadata`: GitLab's shapes, carrying Trellis' own version.
+//! `GET /version` and `GET /metadata`: GitLab's shapes, carrying Trellis' own version; and
+//! `GET /openapi.json`, the API's description (`http/openapi.rs`).
 
 use crate::http::routes::Router;
 use axum::Json;
@@ -20,6 +21,7 @@ pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/version", get(version))
         .route("/api/v4/metadata", get(metadata))
+        .route("/api/v4/openapi.json", get(crate::http::openapi::serve))
 }
 
 async fn version(api: Api) -> ApiResult<Json<Value>> {

@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod limits;
+pub mod openapi;
 pub mod ops;
 pub mod pagination;
 pub mod params;
@@ -34,7 +35,15 @@ fn routes() -> routes::Router<ApiContext> {
 /// The path templates the server routes (`trellis routes`), for the suites that must visit
 /// every route.
 pub fn route_table() -> Vec<String> {
-    routes().paths().to_vec()
+    route_entries()
+        .into_iter()
+        .map(|route| route.path)
+        .collect()
+}
+
+/// Every route with its methods, for the OpenAPI document.
+pub fn route_entries() -> Vec<routes::RouteEntry> {
+    routes().routes().to_vec()
 }
 
 pub fn router(ctx: ApiContext) -> Router {

@@ -1,17 +1,26 @@
 //! The route table: a thin wrapper over axum's `Router` that also remembers every path it
 //! routes. axum cannot list its routes, and the cross-tenant test suite must reach every one of
-//! them, so that a new route cannot be missed (`trellis routes` prints the table).
+//! them, so that a new route cannot be missed (`trellis routes` prints the table). The OpenAPI
+//! document (`http/openapi.rs`) is built from the same table, with each route's methods.
 
 use std::convert::Infallible;
 
 use axum::extract::Request;
+use axum::http::Method;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, Route};
 use tower::{Layer, Service};
 
 pub struct Router<S = ()> {
     inner: axum::Router<S>,
-    paths: Vec<String>,
+    routes: Vec<RouteEntry>,
+}
+
+/// One routed path template and the methods it answers.
+#[derive(Debug, Clone)]
+pub struct RouteEntry {
+    pub path: String,
+    pub methods: Vec<Method>,
 }
 
 impl<S: Clone + Send + Sync + 'static> Default for Router<S> {
@@ -24,18 +33,21 @@ impl<S: Clone + Send + Sync + 'static> Router<S> {
     pub fn new() -> Self {
         Router {
             inner: axum::Router::new(),
-            paths: Vec::new(),
+            routes: Vec::new(),
         }
     }
 
     pub fn route(mut self, path: &str, method_router: MethodRouter<S>) -> Self {
-        self.paths.push(path.to_string());
+        self.routes.push(RouteEntry {
+            path: path.to_string(),
+            methods: methods_of(&method_router),
+        });
         self.inner = self.inner.route(path, method_router);
         self
     }
 
     pub fn merge(mut self, other: Router<S>) -> Self {
-        self.paths.extend(other.paths);
+        self.routes.extend(other.routes);
         self.inner = self.inner.merge(other.inner);
         self
     }
@@ -53,12 +65,52 @@ impl<S: Clone + Send + Sync + 'static> Router<S> {
         self
     }
 
-    /// The paths routed, in the order they were added.
-    pub fn paths(&self) -> &[String] {
-        &self.paths
+    /// The routes, in the order they were added.
+    pub fn routes(&self) -> &[RouteEntry] {
+        &self.routes
     }
 
     pub fn into_inner(self) -> axum::Router<S> {
         self.inner
+    }
+}
+
+/// The methods a `MethodRouter` answers. axum keeps them only as the `Allow` header value it
+/// sends with 405s and exposes that value through `Debug` alone; reading it there keeps every
+/// module's `route(path, get(a).post(b))` call as it is. A unit test fails if axum changes it.
+fn methods_of<S>(method_router: &MethodRouter<S>) -> Vec<Method> {
+    let debug = format!("{method_router:?}");
+    let allow = debug
+        .split("allow_header: Bytes(b\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default();
+    allow
+        .split(',')
+        .filter_map(|method| method.parse().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::routing::get;
+
+    use super::*;
+
+    #[test]
+    fn records_the_methods_of_each_route() {
+        let router: Router =
+            Router::new().route("/a", get(|| async {}).post(|| async {}).delete(|| async {}));
+        assert_eq!(
+            router.routes()[0].methods,
+            [Method::GET, Method::HEAD, Method::POST, Method::DELETE]
+        );
+    }
+
+    #[test]
+    fn every_route_of_the_server_has_methods() {
+        for route in crate::http::route_entries() {
+            assert!(!route.methods.is_empty(), "{} has no methods", route.path);
+        }
     }
 }

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct UserSummary {
     pub id: i64,
     pub username: String,
@@ -20,7 +20,7 @@ pub struct UserSummary {
     pub web_url: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct UserPublic {
     #[serde(flatten)]
     pub summary: UserSummary,
@@ -40,7 +40,7 @@ pub struct UserPublic {
     pub work_information: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Identity {
     pub provider: String,
     pub extern_uid: String,
@@ -48,7 +48,7 @@ pub struct Identity {
 }
 
 /// What a user sees of themselves, and the base of the admin view.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct UserSelf {
     #[serde(flatten)]
     pub public: UserPublic,

@@ -1,0 +1,98 @@
+"""The OpenAPI document at /api/v4/openapi.json, and schemathesis driven by it.
+
+schemathesis generates requests for every documented operation (path parameters of each
+schema type, a fixed seed, a bounded number of examples) and checks that the server never
+answers 5xx and that each answer matches the document: success bodies match their view
+schemas, and every error is in GitLab's body shape (`{"message": ...}` or `{"error": ...}`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import JSON, UNAUTHORIZED, assert_json, random_token
+
+# Operations that destroy what the run stands on, whatever the generated ids: root is user 1
+# and its token is a personal access token, so these could delete, block or deactivate the
+# admin, revoke the token the run uses, or delete the project the other operations find.
+DESTRUCTIVE = [
+    "DELETE /api/v4/users/{id}",
+    "POST /api/v4/users/{id}/block",
+    "POST /api/v4/users/{id}/deactivate",
+    "DELETE /api/v4/projects/{id}",
+    "DELETE /api/v4/personal_access_tokens/self",
+    "DELETE /api/v4/personal_access_tokens/{id}",
+    "DELETE /api/v4/users/{user_id}/impersonation_tokens/{impersonation_token_id}",
+]
+
+# Bounds that keep one engine's run to a few minutes on a small machine: examples per
+# operation, and a hard stop for the whole run.
+EXAMPLES = 4
+RUN_TIMEOUT = 240
+
+
+def test_document_needs_a_signed_in_user(server):
+    assert_json(server.request("GET", "/openapi.json"), 401, UNAUTHORIZED)
+    assert_json(server.request("GET", "/openapi.json", token=random_token()), 401, UNAUTHORIZED)
+
+
+def test_document_is_served_to_a_signed_in_user(server):
+    r = server.request("GET", "/openapi.json", token=server.root_token)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith(JSON)
+    document = r.json()
+    assert document["openapi"] == "3.1.0"
+    assert set(document["components"]["securitySchemes"]) == {
+        "private_token_header", "bearer", "private_token", "access_token",
+    }
+    issue = document["paths"]["/api/v4/projects/{id}/issues/{issue_iid}"]
+    assert set(issue) >= {"get", "put", "delete"}
+    assert issue["get"]["responses"]["404"]["content"][JSON]["schema"] == {
+        "$ref": "#/components/schemas/Error"
+    }
+    user = document["paths"]["/api/v4/user"]["get"]["responses"]["200"]
+    assert user["content"][JSON]["schema"] == {"$ref": "#/components/schemas/UserSelf"}
+
+
+def test_every_route_is_documented(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    routes = server.cli("routes").stdout.split()
+    api_routes = [route.replace("{*", "{") for route in routes if route.startswith("/api/v4/")]
+    assert api_routes
+    missing = [route for route in api_routes if route not in document["paths"]]
+    assert missing == []
+
+
+def test_schemathesis_finds_no_server_error_and_no_undocumented_shape(server, gl, tmp_path):
+    project = gl.projects.create({"name": "fuzzed"})
+    project.issues.create({"title": "an issue", "description": "to find"})
+    document = tmp_path / "openapi.json"
+    document.write_text(server.request("GET", "/openapi.json", token=server.root_token).text)
+    excluded = [arg for operation in DESTRUCTIVE for arg in ("--exclude-operation-id", operation)]
+    run = subprocess.run(
+        [
+            sys.executable, "-m", "schemathesis.cli", "run", str(document),
+            "--url", server.url,
+            "-H", f"PRIVATE-TOKEN: {server.root_token}",
+            "--checks", "not_a_server_error,response_schema_conformance",
+            "--phases", "examples,fuzzing",
+            "--mode", "positive",
+            "--max-examples", str(EXAMPLES),
+            "--seed", "17",
+            "--no-shrink",
+            "--workers", "1",
+            "--generation-with-security-parameters", "false",
+            "--generation-database", "none",
+            "--request-timeout", "30",
+            "--report", "junit",
+            "--report-dir", str(tmp_path),
+            "--no-color",
+            *excluded,
+        ],
+        # schemathesis keeps a cache of the crashes it found in the working directory.
+        capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-5000:]
+    # The destructive operations were left out, and the ones the run stands on still work.
+    assert gl.projects.get(project.id).issues.get(1).title == "an issue"
