@@ -265,6 +265,7 @@ def test_push_and_tag_push_events(server, gl, home, people):
     after = push["after"]
     assert after["before"] == ZERO and after["after"] == tip
     assert after["ref"] == "refs/heads/topic" and after["checkout_sha"] == tip
+    assert after["ref_protected"] is False and after["message"] is None
     assert after["user_id"] == user.id and after["user_username"] == user.username
     assert after["user_name"] == user.name and after["user_email"] == user.email
     assert "user_avatar" in after
@@ -278,8 +279,9 @@ def test_push_and_tag_push_events(server, gl, home, people):
     assert dt.datetime.fromisoformat(first["timestamp"]).utcoffset() is not None
     tag = next(e for e in recorded if e["kind"] == "tag_push")["after"]
     assert tag["ref"] == "refs/tags/v1" and tag["after"] == tip and tag["before"] == ZERO
-    # the commits are already on topic: the tag brings none
-    assert tag["total_commits_count"] == 0 and tag["commits"] == []
+    # as GitLab: a tag lists the one commit it points at, already on topic or not
+    assert tag["total_commits_count"] == 1 and [c["id"] for c in tag["commits"]] == [tip]
+    assert tag["checkout_sha"] == tip and tag["message"] is None  # lightweight
     # activity: the project's and the pusher's
     assert gl.projects.get(project.id).last_activity_at > before_activity
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()

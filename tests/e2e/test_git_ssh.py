@@ -1,6 +1,6 @@
 """Git over SSH, driven with the real OpenSSH client and `git`: keys added through
 `/user/keys` (python-gitlab), `ssh -T` GitLab's welcome, clone (ssh:// and scp-like URLs),
-push and fetch, the refusals GitLab gives (unknown key, expired key, blocked user, restricted
+push and fetch, the refusals GitLab gives (unknown key, expired key, blocked or deactivated user, restricted
 key type, a Guest's push, unknown project, malformed command, protocol turned off), tenants
 kept apart (each tenant reached over SSH has its own listener), and a host key that survives a
 restart (StrictHostKeyChecking against a known_hosts written at the first start). Push rules
@@ -216,14 +216,28 @@ def test_expired_key_is_refused(ssh, home):
     assert done.returncode == 255 and DENIED in done.stderr, done.stderr
 
 
-def test_blocked_user_is_refused(ssh, home):
-    user, _, key, _ = user_with_key(ssh, home)
-    admin = ssh.server.gitlab()
-    admin_user = admin.users.get(user.id)
+def test_blocked_and_deactivated_users_are_refused_git(ssh, home):
+    """As in GitLab, their key still signs in (`ssh -T` welcomes them); git commands answer
+    with GitLab's reason."""
+    user, gl, key, _ = user_with_key(ssh, home)
+    project = gl.projects.create({"name": "b" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    url = ssh.ssh_url(project.path_with_namespace)
+    admin_user = ssh.server.gitlab().users.get(user.id)
     admin_user.block()
-    assert DENIED in ssh.ssh(key).stderr
+    assert ssh.ssh(key).stdout == f"Welcome to GitLab, @{user.username}!\n"
+    refused_with(ssh.git(key, "ls-remote", url, check=False), "Your account has been blocked.")
+    done = ssh.ssh(key, f"git-upload-pack '/{project.path_with_namespace}.git'")
+    assert done.returncode == 1 and "remote: Your account has been blocked." in done.stderr
     admin_user.unblock()
-    assert ssh.ssh(key).returncode == 0
+    # GitLab deactivates only users idle for 180 days
+    ssh.server.sql(f"UPDATE users SET last_activity_on = '2001-01-01' WHERE id = {user.id}")
+    admin_user.deactivate()
+    refused_with(ssh.git(key, "clone", "-q", url, str(workdir(home)), check=False),
+                 "Your account has been deactivated by your administrator. Please log back in "
+                 "from a web browser to reactivate your account at http://")  # the tenant's URL
+    admin_user.activate()
+    ssh.git(key, "clone", "-q", url, str(workdir(home)))
 
 
 def test_restricted_key_type_is_refused(ssh, home):

@@ -1,8 +1,9 @@
 //! Who an SSH client is: the owner of a public key added through `/user/keys`, once the
 //! client has proved it holds the private key (the SSH layer checks the signature). As
 //! GitLab's `authorized_keys` lookup, a key signs nobody in when it is only for signing, has
-//! expired, is of a type or size the instance's `*_key_restriction` settings no longer allow,
-//! or belongs to a user who is blocked, deactivated or otherwise not active.
+//! expired, or is of a type or size the instance's `*_key_restriction` settings no longer
+//! allow. A user who is blocked, deactivated or otherwise not active still signs in, as in
+//! GitLab, whose git commands then refuse them (`git_access::inactive_account`).
 
 use super::Caller;
 use super::git::tokenless_caller;
@@ -40,9 +41,6 @@ pub async fn find_for_ssh_key(
     let Some(user) = db.user_by_id(key.user_id).await? else {
         return Ok(None);
     };
-    if !user.can_use_api() {
-        return Ok(None);
-    }
     Ok(Some(KeyCaller {
         caller: tokenless_caller(user, settings),
         key_id: key.id,

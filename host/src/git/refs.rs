@@ -195,6 +195,17 @@ impl Repository {
         Ok(tags)
     }
 
+    /// The message of the annotated tag `full_name` names; `None` for a lightweight tag.
+    pub async fn tag_message(&self, full_name: &str) -> Result<Option<String>> {
+        let format = "--format=%(objecttype)\x1f%(contents)";
+        let out = git(Some(&self.path), &["for-each-ref", format, full_name]).await?;
+        let out = String::from_utf8_lossy(&out);
+        Ok(out
+            .split_once('\x1f')
+            .filter(|(kind, _)| *kind == "tag")
+            .map(|(_, message)| message.trim_end().to_string()))
+    }
+
     /// Writes an annotated tag object for `commit` and returns its id (no ref is made).
     pub async fn make_tag_object(
         &self,

@@ -26,6 +26,22 @@ pub const NOT_FOUND: &str =
 /// GitLab's answer for a project whose repository has not been created.
 pub const NO_REPOSITORY: &str = "A repository for this project does not exist yet.";
 
+/// GitLab's refusal of a git command to a signed-in user who is not active
+/// (`Gitlab::Auth::UserAccessDeniedReason`); `None` for an active user. `base_url` is where
+/// a deactivated user signs in again.
+pub fn inactive_account(user: &UserRow, base_url: &str) -> Option<String> {
+    Some(match user.state.as_str() {
+        _ if user.can_use_api() => return None,
+        "blocked_pending_approval" => {
+            "Your account is pending approval from your administrator and hence blocked.".into()
+        }
+        "deactivated" => format!(
+            "Your account has been deactivated by your administrator. Please log back in from a web browser to reactivate your account at {base_url}"
+        ),
+        _ => "Your account has been blocked.".into(),
+    })
+}
+
 /// The transport a git client came over (GitLab's protocol names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {

@@ -465,6 +465,8 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
+    // After `default_branch`, which may have just protected the branch the push created.
+    let protected = session.db.protected_branches(session.project.id).await?;
     let mut events = Vec::new();
     for update in applied {
         let kind = if update.branch().is_some() {
@@ -474,19 +476,30 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         } else {
             continue; // other references (notes, merge requests) have no hook
         };
-        let (total, commits) = if update.is_deletion() {
-            (0, Vec::new())
+        let pushed = if update.is_deletion() {
+            Pushed::default()
+        } else if kind == EventKind::TagPush {
+            Pushed::tag(&session.repo, update, timeouts.medium).await?
         } else {
-            receive::pushed_commits(
+            let (total, commits) = receive::pushed_commits(
                 &session.repo,
                 &update.new,
                 &known,
                 EVENT_COMMITS,
                 timeouts.medium,
             )
-            .await?
+            .await?;
+            Pushed {
+                total,
+                commits,
+                checkout_sha: Some(update.new.clone()),
+                message: None,
+            }
         };
-        let payload = push_payload(session, update, total, &commits);
+        let ref_protected = update
+            .branch()
+            .is_some_and(|name| rules::matching(&protected, name).next().is_some());
+        let payload = push_payload(session, update, ref_protected, &pushed);
         events.push(
             Event::new(kind, Some(session.pusher.id), session.project.id)
                 .in_project(session.project.id)
@@ -551,26 +564,60 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
     Ok(branch)
 }
 
+/// What a push event tells of the commits a reference update brought. A branch lists its new
+/// commits (the first `EVENT_COMMITS` of `total`) and checks out its new head; a tag, as
+/// GitLab's `TagHooksService` does, lists only the commit it points at, which is also its
+/// `checkout_sha`, and carries an annotated tag's message. A deletion has none of these.
+#[derive(Default)]
+struct Pushed {
+    total: i64,
+    commits: Vec<PushedCommit>,
+    checkout_sha: Option<String>,
+    message: Option<String>,
+}
+
+impl Pushed {
+    async fn tag(repo: &Repository, update: &RefUpdate, timeout: Duration) -> anyhow::Result<Self> {
+        let target = git::refs::Revision::parse(&update.new);
+        let commit = match target {
+            Some(target) => repo.resolve_commit(&target).await?,
+            None => None,
+        };
+        let Some(commit) = commit else {
+            return Ok(Pushed::default()); // a tag of a tree or a blob
+        };
+        let (_, commits) = receive::pushed_commits(repo, &commit, &[], 1, timeout).await?;
+        Ok(Pushed {
+            total: commits.len() as i64,
+            commits,
+            checkout_sha: Some(commit),
+            message: repo.tag_message(&update.name).await?,
+        })
+    }
+}
+
 /// The push event's object: what GitLab's Push Hook and Tag Push Hook carry.
 fn push_payload(
     session: &PushSession,
     update: &RefUpdate,
-    total: i64,
-    commits: &[PushedCommit],
+    ref_protected: bool,
+    pushed: &Pushed,
 ) -> Value {
     let pusher = &session.pusher;
     json!({
         "before": update.old,
         "after": update.new,
         "ref": update.name,
-        "checkout_sha": (!update.is_deletion()).then_some(&update.new),
+        "ref_protected": ref_protected,
+        "checkout_sha": pushed.checkout_sha,
+        "message": pushed.message,
         "user_id": pusher.id,
         "user_name": pusher.name,
         "user_username": pusher.username,
         "user_email": pusher.email,
         "user_avatar": session.pusher_avatar,
-        "commits": commits.iter().map(commit_payload).collect::<Vec<_>>(),
-        "total_commits_count": total,
+        "commits": pushed.commits.iter().map(commit_payload).collect::<Vec<_>>(),
+        "total_commits_count": pushed.total,
     })
 }
 

@@ -226,8 +226,9 @@ async fn serve_channel(
     let (read, write) = channel.split();
     let code = match request {
         None => welcome(&write, &signed_in.caller).await,
-        Some(command) => match command::parse(&command) {
-            Some(command) => {
+        Some(command) => match (command::parse(&command), blocked(&signed_in)) {
+            (Some(_), Some(message)) => refuse(&write, &message).await,
+            (Some(command), None) => {
                 let api = Api::for_git(
                     &ctx,
                     signed_in.tenant.clone(),
@@ -238,7 +239,7 @@ async fn serve_channel(
                 );
                 git(&api, command, protocol.as_deref(), read, &write).await
             }
-            None => refuse(&write, command::DISALLOWED).await,
+            (None, _) => refuse(&write, command::DISALLOWED).await,
         },
     };
     let _ = write.exit_status(code).await;
@@ -252,6 +253,11 @@ async fn welcome(write: &ChannelWriteHalf<Msg>, caller: &Caller) -> u32 {
     let text = format!("Welcome to GitLab, @{}!\n", caller.user.username);
     let _ = write.data_bytes(text.into_bytes()).await;
     0
+}
+
+/// GitLab's refusal of git to a user who is not active (`ssh -T` still welcomes them).
+fn blocked(signed_in: &SignedIn) -> Option<String> {
+    git_access::inactive_account(&signed_in.caller.user, &signed_in.tenant.base_url)
 }
 
 /// GitLab Shell's refusal: the message framed on stderr, exit status 1.

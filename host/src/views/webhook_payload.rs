@@ -172,8 +172,11 @@ impl PayloadUrls<'_> {
                 pushed.get(field).cloned().unwrap_or(Value::Null),
             );
         }
-        // No protected branches in Trellis yet.
-        body.insert("ref_protected".into(), json!(false));
+        // Events recorded before pushes knew their protection carry none: not protected.
+        body.insert(
+            "ref_protected".into(),
+            pushed.get("ref_protected").cloned().unwrap_or(json!(false)),
+        );
         for field in [
             "checkout_sha",
             "user_id",
@@ -187,7 +190,10 @@ impl PayloadUrls<'_> {
                 pushed.get(field).cloned().unwrap_or(Value::Null),
             );
         }
-        body.insert("message".into(), Value::Null);
+        body.insert(
+            "message".into(),
+            pushed.get("message").cloned().unwrap_or(Value::Null),
+        );
         body.insert("project_id".into(), json!(p.project.id));
         body.insert("project".into(), self.project(p));
         let web_url = self.web_url(p);
