@@ -5,8 +5,8 @@
 //! suite, and says so loudly.
 //!
 //! The files run in parallel, one pytest process per file, from a queue that starts with the
-//! largest: the suite spends much of its time waiting on servers, git and bcrypt, so more
-//! processes than cores shorten it (docs/performance.md has the figures). Every test gets its own
+//! largest: the suite spends much of its time waiting on servers starting, git and bcrypt, so
+//! it runs more processes than cores (docs/performance.md has its time). Every test gets its own
 //! server, data directory and PostgreSQL database, so files cannot see each other.
 //! `TRELLIS_E2E_JOBS` sets the number of processes.
 //!
