@@ -886,3 +886,18 @@ def receiver():
     r = WebhookReceiver()
     yield r
     r.close()
+
+
+@contextlib.contextmanager
+def serve_git_daemon(base):
+    """`git daemon` exporting every repository under `base` over git:// on a free loopback port;
+    yields the `git://127.0.0.1:PORT` prefix."""
+    port = free_port()
+    proc = subprocess.Popen(["git", "daemon", "--export-all", f"--base-path={base}", "--listen=127.0.0.1",
+                             f"--port={port}", "--reuseaddr", str(base)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from conftest import LOOPBACK_RECEIVERS, TRELLIS_BIN, Server, assert_json, run_git
+from conftest import LOOPBACK_RECEIVERS, TRELLIS_BIN, Server, assert_json, run_git, serve_git_daemon
 
 MIB = 1024 * 1024
 
@@ -56,17 +56,8 @@ def big_source(tmp_path):
     run_git(tmp_path, "commit", "-q", "-m", "noise", cwd=work)
     base.mkdir()
     run_git(tmp_path, "clone", "-q", "--bare", str(work), str(base / "big.git"))
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    listener.close()
-    proc = subprocess.Popen(["git", "daemon", "--export-all", f"--base-path={base}",
-                             "--listen=127.0.0.1", f"--port={port}", "--reuseaddr", str(base)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield f"git://127.0.0.1:{port}/big.git"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve_git_daemon(base) as url:
+        yield f"{url}/big.git"
 
 
 def limited_server(make_server, **env) -> Server:

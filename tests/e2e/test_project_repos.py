@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LOOPBACK_RECEIVERS, PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
+from conftest import LOOPBACK_RECEIVERS, PROJECT_NOT_FOUND, assert_json, make_user, other_tenant, serve_git_daemon
 
 
 
@@ -309,19 +309,8 @@ def test_import_url_and_pull_mirror(server, owner, other, tmp_path):
 @pytest.fixture
 def git_daemon(server):
     """`git daemon` serving the server's repositories of tenant 1 over git:// on loopback."""
-    sock = __import__("socket").socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    base = server.data_dir / "repositories" / "1"
-    proc = subprocess.Popen(["git", "daemon", "--export-all", f"--base-path={base}", "--listen=127.0.0.1",
-                             f"--port={port}", "--reuseaddr", str(base)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield f"git://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve_git_daemon(server.data_dir / "repositories" / "1") as url:
+        yield url
 
 
 def test_import_and_mirror_fetch_a_repository(server, owner, git_daemon, tmp_path):
