@@ -242,6 +242,15 @@ pub async fn pushed_commits(
     .await?;
     let mut shas: Vec<String> = text(&listed.stdout).lines().map(str::to_string).collect();
     shas.reverse();
+    Ok((count, described_commits(repo, &shas, timeout).await?))
+}
+
+/// `shas`, in that order, as push events show commits: message, author and changed files.
+pub async fn described_commits(
+    repo: &Repository,
+    shas: &[String],
+    timeout: Duration,
+) -> Result<Vec<PushedCommit>> {
     let log = git_bounded(
         repo.path(),
         &[
@@ -259,7 +268,7 @@ pub async fn pushed_commits(
         timeout,
     )
     .await?;
-    Ok((count, parse_log(&log.stdout)))
+    Ok(parse_log(&log.stdout))
 }
 
 /// Parses `git log -z --name-status` with the record format of [`pushed_commits`].

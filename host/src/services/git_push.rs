@@ -586,7 +586,9 @@ impl Pushed {
         let Some(commit) = commit else {
             return Ok(Pushed::default()); // a tag of a tree or a blob
         };
-        let (_, commits) = receive::pushed_commits(repo, &commit, &[], 1, timeout).await?;
+        // One commit, read directly: counting what the tag "brought" would walk its history.
+        let commits =
+            receive::described_commits(repo, std::slice::from_ref(&commit), timeout).await?;
         Ok(Pushed {
             total: commits.len() as i64,
             commits,
