@@ -104,8 +104,10 @@ pub struct PluginLimitArgs {
     #[arg(long, env = "TRELLIS_PLUGIN_MAX_MEMORY_BYTES", default_value_t = 256 * 1024 * 1024)]
     pub plugin_max_memory_bytes: u64,
     /// Plugin instances one tenant may run at once (the rest wait, within their deadline).
-    #[arg(long, env = "TRELLIS_PLUGIN_MAX_TENANT_INSTANCES", default_value_t = 4)]
-    pub plugin_max_tenant_instances: usize,
+    /// Default: half the machine's cores, at least one, so that one tenant's plugins running
+    /// to their limits leave the other half to everyone else.
+    #[arg(long, env = "TRELLIS_PLUGIN_MAX_TENANT_INSTANCES")]
+    pub plugin_max_tenant_instances: Option<usize>,
     /// Plugin instances the process's pool holds (over all tenants).
     #[arg(long, env = "TRELLIS_PLUGIN_POOL_INSTANCES", default_value_t = 64)]
     pub plugin_pool_instances: u32,

@@ -196,6 +196,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
+    http::upload::clear_spool(&config.storage.data_dir).context("clearing the upload spool")?;
     tracing::info!(address = %listener.local_addr()?, "trellis is serving");
     axum::serve(
         listener,

@@ -6,12 +6,17 @@
 - an upload past `--max-upload-bytes`, sent without a `Content-Length` so only the streaming
   cap can stop it, gets 413, and no temporary file is left behind;
 - a token that is not valid does not open the upload limit: its multipart body gets the small
-  `--max-body-bytes` limit before authentication answers.
+  `--max-body-bytes` limit before authentication answers;
+- a stored upload is served streamed, with its `Content-Length`, byte for byte;
+- a `kill -9` in the middle of an upload leaves its temporary file, and the next start removes
+  it.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
+import time
 
 import pytest
 
@@ -106,3 +111,53 @@ def test_an_invalid_token_does_not_open_the_upload_limit(big):
     r = post_upload(big, p["id"], 2 * MIB, None)
     assert_json(r, 413, TOO_LARGE)
     assert spooled(big) == []
+
+
+def test_a_stored_upload_is_served_whole_with_its_length(big):
+    p = project(big)
+    body = assert_json(post_upload(big, p["id"], 3 * MIB, big.root_token), 201)
+    r = big.request("GET", big.url + body["full_path"], token=big.root_token, stream=True)
+    assert r.status_code == 200
+    assert r.headers["Content-Length"] == str(3 * MIB)
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    secret = body["url"].split("/")[2]
+    stored = big.data_dir / "uploads" / "1" / "project" / str(p["id"]) / secret / "big.bin"
+    assert r.raw.read() == stored.read_bytes()
+
+
+def test_a_start_removes_what_a_killed_upload_left(make_server):
+    server = make_server({"TRELLIS_MAX_UPLOAD_BYTES": str(64 * MIB)})
+    p = project(server)
+    sent_some, hold = threading.Event(), threading.Event()
+
+    def stalled_body():
+        boundary_parts = multipart_stream("stall", "stall.bin", 32 * MIB)
+        yield next(boundary_parts)
+        yield next(boundary_parts)
+        sent_some.set()
+        hold.wait(30)
+
+    def upload():
+        headers = {"Content-Type": "multipart/form-data; boundary=stall"}
+        try:
+            server.request("POST", f"/projects/{p['id']}/uploads", token=server.root_token,
+                           headers=headers, data=stalled_body(), timeout=30)
+        except Exception:  # the server dies under it
+            pass
+
+    uploader = threading.Thread(target=upload, daemon=True)
+    uploader.start()
+    assert sent_some.wait(10)
+    deadline = time.monotonic() + 10
+    while not spooled(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert spooled(server), "the upload was not being spooled"
+    server.proc.kill()  # SIGKILL: the request never ends, its temporary file stays
+    server.proc.wait(timeout=10)
+    hold.set()
+    uploader.join(timeout=15)
+    assert spooled(server), "nothing was left to clean up"
+
+    server.start()
+    assert spooled(server) == []
+    assert_json(post_upload(server, p["id"], MIB, server.root_token), 201)

@@ -16,7 +16,7 @@ use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
-use crate::services::git_push::{NewPush, Push};
+use crate::services::git_push::{Push, PushContext};
 use crate::services::protected_branches::{Actor, DefaultBranchProtection};
 use crate::settings::keys;
 
@@ -119,7 +119,7 @@ impl Allowed {
     /// The push session of `pusher`'s changes here; `via_api` for the repository API's own
     /// commits, branches and tags, which GitLab decides with a few allowances of its own.
     pub fn push_by(&self, api: &Api, pusher: &UserRow, via_api: bool) -> Push {
-        api.ctx.pushes.start(NewPush {
+        let context = PushContext {
             db: api.tenant.db.clone(),
             repo: self.repo.clone(),
             default_branch_protection: DefaultBranchProtection::of(&api.settings, &self.namespace),
@@ -127,9 +127,9 @@ impl Allowed {
             pusher: pusher.clone(),
             actor: self.actor,
             project: self.project.clone(),
-            settings: &api.settings,
             via_api,
-        })
+        };
+        api.ctx.pushes.start(context, &api.settings)
     }
 }
 

@@ -9,6 +9,7 @@ pub mod pagination;
 pub mod params;
 pub mod request;
 pub mod routes;
+pub mod stream;
 pub mod upload;
 
 use std::time::Instant;

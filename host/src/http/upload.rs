@@ -28,6 +28,16 @@ pub fn spool_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("tmp").join("uploads")
 }
 
+/// Removes what an earlier process left in the spool: a request's temporary file goes when
+/// the request ends, but not when the process is killed mid-upload. Called once at start,
+/// before any request can be spooling.
+pub fn clear_spool(data_dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(spool_dir(data_dir)) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
+}
+
 fn internal(error: std::io::Error) -> ApiError {
     ApiError::Internal(error.into())
 }

@@ -88,9 +88,18 @@ impl From<&crate::config::PluginLimitArgs> for Maxima {
             timeout_ms: args.plugin_max_timeout_ms.max(1),
             fuel: args.plugin_max_fuel,
             memory_bytes: args.plugin_max_memory_bytes.max(1024 * 1024),
-            tenant_instances: args.plugin_max_tenant_instances.max(1),
+            tenant_instances: args
+                .plugin_max_tenant_instances
+                .unwrap_or_else(half_the_cores)
+                .max(1),
         }
     }
+}
+
+/// Half the cores this process may use: a plugin that loops runs a core flat out until its
+/// deadline, so a tenant with this many slots cannot take the whole machine.
+fn half_the_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get() / 2)
 }
 
 impl Default for Maxima {
@@ -100,7 +109,7 @@ impl Default for Maxima {
             timeout_ms: 1000,
             fuel: None,
             memory_bytes: 256 * 1024 * 1024,
-            tenant_instances: 4,
+            tenant_instances: half_the_cores().max(1),
         }
     }
 }

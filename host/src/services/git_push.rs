@@ -91,8 +91,8 @@ impl Timeouts {
     }
 }
 
-/// What a transport knows once it has authorized a push.
-pub struct NewPush<'a> {
+/// What a transport knows once it has authorized a push: who pushes where.
+pub struct PushContext {
     pub db: TenantDb,
     pub repo: Repository,
     pub project: ProjectRow,
@@ -105,7 +105,6 @@ pub struct NewPush<'a> {
     pub pusher_avatar: Option<String>,
     /// The pusher's level in the project, and whether they administer the instance.
     pub actor: Actor,
-    pub settings: &'a Settings,
     /// A change the server makes for the repository API rather than a `git push`: GitLab
     /// lets it create a protected branch with merge rights and a Maintainer delete one.
     pub via_api: bool,
@@ -114,14 +113,7 @@ pub struct NewPush<'a> {
 /// A push in progress: who pushes where, and what its `pre-receive` allowed.
 pub struct PushSession {
     pub id: String,
-    pub db: TenantDb,
-    pub repo: Repository,
-    pub project: ProjectRow,
-    pub default_branch_protection: DefaultBranchProtection,
-    pub pusher: UserRow,
-    pub pusher_avatar: Option<String>,
-    pub actor: Actor,
-    pub via_api: bool,
+    pub context: PushContext,
     pub timeouts: Timeouts,
     /// The plugins push rules run in.
     pub plugins: Arc<Plugins>,
@@ -158,24 +150,16 @@ impl PushSessions {
 
     /// Registers a push. Its id is random (128 bits) and only ever given to the git it runs,
     /// so it also proves to the callback that the hook belongs to this push.
-    pub fn start(&self, new: NewPush<'_>) -> Push {
+    pub fn start(&self, context: PushContext, settings: &Settings) -> Push {
         let id = crate::auth::secrets::generate("", 32);
-        let max_input_bytes = new
-            .settings
+        let max_input_bytes = settings
             .get(keys::RECEIVE_MAX_INPUT_SIZE)
             .filter(|mb| *mb > 0)
             .map(|mb| mb as u64 * 1024 * 1024);
         let session = Arc::new(PushSession {
             id: id.clone(),
-            db: new.db,
-            repo: new.repo,
-            project: new.project,
-            default_branch_protection: new.default_branch_protection,
-            pusher: new.pusher,
-            pusher_avatar: new.pusher_avatar,
-            actor: new.actor,
-            via_api: new.via_api,
-            timeouts: Timeouts::from_settings(new.settings),
+            context,
+            timeouts: Timeouts::from_settings(settings),
             plugins: self.plugins.clone(),
             max_input_bytes,
             allowed: Mutex::new(None),
@@ -257,7 +241,7 @@ impl Push {
     /// protected branches and push rules apply and [`Push::finish`] records it.
     pub async fn check_server_update(&self, updates: &[RefUpdate]) -> git::Result<Verdict> {
         let session = &self.session;
-        let refs_before = receive::refs(&session.repo, session.timeouts.fast).await?;
+        let refs_before = receive::refs(&session.context.repo, session.timeouts.fast).await?;
         let verdict = pre_receive(session, updates, &[]).await?;
         if verdict == Verdict::Allow {
             *session.allowed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Allowed {
@@ -279,7 +263,7 @@ pub enum Verdict {
 
 /// **The pre-receive decision**: may `session`'s push make `updates`? `quarantine` is the
 /// environment under which git sees the pushed objects (add it to any git command run on
-/// `session.repo`). Checks run in order and the first refusal answers: protected branches,
+/// `session.context.repo`). Checks run in order and the first refusal answers: protected branches,
 /// then push rules.
 pub async fn pre_receive(
     session: &PushSession,
@@ -291,14 +275,14 @@ pub async fn pre_receive(
         return Ok(verdict);
     }
     let subject = PushSubject {
-        project: &session.project,
-        pusher: &session.pusher,
+        project: &session.context.project,
+        pusher: &session.context.pusher,
         updates,
-        repository: session.repo.path(),
+        repository: session.context.repo.path(),
         quarantine_env: quarantine,
     };
     Ok(
-        match push_rules::check_push(&session.plugins, &session.db, subject).await {
+        match push_rules::check_push(&session.plugins, &session.context.db, subject).await {
             PushVerdict::Allow => Verdict::Allow,
             PushVerdict::Refuse(message) => Verdict::Refuse(message),
         },
@@ -317,8 +301,8 @@ pub async fn check(
         return Verdict::Refuse(UNDECIDED.into());
     };
     let decided = async {
-        let env = quarantine.env_for(&session.repo)?;
-        let refs_before = receive::refs(&session.repo, session.timeouts.fast).await?;
+        let env = quarantine.env_for(&session.context.repo)?;
+        let refs_before = receive::refs(&session.context.repo, session.timeouts.fast).await?;
         let verdict = pre_receive(&session, updates, &env).await?;
         Ok::<_, git::Error>((verdict, refs_before))
     };
@@ -353,24 +337,26 @@ pub async fn protected_branch_checks(
         return Ok(Verdict::Allow);
     }
     let protected = session
+        .context
         .db
-        .protected_branches(session.project.id)
+        .protected_branches(session.context.project.id)
         .await
         .map_err(|e| git::Error::Failed {
             command: "pre-receive".into(),
             stderr: e.to_string(),
         })?;
-    let empty = !session.repo.has_commits().await?;
-    let actor = session.actor;
+    let empty = !session.context.repo.has_commits().await?;
+    let actor = session.context.actor;
     let maintainer = actor.admin || actor.level >= AccessLevel::Maintainer;
     for update in branches {
         let name = update.branch().unwrap_or_default();
-        let default = session.project.default_branch.as_deref() == Some(name);
+        let default = session.context.project.default_branch.as_deref() == Some(name);
         if update.is_deletion() && default && !empty {
             return Ok(refuse(DELETE_DEFAULT_BRANCH));
         }
         let (may_push, may_merge) = if empty
             && session
+                .context
                 .default_branch_protection
                 .initial_push_needs_maintainer()
         {
@@ -385,7 +371,7 @@ pub async fn protected_branch_checks(
         };
         if update.is_creation() {
             // Through the API, GitLab lets those allowed to merge create the branch too.
-            let may_create = may_push || (session.via_api && may_merge);
+            let may_create = may_push || (session.context.via_api && may_merge);
             if !may_create {
                 return Ok(refuse(if may_merge {
                     CREATE_PROTECTED_NOT_WEB
@@ -394,7 +380,7 @@ pub async fn protected_branch_checks(
                 }));
             }
         } else if update.is_deletion() {
-            if session.via_api && maintainer {
+            if session.context.via_api && maintainer {
                 continue;
             }
             return Ok(refuse(if maintainer {
@@ -404,7 +390,7 @@ pub async fn protected_branch_checks(
             }));
         } else {
             let forced = !receive::is_ancestor(
-                &session.repo,
+                &session.context.repo,
                 &update.old,
                 &update.new,
                 quarantine,
@@ -416,7 +402,7 @@ pub async fn protected_branch_checks(
             }
             if !may_push {
                 // The API's commits answer as GitLab's commit services do.
-                return Ok(refuse(if session.via_api {
+                return Ok(refuse(if session.context.via_api {
                     API_PUSH_PROTECTED
                 } else {
                     PUSH_PROTECTED
@@ -435,7 +421,7 @@ fn refuse(message: &str) -> Verdict {
 /// everything from git, then write.
 async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<()> {
     let timeouts = session.timeouts;
-    let refs_now: HashMap<String, String> = receive::refs(&session.repo, timeouts.medium)
+    let refs_now: HashMap<String, String> = receive::refs(&session.context.repo, timeouts.medium)
         .await?
         .into_iter()
         .collect();
@@ -452,7 +438,12 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         return Ok(());
     }
     let branch = default_branch(session, &applied).await?;
-    let statistics = refresh_statistics(&session.db, &session.repo, session.project.id, &branch);
+    let statistics = refresh_statistics(
+        &session.context.db,
+        &session.context.repo,
+        session.context.project.id,
+        &branch,
+    );
     // Dropped at the deadline, its git is killed (`kill_on_drop`); the events still go.
     match tokio::time::timeout(timeouts.default, statistics).await {
         Ok(done) => done?,
@@ -466,7 +457,11 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         .into_iter()
         .collect();
     // After `default_branch`, which may have just protected the branch the push created.
-    let protected = session.db.protected_branches(session.project.id).await?;
+    let protected = session
+        .context
+        .db
+        .protected_branches(session.context.project.id)
+        .await?;
     let mut events = Vec::new();
     for update in applied {
         let kind = if update.branch().is_some() {
@@ -479,10 +474,10 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         let pushed = if update.is_deletion() {
             Pushed::default()
         } else if kind == EventKind::TagPush {
-            Pushed::tag(&session.repo, update, timeouts.medium).await?
+            Pushed::tag(&session.context.repo, update, timeouts.medium).await?
         } else {
             let (total, commits) = receive::pushed_commits(
-                &session.repo,
+                &session.context.repo,
                 &update.new,
                 &known,
                 EVENT_COMMITS,
@@ -501,21 +496,30 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
             .is_some_and(|name| rules::matching(&protected, name).next().is_some());
         let payload = push_payload(session, update, ref_protected, &pushed);
         events.push(
-            Event::new(kind, Some(session.pusher.id), session.project.id)
-                .in_project(session.project.id)
-                .after(&payload),
+            Event::new(
+                kind,
+                Some(session.context.pusher.id),
+                session.context.project.id,
+            )
+            .in_project(session.context.project.id)
+            .after(&payload),
         );
     }
     let today = chrono::Utc::now()
         .date_naive()
         .format("%Y-%m-%d")
         .to_string();
-    session.db.record_push(session.project.id, &events).await?;
+    session
+        .context
+        .db
+        .record_push(session.context.project.id, &events)
+        .await?;
     // Not skipped on the session's row, which may come from the token cache: the update
     // itself writes (and drops cached callers) only when the stored day is older.
     session
+        .context
         .db
-        .record_activity(session.pusher.id, &today)
+        .record_activity(session.context.pusher.id, &today)
         .await?;
     Ok(())
 }
@@ -525,8 +529,13 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
 /// default branch lookup does) and gets the `default_branch_protection` GitLab gives it when
 /// a push creates it.
 async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow::Result<String> {
-    let repo = &session.repo;
-    let configured = session.project.default_branch.clone().unwrap_or_default();
+    let repo = &session.context.repo;
+    let configured = session
+        .context
+        .project
+        .default_branch
+        .clone()
+        .unwrap_or_default();
     let mut branch = configured.clone();
     if branch.is_empty() || !repo.branch_exists(&branch).await? {
         let branches = repo.branches().await?;
@@ -543,8 +552,13 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
             let mut changes = ProjectChanges::default();
             changes.set("default_branch", chosen.as_str());
             session
+                .context
                 .db
-                .update_project(session.project.id, &changes, Some(session.pusher.id))
+                .update_project(
+                    session.context.project.id,
+                    &changes,
+                    Some(session.context.pusher.id),
+                )
                 .await?;
         }
         branch = chosen;
@@ -554,10 +568,10 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
         .any(|u| u.is_creation() && u.branch() == Some(branch.as_str()));
     if created {
         rules::protect_default_branch(
-            &session.db,
-            session.project.id,
+            &session.context.db,
+            session.context.project.id,
             &branch,
-            session.default_branch_protection,
+            session.context.default_branch_protection,
         )
         .await?;
     }
@@ -605,7 +619,7 @@ fn push_payload(
     ref_protected: bool,
     pushed: &Pushed,
 ) -> Value {
-    let pusher = &session.pusher;
+    let pusher = &session.context.pusher;
     json!({
         "before": update.old,
         "after": update.new,
@@ -617,7 +631,7 @@ fn push_payload(
         "user_name": pusher.name,
         "user_username": pusher.username,
         "user_email": pusher.email,
-        "user_avatar": session.pusher_avatar,
+        "user_avatar": session.context.pusher_avatar,
         "commits": pushed.commits.iter().map(commit_payload).collect::<Vec<_>>(),
         "total_commits_count": pushed.total,
     })
@@ -696,7 +710,7 @@ mod tests {
             PushSessions::new(dir.path().join("hooks"), dir.path().join("s.sock"), plugins);
         let settings = Settings::from_stored(1, 0, 0, "{}");
         let start = |level| {
-            sessions.start(NewPush {
+            let context = PushContext {
                 db: db.clone(),
                 repo: repo.clone(),
                 project: row.clone(),
@@ -707,9 +721,9 @@ mod tests {
                     level,
                     admin: false,
                 },
-                settings: &settings,
                 via_api: false,
-            })
+            };
+            sessions.start(context, &settings)
         };
         let developer = start(AccessLevel::Developer);
         let maintainer = start(AccessLevel::Maintainer);

@@ -18,26 +18,50 @@ pub trait Key: Copy {
     fn read(value: Value) -> Self::Value;
 }
 
-/// A boolean setting (`false` if ever not a boolean).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BoolSetting(&'static str);
+/// Declares a key type of one catalog kind: the struct, and how it reads the setting's JSON.
+macro_rules! key_kind {
+    ($(#[$doc:meta])* $name:ident: $kind:ident => $value:ty, |$json:ident| $read:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name(&'static str);
 
-/// An integer setting (`None` when null).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IntSetting(&'static str);
+        impl Key for $name {
+            type Value = $value;
+            const KIND: Kind = Kind::$kind;
+            fn name(self) -> &'static str {
+                self.0
+            }
+            fn read($json: Value) -> $value {
+                $read
+            }
+        }
+    };
+}
 
-/// A number setting (`None` when null).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FloatSetting(&'static str);
-
-/// A string setting (`None` when null).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StrSetting(&'static str);
-
-/// A list of strings, as its JSON (an array, or null): the parsers that read lists take the
-/// JSON form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StrListSetting(&'static str);
+key_kind!(
+    /// A boolean setting (`false` if ever not a boolean).
+    BoolSetting: Bool => bool, |value| value.as_bool().unwrap_or(false)
+);
+key_kind!(
+    /// An integer setting (`None` when null).
+    IntSetting: Int => Option<i64>, |value| value.as_i64()
+);
+key_kind!(
+    /// A number setting (`None` when null).
+    FloatSetting: Float => Option<f64>, |value| value.as_f64()
+);
+key_kind!(
+    /// A string setting (`None` when null).
+    StrSetting: Str => Option<String>, |value| match value {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+);
+key_kind!(
+    /// A list of strings, as its JSON (an array, or null): the parsers that read lists take
+    /// the JSON form.
+    StrListSetting: StrList => Value, |value| value
+);
 
 /// A write-only secret (a string setting stored encrypted): read with
 /// [`Settings::secret`](super::Settings::secret), never with `get`.
@@ -47,64 +71,6 @@ pub struct SecretSetting(&'static str);
 impl SecretSetting {
     pub fn name(self) -> &'static str {
         self.0
-    }
-}
-
-impl Key for BoolSetting {
-    type Value = bool;
-    const KIND: Kind = Kind::Bool;
-    fn name(self) -> &'static str {
-        self.0
-    }
-    fn read(value: Value) -> bool {
-        value.as_bool().unwrap_or(false)
-    }
-}
-
-impl Key for IntSetting {
-    type Value = Option<i64>;
-    const KIND: Kind = Kind::Int;
-    fn name(self) -> &'static str {
-        self.0
-    }
-    fn read(value: Value) -> Option<i64> {
-        value.as_i64()
-    }
-}
-
-impl Key for FloatSetting {
-    type Value = Option<f64>;
-    const KIND: Kind = Kind::Float;
-    fn name(self) -> &'static str {
-        self.0
-    }
-    fn read(value: Value) -> Option<f64> {
-        value.as_f64()
-    }
-}
-
-impl Key for StrSetting {
-    type Value = Option<String>;
-    const KIND: Kind = Kind::Str;
-    fn name(self) -> &'static str {
-        self.0
-    }
-    fn read(value: Value) -> Option<String> {
-        match value {
-            Value::String(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-impl Key for StrListSetting {
-    type Value = Value;
-    const KIND: Kind = Kind::StrList;
-    fn name(self) -> &'static str {
-        self.0
-    }
-    fn read(value: Value) -> Value {
-        value
     }
 }
 

@@ -1,6 +1,8 @@
 //! Web sign-in: password candidates with their lockout state, failed-attempt counting, and
 //! server-side sessions (stored by the SHA-256 digest of the cookie value).
 
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::users::{USER_COLUMNS, user_columns};
@@ -29,41 +31,35 @@ impl TenantDb {
     /// that has run out starts the count afresh (Devise's lockable).
     pub async fn record_failed_sign_in(&self, user_id: i64) -> sqlx::Result<()> {
         let now = now_ms();
-        sqlx::query(
+        let count = self.query(
             "UPDATE users SET \
-             failed_attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN 1 \
+             failed_attempts = CASE WHEN locked_until IS NOT NULL AND locked_until <= $3 THEN 1 \
                  ELSE failed_attempts + 1 END, \
-             locked_until = CASE WHEN locked_until IS NOT NULL AND locked_until <= $1 THEN NULL \
-                 WHEN failed_attempts + 1 >= $2 THEN $3 ELSE locked_until END \
-             WHERE tenant_id = $4 AND id = $5",
-        )
-        .bind(now)
-        .bind(MAX_FAILED_ATTEMPTS)
-        .bind(now + LOCK_MS)
-        .bind(self.tenant_id())
-        .bind(user_id)
-        .execute(self.writer())
-        .await?;
-        self.auth_changed();
-        Ok(())
+             locked_until = CASE WHEN locked_until IS NOT NULL AND locked_until <= $3 THEN NULL \
+                 WHEN failed_attempts + 1 >= $4 THEN $5 ELSE locked_until END \
+             WHERE tenant_id = $1 AND id = $2",
+        );
+        let count = count.bind(user_id).bind(now).bind(MAX_FAILED_ATTEMPTS);
+        self.update_sign_in_state(count.bind(now + LOCK_MS)).await
     }
 
     /// A successful sign-in: clears failed attempts, records the sign-in, and reactivates a
     /// deactivated user (GitLab reactivates on sign-in).
     pub async fn record_sign_in(&self, user_id: i64, ip: Option<&str>) -> sqlx::Result<()> {
-        sqlx::query(
+        let record = self.query(
             "UPDATE users SET failed_attempts = 0, locked_until = NULL, \
              last_sign_in_at = current_sign_in_at, last_sign_in_ip = current_sign_in_ip, \
-             current_sign_in_at = $1, current_sign_in_ip = $2, \
+             current_sign_in_at = $3, current_sign_in_ip = $4, \
              state = CASE WHEN state = 'deactivated' THEN 'active' ELSE state END \
-             WHERE tenant_id = $3 AND id = $4",
-        )
-        .bind(now_ms())
-        .bind(ip)
-        .bind(self.tenant_id())
-        .bind(user_id)
-        .execute(self.writer())
-        .await?;
+             WHERE tenant_id = $1 AND id = $2",
+        );
+        self.update_sign_in_state(record.bind(user_id).bind(now_ms()).bind(ip))
+            .await
+    }
+
+    /// Runs an update of a user's sign-in state (lock, state), which the token cache holds.
+    async fn update_sign_in_state(&self, update: Query<'_, Any, AnyArguments>) -> sqlx::Result<()> {
+        update.execute(self.writer()).await?;
         self.auth_changed();
         Ok(())
     }

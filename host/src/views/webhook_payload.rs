@@ -166,34 +166,29 @@ impl PayloadUrls<'_> {
         let mut body = Map::new();
         body.insert("object_kind".into(), json!(kind));
         body.insert("event_name".into(), json!(kind));
+        let recorded = |field: &str| pushed.get(field).cloned().unwrap_or(Value::Null);
         for field in ["before", "after", "ref"] {
-            body.insert(
-                field.into(),
-                pushed.get(field).cloned().unwrap_or(Value::Null),
-            );
+            body.insert(field.into(), recorded(field));
         }
         // Events recorded before pushes knew their protection carry none: not protected.
         body.insert(
             "ref_protected".into(),
             pushed.get("ref_protected").cloned().unwrap_or(json!(false)),
         );
-        for field in [
-            "checkout_sha",
+        let pusher = [
             "user_id",
             "user_name",
             "user_username",
             "user_email",
             "user_avatar",
-        ] {
-            body.insert(
-                field.into(),
-                pushed.get(field).cloned().unwrap_or(Value::Null),
-            );
+        ];
+        for field in ["checkout_sha"]
+            .into_iter()
+            .chain(pusher)
+            .chain(["message"])
+        {
+            body.insert(field.into(), recorded(field));
         }
-        body.insert(
-            "message".into(),
-            pushed.get("message").cloned().unwrap_or(Value::Null),
-        );
         body.insert("project_id".into(), json!(p.project.id));
         body.insert("project".into(), self.project(p));
         let web_url = self.web_url(p);
@@ -582,26 +577,10 @@ mod push_tests {
             namespace: &namespace,
         };
         let body = urls().push(&p, &pushed(), false);
-        let documented = [
-            "object_kind",
-            "event_name",
-            "before",
-            "after",
-            "ref",
-            "ref_protected",
-            "checkout_sha",
-            "user_id",
-            "user_name",
-            "user_username",
-            "user_email",
-            "user_avatar",
-            "project_id",
-            "project",
-            "repository",
-            "commits",
-            "total_commits_count",
-        ];
-        for key in documented {
+        let documented = "object_kind event_name before after ref ref_protected checkout_sha \
+            user_id user_name user_username user_email user_avatar project_id project repository \
+            commits total_commits_count";
+        for key in documented.split_whitespace() {
             assert!(body.get(key).is_some(), "{key}");
         }
         assert_eq!(body["object_kind"], "push");

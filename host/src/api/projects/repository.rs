@@ -8,7 +8,6 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::access_level::AccessLevel;
@@ -17,6 +16,7 @@ use crate::git::{Languages, Repository};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::flag_input;
 use crate::http::request::Api;
+use crate::http::stream::stream_body;
 use crate::model::projects::ProjectRow;
 use crate::services::projects::refresh_statistics;
 
@@ -73,18 +73,6 @@ pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         return Err(ApiError::NotFoundMessage("404 Not Found".into()));
     }
     let stdout = repo.tar()?;
-    let stream = futures_util::stream::unfold(stdout, |mut out| async move {
-        use tokio::io::AsyncReadExt;
-        let mut buf = vec![0u8; 64 * 1024];
-        match out.read(&mut buf).await {
-            Ok(0) | Err(_) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok::<_, std::io::Error>(axum::body::Bytes::from(buf)), out))
-            }
-        }
-    })
-    .boxed();
     let filename = format!(
         "{}-{}-snapshot.tar",
         ctx.namespace.full_path.replace('/', "-"),
@@ -98,7 +86,7 @@ pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
                 format!("attachment; filename=\"{filename}\""),
             ),
         ],
-        Body::from_stream(stream),
+        Body::from_stream(stream_body(stdout)),
     )
         .into_response())
 }

@@ -13,6 +13,7 @@ use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
+use crate::http::stream::stored_file;
 use crate::settings::keys;
 use crate::views;
 
@@ -107,15 +108,20 @@ pub async fn serve(api: Api, path: &str) -> ApiResult<Response> {
         .upload(ctx.project.id, secret, filename)
         .await?
         .ok_or_else(not_found)?;
-    let bytes = tokio::fs::read(directory(&api, ctx.project.id, &row.secret).join(&row.filename))
-        .await
-        .map_err(|_| not_found())?;
+    let (body, length) =
+        stored_file(&directory(&api, ctx.project.id, &row.secret).join(&row.filename))
+            .await
+            .ok_or_else(not_found)?;
     Ok((
         [
-            (header::CONTENT_TYPE, files::content_type(&row.filename)),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (
+                header::CONTENT_TYPE,
+                files::content_type(&row.filename).to_string(),
+            ),
+            (header::CONTENT_LENGTH, length.to_string()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
         ],
-        bytes,
+        body,
     )
         .into_response())
 }

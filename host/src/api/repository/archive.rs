@@ -8,13 +8,13 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::blobs::stream_body;
 use super::{path_param, readable};
 use crate::context::ApiContext;
 use crate::git::tree::ArchiveFormat;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::http::routes::Router;
+use crate::http::stream::stream_body;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()

@@ -3,44 +3,26 @@
 //! (`ratelimit::rules`), per path as in GitLab.
 
 use axum::Json;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::Path;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use futures_util::Stream;
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
 
 use super::{Repo, readable};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::http::routes::Router;
+use crate::http::stream::stream_body;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/repository/blobs/{sha}", get(show))
         .route("/api/v4/projects/{id}/repository/blobs/{sha}/raw", get(raw))
-}
-
-/// A process's output as a response body stream, in 64 KiB pieces.
-pub fn stream_body<R>(reader: R) -> impl Stream<Item = std::io::Result<Bytes>> + Send
-where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
-{
-    futures_util::stream::unfold(reader, |mut out| async move {
-        let mut buf = vec![0u8; 64 * 1024];
-        match out.read(&mut buf).await {
-            Ok(0) | Err(_) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok(Bytes::from(buf)), out))
-            }
-        }
-    })
 }
 
 async fn blob(api: &Api, id: &str, sha: &str) -> ApiResult<(Repo, u64)> {

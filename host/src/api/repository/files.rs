@@ -13,7 +13,6 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::blobs::stream_body;
 use super::{readable, writable};
 use crate::context::ApiContext;
 use crate::git::tree::{Entry, valid_path};
@@ -21,6 +20,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
+use crate::http::stream::stream_body;
 use crate::services::commit_actions::{self, Action, ActionKind, CommitRequest};
 
 pub fn router() -> Router<ApiContext> {

@@ -13,6 +13,7 @@ use crate::api::files;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
+use crate::http::stream::stored_file;
 
 /// GitLab's limit for avatars.
 const MAX_AVATAR_BYTES: u64 = 200 * 1024;
@@ -105,9 +106,12 @@ pub async fn serve(
 
 /// The stored avatar file `name` of user or project `id`, or 404.
 pub async fn send(api: &Api, owner: &str, id: i64, name: &str) -> ApiResult<Response> {
-    let bytes = tokio::fs::read(directory(api, owner, id).join(name))
+    let (body, length) = stored_file(&directory(api, owner, id).join(name))
         .await
-        .map_err(|_| ApiError::NotFoundMessage("404 Not Found".into()))?;
-    let content_type = files::content_type(name);
-    Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
+        .ok_or_else(|| ApiError::NotFoundMessage("404 Not Found".into()))?;
+    let headers = [
+        (header::CONTENT_TYPE, files::content_type(name).to_string()),
+        (header::CONTENT_LENGTH, length.to_string()),
+    ];
+    Ok((headers, body).into_response())
 }
