@@ -59,7 +59,11 @@ pub struct Plugins {
     bindings: RwLock<Arc<Snapshot>>,
     /// The rows the snapshot was built from, to rebuild only on change.
     rows: tokio::sync::Mutex<Vec<BindingRow>>,
-    slots: Mutex<HashMap<i64, Arc<Semaphore>>>,
+    /// Instance slots by tenant and kind of call: the live bindings' calls share the tenant's
+    /// cap, and administrators' calls (`validate-config`, trial runs) have slots of their own
+    /// (as many, and at least two), so that rebinding away from a plugin that holds every
+    /// live slot, or while a trial runs to its deadline, never waits on it.
+    slots: Mutex<HashMap<(i64, bool), Arc<Semaphore>>>,
     /// Uploads compile one at a time.
     upload_compiles: Arc<Semaphore>,
     /// The last hour of calls through live bindings, for the admin console.
@@ -257,11 +261,13 @@ impl Plugins {
         }
     }
 
-    fn slots(&self, tenant_id: i64) -> Arc<Semaphore> {
+    fn slots(&self, tenant_id: i64, live: bool) -> Arc<Semaphore> {
+        let live_slots = self.maxima.tenant_instances.max(1);
+        let size = if live { live_slots } else { live_slots.max(2) };
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots
-            .entry(tenant_id)
-            .or_insert_with(|| Arc::new(Semaphore::new(self.maxima.tenant_instances.max(1))))
+            .entry((tenant_id, live))
+            .or_insert_with(|| Arc::new(Semaphore::new(size)))
             .clone()
     }
 
@@ -305,7 +311,7 @@ impl Plugins {
             // Waiting for a slot counts against the call's wall time: a tenant whose plugin
             // loops saturates only its own slots, and its queued calls end by their deadline.
             let deadline = Duration::from_millis(binding.limits.timeout_ms);
-            let slots = self.slots(binding.tenant_id);
+            let slots = self.slots(binding.tenant_id, live);
             let Ok(Ok(permit)) = tokio::time::timeout(deadline, slots.acquire_owned()).await else {
                 return (Err(PluginError::Busy), CallStats::default());
             };
