@@ -35,7 +35,7 @@ MODES = {
 TIMEOUT_MS = 1000
 DEADLINE = 5.0
 FLOODS = 5
-CALLS = 6  # more than a tenant's 4 instance slots
+CALLS = 6  # more than a tenant's instance slots (4 at the most on CI's machines)
 SPAM = {"message": {"base": ["Your issue has been recognized as spam. Please, change the content to proceed."]}}
 
 
@@ -252,10 +252,30 @@ def tenant_b_pushes(server, calm, pusher_b):
     tenant_b_works(server, calm)
 
 
+# Misbehaving later in a push: in `check-commits`, and in or after the host's `read-blob`.
+LATER_STAGES = [("commits", mode) for mode in MODES if mode != "log_flood"] + [
+    ("read_blob", "loop"), ("read_blob", "trap"), ("read_blob", "alloc")]
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_push_rules_corpus(server, pusher_a, pusher_b, calm, mode):
+    hostile_push_is_refused(server, pusher_a, pusher_b, calm, mode, "refs")
+
+
+@pytest.mark.parametrize("stage,mode", LATER_STAGES)
+def test_push_rules_corpus_later_in_the_push(server, pusher_a, pusher_b, calm, stage, mode):
+    reached = "hostile-push reached check-commits"
+    before = server.stderr_text().count(reached)
+    hostile_push_is_refused(server, pusher_a, pusher_b, calm, mode, stage)
+    assert server.stderr_text().count(reached) > before  # check-refs let it through
+
+
+def hostile_push_is_refused(server, pusher_a, pusher_b, calm, mode, stage):
+    """A's push through the misbehaving plugin is refused, with no reference moved, while B
+    pushes (one accepted, one refused) and calls its API."""
     plugin, pusher = pusher_a
-    assert_json(bind(server, "push_rules", plugin_id=plugin["id"], config={"mode": mode},
+    assert_json(bind(server, "push_rules", plugin_id=plugin["id"],
+                     config={"mode": mode, "stage": stage},
                      failure_policy="fail_closed", timeout_ms=TIMEOUT_MS), 200)
     before = pusher.refs()
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:

@@ -126,17 +126,20 @@ async fn run(
             continue;
         }
         let mut commits = objects.new_commits(&update.new_sha, &earlier_tips)?;
-        while let Some(batch) = commits.next_batch().await? {
+        let mut next = commits.next_batch().await?;
+        while let Some(batch) = next {
             let mut converted = Vec::with_capacity(batch.len());
             for commit in batch {
                 converted.push(people.commit(commit, &gpg).await?);
             }
-            let verdict =
-                hook::check_commits(plugins, binding, &push, index as u32, converted, &objects)
-                    .await;
+            // git reads the next batch while the plugin checks this one.
+            let check =
+                hook::check_commits(plugins, binding, &push, index as u32, converted, &objects);
+            let (verdict, following) = tokio::join!(check, commits.next_batch());
             if let PushVerdict::Refuse(message) = verdict {
                 return Ok(PushVerdict::Refuse(message));
             }
+            next = following?;
         }
         earlier_tips.push(update.new_sha.clone());
     }
