@@ -62,6 +62,8 @@ pub enum EventKind {
     ProtectedBranchCreated,
     ProtectedBranchUpdated,
     ProtectedBranchDestroyed,
+    ProtectedTagCreated,
+    ProtectedTagDestroyed,
     /// A branch was created, updated or deleted by a push (one event per branch).
     Push,
     /// A tag was created, updated or deleted by a push (one event per tag).
@@ -119,6 +121,8 @@ impl EventKind {
             ProtectedBranchCreated => "protected_branch.created",
             ProtectedBranchUpdated => "protected_branch.updated",
             ProtectedBranchDestroyed => "protected_branch.destroyed",
+            ProtectedTagCreated => "protected_tag.created",
+            ProtectedTagDestroyed => "protected_tag.destroyed",
             // GitLab's hook names: the webhooks format their Push Hook and Tag Push Hook
             // from these events' `after`.
             Push => "push",

@@ -55,6 +55,7 @@ def tenant_a(server: Server) -> dict:
     milestone = project.milestones.create({"title": f"{marker}m"})
     hook = project.hooks.create({"url": "https://hooks.example/x"})
     protected = project.protectedbranches.create({"name": f"{marker}pb"})
+    protected_tag = project.protectedtags.create({"name": "v*"})
     system_hook = server.request("POST", "/hooks", token=root, data={"url": "https://hooks.example/s"})
     assert system_hook.status_code == 201, system_hook.text
     project.members.create({"user_id": user.id, "access_level": 30})
@@ -91,6 +92,7 @@ def tenant_a(server: Server) -> dict:
         "milestone": milestone.id,
         "hook": hook.id,
         "protected_branch": protected.name,
+        "protected_tag": protected_tag.name,
         "key": key.json()["id"],
         "email": email.json()["id"],
         "impersonation": impersonation.json()["id"],
@@ -121,6 +123,7 @@ def object_ids(a: dict) -> dict:
         ("milestones", "{milestone_id}"): a["milestone"],
         ("hooks", "{hook_id}"): a["hook"],
         ("protected_branches", "{name}"): a["protected_branch"],
+        ("protected_tags", "{name}"): a["protected_tag"],
         ("events", "{hook_log_id}"): a["hook"],
         ("keys", "{key_id}"): a["key"],
         ("gpg_keys", "{key_id}"): a["key"],

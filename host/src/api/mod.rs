@@ -16,6 +16,7 @@ mod milestones;
 mod plugins;
 mod projects;
 mod protected_branches;
+mod protected_tags;
 mod repository;
 pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
@@ -48,6 +49,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(issues::router())
         .merge(labels::router())
         .merge(protected_branches::router())
+        .merge(protected_tags::router())
         .merge(milestones::router())
         .merge(plugins::router())
         .merge(applications::router())

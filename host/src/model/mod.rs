@@ -26,6 +26,7 @@ pub mod project_settings;
 pub mod project_shares;
 pub mod projects;
 pub mod protected_branches;
+pub mod protected_tags;
 pub mod tokens;
 pub mod user_admin;
 pub mod users;

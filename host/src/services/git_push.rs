@@ -62,6 +62,12 @@ pub const CREATE_PROTECTED: &str =
 pub const CREATE_PROTECTED_NOT_WEB: &str =
     "You can only create protected branches using the web interface and API.";
 pub const DELETE_DEFAULT_BRANCH: &str = "The default branch of a project cannot be deleted.";
+// GitLab's `Gitlab::Checks::TagCheck` messages.
+pub const CREATE_PROTECTED_TAG: &str = "You are not allowed to create this tag as it is protected.";
+pub const UPDATE_PROTECTED_TAG: &str = "Protected tags cannot be updated.";
+pub const DELETE_PROTECTED_TAG: &str = "You are not allowed to delete protected tags from this project. Only a project maintainer or owner can delete a protected tag.";
+pub const DELETE_PROTECTED_TAG_NOT_WEB: &str =
+    "You can only delete protected tags using the web interface.";
 /// When the server cannot decide (git failed or timed out), the push is refused.
 const UNDECIDED: &str = "The push could not be checked. Please try again later.";
 
@@ -263,7 +269,7 @@ pub enum Verdict {
 
 /// **The pre-receive decision**: may `session`'s push make `updates`? `quarantine` is the
 /// environment under which git sees the pushed objects (add it to any git command run on
-/// `session.context.repo`). Checks run in order and the first refusal answers: protected branches,
+/// `session.context.repo`). Checks run in order and the first refusal answers: protected branches, protected tags,
 /// then push rules.
 pub async fn pre_receive(
     session: &PushSession,
@@ -271,6 +277,10 @@ pub async fn pre_receive(
     quarantine: &[(String, String)],
 ) -> git::Result<Verdict> {
     let verdict = protected_branch_checks(session, updates, quarantine).await?;
+    if verdict != Verdict::Allow {
+        return Ok(verdict);
+    }
+    let verdict = protected_tag_checks(session, updates).await?;
     if verdict != Verdict::Allow {
         return Ok(verdict);
     }
@@ -413,6 +423,49 @@ pub async fn protected_branch_checks(
     Ok(Verdict::Allow)
 }
 
+/// GitLab's protected tag checks (`Gitlab::Checks::TagCheck#protected_tag_checks`) for each
+/// update of a protected tag: never moved; deleted only by a Maintainer through the API; and
+/// created (or deleted) only by the level allowed to create it.
+pub async fn protected_tag_checks(
+    session: &PushSession,
+    updates: &[RefUpdate],
+) -> git::Result<Verdict> {
+    let tags = updates.iter().filter_map(|u| Some((u, u.tag()?)));
+    if tags.clone().next().is_none() {
+        return Ok(Verdict::Allow);
+    }
+    let protected = session
+        .context
+        .db
+        .protected_tags(session.context.project.id)
+        .await
+        .map_err(|e| git::Error::Failed {
+            command: "pre-receive".into(),
+            stderr: e.to_string(),
+        })?;
+    let actor = session.context.actor;
+    for (update, name) in tags {
+        if !rules::tag_is_protected(&protected, name) {
+            continue;
+        }
+        if update.is_deletion() {
+            let maintainer = actor.admin || actor.level >= AccessLevel::Maintainer;
+            if !maintainer {
+                return Ok(refuse(DELETE_PROTECTED_TAG));
+            }
+            if !session.context.via_api {
+                return Ok(refuse(DELETE_PROTECTED_TAG_NOT_WEB));
+            }
+        } else if !update.is_creation() {
+            return Ok(refuse(UPDATE_PROTECTED_TAG));
+        }
+        if !rules::may_create_tag(&protected, name, actor) {
+            return Ok(refuse(CREATE_PROTECTED_TAG));
+        }
+    }
+    Ok(Verdict::Allow)
+}
+
 fn refuse(message: &str) -> Verdict {
     Verdict::Refuse(message.to_string())
 }
@@ -462,6 +515,11 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         .db
         .protected_branches(session.context.project.id)
         .await?;
+    let protected_tags = session
+        .context
+        .db
+        .protected_tags(session.context.project.id)
+        .await?;
     let mut events = Vec::new();
     for update in applied {
         let kind = if update.branch().is_some() {
@@ -491,9 +549,11 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
                 message: None,
             }
         };
-        let ref_protected = update
-            .branch()
-            .is_some_and(|name| rules::matching(&protected, name).next().is_some());
+        let ref_protected = match (update.branch(), update.tag()) {
+            (Some(branch), _) => rules::matching(&protected, branch).next().is_some(),
+            (_, Some(tag)) => rules::tag_is_protected(&protected_tags, tag),
+            _ => false,
+        };
         let payload = push_payload(session, update, ref_protected, &pushed);
         events.push(
             Event::new(

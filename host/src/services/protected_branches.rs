@@ -6,6 +6,7 @@
 use crate::access_level::AccessLevel;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::protected_branches::{AccessLevelRow, ProtectedBranch};
+use crate::model::protected_tags::ProtectedTagRow;
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 use crate::store::protected_branches::NewProtectedBranch;
@@ -67,11 +68,29 @@ pub struct Actor {
 /// Whether `actor` passes one access level: "No one" passes nobody, "Admins" only
 /// administrators, any other level the members at or above it and administrators.
 pub fn passes(level: &AccessLevelRow, actor: Actor) -> bool {
-    match level.access_level {
+    passes_level(level.access_level, actor)
+}
+
+/// [`passes`] for a bare protected-ref level.
+pub fn passes_level(level: i64, actor: Actor) -> bool {
+    match level {
         NO_ONE => false,
         ADMINS => actor.admin,
         minimum => actor.admin || actor.level.as_i64() >= minimum,
     }
+}
+
+/// Whether `actor` may create the tag `name` under the protected tags `tags`: any protected
+/// tag it matches lets them (GitLab's `ProtectedTag.protected_ref_accessible_to?`).
+pub fn may_create_tag(tags: &[ProtectedTagRow], name: &str, actor: Actor) -> bool {
+    tags.iter()
+        .filter(|t| matches(&t.name, name))
+        .any(|t| passes_level(t.create_access_level, actor))
+}
+
+/// Whether the tag `name` is protected.
+pub fn tag_is_protected(tags: &[ProtectedTagRow], name: &str) -> bool {
+    tags.iter().any(|t| matches(&t.name, name))
 }
 
 /// Whether `actor` may do `kind` (`push`, `merge`, `unprotect`) on the branch `name`: any
@@ -173,6 +192,31 @@ pub async fn protect_default_branch(
 mod tests {
     use super::*;
     use crate::model::protected_branches::ProtectedBranchRow;
+
+    #[test]
+    fn protected_tags_let_their_create_level_and_above_in() {
+        let tag = |name: &str, level| ProtectedTagRow {
+            id: 1,
+            project_id: 1,
+            name: name.into(),
+            create_access_level: level,
+        };
+        let tags = [tag("v*", MAINTAINER), tag("nightly", NO_ONE)];
+        let actor = |level, admin| Actor { level, admin };
+        let developer = actor(AccessLevel::Developer, false);
+        let maintainer = actor(AccessLevel::Maintainer, false);
+        assert!(tag_is_protected(&tags, "v1.0") && !tag_is_protected(&tags, "x1.0"));
+        assert!(!may_create_tag(&tags, "v1.0", developer));
+        assert!(may_create_tag(&tags, "v1.0", maintainer));
+        assert!(!may_create_tag(
+            &tags,
+            "nightly",
+            actor(AccessLevel::Owner, true)
+        ));
+        // Any matching rule that lets the actor in is enough.
+        let both = [tag("v*", MAINTAINER), tag("v1.*", DEVELOPER)];
+        assert!(may_create_tag(&both, "v1.2", developer));
+    }
 
     fn branch(name: &str, push: i64, force: bool) -> ProtectedBranch {
         ProtectedBranch {

@@ -31,6 +31,7 @@ pub mod project_shares;
 pub mod project_state;
 pub mod projects;
 pub mod protected_branches;
+pub mod protected_tags;
 pub mod push_checks;
 pub mod rate_limits;
 pub mod sessions;

@@ -1,8 +1,10 @@
-//! GitLab's protected branch representation (`API::Entities::ProtectedBranch`).
+//! GitLab's protected branch and protected tag representations (`API::Entities::ProtectedBranch`,
+//! `API::Entities::ProtectedTag`).
 
 use serde_json::{Value, json};
 
 use crate::model::protected_branches::{AccessLevelRow, ProtectedBranch};
+use crate::model::protected_tags::ProtectedTagRow;
 
 pub fn protected_branch(branch: &ProtectedBranch) -> Value {
     let levels = |kind: &str| -> Vec<Value> {
@@ -19,6 +21,21 @@ pub fn protected_branch(branch: &ProtectedBranch) -> Value {
         "unprotect_access_levels": levels("unprotect"),
         "allow_force_push": branch.row.allow_force_push,
         "code_owner_approval_required": branch.row.code_owner_approval_required,
+    })
+}
+
+/// A protected tag: its one create level, shown with the tag's id (it has no row of its own).
+pub fn protected_tag(tag: &ProtectedTagRow) -> Value {
+    json!({
+        "name": tag.name,
+        "create_access_levels": [{
+            "id": tag.id,
+            "access_level": tag.create_access_level,
+            "access_level_description": describe(tag.create_access_level),
+            "user_id": null,
+            "group_id": null,
+            "deploy_key_id": null,
+        }],
     })
 }
 
