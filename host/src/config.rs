@@ -169,6 +169,13 @@ pub struct ServeConfig {
     /// until a slot frees.
     #[arg(long, env = "TRELLIS_MAX_CONCURRENT_IMPORTS", default_value_t = 4)]
     pub max_concurrent_imports: usize,
+    /// Clones and fetches (`git upload-pack`) one tenant may run at once, over HTTP and SSH;
+    /// more wait in line. Default: twice the machine's cores.
+    #[arg(long, env = "TRELLIS_MAX_UPLOAD_PACKS_PER_TENANT")]
+    pub max_upload_packs_per_tenant: Option<usize>,
+    /// How long a clone or fetch past the cap waits for a slot before it is refused (HTTP 429).
+    #[arg(long, env = "TRELLIS_UPLOAD_PACK_QUEUE_SECONDS", default_value_t = 60)]
+    pub upload_pack_queue_seconds: u64,
     /// Largest size a repository may reach while being imported; the fetch stops past it.
     #[arg(long, env = "TRELLIS_IMPORT_MAX_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
     pub import_max_bytes: u64,

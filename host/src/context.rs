@@ -41,6 +41,8 @@ pub struct Inner {
     pub pushes: PushSessions,
     /// Slots for repository imports and mirror updates (`--max-concurrent-imports`).
     pub imports: tokio::sync::Semaphore,
+    /// Each tenant's slots for `git upload-pack` (`--max-upload-packs-per-tenant`).
+    pub upload_slots: crate::git_access::upload_slots::UploadSlots,
 }
 
 impl Deref for ApiContext {

@@ -17,6 +17,7 @@ use trellis::config::{
     TokenCommand,
 };
 use trellis::context::{ApiContext, Inner};
+use trellis::git_access::upload_slots::UploadSlots;
 use trellis::mail::Mailer;
 use trellis::plugins::external_auth::ExternalAuthorization;
 use trellis::plugins::runtime::{Runtime, RuntimeOptions};
@@ -185,6 +186,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         ),
         pushes,
         imports: tokio::sync::Semaphore::new(config.max_concurrent_imports.max(1)),
+        upload_slots: UploadSlots::new(
+            config
+                .max_upload_packs_per_tenant
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() * 2)),
+            Duration::from_secs(config.upload_pack_queue_seconds),
+        ),
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));

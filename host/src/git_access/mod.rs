@@ -7,6 +7,7 @@
 //! stderr).
 
 pub(crate) mod rules;
+pub mod upload_slots;
 
 use crate::api::access;
 use crate::git::Repository;

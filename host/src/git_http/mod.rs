@@ -14,12 +14,14 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use tokio::io::AsyncReadExt;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
 use crate::auth::git::find_for_git_client;
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::smart_http::{self, Service};
+use crate::git_access::upload_slots::TOO_MANY;
 use crate::git_access::{self, Abilities, Denied, Transport};
 use crate::http::error::ApiError;
 use crate::http::request::Api;
@@ -89,7 +91,11 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
     };
     let (parts, body) = request.into_parts();
     match prepare(&ctx, &parts, &project, service).await {
-        Ok(Prepared { repo, push }) => run(&parts, body, &repo, service, push).await,
+        Ok(Prepared {
+            repo,
+            push,
+            upload_slot,
+        }) => run(&parts, body, &repo, service, push, upload_slot).await,
         Err(response) => *response,
     }
 }
@@ -99,6 +105,8 @@ struct Prepared {
     repo: Repository,
     /// The push session of a `git-receive-pack` request.
     push: Option<Push>,
+    /// The tenant's upload-pack slot a fetch holds while git runs.
+    upload_slot: Option<OwnedSemaphorePermit>,
 }
 
 /// Authenticates and authorizes (`git_access`); every refusal is the response GitLab gives.
@@ -130,6 +138,7 @@ async fn prepare(
     });
     let client_ip = crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies);
     let caller = git_caller.map(|g| g.caller);
+    let tenant_id = tenant.db.tenant_id();
     let api = Api::for_git(ctx, tenant, origin, settings, caller, client_ip);
     let allowed = git_access::authorize(&api, Transport::Http, abilities, project, service)
         .await
@@ -147,9 +156,18 @@ async fn prepare(
         (Service::ReceivePack, true) => allowed.start_push(&api),
         _ => None,
     };
+    // Likewise a fetch packs objects only in its POST: that is what takes a slot.
+    let upload_slot = match (service, parts.method == Method::POST) {
+        (Service::UploadPack, true) => match ctx.upload_slots.acquire(tenant_id).await {
+            Some(slot) => Some(slot),
+            None => return Err(Box::new(text(StatusCode::TOO_MANY_REQUESTS, TOO_MANY))),
+        },
+        _ => None,
+    };
     Ok(Prepared {
         repo: allowed.repo,
         push,
+        upload_slot,
     })
 }
 
@@ -160,6 +178,7 @@ async fn run(
     repo: &Repository,
     service: Service,
     push: Option<Push>,
+    upload_slot: Option<OwnedSemaphorePermit>,
 ) -> Response {
     let protocol = parts
         .headers
@@ -194,6 +213,8 @@ async fn run(
     // Runs after git exits even if the client has gone; the response ends after it.
     let exit = rpc.exit;
     let finished = tokio::spawn(async move {
+        // The fetch's slot is free once git has exited.
+        let _slot = upload_slot;
         match exit.await {
             Ok(Some((status, _))) if status.success() => {}
             Ok(Some((status, stderr))) => {

@@ -21,6 +21,7 @@ use crate::auth::Caller;
 use crate::auth::ssh::find_for_ssh_key;
 use crate::context::ApiContext;
 use crate::git::smart_http::{self, Service};
+use crate::git_access::upload_slots::TOO_MANY;
 use crate::git_access::{self, Abilities, Allowed, Denied, Transport};
 use crate::http::request::Api;
 use crate::request_origin::Origin;
@@ -324,6 +325,19 @@ async fn git(
     let push = match service {
         Service::ReceivePack => allowed.start_push(api),
         Service::UploadPack => None,
+    };
+    // A fetch holds one of the tenant's upload-pack slots while git runs.
+    let _upload_slot = match service {
+        Service::UploadPack => match api
+            .ctx
+            .upload_slots
+            .acquire(api.tenant.db.tenant_id())
+            .await
+        {
+            Some(slot) => Some(slot),
+            None => return refuse(write, TOO_MANY).await,
+        },
+        Service::ReceivePack => None,
     };
     let ran = run(&allowed, service, protocol, push.as_ref(), read, write).await;
     // Whatever git's status: finish records only the updates git did apply.
