@@ -213,3 +213,43 @@ def test_compare(server, gl):
         assert_json(r, 404, {"message": "404 Ref Not Found"})
     with pytest.raises(gitlab.GitlabGetError):
         p.repository_compare("main", "nope")
+
+
+def test_merge_base(server, gl):
+    p = new_project(gl)
+    base = p.branches.get("main").commit["id"]
+    for branch in ("left", "right"):
+        p.commits.create({"branch": branch, "start_branch": "main", "commit_message": branch,
+                          "actions": [{"action": "create", "file_path": f"{branch}.txt",
+                                       "content": branch}]})
+    found = p.repository_merge_base(["left", "right"])
+    assert found["id"] == base and found["title"] == "Initial commit"
+    assert {"id", "short_id", "title", "message", "parent_ids", "web_url"} <= set(found)
+    url = f"/projects/{p.id}/repository/merge_base"
+    token = server.root_token
+    # comma-separated refs, and three refs (the first against a merge of the others)
+    r = server.request("GET", url, params={"refs": "left,main"}, token=token)
+    assert assert_json(r, 200)["id"] == base
+    r = server.request("GET", url, params={"refs[]": ["left", "right", "main"]}, token=token)
+    assert assert_json(r, 200)["id"] == base
+    assert_json(server.request("GET", url, token=token), 400, {"error": "refs is missing"})
+    r = server.request("GET", url, params={"refs[]": ["left"]}, token=token)
+    assert_json(r, 400, {"message": "Provide at least 2 refs"})
+    r = server.request("GET", url, params={"refs[]": ["left", "nope"]}, token=token)
+    assert_json(r, 400, {"message": "Could not find ref: nope"})
+    r = server.request("GET", url, params={"refs[]": ["nope", "gone", "left"]}, token=token)
+    assert_json(r, 400, {"message": "Could not find refs: nope, gone"})
+    assert_json(server.request("GET", f"/projects/999999/repository/merge_base",
+                               params={"refs": "a,b"}, token=token), 404,
+                {"message": "404 Project Not Found"})
+    # unrelated histories have no merge base
+    home = Path(tempfile.mkdtemp(prefix="trellis-mb-"))
+    run_git(home, "init", "-q", "-b", "orphan", str(home / "w"))
+    (home / "w" / "o.txt").write_text("o")
+    run_git(home, "-C", str(home / "w"), "add", "o.txt")
+    run_git(home, "-C", str(home / "w"), "-c", "user.name=O", "-c", "user.email=o@example.com",
+            "commit", "-q", "-m", "orphan")
+    remote = f"http://root:{token}@{server.host}/{p.path_with_namespace}.git"
+    run_git(home, "-C", str(home / "w"), "push", "-q", remote, "orphan")
+    r = server.request("GET", url, params={"refs": "orphan,main"}, token=token)
+    assert_json(r, 404, {"message": "404 Merge Base Not Found"})

@@ -143,9 +143,12 @@ impl Repository {
         Ok(numstat(&String::from_utf8_lossy(&out)))
     }
 
-    /// The merge base of two commits, if they share history.
-    pub async fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>> {
-        let out = answer(Some(&self.path), &["merge-base", a, b]).await?;
+    /// The merge base of commits (`git merge-base`: of the first and a merge of the others),
+    /// if they share history.
+    pub async fn merge_base(&self, commits: &[&str]) -> Result<Option<String>> {
+        let mut args = vec!["merge-base"];
+        args.extend_from_slice(commits);
+        let out = answer(Some(&self.path), &args).await?;
         Ok(out.map(|o| text(&o)).filter(|id| !id.is_empty()))
     }
 

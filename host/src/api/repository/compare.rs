@@ -1,11 +1,13 @@
 //! `GET /projects/:id/repository/compare?from=&to=&straight=`: the commits in `to` that are
 //! not in `from`, oldest first, and the diff from their merge base (`straight=true`: from
-//! `from` itself) to `to`.
+//! `from` itself) to `to`; and `GET /projects/:id/repository/merge_base?refs[]=` (the merge
+//! base's commit, as GitLab's `API::Repositories`).
 
 use axum::Json;
 use axum::extract::Path;
+use axum::http::StatusCode;
 use axum::routing::get;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::readable;
 use crate::context::ApiContext;
@@ -20,7 +22,12 @@ use crate::http::routes::Router;
 const MAX_COMMITS: i64 = 100;
 
 pub fn router() -> Router<ApiContext> {
-    Router::new().route("/api/v4/projects/{id}/repository/compare", get(compare))
+    Router::new()
+        .route("/api/v4/projects/{id}/repository/compare", get(compare))
+        .route(
+            "/api/v4/projects/{id}/repository/merge_base",
+            get(merge_base),
+        )
 }
 
 struct CompareQuery {
@@ -39,6 +46,55 @@ impl FromParams for CompareQuery {
     }
 }
 
+/// `GET .../merge_base`: `refs`, two or more names (an array, or comma-separated).
+struct MergeBaseQuery {
+    refs: Vec<String>,
+}
+
+impl FromParams for MergeBaseQuery {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        let refs = params
+            .string_list("refs")?
+            .ok_or_else(|| ApiError::Missing("refs".into()))?;
+        Ok(MergeBaseQuery { refs })
+    }
+}
+
+async fn merge_base(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+    let query = api.input::<MergeBaseQuery>()?;
+    let repo = readable(&api, &id).await?;
+    if query.refs.len() < 2 {
+        return Err(bad_request("Provide at least 2 refs".into()));
+    }
+    let mut commits = Vec::with_capacity(query.refs.len());
+    let mut unknown = Vec::new();
+    for name in &query.refs {
+        match repo.commit_id(name, "Ref").await {
+            Ok(id) => commits.push(id),
+            Err(ApiError::NotFound(_)) => unknown.push(name.as_str()),
+            Err(error) => return Err(error),
+        }
+    }
+    if !unknown.is_empty() {
+        let noun = if unknown.len() == 1 { "ref" } else { "refs" };
+        let message = format!("Could not find {noun}: {}", unknown.join(", "));
+        return Err(bad_request(message));
+    }
+    let commits: Vec<&str> = commits.iter().map(String::as_str).collect();
+    let base = repo.repo.merge_base(&commits).await?;
+    let commit = match base.as_deref().and_then(Revision::parse) {
+        Some(revision) => repo.repo.commit(&revision).await?,
+        None => None,
+    };
+    let commit = commit.ok_or(ApiError::NotFound("Merge Base"))?;
+    Ok(Json(repo.views().commit(&commit)))
+}
+
+/// GitLab's `render_api_error!(message, 400)`: the message alone.
+fn bad_request(message: String) -> ApiError {
+    ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
+}
+
 async fn compare(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     let query = api.input::<CompareQuery>()?;
     let repo = readable(&api, &id).await?;
@@ -46,7 +102,7 @@ async fn compare(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     let to = repo.commit_id(&query.to, "Ref").await?;
     let base = match query.straight {
         true => Some(from.clone()),
-        false => repo.repo.merge_base(&from, &to).await?,
+        false => repo.repo.merge_base(&[&from, &to]).await?,
     };
     let to_revision = Revision::parse(&to).ok_or(ApiError::NotFound("Ref"))?;
     let commits = repo
