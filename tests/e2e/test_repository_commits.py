@@ -253,3 +253,44 @@ def test_merge_base(server, gl):
     run_git(home, "-C", str(home / "w"), "push", "-q", remote, "orphan")
     r = server.request("GET", url, params={"refs": "orphan,main"}, token=token)
     assert_json(r, 404, {"message": "404 Merge Base Not Found"})
+
+
+def test_contributors(server, gl):
+    p = new_project(gl)
+    home = Path(tempfile.mkdtemp(prefix="trellis-contrib-"))
+    remote = f"http://root:{server.root_token}@{server.host}/{p.path_with_namespace}.git"
+    run_git(home, "clone", "-q", remote, str(home / "w"))
+    for n, (name, email) in enumerate([("Zed Zero", "zed@example.com"),
+                                       ("Amy Able", "amy@example.com"),
+                                       ("Zed Zero", "zed@example.com")]):
+        (home / "w" / f"f{n}.txt").write_text(str(n))
+        run_git(home, "-C", str(home / "w"), "add", ".")
+        run_git(home, "-C", str(home / "w"), "-c", f"user.name={name}", "-c",
+                f"user.email={email}", "commit", "-q", "-m", f"change {n}")
+    run_git(home, "-C", str(home / "w"), "push", "-q", "origin", "main")
+
+    listed = p.repository_contributors(get_all=True)
+    # one per email, the README's author included; by commits, ascending (GitLab's default)
+    assert len(listed) == 3
+    assert [c["commits"] for c in listed] == [1, 1, 2]
+    assert {"amy@example.com", "zed@example.com"} <= {c["email"] for c in listed}
+    zed = next(c for c in listed if c["email"] == "zed@example.com")
+    assert zed == {"name": "Zed Zero", "email": "zed@example.com", "commits": 2,
+                   "additions": 0, "deletions": 0}
+    url = f"/projects/{p.id}/repository/contributors"
+    token = server.root_token
+    r = server.request("GET", url, params={"order_by": "name", "sort": "asc"}, token=token)
+    names = [c["name"] for c in assert_json(r, 200)]
+    assert names == sorted(names)
+    r = server.request("GET", url, params={"order_by": "commits", "sort": "desc"}, token=token)
+    assert assert_json(r, 200)[0]["email"] == "zed@example.com"
+    r = server.request("GET", url, params={"order_by": "name", "per_page": 1}, token=token)
+    assert len(assert_json(r, 200)) == 1 and r.headers["X-Total"] == str(len(listed))
+    assert_json(server.request("GET", url, params={"order_by": "size"}, token=token), 400,
+                {"error": "order_by does not have a valid value"})
+    assert_json(server.request("GET", url, params={"sort": "up"}, token=token), 400,
+                {"error": "sort does not have a valid value"})
+    assert_json(server.request("GET", url, params={"ref": "nope"}, token=token), 404,
+                {"message": "404 Ref Not Found"})
+    r = server.request("GET", url, params={"ref": "main~3"}, token=token)
+    assert [c["commits"] for c in assert_json(r, 200)] == [1]  # the README commit alone

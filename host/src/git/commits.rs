@@ -69,6 +69,26 @@ impl Repository {
         Ok(parse(&out).into_iter().next())
     }
 
+    /// The authors of `commit`'s history, newest commit first: `(name, email)` of each commit.
+    pub async fn authors(&self, commit: &str) -> Result<Vec<(String, String)>> {
+        let out = git(
+            Some(&self.path),
+            &[
+                "log",
+                "--format=%aN%x00%aE",
+                "--end-of-options",
+                commit,
+                "--",
+            ],
+        )
+        .await?;
+        Ok(text(&out)
+            .lines()
+            .filter_map(|line| line.split_once('\0'))
+            .map(|(name, email)| (name.to_string(), email.to_string()))
+            .collect())
+    }
+
     /// A page of history.
     pub async fn log(&self, query: &LogQuery<'_>) -> Result<Vec<Commit>> {
         if query.revision.is_none() && !query.all {

@@ -8,6 +8,7 @@ mod blobs;
 mod branches;
 mod commits;
 mod compare;
+mod contributors;
 mod files;
 mod tags;
 mod tree;
@@ -41,6 +42,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(files::router())
         .merge(commits::router())
         .merge(compare::router())
+        .merge(contributors::router())
         .merge(archive::router())
         .merge(blobs::router())
 }
