@@ -515,11 +515,16 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         .db
         .protected_branches(session.context.project.id)
         .await?;
-    let protected_tags = session
-        .context
-        .db
-        .protected_tags(session.context.project.id)
-        .await?;
+    let protected_tags = match applied.iter().any(|u| u.tag().is_some()) {
+        true => {
+            session
+                .context
+                .db
+                .protected_tags(session.context.project.id)
+                .await?
+        }
+        false => Vec::new(),
+    };
     let mut events = Vec::new();
     for update in applied {
         let kind = if update.branch().is_some() {
