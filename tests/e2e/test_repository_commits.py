@@ -294,3 +294,35 @@ def test_contributors(server, gl):
                 {"message": "404 Ref Not Found"})
     r = server.request("GET", url, params={"ref": "main~3"}, token=token)
     assert [c["commits"] for c in assert_json(r, 200)] == [1]  # the README commit alone
+
+
+def test_blame(server, gl):
+    p = new_project(gl)
+    p.commits.create({"branch": "main", "commit_message": "first lines",
+                      "actions": [{"action": "create", "file_path": "docs/poem.txt",
+                                   "content": "one\ntwo\nthree\n"}]})
+    second = p.commits.create({"branch": "main", "commit_message": "a middle line",
+                               "actions": [{"action": "update", "file_path": "docs/poem.txt",
+                                            "content": "one\ntwo and a half\nthree\n"}]})
+    ranges = p.files.blame(file_path="docs/poem.txt", ref="main")
+    assert [r["lines"] for r in ranges] == [["one"], ["two and a half"], ["three"]]
+    first_id = ranges[0]["commit"]["id"]
+    assert ranges[2]["commit"]["id"] == first_id != second.id
+    assert ranges[1]["commit"]["id"] == second.id
+    assert ranges[1]["commit"]["title"] == "a middle line"
+    assert {"id", "short_id", "title", "message", "author_name", "author_email",
+            "authored_date", "committer_name", "committed_date", "parent_ids",
+            "web_url"} <= set(ranges[0]["commit"])
+    # at an older ref, the older text
+    older = p.files.blame(file_path="docs/poem.txt", ref=first_id)
+    assert [r["lines"] for r in older] == [["one", "two", "three"]]
+    url = f"/projects/{p.id}/repository/files/docs%2Fpoem.txt/blame"
+    token = server.root_token
+    assert_json(server.request("GET", url, token=token), 400, {"error": "ref is missing"})
+    r = server.request("GET", url.replace("poem", "nope"), params={"ref": "main"}, token=token)
+    assert_json(r, 404, {"message": "404 File Not Found"})
+    r = server.request("GET", url, params={"ref": "nope"}, token=token)
+    assert_json(r, 404, {"message": "404 Commit Not Found"})
+    r = server.request("GET", f"/projects/{p.id}/repository/files/..%2Fetc/blame",
+                       params={"ref": "main"}, token=token)
+    assert_json(r, 400, {"error": "file_path should be a valid file path"})

@@ -1,6 +1,9 @@
 //! Repository files: `GET/HEAD /projects/:id/repository/files/:file_path` (base64 content
-//! and GitLab's `X-Gitlab-*` headers), `.../raw` (streamed), and `POST`/`PUT`/`DELETE`, each
-//! one commit made by `services::commit_actions` with a single action.
+//! and GitLab's `X-Gitlab-*` headers), `.../raw` (streamed), `.../blame` (the file's lines
+//! grouped by the commit that last changed them), and `POST`/`PUT`/`DELETE`, each one commit
+//! made by `services::commit_actions` with a single action.
+
+use std::collections::HashMap;
 
 use axum::Json;
 use axum::body::Body;
@@ -15,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::{readable, writable};
 use crate::context::ApiContext;
+use crate::git::refs::Revision;
 use crate::git::tree::{Entry, valid_path};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
@@ -32,6 +36,10 @@ pub fn router() -> Router<ApiContext> {
         .route(
             "/api/v4/projects/{id}/repository/files/{file_path}/raw",
             get(raw),
+        )
+        .route(
+            "/api/v4/projects/{id}/repository/files/{file_path}/blame",
+            get(blame),
         )
 }
 
@@ -170,6 +178,35 @@ async fn raw(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Re
         Body::from_stream(stream_body(stdout)),
     )
         .into_response())
+}
+
+/// `GET .../files/:file_path/blame?ref=`: GitLab's blame ranges, `{commit, lines}` for each run
+/// of lines last changed by the same commit.
+async fn blame(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+    let reference = api.params.required_string("ref")?;
+    let (repo, found) = find(&api, &id, &path, Some(&reference)).await?;
+    let mut ranges: Vec<(String, Vec<String>)> = Vec::new();
+    for (sha, line) in repo.repo.blame(&found.commit_id, &found.entry.path).await? {
+        match ranges.last_mut() {
+            Some((last, lines)) if *last == sha => lines.push(line),
+            _ => ranges.push((sha, vec![line])),
+        }
+    }
+    let mut commits: HashMap<String, Value> = HashMap::new();
+    let mut out = Vec::with_capacity(ranges.len());
+    for (sha, lines) in ranges {
+        if !commits.contains_key(&sha) {
+            let revision = Revision::parse(&sha).ok_or(ApiError::NotFound("Commit"))?;
+            let commit = repo
+                .repo
+                .commit(&revision)
+                .await?
+                .ok_or(ApiError::NotFound("Commit"))?;
+            commits.insert(sha.clone(), repo.views().commit(&commit));
+        }
+        out.push(json!({ "commit": commits[&sha], "lines": lines }));
+    }
+    Ok(Json(Value::Array(out)))
 }
 
 /// What `POST`, `PUT` and `DELETE` take: `branch`, `commit_message`, `content` (with
