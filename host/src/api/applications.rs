@@ -2,9 +2,11 @@
 //! `POST /applications/:id/renew-secret`. It manages instance-wide applications (no owner);
 //! users register their own on the web pages.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 
@@ -20,6 +22,7 @@ use crate::views::application::ApplicationView;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/applications", get(list).post(create))
+        .doc(Method::POST, Doc::new().input::<CreateApplication>())
         .route("/api/v4/applications/{id}", delete(remove))
         .route("/api/v4/applications/{id}/renew-secret", post(renew))
 }

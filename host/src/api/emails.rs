@@ -1,9 +1,11 @@
 //! Secondary emails: `/user/emails` and the administrator's `/users/:user_id/emails`. An
 //! address is unique in the tenant, among secondary emails and users' primary emails alike.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
@@ -25,6 +27,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/user/emails",
             get(own_emails).post(create_own_email),
         )
+        .doc(Method::POST, Doc::new().input::<CreateEmail>())
         .route(
             "/api/v4/user/emails/{email_id}",
             get(own_email).delete(delete_own_email),
@@ -33,6 +36,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/users/{user_id}/emails",
             get(user_emails).post(create_user_email),
         )
+        .doc(Method::POST, Doc::new().input::<CreateUserEmail>())
         .route(
             "/api/v4/users/{user_id}/emails/{email_id}",
             delete(delete_user_email),

@@ -2,9 +2,11 @@
 //! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
 //! may not exceed its parent's nor fall below what it contains.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -28,11 +30,30 @@ use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/groups", get(list).post(create))
+        .doc(
+            Method::GET,
+            Doc::new().input::<GroupListQuery>().input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateGroup>())
         .route("/api/v4/groups/{id}", get(show).put(update).delete(remove))
+        .doc(Method::GET, Doc::new().input::<GroupShape>())
+        .doc(Method::PUT, Doc::new().input::<UpdateGroup>())
         .route("/api/v4/groups/{id}/subgroups", get(subgroups))
+        .doc(
+            Method::GET,
+            Doc::new().input::<GroupListQuery>().input::<PageRequest>(),
+        )
         .route("/api/v4/groups/{id}/projects", get(group_projects))
+        .doc(Method::GET, projects::list_doc(projects::ListKind::Group))
         .route("/api/v4/groups/{id}/projects/shared", get(shared_projects))
+        .doc(Method::GET, projects::list_doc(projects::ListKind::Group))
         .route("/api/v4/namespaces", get(namespaces))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<NamespaceListQuery>()
+                .input::<PageRequest>(),
+        )
         .route("/api/v4/namespaces/{id}", get(namespace))
 }
 

@@ -2,9 +2,11 @@
 //! are personal access token rows with `impersonation` set, so they authenticate as their
 //! user, and the personal access token lists leave them out.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::get;
@@ -38,6 +40,8 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/users/{user_id}/impersonation_tokens",
             get(list).post(create),
         )
+        .doc(Method::GET, Doc::new().input::<ImpersonationTokenQuery>())
+        .doc(Method::POST, Doc::new().input::<CreateImpersonationToken>())
         .route(
             "/api/v4/users/{user_id}/impersonation_tokens/{impersonation_token_id}",
             get(show).delete(revoke),

@@ -2,9 +2,11 @@
 //! `/users/:user_id/gpg_keys`). Keys are parsed with real parsers (`crate::keys`); a
 //! fingerprint is unique in the tenant.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -33,6 +35,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/user/keys",
             get(own_ssh_keys).post(create_own_ssh_key),
         )
+        .doc(Method::POST, Doc::new().input::<CreateSshKey>())
         .route(
             "/api/v4/user/keys/{key_id}",
             get(own_ssh_key).delete(delete_own_ssh_key),
@@ -41,6 +44,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/users/{user_id}/keys",
             get(user_ssh_keys).post(create_user_ssh_key),
         )
+        .doc(Method::POST, Doc::new().input::<CreateSshKey>())
         .route(
             "/api/v4/users/{user_id}/keys/{key_id}",
             get(user_ssh_key).delete(delete_user_ssh_key),
@@ -49,6 +53,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/user/gpg_keys",
             get(own_gpg_keys).post(create_own_gpg_key),
         )
+        .doc(Method::POST, Doc::new().input::<CreateGpgKey>())
         .route(
             "/api/v4/user/gpg_keys/{key_id}",
             get(own_gpg_key).delete(delete_own_gpg_key),
@@ -57,6 +62,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/users/{user_id}/gpg_keys",
             get(user_gpg_keys).post(create_user_gpg_key),
         )
+        .doc(Method::POST, Doc::new().input::<CreateGpgKey>())
         .route(
             "/api/v4/users/{user_id}/gpg_keys/{key_id}",
             get(user_gpg_key).delete(delete_user_gpg_key),

@@ -1,9 +1,11 @@
 //! Project labels: `GET/POST/PUT/DELETE /projects/:id/labels[/:label_id]`. Reading needs the
 //! project; changing needs reporter access. Names are unique per project, case-insensitively.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -32,10 +34,22 @@ pub fn router() -> Router<ApiContext> {
                 .put(update_by_name)
                 .delete(remove_by_name),
         )
+        .doc(
+            Method::GET,
+            Doc::new().input::<LabelListQuery>().input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateLabel>())
+        .doc(
+            Method::PUT,
+            Doc::new().input::<LabelKey>().input::<UpdateLabel>(),
+        )
+        .doc(Method::DELETE, Doc::new().input::<LabelKey>())
         .route(
             "/api/v4/projects/{id}/labels/{label_id}",
             get(show).put(update).delete(remove),
         )
+        .doc(Method::GET, Doc::new().input::<LabelShape>())
+        .doc(Method::PUT, Doc::new().input::<UpdateLabel>())
 }
 
 /// `#RGB`, `#RRGGBB` or a CSS color name, as GitLab's color validator accepts.

@@ -2,6 +2,8 @@
 //! with `/all` (members inherited from ancestor groups, and for projects from the project's
 //! group and the groups it is shared with, at their highest level).
 
+use crate::http::routes::Doc;
+use axum::http::Method;
 use std::collections::HashMap;
 
 use crate::http::routes::Router;
@@ -33,7 +35,16 @@ pub fn router() -> Router<ApiContext> {
                 &format!("/api/v4/{kind}/{{id}}/members"),
                 get(list).post(add),
             )
+            .doc(
+                Method::GET,
+                Doc::new().input::<MemberListQuery>().input::<PageRequest>(),
+            )
+            .doc(Method::POST, Doc::new().input::<AddMember>())
             .route(&format!("/api/v4/{kind}/{{id}}/members/all"), get(list_all))
+            .doc(
+                Method::GET,
+                Doc::new().input::<MemberListQuery>().input::<PageRequest>(),
+            )
             .route(
                 &format!("/api/v4/{kind}/{{id}}/members/all/{{user_id}}"),
                 get(show_all),
@@ -41,7 +52,8 @@ pub fn router() -> Router<ApiContext> {
             .route(
                 &format!("/api/v4/{kind}/{{id}}/members/{{user_id}}"),
                 get(show).put(update).delete(remove),
-            );
+            )
+            .doc(Method::PUT, Doc::new().input::<UpdateMember>());
     }
     router
 }

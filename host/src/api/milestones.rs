@@ -1,9 +1,11 @@
 //! Project milestones: `GET/POST/PUT/DELETE /projects/:id/milestones[/:milestone_id]`, with
 //! `state_event` close/activate. Reading needs the project; changing needs reporter access.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -27,10 +29,18 @@ const DESCRIPTION_MAX: usize = 1_000_000;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/milestones", get(list).post(create))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<MilestoneListQuery>()
+                .input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateMilestone>())
         .route(
             "/api/v4/projects/{id}/milestones/{milestone_id}",
             get(show).put(update).delete(remove),
         )
+        .doc(Method::PUT, Doc::new().input::<UpdateMilestone>())
 }
 
 async fn render(api: &Api, milestone: &MilestoneRow) -> ApiResult<Value> {

@@ -4,9 +4,11 @@
 //! `POST /application/plugin_hooks/spam_check/test`. The handlers parse and render; what is
 //! allowed and what happens is `services::plugins` (which the admin console calls too).
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
@@ -26,16 +28,19 @@ use crate::views;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/application/plugins", get(list).post(upload))
+        .doc(Method::POST, Doc::new().input::<UploadPlugin>())
         .route("/api/v4/application/plugins/{id}", delete(remove))
         .route("/api/v4/application/plugin_hooks", get(hooks))
         .route(
             "/api/v4/application/plugin_hooks/{hook}",
             put(bind).delete(unbind),
         )
+        .doc(Method::PUT, Doc::new().input::<BindPlugin>())
         .route(
             "/api/v4/application/plugin_hooks/spam_check/test",
             post(test_spam_check),
         )
+        .doc(Method::POST, Doc::new().input::<TrySpamCheck>())
 }
 
 impl From<Error> for ApiError {

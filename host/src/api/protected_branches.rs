@@ -3,8 +3,10 @@
 //! GitLab's `API::ProtectedBranches`: every route needs Maintainer (GitLab's
 //! `authorize_admin_project`). The push checks that enforce them are `services::git_push`'s.
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -30,10 +32,18 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/protected_branches",
             get(list).post(create),
         )
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<ProtectedBranchQuery>()
+                .input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateProtectedBranch>())
         .route(
             "/api/v4/projects/{id}/protected_branches/{name}",
             get(show).patch(update).delete(remove),
         )
+        .doc(Method::PATCH, Doc::new().input::<UpdateProtectedBranch>())
 }
 
 /// The project, for a Maintainer (or an administrator).
@@ -117,6 +127,17 @@ fn allowed_to(params: &Params, kind: &'static str) -> ApiResult<Vec<Allowed>> {
 }
 
 /// `POST .../protected_branches`.
+/// The list's `search`: a part of the names to keep.
+struct ProtectedBranchQuery(Option<String>);
+
+impl FromParams for ProtectedBranchQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(ProtectedBranchQuery(
+            p.string("search")?.filter(|s| !s.is_empty()),
+        ))
+    }
+}
+
 struct CreateProtectedBranch {
     name: String,
     levels: Vec<(&'static str, i64)>,
@@ -196,7 +217,7 @@ impl FromParams for UpdateProtectedBranch {
 
 pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = maintained(&api, &id).await?;
-    let search = api.params.string("search")?.filter(|s| !s.is_empty());
+    let ProtectedBranchQuery(search) = api.input()?;
     let mut all = api.db().protected_branches(ctx.project.id).await?;
     if let Some(search) = search {
         all.retain(|b| b.row.name.contains(&search));

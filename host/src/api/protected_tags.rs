@@ -3,8 +3,10 @@
 //! `API::ProtectedTags`: every route needs Maintainer. The push checks that enforce them are
 //! `services::git_push`'s.
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -29,6 +31,8 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/protected_tags",
             get(list).post(create),
         )
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(Method::POST, Doc::new().input::<CreateProtectedTag>())
         .route(
             "/api/v4/projects/{id}/protected_tags/{name}",
             get(show).delete(remove),

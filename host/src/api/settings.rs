@@ -1,8 +1,10 @@
 //! `GET` and `PUT /application/settings`, administrators only. The reading, validating and
 //! writing is `services::settings` (which the admin console's settings pages call too).
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
+use axum::http::Method;
 use axum::routing::get;
 use serde_json::Value;
 
@@ -14,7 +16,9 @@ use crate::settings::validate::SettingsUpdate;
 use crate::views;
 
 pub fn router() -> Router<ApiContext> {
-    Router::new().route("/api/v4/application/settings", get(show).put(update))
+    Router::new()
+        .route("/api/v4/application/settings", get(show).put(update))
+        .doc(Method::PUT, Doc::new().input::<SettingsUpdate>())
 }
 
 async fn show(api: Api) -> ApiResult<Json<Value>> {

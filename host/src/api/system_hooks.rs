@@ -2,8 +2,10 @@
 //! test. Their events (projects, users, keys, groups, memberships, pushes) are delivered by
 //! `crate::webhooks` under `allow_local_requests_from_system_hooks`.
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -24,9 +26,18 @@ use crate::views;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/hooks", get(list).post(create))
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(
+            Method::POST,
+            Doc::new().input_in::<HookInput, _>(HookKind::System),
+        )
         .route(
             "/api/v4/hooks/{hook_id}",
             get(show).post(test).put(update).delete(remove),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new().input_in::<HookInput, _>(HookKind::System),
         )
 }
 

@@ -1,9 +1,11 @@
 //! Personal access tokens: `GET/DELETE /personal_access_tokens[/self|/:id]` and the
 //! administrator's `POST /users/:user_id/personal_access_tokens`.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,6 +30,13 @@ const TOKEN_ORDERS: &[&str] = &["id", "created_at", "name", "last_used_at", "exp
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/personal_access_tokens", get(list))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<TokenListQuery>()
+                .input::<TokenOrder>()
+                .input::<PageRequest>(),
+        )
         .route(
             "/api/v4/personal_access_tokens/self",
             get(show_self).delete(revoke_self),
@@ -40,6 +49,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/users/{user_id}/personal_access_tokens",
             post(create_for_user),
         )
+        .doc(Method::POST, Doc::new().input::<CreateToken>())
 }
 
 fn today() -> String {

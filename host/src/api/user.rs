@@ -1,8 +1,11 @@
 //! `GET /user`: the authenticated user (or the sudo target), in the current-user view;
 //! administrators get the admin view.
 
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
+use crate::views::user::UserSelf;
 use axum::Json;
+use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
@@ -11,7 +14,9 @@ use crate::http::error::ApiResult;
 use crate::http::request::Api;
 
 pub fn router() -> Router<ApiContext> {
-    Router::new().route("/api/v4/user", get(current_user))
+    Router::new()
+        .route("/api/v4/user", get(current_user))
+        .doc(Method::GET, Doc::new().answers::<UserSelf>())
 }
 
 async fn current_user(api: Api) -> ApiResult<Response> {

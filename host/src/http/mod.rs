@@ -2,6 +2,7 @@
 //! endpoint shares (parameters, errors, pagination, the `Api` extractor).
 
 pub mod error;
+pub mod input_doc;
 pub mod limits;
 pub mod openapi;
 pub mod ops;

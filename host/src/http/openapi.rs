@@ -1,9 +1,11 @@
 //! The OpenAPI 3.1 document of the REST API, served at `GET /api/v4/openapi.json`.
 //!
 //! It is built from the route table (`routes.rs`), so every `/api/v4` route and method is in it
-//! by construction: each operation has its path parameters, the ways to authenticate, GitLab's
-//! error statuses with the error body shape of `error.rs`, and a success response whose schema
-//! is the view struct's (`#[derive(ToSchema)]`) where `RESPONSES` names one, any JSON otherwise.
+//! by construction: each operation has its path parameters, the query or body parameters its
+//! typed inputs read (learned by running them, `input_doc.rs`), the ways to authenticate,
+//! GitLab's error statuses with the error body shape of `error.rs`, and a success response
+//! whose schema is the view struct's (`#[derive(ToSchema)]`) where the route's `Doc` names one,
+//! any JSON otherwise.
 //! The HTML pages, OAuth endpoints and operations probes are not part of the REST API and are
 //! left out.
 
@@ -11,9 +13,13 @@ use std::sync::OnceLock;
 
 use axum::Json;
 use axum::http::Method;
-use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{
+    HttpMethod, OperationBuilder, Parameter, ParameterBuilder, ParameterIn, ParameterStyle,
+};
+use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
 use utoipa::openapi::schema::{
-    AnyOfBuilder, ArrayBuilder, ComponentsBuilder, ObjectBuilder, Schema, SchemaType, Type,
+    AnyOfBuilder, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, Schema,
+    SchemaFormat, SchemaType, Type,
 };
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
@@ -22,12 +28,11 @@ use utoipa::openapi::{
     ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathItem, PathsBuilder, Ref, RefOr,
     Required, ResponseBuilder,
 };
-use utoipa::{PartialSchema, ToSchema};
 
 use super::error::ApiResult;
+use super::input_doc::{Body, Doc, ParamKind, ParamRead};
 use super::request::Api;
 use super::routes::RouteEntry;
-use crate::views;
 
 /// The error statuses every operation may answer, with GitLab's error body.
 const ERROR_STATUSES: [(&str, &str); 9] = [
@@ -60,33 +65,6 @@ const SECURITY: [&str; 4] = [
     "access_token",
 ];
 
-/// What a success response is: a view, or a list of them.
-enum Body {
-    One(&'static str),
-    List(&'static str),
-}
-
-/// Success bodies of the routes whose views carry a schema: (method, path, body).
-const RESPONSES: &[(Method, &str, Body)] = &[
-    (Method::GET, "/api/v4/user", Body::One("UserSelf")),
-    (Method::GET, "/api/v4/users", Body::List("UserSummary")),
-    (Method::GET, "/api/v4/users/{id}", Body::One("UserPublic")),
-];
-
-/// The schemas `RESPONSES` refers to, with the ones they embed.
-fn view_schemas(components: ComponentsBuilder) -> ComponentsBuilder {
-    let mut schemas = Vec::new();
-    register::<views::user::UserSelf>(&mut schemas);
-    register::<views::user::UserSummary>(&mut schemas);
-    register::<views::user::UserPublic>(&mut schemas);
-    components.schemas_from_iter(schemas)
-}
-
-fn register<T: ToSchema>(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-    schemas.push((T::name().into_owned(), <T as PartialSchema>::schema()));
-    T::schemas(schemas);
-}
-
 /// The document, built once.
 pub fn document() -> &'static OpenApi {
     static DOCUMENT: OnceLock<OpenApi> = OnceLock::new();
@@ -102,6 +80,7 @@ pub async fn serve(api: Api) -> ApiResult<Json<&'static OpenApi>> {
 
 fn build(routes: &[RouteEntry]) -> OpenApi {
     let mut paths = PathsBuilder::new();
+    let mut schemas = Vec::new();
     for route in routes.iter().filter(|r| r.path.starts_with("/api/v4/")) {
         let path = openapi_path(&route.path);
         for method in &route.methods {
@@ -109,7 +88,13 @@ fn build(routes: &[RouteEntry]) -> OpenApi {
             let Some(http_method) = http_method(method) else {
                 continue;
             };
-            let operation = operation(method, &route.path, &path);
+            let doc = route
+                .docs
+                .iter()
+                .find(|(documented, _)| documented == method)
+                .map(|(_, doc)| doc.clone())
+                .unwrap_or_default();
+            let operation = operation(method, &path, &doc, &mut schemas);
             paths = paths.path(path.clone(), PathItem::new(http_method, operation));
         }
     }
@@ -125,7 +110,8 @@ fn build(routes: &[RouteEntry]) -> OpenApi {
         )
         .paths(paths.build())
         .components(Some(
-            view_schemas(ComponentsBuilder::new())
+            ComponentsBuilder::new()
+                .schemas_from_iter(schemas)
                 .schema("Error", error_schema())
                 .security_scheme(
                     "private_token_header",
@@ -148,7 +134,12 @@ fn build(routes: &[RouteEntry]) -> OpenApi {
         .build()
 }
 
-fn operation(method: &Method, route: &str, path: &str) -> utoipa::openapi::path::Operation {
+fn operation(
+    method: &Method,
+    path: &str,
+    doc: &Doc,
+    schemas: &mut Vec<(String, RefOr<Schema>)>,
+) -> utoipa::openapi::path::Operation {
     let mut operation = OperationBuilder::new()
         .operation_id(Some(format!("{} {path}", method.as_str())))
         .tag(tag(path))
@@ -164,13 +155,27 @@ fn operation(method: &Method, route: &str, path: &str) -> utoipa::openapi::path:
                 .schema(Some(path_parameter_schema(path, name))),
         );
     }
+    let inputs: Vec<ParamRead> = doc
+        .params()
+        .into_iter()
+        .filter(|param| !path_parameters(path).any(|name| name == param.name))
+        .collect();
+    if !inputs.is_empty() {
+        if takes_body(method) {
+            operation = operation.request_body(Some(request_body(&inputs)));
+        } else {
+            for param in &inputs {
+                operation = operation.parameter(query_parameter(param));
+            }
+        }
+    }
     let (status, description) = success_status(method);
     let mut success = ResponseBuilder::new().description(description);
     if status != "204" {
         success = success.content(
             "application/json",
             ContentBuilder::new()
-                .schema(Some(success_schema(method, route)))
+                .schema(Some(success_schema(doc.body, schemas)))
                 .build(),
         );
     }
@@ -201,15 +206,89 @@ fn success_status(method: &Method) -> (&'static str, &'static str) {
     }
 }
 
-fn success_schema(method: &Method, route: &str) -> RefOr<Schema> {
-    let body = RESPONSES
-        .iter()
-        .find(|(m, path, _)| m == method && *path == route)
-        .map(|(_, _, body)| body);
+/// GitLab's Grape reads a write's parameters from its body (and the query); reads and deletes
+/// take them in the query.
+fn takes_body(method: &Method) -> bool {
+    matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+}
+
+/// A read's parameter in the query. Lists are comma-separated and hashes bracketed
+/// (`custom_attributes[key]=value`), as `params.rs` reads them.
+fn query_parameter(param: &ParamRead) -> Parameter {
+    let style = match param.kind {
+        ParamKind::Object => ParameterStyle::DeepObject,
+        _ => ParameterStyle::Form,
+    };
+    ParameterBuilder::new()
+        .name(&param.name)
+        .parameter_in(ParameterIn::Query)
+        .required(required(param.required))
+        .style(Some(style))
+        .explode(Some(param.kind == ParamKind::Object))
+        .schema(Some(param_schema(&param.kind)))
+        .build()
+}
+
+/// A write's parameters as one JSON object, or a multipart form when one of them is a file.
+fn request_body(inputs: &[ParamRead]) -> RequestBody {
+    let mut object = ObjectBuilder::new().schema_type(Type::Object);
+    for param in inputs {
+        object = object.property(&param.name, param_schema(&param.kind));
+        if param.required {
+            object = object.required(&param.name);
+        }
+    }
+    let content_type = if inputs.iter().any(|p| p.kind == ParamKind::File) {
+        "multipart/form-data"
+    } else {
+        "application/json"
+    };
+    RequestBodyBuilder::new()
+        .content(
+            content_type,
+            ContentBuilder::new().schema(Some(object.build())).build(),
+        )
+        .required(Some(required(inputs.iter().any(|p| p.required))))
+        .build()
+}
+
+fn required(required: bool) -> Required {
+    if required {
+        Required::True
+    } else {
+        Required::False
+    }
+}
+
+fn param_schema(kind: &ParamKind) -> Schema {
+    let of = |schema_type: Type| ObjectBuilder::new().schema_type(schema_type);
+    let formatted =
+        |format: KnownFormat| of(Type::String).format(Some(SchemaFormat::KnownFormat(format)));
+    let list = |items: Type| Schema::Array(ArrayBuilder::new().items(of(items)).build());
+    Schema::Object(
+        match kind {
+            ParamKind::Any => ObjectBuilder::new().schema_type(SchemaType::AnyValue),
+            ParamKind::String { max_length } => of(Type::String).max_length(*max_length),
+            ParamKind::Bool => of(Type::Boolean),
+            ParamKind::Int => of(Type::Integer),
+            ParamKind::Float => of(Type::Number),
+            ParamKind::OneOf(allowed) => of(Type::String).enum_values(Some(allowed.clone())),
+            ParamKind::StringList => return list(Type::String),
+            ParamKind::IntList => return list(Type::Integer),
+            ParamKind::Object => of(Type::Object),
+            ParamKind::Date => formatted(KnownFormat::Date),
+            ParamKind::DateTime => formatted(KnownFormat::DateTime),
+            ParamKind::File => formatted(KnownFormat::Binary),
+        }
+        .build(),
+    )
+}
+
+fn success_schema(body: Option<Body>, schemas: &mut Vec<(String, RefOr<Schema>)>) -> RefOr<Schema> {
     match body {
-        Some(Body::One(name)) => Ref::from_schema_name(*name).into(),
-        Some(Body::List(name)) => ArrayBuilder::new()
-            .items(Ref::from_schema_name(*name))
+        Some(Body::One(register)) => Ref::from_schema_name(register(schemas)).into(),
+        Some(Body::List(register)) => ArrayBuilder::new()
+            .items(Ref::from_schema_name(register(schemas)))
             .build()
             .into(),
         None => any_value(),
@@ -317,6 +396,7 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
+            .filter(|p| p["in"] == "path")
             .map(|p| {
                 (
                     p["name"].as_str().unwrap(),
@@ -335,14 +415,33 @@ mod tests {
     }
 
     #[test]
-    fn described_responses_name_schemas_that_exist() {
+    fn referenced_schemas_exist() {
+        let text = serde_json::to_string(document()).unwrap();
         let document = serde_json::to_value(document()).unwrap();
-        for (_, _, body) in RESPONSES {
-            let (Body::One(name) | Body::List(name)) = body;
+        for reference in text.split("\"#/components/schemas/").skip(1) {
+            let name = reference.split('"').next().unwrap();
             assert!(
                 document["components"]["schemas"][name].is_object(),
                 "{name} is not in the components"
             );
         }
+    }
+
+    #[test]
+    fn typed_inputs_become_query_and_body_parameters() {
+        let document = serde_json::to_value(document()).unwrap();
+        let issues = &document["paths"]["/api/v4/projects/{id}/issues"];
+        let query: Vec<_> = issues["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["name"].as_str().unwrap(), p["in"].as_str().unwrap()))
+            .collect();
+        assert!(query.contains(&("state", "query")), "{query:?}");
+        assert!(query.contains(&("per_page", "query")), "{query:?}");
+        let body = &issues["post"]["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(body["required"], serde_json::json!(["title"]));
+        assert_eq!(body["properties"]["confidential"]["type"], "boolean");
+        assert_eq!(body["properties"]["title"]["type"], "string");
     }
 }

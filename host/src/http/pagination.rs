@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::error::{ApiError, ApiResult};
-use super::params::Params;
+use super::params::{FromParams, Params};
 use crate::request_origin::Origin;
 use crate::store::window::{Direction, Window};
 
@@ -22,6 +22,12 @@ pub struct PageRequest {
     pub page: i64,
     pub per_page: i64,
     pub keyset: bool,
+}
+
+impl FromParams for PageRequest {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        PageRequest::from_params(params)
+    }
 }
 
 impl PageRequest {

@@ -3,6 +3,7 @@
 //! (`custom_attributes[key]=v`). Accessors coerce as Grape does and fail with Grape's messages.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, header};
@@ -10,6 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, ApiResult};
+pub use super::input_doc::{ParamKind, ParamRead};
 
 /// An endpoint's typed input: what it accepts, read from the merged parameters in one place
 /// with Grape's coercion and messages (`Params`' accessors). Handlers call `api.input()` first
@@ -33,13 +35,21 @@ pub struct Audience {
     pub admin: bool,
 }
 
+impl Audience {
+    /// The widest audience, for which the OpenAPI document describes what an endpoint takes.
+    pub const ADMIN: Audience = Audience {
+        signed_in: true,
+        admin: true,
+    };
+}
+
 /// Declares a typed input that is one boolean parameter with its default (GitLab's many
 /// `with_*` switches and flags): `flag_input!(LabelShape, "with_counts", false);` makes
 /// `struct LabelShape(bool)`, read with `Params::bool`'s coercion and message.
 macro_rules! flag_input {
-    ($(#[$doc:meta])* $name:ident, $param:literal, $default:expr) => {
+    ($(#[$doc:meta])* $vis:vis $name:ident, $param:literal, $default:expr) => {
         $(#[$doc])*
-        struct $name(bool);
+        $vis struct $name(bool);
 
         impl $crate::http::params::FromParams for $name {
             fn from_params(
@@ -58,6 +68,9 @@ pub use super::upload::UploadedFile;
 pub struct Params {
     values: Map<String, Value>,
     files: HashMap<String, UploadedFile>,
+    /// Set only when the OpenAPI document reads a typed input to learn what it accepts
+    /// (`input_doc.rs`): every accessor then notes the name and kind it was asked for.
+    reads: Option<Arc<Mutex<Vec<ParamRead>>>>,
 }
 
 /// How large a body may be, by kind, and where its files go.
@@ -215,24 +228,51 @@ impl Params {
     pub fn from_json_object(values: Map<String, Value>) -> Self {
         Params {
             values,
-            files: HashMap::new(),
+            ..Params::default()
+        }
+    }
+
+    /// Parameters that note every read, for `input_doc::describe`.
+    pub(super) fn recording(values: Map<String, Value>) -> (Self, Arc<Mutex<Vec<ParamRead>>>) {
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let params = Params {
+            values,
+            reads: Some(reads.clone()),
+            ..Params::default()
+        };
+        (params, reads)
+    }
+
+    /// Notes a read when recording; the first specific kind asked for a name is its kind.
+    fn note(&self, name: &str, kind: ParamKind, required: bool) {
+        if let Some(reads) = &self.reads {
+            let mut reads = reads.lock().unwrap_or_else(|e| e.into_inner());
+            reads.push(ParamRead {
+                name: name.to_string(),
+                kind,
+                required,
+            });
         }
     }
 
     pub fn has(&self, name: &str) -> bool {
+        self.note(name, ParamKind::Any, false);
         self.values.contains_key(name)
     }
 
     pub fn raw(&self, name: &str) -> Option<&Value> {
+        self.note(name, ParamKind::Any, false);
         self.values.get(name).filter(|v| !v.is_null())
     }
 
     pub fn file(&self, name: &str) -> Option<&UploadedFile> {
+        self.note(name, ParamKind::File, false);
         self.files.get(name)
     }
 
     /// A string parameter; numbers and booleans are accepted as their text, as Grape coerces them.
     pub fn string(&self, name: &str) -> ApiResult<Option<String>> {
+        self.note(name, ParamKind::String { max_length: None }, false);
         match self.raw(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -245,6 +285,13 @@ impl Params {
     /// A string of at most `max` characters: longer ones answer as a failed model
     /// validation, `{"message":{"<name>":["is too long (maximum is <max> characters)"]}}`.
     pub fn string_at_most(&self, name: &str, max: usize) -> ApiResult<Option<String>> {
+        self.note(
+            name,
+            ParamKind::String {
+                max_length: Some(max),
+            },
+            false,
+        );
         let value = self.string(name)?;
         if value.as_ref().is_some_and(|s| s.chars().count() > max) {
             return Err(ApiError::field(
@@ -256,6 +303,7 @@ impl Params {
     }
 
     pub fn required_string(&self, name: &str) -> ApiResult<String> {
+        self.note(name, ParamKind::String { max_length: None }, true);
         self.string(name)?
             .ok_or_else(|| ApiError::Missing(name.to_string()))
     }
@@ -271,6 +319,7 @@ impl Params {
     }
 
     pub fn bool(&self, name: &str) -> ApiResult<Option<bool>> {
+        self.note(name, ParamKind::Bool, false);
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -284,6 +333,7 @@ impl Params {
     }
 
     pub fn int(&self, name: &str) -> ApiResult<Option<i64>> {
+        self.note(name, ParamKind::Int, false);
         match self.raw(name) {
             None => Ok(None),
             Some(value) => value_to_int(value)
@@ -293,6 +343,7 @@ impl Params {
     }
 
     pub fn float(&self, name: &str) -> ApiResult<Option<f64>> {
+        self.note(name, ParamKind::Float, false);
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| ApiError::invalid(name)),
@@ -307,6 +358,8 @@ impl Params {
 
     /// One of a fixed set of values: `{"error":"sort does not have a valid value"}` otherwise.
     pub fn one_of(&self, name: &str, allowed: &[&str]) -> ApiResult<Option<String>> {
+        let allowed_values = allowed.iter().map(|value| value.to_string()).collect();
+        self.note(name, ParamKind::OneOf(allowed_values), false);
         match self.string(name)? {
             Some(value) if !allowed.contains(&value.as_str()) => Err(ApiError::InvalidParam(
                 format!("{name} does not have a valid value"),
@@ -317,6 +370,7 @@ impl Params {
 
     /// An array of strings: a JSON array, repeated `name[]`, or a comma-separated string.
     pub fn string_list(&self, name: &str) -> ApiResult<Option<Vec<String>>> {
+        self.note(name, ParamKind::StringList, false);
         match self.raw(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(split_commas(s))),
@@ -334,6 +388,7 @@ impl Params {
     }
 
     pub fn int_list(&self, name: &str) -> ApiResult<Option<Vec<i64>>> {
+        self.note(name, ParamKind::IntList, false);
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Array(items)) => items
@@ -356,6 +411,7 @@ impl Params {
     }
 
     pub fn object(&self, name: &str) -> ApiResult<Option<&Map<String, Value>>> {
+        self.note(name, ParamKind::Object, false);
         match self.raw(name) {
             None => Ok(None),
             Some(Value::Object(map)) => Ok(Some(map)),
@@ -379,6 +435,7 @@ impl Params {
 
     /// A date `YYYY-MM-DD`.
     pub fn date(&self, name: &str) -> ApiResult<Option<NaiveDate>> {
+        self.note(name, ParamKind::Date, false);
         match self.string(name)? {
             None => Ok(None),
             Some(s) if s.is_empty() => Ok(None),
@@ -390,6 +447,7 @@ impl Params {
 
     /// An ISO 8601 date-time (a bare date means its midnight UTC).
     pub fn datetime(&self, name: &str) -> ApiResult<Option<DateTime<Utc>>> {
+        self.note(name, ParamKind::DateTime, false);
         match self.string(name)? {
             None => Ok(None),
             Some(s) => parse_datetime(&s)

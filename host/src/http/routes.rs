@@ -11,16 +11,20 @@ use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, Route};
 use tower::{Layer, Service};
 
+pub use super::input_doc::Doc;
+
 pub struct Router<S = ()> {
     inner: axum::Router<S>,
     routes: Vec<RouteEntry>,
 }
 
-/// One routed path template and the methods it answers.
+/// One routed path template, the methods it answers, and what the methods documented with
+/// `Router::doc` take and answer.
 #[derive(Debug, Clone)]
 pub struct RouteEntry {
     pub path: String,
     pub methods: Vec<Method>,
+    pub docs: Vec<(Method, Doc)>,
 }
 
 impl<S: Clone + Send + Sync + 'static> Default for Router<S> {
@@ -41,8 +45,21 @@ impl<S: Clone + Send + Sync + 'static> Router<S> {
         self.routes.push(RouteEntry {
             path: path.to_string(),
             methods: methods_of(&method_router),
+            docs: Vec::new(),
         });
         self.inner = self.inner.route(path, method_router);
+        self
+    }
+
+    /// Documents what `method` of the route added last takes and answers (`input_doc.rs`).
+    pub fn doc(mut self, method: Method, doc: Doc) -> Self {
+        let route = self.routes.last_mut().expect("doc follows a route");
+        assert!(
+            route.methods.contains(&method),
+            "{method} is not routed on {}",
+            route.path
+        );
+        route.docs.push((method, doc));
         self
     }
 

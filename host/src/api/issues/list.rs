@@ -353,7 +353,7 @@ async fn respond(
 }
 
 /// `scope=all`, the one scope of `GET /issues` open to anonymous callers.
-struct AnonymousScope(bool);
+pub(super) struct AnonymousScope(bool);
 
 impl FromParams for AnonymousScope {
     fn from_params(p: &Params) -> ApiResult<Self> {

@@ -15,6 +15,9 @@ mod notes;
 mod time;
 mod write;
 
+use crate::http::routes::Doc;
+use crate::services::notes::{CreateNote, UpdateNote};
+use axum::http::Method;
 use std::collections::HashMap;
 
 use crate::http::routes::Router;
@@ -38,27 +41,49 @@ pub fn router() -> Router<ApiContext> {
     let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
     Router::new()
         .route("/api/v4/issues", get(list::global))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<list::AnonymousScope>()
+                .input::<list::IssueListQuery>(),
+        )
         .route("/api/v4/groups/{id}/issues", get(list::group))
+        .doc(Method::GET, Doc::new().input::<list::IssueListQuery>())
         .route(
             "/api/v4/projects/{id}/issues",
             get(list::project).post(write::create),
+        )
+        .doc(Method::GET, Doc::new().input::<list::IssueListQuery>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<input::CreateIssueRequest>(),
         )
         .route(
             issue,
             get(write::show).put(write::update).delete(write::remove),
         )
+        .doc(Method::GET, Doc::new().input::<LabelsDetails>())
+        .doc(
+            Method::PUT,
+            Doc::new().input::<crate::services::issues::UpdateIssue>(),
+        )
         .route(
             &format!("{issue}/notes"),
             get(notes::list).post(notes::create),
         )
+        .doc(Method::GET, Doc::new().input::<input::NoteListQuery>())
+        .doc(Method::POST, Doc::new().input::<CreateNote>())
         .route(
             &format!("{issue}/notes/{{note_id}}"),
             get(notes::show).put(notes::update).delete(notes::remove),
         )
+        .doc(Method::PUT, Doc::new().input::<UpdateNote>())
         .route(
             &format!("{issue}/award_emoji"),
             get(award_emoji::issue_list).post(award_emoji::issue_create),
         )
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(Method::POST, Doc::new().input::<input::CreateAward>())
         .route(
             &format!("{issue}/award_emoji/{{award_id}}"),
             get(award_emoji::issue_show).delete(award_emoji::issue_remove),
@@ -67,6 +92,8 @@ pub fn router() -> Router<ApiContext> {
             &format!("{issue}/notes/{{note_id}}/award_emoji"),
             get(award_emoji::note_list).post(award_emoji::note_create),
         )
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(Method::POST, Doc::new().input::<input::CreateAward>())
         .route(
             &format!("{issue}/notes/{{note_id}}/award_emoji/{{award_id}}"),
             get(award_emoji::note_show).delete(award_emoji::note_remove),
@@ -75,8 +102,11 @@ pub fn router() -> Router<ApiContext> {
         .route(&format!("{issue}/unsubscribe"), post(actions::unsubscribe))
         .route(&format!("{issue}/todo"), post(actions::todo))
         .route(&format!("{issue}/move"), post(actions::move_issue))
+        .doc(Method::POST, Doc::new().input::<input::MoveIssue>())
         .route(&format!("{issue}/participants"), get(actions::participants))
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
         .route(&format!("{issue}/closed_by"), get(actions::closed_by))
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
         .route(
             &format!("{issue}/related_merge_requests"),
             get(actions::closed_by),
@@ -86,11 +116,13 @@ pub fn router() -> Router<ApiContext> {
             get(actions::user_agent_detail),
         )
         .route(&format!("{issue}/time_estimate"), post(time::set_estimate))
+        .doc(Method::POST, Doc::new().input::<input::TimeEstimate>())
         .route(
             &format!("{issue}/reset_time_estimate"),
             post(time::reset_estimate),
         )
         .route(&format!("{issue}/add_spent_time"), post(time::add_spent))
+        .doc(Method::POST, Doc::new().input::<input::SpentTime>())
         .route(
             &format!("{issue}/reset_spent_time"),
             post(time::reset_spent),

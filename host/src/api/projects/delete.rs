@@ -95,7 +95,7 @@ fn full_path(ctx: &ProjectCtx) -> String {
 
 /// `DELETE /projects/:id`: `permanently_remove` a project already marked for deletion,
 /// confirmed by its `full_path`.
-struct DeleteProject {
+pub(super) struct DeleteProject {
     permanently: bool,
     full_path: Option<String>,
 }

@@ -13,6 +13,7 @@ use crate::api::access::{self, ProjectCtx};
 use crate::api::hook_input::HookInput;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest};
+use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::model::hooks::HookRow;
 use crate::model::now_ms;
@@ -116,8 +117,8 @@ pub async fn delete_hook(
 
 /// GitLab's `status` filter of the events list: codes, or `successful`, `client_failure`,
 /// `server_failure` (which includes requests that got no answer).
-fn log_statuses(api: &Api) -> ApiResult<Option<Vec<String>>> {
-    let Some(given) = api.params.string_list("status")? else {
+pub(super) fn log_statuses(params: &Params) -> ApiResult<Option<Vec<String>>> {
+    let Some(given) = params.string_list("status")? else {
         return Ok(None);
     };
     let mut statuses = Vec::new();
@@ -146,7 +147,7 @@ pub async fn list_hook_events(
 ) -> ApiResult<Response> {
     let ctx = managed_project(&api, &id).await?;
     let row = existing_hook(&api, &ctx, &hook).await?;
-    let statuses = log_statuses(&api)?;
+    let statuses = log_statuses(&api.params)?;
     let request = PageRequest::from_params(&api.params)?;
     let window = request.window(&api.params, "id", Direction::Desc)?;
     let rows = api

@@ -213,7 +213,7 @@ pub async fn schedule_fetch(
 }
 
 /// `POST /projects/:id/mirror/pull`: `import_url` when not blank.
-struct PullMirror {
+pub(super) struct PullMirror {
     import_url: Option<String>,
 }
 

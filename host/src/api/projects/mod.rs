@@ -16,8 +16,14 @@ mod write;
 
 pub use crate::model::project_names::valid_path;
 pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility};
-pub use read::{group_projects, user_projects};
+pub use read::{ListKind, group_projects, list_doc, user_projects};
 
+use crate::api::hook_input::HookInput;
+use crate::api::users::avatar::AvatarChange;
+use crate::http::pagination::PageRequest;
+use crate::http::routes::Doc;
+use crate::model::webhooks::HookKind;
+use axum::http::Method;
 use std::collections::HashMap;
 
 use crate::http::routes::Router;
@@ -39,20 +45,45 @@ use repository::may_see_statistics;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects", get(read::list).post(write::create))
+        .doc(Method::GET, list_doc(ListKind::All))
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input_in::<fields::Fields, _>((fields::Mode::Create, Audience::ADMIN))
+                .input::<AvatarChange>(),
+        )
         .route(
             "/api/v4/projects/user/{user_id}",
             post(write::create_for_user),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input_in::<fields::Fields, _>((fields::Mode::Create, Audience::ADMIN))
+                .input::<AvatarChange>(),
         )
         .route(
             "/api/v4/projects/{id}",
             get(read::show).put(write::update).delete(delete::remove),
         )
+        .doc(
+            Method::GET,
+            Doc::new().input_in::<Shape, _>(Audience::ADMIN),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input_in::<fields::Fields, _>((fields::Mode::Edit, Audience::ADMIN))
+                .input::<AvatarChange>(),
+        )
+        .doc(Method::DELETE, Doc::new().input::<delete::DeleteProject>())
         .route("/api/v4/projects/{id}/restore", post(delete::restore))
         .route(
             "/api/v4/projects/{id}/languages",
             get(repository::languages),
         )
         .route("/api/v4/projects/{id}/snapshot", get(repository::snapshot))
+        .doc(Method::GET, Doc::new().input::<repository::SnapshotQuery>())
         .route(
             "/api/v4/projects/{id}/housekeeping",
             post(repository::housekeeping),
@@ -61,31 +92,56 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/fork",
             post(fork::create).delete(fork::unlink),
         )
+        .doc(
+            Method::POST,
+            Doc::new().input::<crate::services::project_forks::ForkRequest>(),
+        )
         .route(
             "/api/v4/projects/{id}/fork/{forked_from_id}",
             post(fork::link),
         )
         .route("/api/v4/projects/{id}/forks", get(fork::list))
+        .doc(Method::GET, list_doc(ListKind::UserProjects))
         .route("/api/v4/projects/{id}/mirror/pull", post(mirror::pull))
+        .doc(Method::POST, Doc::new().input::<mirror::PullMirror>())
         .route("/api/v4/projects/{id}/share", post(share::create))
+        .doc(Method::POST, Doc::new().input::<share::ShareProject>())
         .route(
             "/api/v4/projects/{id}/share/{group_id}",
             axum::routing::delete(share::remove),
         )
         .route("/api/v4/projects/{id}/transfer", put(share::transfer))
+        .doc(Method::PUT, Doc::new().input::<share::TransferProject>())
         .route(
             "/uploads/-/system/project/avatar/{id}/{filename}",
             get(write::serve_avatar),
         )
         .route("/api/v4/projects/{id}/users", get(read::users))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<read::ProjectUsersQuery>()
+                .input::<PageRequest>(),
+        )
         .route("/api/v4/projects/{id}/star", post(star::star))
         .route("/api/v4/projects/{id}/unstar", post(star::unstar))
         .route("/api/v4/projects/{id}/starrers", get(star::starrers))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<star::StarrerQuery>()
+                .input::<PageRequest>(),
+        )
         .route("/api/v4/projects/{id}/archive", post(write::archive))
         .route("/api/v4/projects/{id}/unarchive", post(write::unarchive))
         .route(
             "/api/v4/projects/{id}/hooks",
             get(hooks::list_hooks).post(hooks::create_hook),
+        )
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(
+            Method::POST,
+            Doc::new().input_in::<HookInput, _>(HookKind::Project),
         )
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}",
@@ -93,9 +149,17 @@ pub fn router() -> Router<ApiContext> {
                 .put(hooks::update_hook)
                 .delete(hooks::delete_hook),
         )
+        .doc(
+            Method::PUT,
+            Doc::new().input_in::<HookInput, _>(HookKind::Project),
+        )
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}/events",
             get(hooks::list_hook_events),
+        )
+        .doc(
+            Method::GET,
+            Doc::new().reads(hooks::log_statuses).input::<PageRequest>(),
         )
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}/events/{hook_log_id}/resend",
@@ -106,12 +170,25 @@ pub fn router() -> Router<ApiContext> {
             post(hooks::test_hook),
         )
         .route("/api/v4/projects/{id}/uploads", post(uploads::create))
+        .doc(Method::POST, Doc::new().input::<uploads::CreateUpload>())
         .route(
             "/api/v4/projects/{id}/push_rule",
             get(push_rule::show_push_rule)
                 .post(push_rule::create_push_rule)
                 .put(push_rule::update_push_rule)
                 .delete(push_rule::delete_push_rule),
+        )
+        .doc(
+            Method::POST,
+            Doc::new().reads(|p| {
+                push_rule::apply_push_rule_params(p, &mut push_rule::PushRuleRow::defaults(0))
+            }),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new().reads(|p| {
+                push_rule::apply_push_rule_params(p, &mut push_rule::PushRuleRow::defaults(0))
+            }),
         )
 }
 

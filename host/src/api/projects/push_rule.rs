@@ -10,8 +10,10 @@ use serde_json::{Value, json};
 
 use super::hooks::{created, managed_project};
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::Params;
 use crate::http::request::Api;
-use crate::model::hooks::{PUSH_RULE_FLAGS, PUSH_RULE_REGEXES, PushRuleRow};
+pub(super) use crate::model::hooks::PushRuleRow;
+use crate::model::hooks::{PUSH_RULE_FLAGS, PUSH_RULE_REGEXES};
 use crate::views;
 
 /// GitLab's `at_least_one_of` list for push rules.
@@ -66,20 +68,20 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
 
 /// Applies the given settings to `rule`. Regexes must pass [`check_pattern`]; blank clears
 /// one. `max_file_size` (MB) is an integer of at least 0.
-fn apply_push_rule_params(api: &Api, rule: &mut PushRuleRow) -> ApiResult<()> {
+pub(super) fn apply_push_rule_params(params: &Params, rule: &mut PushRuleRow) -> ApiResult<()> {
     let names = push_rule_params();
-    if !names.iter().any(|n| api.params.has(n)) {
+    if !names.iter().any(|n| params.has(n)) {
         return Err(ApiError::InvalidParam(format!(
             "{} are missing, at least one parameter must be provided",
             names.join(", ")
         )));
     }
     for (name, on) in rule.flags.iter_mut() {
-        if let Some(value) = api.params.bool(name)? {
+        if let Some(value) = params.bool(name)? {
             *on = value;
         }
     }
-    if let Some(size) = api.params.int("max_file_size")? {
+    if let Some(size) = params.int("max_file_size")? {
         if size < 0 {
             return Err(ApiError::field(
                 "max_file_size",
@@ -90,7 +92,7 @@ fn apply_push_rule_params(api: &Api, rule: &mut PushRuleRow) -> ApiResult<()> {
     }
     let mut problems = serde_json::Map::new();
     for (name, regex) in rule.regexes.iter_mut() {
-        let Some(given) = api.params.string(name)? else {
+        let Some(given) = params.string(name)? else {
             continue;
         };
         if given.is_empty() {
@@ -130,7 +132,7 @@ pub async fn create_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Res
         return Err(push_rule_exists());
     }
     let mut rule = PushRuleRow::defaults(ctx.project.id);
-    apply_push_rule_params(&api, &mut rule)?;
+    apply_push_rule_params(&api.params, &mut rule)?;
     let row = api
         .db()
         .insert_push_rule(&rule)
@@ -153,7 +155,7 @@ pub async fn update_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Jso
         .push_rule(ctx.project.id)
         .await?
         .ok_or(ApiError::NotFound("Push Rule"))?;
-    apply_push_rule_params(&api, &mut rule)?;
+    apply_push_rule_params(&api.params, &mut rule)?;
     let row = api
         .db()
         .update_push_rule(&rule)

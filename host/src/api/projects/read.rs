@@ -2,6 +2,7 @@
 //! (`GET /users/:id/projects`, `/starred_projects`) and a group's (`GET /groups/:id/projects`,
 //! `/groups/:id/projects/shared`).
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
 use axum::response::Response;
@@ -41,11 +42,19 @@ const GROUP_ORDERS: &[&str] = ORDERS.split_at(8).0;
 
 /// Which list is being filtered: the general one has every filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ListKind {
+pub enum ListKind {
     All,
     UserProjects,
     Starred,
     Group,
+}
+
+/// What a list of `kind` takes, for the OpenAPI document.
+pub fn list_doc(kind: ListKind) -> Doc {
+    Doc::new()
+        .input_in::<ProjectListQuery, _>((kind, Audience::ADMIN))
+        .input_in::<Shape, _>(Audience::ADMIN)
+        .input::<PageRequest>()
 }
 
 /// What a project list accepts; which filters depends on the list (`ListKind`) and on who
@@ -261,7 +270,7 @@ pub async fn forks_of(api: Api, project_id: i64) -> ApiResult<Response> {
 }
 
 /// `GET /projects/:id/users`.
-struct ProjectUsersQuery {
+pub(super) struct ProjectUsersQuery {
     /// Part of a name or username, lower case.
     search: Option<String>,
     /// `skip_users`.

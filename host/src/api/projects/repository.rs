@@ -56,7 +56,7 @@ pub async fn languages(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value
 
 flag_input!(
     /// `GET /projects/:id/snapshot`: the wiki's repository with `wiki=true`.
-    SnapshotQuery,
+    pub(super) SnapshotQuery,
     "wiki",
     false
 );

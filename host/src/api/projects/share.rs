@@ -24,7 +24,7 @@ fn api_error(status: StatusCode, message: &str) -> ApiError {
 }
 
 /// `POST /projects/:id/share`.
-struct ShareProject {
+pub(super) struct ShareProject {
     group_id: i64,
     group_access: AccessLevel,
     /// `YYYY-MM-DD`.
@@ -117,7 +117,7 @@ pub async fn remove(Path((id, group_id)): Path<(String, String)>, api: Api) -> A
 }
 
 /// `PUT /projects/:id/transfer`: `namespace`, an id or a full path.
-struct TransferProject {
+pub(super) struct TransferProject {
     namespace: String,
 }
 

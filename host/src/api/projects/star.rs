@@ -38,7 +38,7 @@ pub async fn unstar(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 }
 
 /// `GET /projects/:id/starrers`.
-struct StarrerQuery {
+pub(super) struct StarrerQuery {
     /// Part of a name or username.
     search: Option<String>,
 }

@@ -31,7 +31,7 @@ fn max_bytes(api: &Api) -> u64 {
 }
 
 /// `POST /projects/:id/uploads`: `file`, a multipart file.
-struct CreateUpload {
+pub(super) struct CreateUpload {
     file: UploadedFile,
 }
 

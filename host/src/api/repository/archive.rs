@@ -2,8 +2,10 @@
 //! (the default branch without `sha`), streamed as tar.gz (the default), tar.bz2, tar or
 //! zip, named `<project>-<ref>-<sha>` as GitLab names it.
 
+use crate::http::routes::Doc;
 use axum::body::Body;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -12,6 +14,7 @@ use super::{path_param, readable};
 use crate::context::ApiContext;
 use crate::git::tree::ArchiveFormat;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::Params;
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::http::stream::stream_body;
@@ -22,10 +25,18 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/archive",
             get(default_format),
         )
+        .doc(Method::GET, Doc::new().reads(archive_params))
         .route(
             "/api/v4/projects/{id}/repository/archive.{format}",
             get(with_format),
         )
+        .doc(Method::GET, Doc::new().reads(archive_params))
+}
+
+/// `sha` (the default branch when blank or absent) and `path` (the whole tree when absent).
+fn archive_params(params: &Params) -> ApiResult<(Option<String>, Option<String>)> {
+    let sha = params.string("sha")?.filter(|s| !s.is_empty());
+    Ok((sha, path_param(params)?))
 }
 
 async fn default_format(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -39,8 +50,7 @@ async fn with_format(Path((id, format)): Path<(String, String)>, api: Api) -> Ap
 }
 
 async fn archive(api: Api, id: String, format: ArchiveFormat) -> ApiResult<Response> {
-    let sha = api.params.string("sha")?.filter(|s| !s.is_empty());
-    let path = path_param(&api.params)?;
+    let (sha, path) = archive_params(&api.params)?;
     let repo = readable(&api, &id).await?;
     let reference = sha
         .or_else(|| repo.default_branch().map(str::to_string))

@@ -1,8 +1,11 @@
 //! Branches: `GET/POST /projects/:id/repository/branches` (with `search` and `regex`),
 //! `GET/HEAD/DELETE .../branches/:branch` and `DELETE .../merged_branches`.
 
+use crate::http::pagination::PageRequest;
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
@@ -28,6 +31,11 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/branches",
             get(list).post(create),
         )
+        .doc(
+            Method::GET,
+            Doc::new().input::<BranchListQuery>().input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateBranch>())
         .route(
             "/api/v4/projects/{id}/repository/branches/{branch}",
             get(show).delete(remove),

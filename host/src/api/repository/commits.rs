@@ -2,8 +2,10 @@
 //! `all`, `first_parent`, `with_stats`), `POST` with several actions in one commit,
 //! `GET .../commits/:sha` (with stats), `.../:sha/diff` and `.../:sha/refs`.
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -16,7 +18,7 @@ use crate::git::commits::LogQuery;
 use crate::git::tree::valid_path;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
-use crate::http::params::{FromParams, Params, parse_bool};
+use crate::http::params::{FromParams, Params, flag_input, parse_bool};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::services::commit_actions::{self, Action, ActionKind, CommitRequest};
@@ -27,14 +29,25 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/commits",
             get(list).post(create),
         )
+        .doc(
+            Method::GET,
+            Doc::new().input::<CommitListQuery>().input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateCommit>())
         .route("/api/v4/projects/{id}/repository/commits/{sha}", get(show))
+        .doc(Method::GET, Doc::new().input::<CommitStats>())
         .route(
             "/api/v4/projects/{id}/repository/commits/{sha}/diff",
             get(diff),
         )
+        .doc(Method::GET, Doc::new().input::<PageRequest>())
         .route(
             "/api/v4/projects/{id}/repository/commits/{sha}/refs",
             get(refs),
+        )
+        .doc(
+            Method::GET,
+            Doc::new().reads(refs_type).input::<PageRequest>(),
         )
 }
 
@@ -123,7 +136,7 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 }
 
 async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
-    let with_stats = api.params.bool("stats")?.unwrap_or(true);
+    let CommitStats(with_stats) = api.input()?;
     let repo = readable(&api, &id).await?;
     let commit = repo
         .repo
@@ -147,11 +160,22 @@ async fn diff(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Re
     )
 }
 
-async fn refs(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
-    let kind = api
-        .params
+/// `GET .../refs`' `type`: branch, tag or all (the default).
+fn refs_type(params: &Params) -> ApiResult<String> {
+    Ok(params
         .one_of("type", &["branch", "tag", "all"])?
-        .unwrap_or_else(|| "all".into());
+        .unwrap_or_else(|| "all".into()))
+}
+
+flag_input!(
+    /// `GET .../commits/:sha`' `stats`: with the commit's line counts (the default).
+    CommitStats,
+    "stats",
+    true
+);
+
+async fn refs(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let kind = refs_type(&api.params)?;
     let repo = readable(&api, &id).await?;
     let commit = repo.commit_id(&sha, "Commit").await?;
     let items = repo

@@ -3,8 +3,10 @@
 //! `from` itself) to `to`; and `GET /projects/:id/repository/merge_base?refs[]=` (the merge
 //! base's commit, as GitLab's `API::Repositories`).
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::StatusCode;
 use axum::routing::get;
 use serde_json::{Value, json};
@@ -24,10 +26,12 @@ const MAX_COMMITS: i64 = 100;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/repository/compare", get(compare))
+        .doc(Method::GET, Doc::new().input::<CompareQuery>())
         .route(
             "/api/v4/projects/{id}/repository/merge_base",
             get(merge_base),
         )
+        .doc(Method::GET, Doc::new().input::<MergeBaseQuery>())
 }
 
 struct CompareQuery {

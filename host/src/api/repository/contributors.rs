@@ -3,6 +3,9 @@
 //! their commit counts, as GitLab's `API::Repositories`. GitLab reports `additions` and
 //! `deletions` as 0 (it stopped counting them), and so does this.
 
+use crate::http::pagination::PageRequest;
+use crate::http::routes::Doc;
+use axum::http::Method;
 use std::collections::HashMap;
 
 use axum::extract::Path;
@@ -18,7 +21,14 @@ use crate::http::request::Api;
 use crate::http::routes::Router;
 
 pub fn router() -> Router<ApiContext> {
-    Router::new().route("/api/v4/projects/{id}/repository/contributors", get(list))
+    Router::new()
+        .route("/api/v4/projects/{id}/repository/contributors", get(list))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<ContributorsQuery>()
+                .input::<PageRequest>(),
+        )
 }
 
 struct ContributorsQuery {

@@ -3,6 +3,8 @@
 //! grouped by the commit that last changed them), and `POST`/`PUT`/`DELETE`, each one commit
 //! made by `services::commit_actions` with a single action.
 
+use crate::http::routes::Doc;
+use axum::http::Method;
 use std::collections::HashMap;
 
 use axum::Json;
@@ -33,14 +35,38 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/files/{file_path}",
             get(show).post(create).put(update).delete(remove),
         )
+        .doc(Method::GET, Doc::new().input::<RequiredRef>())
+        .doc(Method::POST, Doc::new().input::<FileWrite>())
+        .doc(Method::PUT, Doc::new().input::<FileWrite>())
+        .doc(Method::DELETE, Doc::new().input::<FileWrite>())
         .route(
             "/api/v4/projects/{id}/repository/files/{file_path}/raw",
             get(raw),
         )
+        .doc(Method::GET, Doc::new().input::<OptionalRef>())
         .route(
             "/api/v4/projects/{id}/repository/files/{file_path}/blame",
             get(blame),
         )
+        .doc(Method::GET, Doc::new().input::<RequiredRef>())
+}
+
+/// `ref` as the file and blame endpoints require it.
+struct RequiredRef(String);
+
+impl FromParams for RequiredRef {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        p.required_string("ref").map(RequiredRef)
+    }
+}
+
+/// `ref` as the raw endpoint takes it: the default branch when blank or absent.
+struct OptionalRef(Option<String>);
+
+impl FromParams for OptionalRef {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(OptionalRef(p.string("ref")?.filter(|r| !r.is_empty())))
+    }
 }
 
 /// GitLab's refusal of a path outside the repository.
@@ -100,7 +126,7 @@ async fn find(
 
 /// `GET/HEAD .../files/:file_path?ref=`.
 async fn show(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
-    let reference = api.params.required_string("ref")?;
+    let RequiredRef(reference) = api.input()?;
     let (repo, found) = find(&api, &id, &path, Some(&reference)).await?;
     let content = repo.repo.blob(&found.entry.id).await?;
     let sha256 = hex::encode(Sha256::digest(&content));
@@ -150,7 +176,7 @@ fn gitlab_headers(file: &Value) -> HeaderMap {
 
 /// `GET .../files/:file_path/raw?ref=` (the default branch without `ref`).
 async fn raw(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
-    let reference = api.params.string("ref")?.filter(|r| !r.is_empty());
+    let OptionalRef(reference) = api.input()?;
     let (repo, found) = find(&api, &id, &path, reference.as_deref()).await?;
     let size = repo.repo.blob_size(&found.entry.id).await?.unwrap_or(0);
     let stdout = repo.repo.blob_stream(&found.entry.id)?;
@@ -183,7 +209,7 @@ async fn raw(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Re
 /// `GET .../files/:file_path/blame?ref=`: GitLab's blame ranges, `{commit, lines}` for each run
 /// of lines last changed by the same commit.
 async fn blame(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
-    let reference = api.params.required_string("ref")?;
+    let RequiredRef(reference) = api.input()?;
     let (repo, found) = find(&api, &id, &path, Some(&reference)).await?;
     let mut ranges: Vec<(String, Vec<String>)> = Vec::new();
     for (sha, line) in repo.repo.blame(&found.commit_id, &found.entry.path).await? {

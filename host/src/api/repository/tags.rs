@@ -1,6 +1,9 @@
 //! Tags: `GET/POST /projects/:id/repository/tags` (`search`, `order_by`, `sort`) and
 //! `GET/DELETE .../tags/:tag_name`. A tag created with a `message` is annotated.
 
+use crate::http::pagination::PageRequest;
+use crate::http::routes::Doc;
+use axum::http::Method;
 use std::cmp::Ordering;
 
 use axum::Json;
@@ -26,6 +29,11 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/tags",
             get(list).post(create),
         )
+        .doc(
+            Method::GET,
+            Doc::new().input::<TagListQuery>().input::<PageRequest>(),
+        )
+        .doc(Method::POST, Doc::new().input::<CreateTag>())
         .route(
             "/api/v4/projects/{id}/repository/tags/{tag_name}",
             get(show).delete(remove),

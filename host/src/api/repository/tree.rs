@@ -2,8 +2,10 @@
 //! offset pages, or keyset pages (`pagination=keyset`) continued from `page_token`, the id
 //! of the last entry of the previous page, as GitLab does.
 
+use crate::http::routes::Doc;
 use axum::Json;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -18,7 +20,12 @@ use crate::http::routes::Router;
 use crate::views::repository::tree_entry;
 
 pub fn router() -> Router<ApiContext> {
-    Router::new().route("/api/v4/projects/{id}/repository/tree", get(list))
+    Router::new()
+        .route("/api/v4/projects/{id}/repository/tree", get(list))
+        .doc(
+            Method::GET,
+            Doc::new().input::<TreeQuery>().input::<PageRequest>(),
+        )
 }
 
 struct TreeQuery {

@@ -14,7 +14,7 @@ use crate::store::user_admin::{ActivityRow, MembershipRow};
 use crate::store::window::Direction;
 
 /// `GET /user/activities`: since `from`, six months back by default.
-struct ActivityQuery {
+pub(super) struct ActivityQuery {
     from: NaiveDate,
 }
 
@@ -29,7 +29,7 @@ impl FromParams for ActivityQuery {
 }
 
 /// `GET /users/:id/memberships`: `type` is `Project` or `Namespace`.
-struct MembershipQuery {
+pub(super) struct MembershipQuery {
     source_type: Option<String>,
 }
 

@@ -84,7 +84,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
 
 /// `PUT /users/:id`: what the request may change besides the profile fields (`Profile`,
 /// whose `public_email` is checked once the user's own emails are known).
-struct UpdateUser {
+pub(super) struct UpdateUser {
     email: Option<String>,
     password: Option<String>,
     skip_reconfirmation: bool,
@@ -167,7 +167,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 flag_input!(
     /// `DELETE /users/:id`: `hard_delete` also deletes the user's contributions and the
     /// groups they alone own.
-    DeleteUser,
+    pub(super) DeleteUser,
     "hard_delete",
     false
 );

@@ -12,7 +12,11 @@ mod status;
 pub use manage::account_from;
 pub use profile::validate_email;
 
+use crate::http::pagination::PageRequest;
+use crate::http::routes::Doc;
 use crate::http::routes::Router;
+use crate::views::user::{UserPublic, UserSummary};
+use axum::http::Method;
 use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 
@@ -25,10 +29,37 @@ use crate::model::users::UserRow;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/users", get(read::list).post(manage::create))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<read::UserListQuery>()
+                .input::<read::AdminUserFilters>()
+                .input::<UserShape>()
+                .input::<PageRequest>()
+                .answers_list::<UserSummary>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .reads(manage::account_from)
+                .input::<avatar::AvatarChange>(),
+        )
         .route(
             "/api/v4/users/{id}",
             get(read::show).put(manage::update).delete(manage::remove),
         )
+        .doc(
+            Method::GET,
+            Doc::new().input::<UserShape>().answers::<UserPublic>(),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input::<manage::UpdateUser>()
+                .input::<profile::Profile>()
+                .input::<avatar::AvatarChange>(),
+        )
+        .doc(Method::DELETE, Doc::new().input::<manage::DeleteUser>())
         .route(
             "/api/v4/users/{id}/identities/{provider}",
             delete(manage::remove_identity),
@@ -42,13 +73,34 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/user/status",
             get(status::show_own).put(status::update),
         )
+        .doc(Method::PUT, Doc::new().input::<status::SetStatus>())
         .route("/api/v4/user_counts", get(read::counts))
         .route("/api/v4/user/activities", get(activity::activities))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<activity::ActivityQuery>()
+                .input::<PageRequest>(),
+        )
         .route("/api/v4/users/{id}/memberships", get(activity::memberships))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<activity::MembershipQuery>()
+                .input::<PageRequest>(),
+        )
         .route("/api/v4/users/{id}/projects", get(read::projects))
+        .doc(
+            Method::GET,
+            crate::api::projects::list_doc(crate::api::projects::ListKind::UserProjects),
+        )
         .route(
             "/api/v4/users/{id}/starred_projects",
             get(read::starred_projects),
+        )
+        .doc(
+            Method::GET,
+            crate::api::projects::list_doc(crate::api::projects::ListKind::Starred),
         )
         .route(
             "/uploads/-/system/user/avatar/{id}/{filename}",

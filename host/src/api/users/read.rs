@@ -38,13 +38,14 @@ fn restricts_public(api: &Api) -> bool {
 
 /// `GET /users`: the filters everyone may use, and the order (which only administrators'
 /// requests follow, though everyone's is checked).
-struct UserListQuery {
+pub(super) struct UserListQuery {
     username: Option<String>,
     search: Option<String>,
     active: bool,
     blocked: bool,
     exclude_external: bool,
     order_by: Option<String>,
+    sort: Direction,
 }
 
 impl FromParams for UserListQuery {
@@ -59,13 +60,14 @@ impl FromParams for UserListQuery {
             blocked: p.bool("blocked")?.unwrap_or(false),
             exclude_external: p.bool("exclude_external")?.unwrap_or(false),
             order_by: p.one_of("order_by", ADMIN_ORDERS)?,
+            sort: sort_direction(p, Direction::Desc)?,
         })
     }
 }
 
 /// The filters of `GET /users` only administrators may use: read for them alone, since GitLab
 /// ignores them (and their bad values) for everyone else.
-struct AdminUserFilters {
+pub(super) struct AdminUserFilters {
     external: bool,
     two_factor: Option<bool>,
     created_after: Option<i64>,
@@ -145,10 +147,9 @@ pub async fn list(api: Api) -> ApiResult<Response> {
         Some("updated_at") if admin => "updated_at",
         _ => "id",
     };
-    let filter = filter(query, admin_filters);
     // `order_by` and `sort` are administrator options; others get GitLab's id descending.
-    let direction = sort_direction(&api.params, Direction::Desc)?;
-    let direction = if admin { direction } else { Direction::Desc };
+    let direction = if admin { query.sort } else { Direction::Desc };
+    let filter = filter(query, admin_filters);
     let request = PageRequest::from_params(&api.params)?;
     let window = request.window(&api.params, order_by, direction)?;
     let rows = api.db().list_users(&filter, &window).await?;

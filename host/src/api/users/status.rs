@@ -96,7 +96,7 @@ pub async fn show_for(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>
 }
 
 /// `PUT /user/status`: blank values mean "not set".
-struct SetStatus {
+pub(super) struct SetStatus {
     emoji: Option<String>,
     message: Option<String>,
     availability: String,
