@@ -22,9 +22,16 @@ use crate::views::application::ApplicationView;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/applications", get(list).post(create))
-        .doc(Method::POST, Doc::new().input::<CreateApplication>())
+        .doc(Method::GET, Doc::new().answers_list::<ApplicationView>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateApplication>()
+                .answers::<ApplicationView>(),
+        )
         .route("/api/v4/applications/{id}", delete(remove))
         .route("/api/v4/applications/{id}/renew-secret", post(renew))
+        .doc(Method::POST, Doc::new().answers::<ApplicationView>())
 }
 
 async fn list(api: Api) -> ApiResult<Json<Vec<ApplicationView>>> {

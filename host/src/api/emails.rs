@@ -27,16 +27,25 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/user/emails",
             get(own_emails).post(create_own_email),
         )
-        .doc(Method::POST, Doc::new().input::<CreateEmail>())
+        .doc(Method::GET, Doc::new().answers_list::<EmailView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateEmail>().answers::<EmailView>(),
+        )
         .route(
             "/api/v4/user/emails/{email_id}",
             get(own_email).delete(delete_own_email),
         )
+        .doc(Method::GET, Doc::new().answers::<EmailView>())
         .route(
             "/api/v4/users/{user_id}/emails",
             get(user_emails).post(create_user_email),
         )
-        .doc(Method::POST, Doc::new().input::<CreateUserEmail>())
+        .doc(Method::GET, Doc::new().answers_list::<EmailView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateUserEmail>().answers::<EmailView>(),
+        )
         .route(
             "/api/v4/users/{user_id}/emails/{email_id}",
             delete(delete_user_email),

@@ -40,12 +40,23 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/users/{user_id}/impersonation_tokens",
             get(list).post(create),
         )
-        .doc(Method::GET, Doc::new().input::<ImpersonationTokenQuery>())
-        .doc(Method::POST, Doc::new().input::<CreateImpersonationToken>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<ImpersonationTokenQuery>()
+                .answers_list::<TokenView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateImpersonationToken>()
+                .answers::<TokenView>(),
+        )
         .route(
             "/api/v4/users/{user_id}/impersonation_tokens/{impersonation_token_id}",
             get(show).delete(revoke),
         )
+        .doc(Method::GET, Doc::new().answers::<TokenView>())
 }
 
 fn today() -> String {

@@ -35,38 +35,58 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/user/keys",
             get(own_ssh_keys).post(create_own_ssh_key),
         )
-        .doc(Method::POST, Doc::new().input::<CreateSshKey>())
+        .doc(Method::GET, Doc::new().answers_list::<SshKeyView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateSshKey>().answers::<SshKeyView>(),
+        )
         .route(
             "/api/v4/user/keys/{key_id}",
             get(own_ssh_key).delete(delete_own_ssh_key),
         )
+        .doc(Method::GET, Doc::new().answers::<SshKeyView>())
         .route(
             "/api/v4/users/{user_id}/keys",
             get(user_ssh_keys).post(create_user_ssh_key),
         )
-        .doc(Method::POST, Doc::new().input::<CreateSshKey>())
+        .doc(Method::GET, Doc::new().answers_list::<SshKeyView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateSshKey>().answers::<SshKeyView>(),
+        )
         .route(
             "/api/v4/users/{user_id}/keys/{key_id}",
             get(user_ssh_key).delete(delete_user_ssh_key),
         )
+        .doc(Method::GET, Doc::new().answers::<SshKeyView>())
         .route(
             "/api/v4/user/gpg_keys",
             get(own_gpg_keys).post(create_own_gpg_key),
         )
-        .doc(Method::POST, Doc::new().input::<CreateGpgKey>())
+        .doc(Method::GET, Doc::new().answers_list::<GpgKeyView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateGpgKey>().answers::<GpgKeyView>(),
+        )
         .route(
             "/api/v4/user/gpg_keys/{key_id}",
             get(own_gpg_key).delete(delete_own_gpg_key),
         )
+        .doc(Method::GET, Doc::new().answers::<GpgKeyView>())
         .route(
             "/api/v4/users/{user_id}/gpg_keys",
             get(user_gpg_keys).post(create_user_gpg_key),
         )
-        .doc(Method::POST, Doc::new().input::<CreateGpgKey>())
+        .doc(Method::GET, Doc::new().answers_list::<GpgKeyView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateGpgKey>().answers::<GpgKeyView>(),
+        )
         .route(
             "/api/v4/users/{user_id}/gpg_keys/{key_id}",
             get(user_gpg_key).delete(delete_user_gpg_key),
         )
+        .doc(Method::GET, Doc::new().answers::<GpgKeyView>())
 }
 
 // ---- shared by keys and emails ----------------------------------------------

@@ -35,21 +35,27 @@ pub fn router() -> Router<ApiContext> {
             Doc::new()
                 .input::<TokenListQuery>()
                 .input::<TokenOrder>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<TokenView>(),
         )
         .route(
             "/api/v4/personal_access_tokens/self",
             get(show_self).delete(revoke_self),
         )
+        .doc(Method::GET, Doc::new().answers::<TokenView>())
         .route(
             "/api/v4/personal_access_tokens/{id}",
             get(show).delete(revoke),
         )
+        .doc(Method::GET, Doc::new().answers::<TokenView>())
         .route(
             "/api/v4/users/{user_id}/personal_access_tokens",
             post(create_for_user),
         )
-        .doc(Method::POST, Doc::new().input::<CreateToken>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateToken>().answers::<TokenView>(),
+        )
 }
 
 fn today() -> String {

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::model::oauth::ApplicationRow;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ApplicationView {
     pub id: i64,
     pub application_id: String,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::{timestamp, timestamp_opt};
 use crate::model::keys::{EmailRow, GpgKeyRow, SshKeyRow};
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SshKeyView {
     pub id: i64,
     pub title: String,
@@ -35,7 +35,7 @@ impl SshKeyView {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct GpgKeyView {
     pub id: i64,
     pub key: String,
@@ -52,7 +52,7 @@ impl GpgKeyView {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct EmailView {
     pub id: i64,
     pub email: String,

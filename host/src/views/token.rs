@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::{timestamp, timestamp_opt};
 use crate::model::tokens::TokenRow;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenView {
     pub id: i64,
     pub name: String,

@@ -71,7 +71,7 @@ pub struct UserSelf {
     pub extra_shared_runners_minutes_limit: Option<i64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct UserAdmin {
     #[serde(flatten)]
     pub user: UserSelf,
