@@ -5,9 +5,10 @@ the tenant's upload slot), the refusals GitLab gives (unknown key, expired key, 
 deactivated user, restricted key type, a Guest's push, unknown project, malformed command,
 protocol turned off), tenants kept apart (each tenant reached over SSH has its own listener),
 and a host key that survives a restart (StrictHostKeyChecking against a known_hosts written at
-the first start). Push rules refuse and accept pushes over SSH as over HTTP: the built-in
-plugin for a few fields, and the conventional-commits example uploaded through the API,
-swapped in without a restart.
+the first start). A GPG-signed tag pushed over SSH keeps its signature in the tags API's
+`message`, as in GitLab. Push rules refuse and accept pushes over SSH as over HTTP: the
+built-in plugin for a few fields, and the conventional-commits example uploaded through the
+API, swapped in without a restart.
 
 ssh runs with BatchMode, IdentitiesOnly and its own known_hosts; git with no system or user
 configuration.
@@ -26,7 +27,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import (assert_json, bind, free_port, make_user, other_tenant,
+from conftest import (assert_json, bind, free_port, gpg_signing_key, make_user, other_tenant,
                       require_program, upload)
 
 NOT_FOUND = ("The project you were looking for could not be found or you don't have "
@@ -459,6 +460,31 @@ def test_archive_waits_for_the_tenants_upload_slot(make_server, home):
     done = archive(capped, key, url, output, "HEAD")
     assert done.returncode == 0, done.stderr
     assert "README.md" in tar_files(output)
+
+
+# ---- a signed tag ------------------------------------------------------------------
+
+
+def test_a_signed_tags_message_keeps_its_signature(ssh, owner, home):
+    """GitLab's tags API shows what Gitaly parses as the tag's message: everything after the
+    tag object's header, the signature block included (Gitaly only notes the signature's
+    type). So does Trellis, for a tag signed by gpg and pushed over SSH."""
+    _, gl, key, _ = owner
+    project = gl.projects.create({"name": "t" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    repo = workdir(home)
+    ssh.git(key, "clone", "-q", project.ssh_url_to_repo, str(repo))
+    # The helper's git runs with HOME at `home`, so gpg's default home is this one.
+    gpg_signing_key(home / ".gnupg", "ada@example.com")
+    ssh.git(key, "-c", "user.signingkey=ada@example.com", "tag", "-s", "-m",
+            "Release 1.0\n\nNotes.", "v1.0", cwd=repo)
+    raw = ssh.git(key, "cat-file", "tag", "v1.0", cwd=repo).stdout
+    message = raw.split("\n\n", 1)[1].rstrip("\n")
+    assert message.startswith("Release 1.0\n\nNotes.\n-----BEGIN PGP SIGNATURE-----\n")
+    assert message.endswith("-----END PGP SIGNATURE-----")
+    ssh.git(key, "push", "-q", "origin", "v1.0", cwd=repo)
+    assert project.tags.get("v1.0").message == message
+    assert [t.message for t in project.tags.list(get_all=True)] == [message]
 
 
 # ---- push rules --------------------------------------------------------------------
