@@ -86,6 +86,23 @@ def require_program(name: str, package: str) -> None:
         pytest.skip(reason)
 
 
+def gpg_signing_key(gnupg: Path, email: str) -> str:
+    """A signing key for `email` in the GnuPG home `gnupg` (made at the first call: a test
+    module's home outlives one engine's server), as the ASCII-armoured public key that
+    `/user/gpg_keys` takes. Skips the test when gpg is missing."""
+    require_program("gpg", "gnupg")
+    env = {**os.environ, "GNUPGHOME": str(gnupg)}
+    gnupg.mkdir(mode=0o700, exist_ok=True)
+    listed = subprocess.run(["gpg", "--batch", "--list-keys", email], env=env,
+                            capture_output=True, timeout=60)
+    if listed.returncode != 0:
+        subprocess.run(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
+                        "--quick-gen-key", f"Someone <{email}>", "ed25519", "sign", "never"],
+                       env=env, check=True, capture_output=True, timeout=120)
+    return subprocess.run(["gpg", "--armor", "--export", email], env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
 def psql(url: str, sql: str) -> str:
     proc = subprocess.run(
         ["psql", url, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql],

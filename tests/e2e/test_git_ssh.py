@@ -1,11 +1,14 @@
 """Git over SSH, driven with the real OpenSSH client and `git`: keys added through
 `/user/keys` (python-gitlab), `ssh -T` GitLab's welcome, clone (ssh:// and scp-like URLs),
-push and fetch, the refusals GitLab gives (unknown key, expired key, blocked or deactivated user, restricted
-key type, a Guest's push, unknown project, malformed command, protocol turned off), tenants
-kept apart (each tenant reached over SSH has its own listener), and a host key that survives a
-restart (StrictHostKeyChecking against a known_hosts written at the first start). Push rules
-refuse and accept pushes over SSH as over HTTP: the built-in plugin for a few fields, and the
-conventional-commits example uploaded through the API, swapped in without a restart.
+push and fetch, `git archive --remote` (both URL forms, refused as a clone is, and waiting for
+the tenant's upload slot), the refusals GitLab gives (unknown key, expired key, blocked or
+deactivated user, restricted key type, a Guest's push, unknown project, malformed command,
+protocol turned off), tenants kept apart (each tenant reached over SSH has its own listener),
+and a host key that survives a restart (StrictHostKeyChecking against a known_hosts written at
+the first start). A GPG-signed tag pushed over SSH keeps its signature in the tags API's
+`message`, as in GitLab. Push rules refuse and accept pushes over SSH as over HTTP: the
+built-in plugin for a few fields, and the conventional-commits example uploaded through the
+API, swapped in without a restart.
 
 ssh runs with BatchMode, IdentitiesOnly and its own known_hosts; git with no system or user
 configuration.
@@ -17,18 +20,22 @@ import datetime as dt
 import os
 import secrets
 import subprocess
+import tarfile
 import tempfile
 from pathlib import Path
 
 import pytest
 import requests
 
-from conftest import (assert_json, bind, free_port, make_user, other_tenant,
+from conftest import (assert_json, bind, free_port, gpg_signing_key, make_user, other_tenant,
                       require_program, upload)
 
 NOT_FOUND = ("The project you were looking for could not be found or you don't have "
              "permission to view it.")
 DENIED = "Permission denied (publickey)"
+DOWNLOAD_REFUSED = "You are not allowed to download code from this project."
+TOO_MANY = ("Too many clones and fetches of this instance's repositories are running; "
+            "try again later.")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -47,14 +54,15 @@ def home():
 class Ssh:
     """A server with two SSH listeners: the default tenant's and `tenant_host`'s."""
 
-    def __init__(self, make_server, home: Path):
+    def __init__(self, make_server, home: Path, extra_env: dict | None = None):
         self.port = free_port()
         self.tenant_port = free_port()
         self.tenant_host = f"ssh-{secrets.token_hex(3)}.example"
         listen = f"127.0.0.1:{self.port},{self.tenant_host}=127.0.0.1:{self.tenant_port}"
-        self.server = make_server({"TRELLIS_SSH_LISTEN": listen})
+        self.server = make_server({"TRELLIS_SSH_LISTEN": listen, **(extra_env or {})})
         self.home = home
-        self.known_hosts = home / "known_hosts"
+        # One per server: each has its own host key.
+        self.known_hosts = home / f"known_hosts_{self.port}"
         self.trust_host_key()
 
     def host_key_path(self) -> Path:
@@ -285,7 +293,7 @@ def test_malformed_commands_are_disallowed(ssh, owner):
     project = gl.projects.list(owned=True, get_all=False)[0]
     path = project.path_with_namespace
     for command in ("ls", "git-upload-pack", f"git-upload-pack '{path}.git'; id",
-                    "git-upload-pack '../../etc.git'", f"git-upload-archive '{path}.git'",
+                    "git-upload-pack '../../etc.git'", "git-upload-archive '../../etc.git'",
                     f"git-upload-pack '{path}.git' extra", "sh -c id"):
         done = ssh.ssh(key, command)
         assert done.returncode == 1, (command, done.stderr)
@@ -314,6 +322,8 @@ def test_enabled_git_access_protocol_turns_either_transport_off(ssh, owner, home
         settings.save()
         done = ssh.git(key, "ls-remote", ssh.ssh_url(path), check=False)
         refused_with(done, "Git access over SSH is not allowed")
+        refused_with(archive(ssh, key, ssh.ssh_url(path), home / "off.tar"),
+                     "Git access over SSH is not allowed")
         assert http_info_refs().status_code == 200
         settings.enabled_git_access_protocol = "ssh"
         settings.save()
@@ -351,6 +361,130 @@ def test_each_tenant_has_its_own_listener_and_keys(ssh, owner, home):
     done = ssh.git(default_key, "clone", "-q", ssh.ssh_url(theirs.path_with_namespace),
                    str(workdir(home)), check=False)
     refused_with(done, NOT_FOUND)
+
+
+# ---- git archive --remote --------------------------------------------------------
+
+
+def archive(ssh: Ssh, key: Path, remote: str, output: Path, *args: str,
+            port: int | None = None) -> subprocess.CompletedProcess:
+    """`git archive --remote` into `output` (git picks the format from its extension)."""
+    return ssh.git(key, "archive", f"--remote={remote}", "-o", str(output), *args,
+                   cwd=ssh.home, port=port, check=False)
+
+
+def tar_files(path: Path) -> dict[str, bytes]:
+    """The regular files of the (possibly compressed) tar at `path`, by name."""
+    with tarfile.open(path) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+
+
+def worktree_files(repo: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(repo)): p.read_bytes() for p in repo.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(repo).parts}
+
+
+def test_archive_over_both_url_forms(ssh, owner, home):
+    _, gl, key, _ = owner
+    project = gl.projects.create({"name": "a" + secrets.token_hex(3), "visibility": "private",
+                                  "initialize_with_readme": True})
+    path = project.path_with_namespace
+    repo = workdir(home)
+    ssh.git(key, "clone", "-q", project.ssh_url_to_repo, str(repo))
+    (repo / "src").mkdir()
+    commit(ssh, key, repo, "src/app.py", "print('app')\n")
+    (repo / "docs").mkdir()
+    commit(ssh, key, repo, "docs/guide.md", "# Guide\n")
+    (repo / "blob.bin").write_bytes(os.urandom(256 * 1024))
+    ssh.git(key, "add", "blob.bin", cwd=repo)
+    ssh.git(key, "commit", "-q", "-m", "add blob.bin", cwd=repo)
+    ssh.git(key, "push", "-q", "origin", "HEAD", cwd=repo)
+
+    whole = home / f"{secrets.token_hex(4)}.tar"
+    done = archive(ssh, key, ssh.ssh_url(path), whole, "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert tar_files(whole) == worktree_files(repo)
+    # The scp-like form, with the client's prefix, format and pathspec (wildcards match as
+    # git matches them).
+    part = home / f"{secrets.token_hex(4)}.tar.gz"
+    done = archive(ssh, key, f"git@127.0.0.1:{path}.git", part, "--prefix=v1/",
+                   project.default_branch, "*.md")
+    assert done.returncode == 0, done.stderr
+    assert tar_files(part) == {"v1/README.md": (repo / "README.md").read_bytes(),
+                               "v1/docs/guide.md": b"# Guide\n"}
+
+
+def test_archive_is_refused_as_a_clone_is(ssh, owner, home):
+    _, gl, _, _ = owner
+    secret = gl.projects.create({"name": "a" + secrets.token_hex(3), "visibility": "private",
+                                 "initialize_with_readme": True})
+    guest, _, guest_key, _ = user_with_key(ssh, home, "guest")
+    secret.members.create({"user_id": guest.id, "access_level": 10})
+    _, _, stranger_key, _ = user_with_key(ssh, home)
+    output = home / f"{secrets.token_hex(4)}.tar"
+    # Another user sees neither the private project nor a project that does not exist.
+    for path in (secret.path_with_namespace, "nobody/nothing"):
+        refused_with(archive(ssh, stranger_key, ssh.ssh_url(path), output, "HEAD"), NOT_FOUND)
+    # A Guest of a private project sees it but may not read its code.
+    refused_with(archive(ssh, guest_key, ssh.ssh_url(secret.path_with_namespace), output,
+                         "HEAD"), DOWNLOAD_REFUSED)
+    done = ssh.ssh(stranger_key, f"git-upload-archive '/{secret.path_with_namespace}.git'")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert f"remote: {NOT_FOUND}" in done.stderr, done.stderr
+
+
+def test_archive_waits_for_the_tenants_upload_slot(make_server, home):
+    """With one upload slot per tenant, an archive whose request has not come yet holds it:
+    the next archive waits, then is refused with the slot's message; once the slot frees,
+    archives work again."""
+    capped = Ssh(make_server, home, {"TRELLIS_MAX_UPLOAD_PACKS_PER_TENANT": "1",
+                                     "TRELLIS_UPLOAD_PACK_QUEUE_SECONDS": "1"})
+    _, gl, key, _ = user_with_key(capped, home)
+    project = gl.projects.create({"name": "a" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    url = capped.ssh_url(project.path_with_namespace)
+    output = home / f"{secrets.token_hex(4)}.tar"
+    holder = subprocess.Popen(
+        ["ssh", "-T", "-p", str(capped.port), *capped.options(key), "git@127.0.0.1",
+         f"git-upload-archive '{project.path_with_namespace}.git'"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):  # until the holder has taken the slot
+            refused = archive(capped, key, url, output, "HEAD")
+            if refused.returncode != 0:
+                break
+        refused_with(refused, TOO_MANY)
+    finally:
+        holder.stdin.close()  # git upload-archive sees the end of its input and exits
+        holder.wait(timeout=60)
+    done = archive(capped, key, url, output, "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert "README.md" in tar_files(output)
+
+
+# ---- a signed tag ------------------------------------------------------------------
+
+
+def test_a_signed_tags_message_keeps_its_signature(ssh, owner, home):
+    """GitLab's tags API shows what Gitaly parses as the tag's message: everything after the
+    tag object's header, the signature block included (Gitaly only notes the signature's
+    type). So does Trellis, for a tag signed by gpg and pushed over SSH."""
+    _, gl, key, _ = owner
+    project = gl.projects.create({"name": "t" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    repo = workdir(home)
+    ssh.git(key, "clone", "-q", project.ssh_url_to_repo, str(repo))
+    # The helper's git runs with HOME at `home`, so gpg's default home is this one.
+    gpg_signing_key(home / ".gnupg", "ada@example.com")
+    ssh.git(key, "-c", "user.signingkey=ada@example.com", "tag", "-s", "-m",
+            "Release 1.0\n\nNotes.", "v1.0", cwd=repo)
+    raw = ssh.git(key, "cat-file", "tag", "v1.0", cwd=repo).stdout
+    message = raw.split("\n\n", 1)[1].rstrip("\n")
+    assert message.startswith("Release 1.0\n\nNotes.\n-----BEGIN PGP SIGNATURE-----\n")
+    assert message.endswith("-----END PGP SIGNATURE-----")
+    ssh.git(key, "push", "-q", "origin", "v1.0", cwd=repo)
+    assert project.tags.get("v1.0").message == message
+    assert [t.message for t in project.tags.list(get_all=True)] == [message]
 
 
 # ---- push rules --------------------------------------------------------------------

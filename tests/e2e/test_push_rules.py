@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_json, bind, built_in, make_user, require_program, upload
+from conftest import (assert_json, bind, built_in, gpg_signing_key, make_user, require_program,
+                      upload)
 
 
 @pytest.fixture(scope="module")
@@ -242,21 +243,10 @@ def test_deny_delete_tag(server, pushed):
 
 
 def test_signed_commits_by_the_pushers_key_are_accepted(server, pushed, home, root_email):
-    require_program("gpg", "gnupg")
+    armored = gpg_signing_key(home / "gnupg", root_email)
     project, clone = pushed
     bind_built_in(server)
     set_rule(server, project, reject_unsigned_commits=True)
-    env = {**os.environ, "GNUPGHOME": str(home / "gnupg")}
-    (home / "gnupg").mkdir(mode=0o700, exist_ok=True)
-    # The key outlives one engine's server (the git home is the module's): made once.
-    listed = subprocess.run(["gpg", "--batch", "--list-keys", root_email], env=env,
-                            capture_output=True, timeout=60)
-    if listed.returncode != 0:
-        subprocess.run(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
-                        "--quick-gen-key", f"Root <{root_email}>", "ed25519", "sign", "never"],
-                       env=env, check=True, capture_output=True, timeout=120)
-    armored = subprocess.run(["gpg", "--armor", "--export", root_email], env=env, check=True,
-                             capture_output=True, text=True).stdout
     r = server.request("POST", "/user/gpg_keys", token=server.root_token, json={"key": armored})
     assert r.status_code == 201, r.text
     accepted(clone.attempt(sign=root_email))

@@ -1,6 +1,7 @@
 //! Trees and blobs: the entries of a directory at a commit, one file's entry, blob contents
-//! (whole, or streamed for raw downloads) and archives streamed from `git archive`. Paths are
-//! checked with [`valid_path`] by callers and passed as literal pathspecs (`process::command`).
+//! (whole, or streamed for raw downloads) and archives streamed from `git archive` (or made by
+//! `git upload-archive` for `git archive --remote`). Paths are checked with [`valid_path`] by
+//! callers and passed as literal pathspecs (`process::command`).
 
 use super::process::{answer, command, git};
 use super::{Error, Repository, Result, text};
@@ -186,6 +187,23 @@ impl Repository {
         cmd.stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         spawn_stdout(cmd)
+    }
+
+    /// `git upload-archive` for a full-duplex transport (SSH): the client sends its `git
+    /// archive` arguments on stdin and reads the archive from stdout. Git itself refuses what
+    /// would reach beyond the repository (`--output`, `--add-file`, `--exec`, formats not
+    /// marked remote, a tree-ish not named by a ref). Stdin, stdout and stderr are piped; the
+    /// process is killed when the child is dropped.
+    pub fn spawn_upload_archive(&self) -> Result<tokio::process::Child> {
+        command(None)
+            .arg("upload-archive")
+            .arg(&self.path)
+            // The pathspecs are the client's own, matched as git and Gitaly match them
+            // (wildcards included): literal paths are for the file names API callers send.
+            .env_remove("GIT_LITERAL_PATHSPECS")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(Error::io("running git"))
     }
 }
 

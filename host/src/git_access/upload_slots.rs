@@ -1,9 +1,9 @@
 //! A per-tenant cap on concurrent `git upload-pack` runs (clones and fetches over HTTP and
-//! SSH). Each run holds a core while it packs, so without a cap one tenant's burst of clones
-//! takes the machine from every other tenant (50 concurrent clones raised the API's p99 54
-//! times; docs/performance.md). Runs past the cap wait in line, as Gitaly's concurrency
-//! limiter queues them, and are refused when their wait runs out.
-
+//! SSH) and `git upload-archive` runs (`git archive --remote` over SSH). Each run holds a core
+//! while it packs or compresses, so without a cap one tenant's burst of clones takes the
+//! machine from every other tenant (50 concurrent clones raised the API's p99 54 times;
+//! docs/performance.md). Runs past the cap wait in line, as Gitaly's concurrency limiter
+//! queues them, and are refused when their wait runs out.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,10 +1,10 @@
 //! One SSH connection: public-key authentication as user `git` (`auth::ssh`), then per
-//! session channel either `ssh -T`'s welcome or one git service. The service's decision is
-//! `git_access::authorize`, the same as smart HTTP's; git then runs as one process whose
-//! stdin, stdout and stderr are copied to and from the channel. Both directions stream with
-//! backpressure: russh holds a bounded number of incoming packets per channel (the
-//! connection stops reading when git does not keep up), and outgoing data waits for the
-//! client's SSH window.
+//! session channel either `ssh -T`'s welcome or one git program. The program's decision is
+//! `git_access::authorize`, the same as smart HTTP's (an archive decided as a fetch); git
+//! then runs as one process whose stdin, stdout and stderr are copied to and from the
+//! channel. Both directions stream with backpressure: russh holds a bounded number of
+//! incoming packets per channel (the connection stops reading when git does not keep up),
+//! and outgoing data waits for the client's SSH window.
 
 use std::net::SocketAddr;
 use std::pin::pin;
@@ -15,14 +15,16 @@ use russh::keys::HashAlg;
 use russh::server::{Auth, ChannelOpenHandle, Msg, PublicKeyOffer, Session, VerifiedPublicKey};
 use russh::{Channel, ChannelId, ChannelMsg, ChannelWriteHalf};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::process::Child;
 
-use super::command::{self, GitCommand};
+use super::command::{self, GitCommand, Program};
 use crate::auth::Caller;
 use crate::auth::ssh::find_for_ssh_key;
 use crate::context::ApiContext;
+use crate::git::Repository;
 use crate::git::smart_http::{self, Service};
 use crate::git_access::upload_slots::TOO_MANY;
-use crate::git_access::{self, Abilities, Allowed, Denied, Transport};
+use crate::git_access::{self, Abilities, Denied, Transport};
 use crate::http::request::Api;
 use crate::request_origin::Origin;
 use crate::services::git_push::Push;
@@ -285,7 +287,7 @@ fn origin(tenant: &Tenant) -> Origin {
     }
 }
 
-/// Runs the service `command` names, if `api.caller` may; its exit status.
+/// Runs the program `command` names, if `api.caller` may; its exit status.
 async fn git(
     api: &Api,
     command: GitCommand,
@@ -298,36 +300,33 @@ async fn git(
         download: true,
         push: true,
     });
-    let service = command.service;
-    let allowed = match git_access::authorize(
-        api,
-        Transport::Ssh,
-        abilities,
-        &command.project,
-        service,
-    )
-    .await
-    {
-        Ok(allowed) => allowed,
-        Err(denied) => {
-            let message = match denied {
-                Denied::CredentialsNeeded | Denied::NotFound => git_access::NOT_FOUND.to_string(),
-                Denied::Forbidden(message) => message,
-                Denied::NoRepository => git_access::NO_REPOSITORY.to_string(),
-                Denied::Failed(error) => {
-                    tracing::warn!(%error, "authorizing git over SSH failed");
-                    "Internal server error".to_string()
-                }
-            };
-            return refuse(write, &message).await;
-        }
-    };
-    let push = match service {
+    let access = command.program.access();
+    let allowed =
+        match git_access::authorize(api, Transport::Ssh, abilities, &command.project, access).await
+        {
+            Ok(allowed) => allowed,
+            Err(denied) => {
+                let message = match denied {
+                    Denied::CredentialsNeeded | Denied::NotFound => {
+                        git_access::NOT_FOUND.to_string()
+                    }
+                    Denied::Forbidden(message) => message,
+                    Denied::NoRepository => git_access::NO_REPOSITORY.to_string(),
+                    Denied::Failed(error) => {
+                        tracing::warn!(%error, "authorizing git over SSH failed");
+                        "Internal server error".to_string()
+                    }
+                };
+                return refuse(write, &message).await;
+            }
+        };
+    let push = match access {
         Service::ReceivePack => allowed.start_push(api),
         Service::UploadPack => None,
     };
-    // A fetch holds one of the tenant's upload-pack slots while git runs.
-    let _upload_slot = match service {
+    // A fetch or an archive holds one of the tenant's upload slots while git runs: both
+    // read and pack the repository (Gitaly's concurrency limits cover upload-archive too).
+    let _upload_slot = match access {
         Service::UploadPack => match api
             .ctx
             .upload_slots
@@ -339,7 +338,10 @@ async fn git(
         },
         Service::ReceivePack => None,
     };
-    let ran = run(&allowed, service, protocol, push.as_ref(), read, write).await;
+    let ran = match spawn(&allowed.repo, command.program, protocol, push.as_ref()) {
+        Ok(child) => run(child, read, write).await,
+        Err(error) => Err(std::io::Error::other(error)),
+    };
     // Whatever git's status: finish records only the updates git did apply.
     if let Some(push) = push {
         push.finish().await;
@@ -357,19 +359,29 @@ async fn git(
     }
 }
 
-/// Runs git with the channel as its stdin, stdout and stderr, until git exits.
-async fn run(
-    allowed: &Allowed,
-    service: Service,
+/// Starts `program` on `repo`: a fetch or a push with the client's protocol (a push with its
+/// session's options), an archive without (remote archives speak only protocol v0).
+fn spawn(
+    repo: &Repository,
+    program: Program,
     protocol: Option<&str>,
     push: Option<&Push>,
+) -> crate::git::Result<Child> {
+    match program {
+        Program::Pack(service) => {
+            let options = push.map(Push::receive_options);
+            smart_http::spawn_full_duplex(repo, service, protocol, options.as_ref())
+        }
+        Program::UploadArchive => repo.spawn_upload_archive(),
+    }
+}
+
+/// Runs git with the channel as its stdin, stdout and stderr, until git exits.
+async fn run(
+    mut child: Child,
     mut read: russh::ChannelReadHalf,
     write: &ChannelWriteHalf<Msg>,
 ) -> std::io::Result<ExitStatus> {
-    let options = push.map(Push::receive_options);
-    let mut child =
-        smart_http::spawn_full_duplex(&allowed.repo, service, protocol, options.as_ref())
-            .map_err(std::io::Error::other)?;
     let broken = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
     let mut stdin = child.stdin.take().ok_or_else(broken)?;
     let mut stdout = child.stdout.take().ok_or_else(broken)?;
