@@ -9,7 +9,7 @@ use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Repo, page, readable, writable};
 use crate::context::ApiContext;
@@ -23,7 +23,7 @@ use crate::http::routes::Router;
 use crate::model::protected_branches::ProtectedBranch;
 use crate::services::protected_branches::{self, Actor};
 use crate::services::repository::{self, branch_rules};
-use crate::views::repository::BranchFacts;
+use crate::views::repository::{BranchFacts, BranchView};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -33,13 +33,20 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(
             Method::GET,
-            Doc::new().input::<BranchListQuery>().input::<PageRequest>(),
+            Doc::new()
+                .input::<BranchListQuery>()
+                .input::<PageRequest>()
+                .answers_list::<BranchView>(),
         )
-        .doc(Method::POST, Doc::new().input::<CreateBranch>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateBranch>().answers::<BranchView>(),
+        )
         .route(
             "/api/v4/projects/{id}/repository/branches/{branch}",
             get(show).delete(remove),
         )
+        .doc(Method::GET, Doc::new().answers::<BranchView>())
         .route(
             "/api/v4/projects/{id}/repository/merged_branches",
             delete(remove_merged),
@@ -129,7 +136,7 @@ impl Facts {
         })
     }
 
-    fn view(&self, repo: &Repo, branch: &Branch) -> Value {
+    fn view(&self, repo: &Repo, branch: &Branch) -> BranchView {
         let rules = branch_rules(&self.protected, &branch.name);
         let default = repo.default_branch() == Some(branch.name.as_str());
         repo.views().branch(
@@ -189,7 +196,7 @@ async fn find(repo: &Repo, name: &str) -> ApiResult<Branch> {
         .ok_or(ApiError::NotFound("Branch"))
 }
 
-async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<BranchView>> {
     let repo = readable(&api, &id).await?;
     let branch = find(&repo, &name).await?;
     let facts = Facts::of(&api, &repo).await?;

@@ -3,6 +3,7 @@
 //! `GET .../commits/:sha` (with stats), `.../:sha/diff` and `.../:sha/refs`.
 
 use crate::http::routes::Doc;
+use crate::views::repository::{CommitDetail, CommitView};
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
@@ -31,16 +32,30 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(
             Method::GET,
-            Doc::new().input::<CommitListQuery>().input::<PageRequest>(),
+            Doc::new()
+                .input::<CommitListQuery>()
+                .input::<PageRequest>()
+                .answers_list::<CommitView>(),
         )
-        .doc(Method::POST, Doc::new().input::<CreateCommit>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateCommit>().answers::<CommitDetail>(),
+        )
         .route("/api/v4/projects/{id}/repository/commits/{sha}", get(show))
-        .doc(Method::GET, Doc::new().input::<CommitStats>())
+        .doc(
+            Method::GET,
+            Doc::new().input::<CommitStats>().answers::<CommitDetail>(),
+        )
         .route(
             "/api/v4/projects/{id}/repository/commits/{sha}/diff",
             get(diff),
         )
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<crate::views::repository::DiffView>(),
+        )
         .route(
             "/api/v4/projects/{id}/repository/commits/{sha}/refs",
             get(refs),
@@ -132,10 +147,10 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         });
     }
     let page = Page { rows, total: None };
-    Ok(page.respond(&request, &api.origin, |_| 0, Value::clone))
+    Ok(page.respond(&request, &api.origin, |_| 0, CommitView::clone))
 }
 
-async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Json<CommitDetail>> {
     let CommitStats(with_stats) = api.input()?;
     let repo = readable(&api, &id).await?;
     let commit = repo

@@ -4,12 +4,13 @@
 //! base's commit, as GitLab's `API::Repositories`).
 
 use crate::http::routes::Doc;
+use crate::views::repository::{CommitView, CompareView};
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;
 use axum::routing::get;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::readable;
 use crate::context::ApiContext;
@@ -26,12 +27,18 @@ const MAX_COMMITS: i64 = 100;
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/repository/compare", get(compare))
-        .doc(Method::GET, Doc::new().input::<CompareQuery>())
+        .doc(
+            Method::GET,
+            Doc::new().input::<CompareQuery>().answers::<CompareView>(),
+        )
         .route(
             "/api/v4/projects/{id}/repository/merge_base",
             get(merge_base),
         )
-        .doc(Method::GET, Doc::new().input::<MergeBaseQuery>())
+        .doc(
+            Method::GET,
+            Doc::new().input::<MergeBaseQuery>().answers::<CommitView>(),
+        )
 }
 
 struct CompareQuery {
@@ -64,7 +71,7 @@ impl FromParams for MergeBaseQuery {
     }
 }
 
-async fn merge_base(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn merge_base(Path(id): Path<String>, api: Api) -> ApiResult<Json<CommitView>> {
     let query = api.input::<MergeBaseQuery>()?;
     let repo = readable(&api, &id).await?;
     if query.refs.len() < 2 {
@@ -99,7 +106,7 @@ fn bad_request(message: String) -> ApiError {
     ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
 }
 
-async fn compare(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn compare(Path(id): Path<String>, api: Api) -> ApiResult<Json<CompareView>> {
     let query = api.input::<CompareQuery>()?;
     let repo = readable(&api, &id).await?;
     let from = repo.commit_id(&query.from, "Ref").await?;

@@ -4,6 +4,7 @@
 //! made by `services::commit_actions` with a single action.
 
 use crate::http::routes::Doc;
+use crate::views::repository::CommitView;
 use axum::http::Method;
 use std::collections::HashMap;
 
@@ -218,7 +219,7 @@ async fn blame(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<
             _ => ranges.push((sha, vec![line])),
         }
     }
-    let mut commits: HashMap<String, Value> = HashMap::new();
+    let mut commits: HashMap<String, CommitView> = HashMap::new();
     let mut out = Vec::with_capacity(ranges.len());
     for (sha, lines) in ranges {
         if !commits.contains_key(&sha) {

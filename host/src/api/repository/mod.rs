@@ -14,7 +14,7 @@ mod tags;
 mod tree;
 
 use axum::response::Response;
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::api::access::{self, ProjectCtx};
 use crate::context::ApiContext;
@@ -154,7 +154,7 @@ impl Repo {
 
 /// An offset page of a list built in memory (branches, tags, diffs, refs), with the `X-*`
 /// and `Link` headers; these lists have no keyset pagination in GitLab.
-pub fn page(api: &Api, items: Vec<Value>) -> ApiResult<Response> {
+pub fn page<T: Serialize + Clone>(api: &Api, items: Vec<T>) -> ApiResult<Response> {
     let mut request = PageRequest::from_params(&api.params)?;
     request.keyset = false;
     let total = items.len() as i64;
@@ -168,7 +168,7 @@ pub fn page(api: &Api, items: Vec<Value>) -> ApiResult<Response> {
         rows,
         total: Some(total),
     };
-    Ok(page.respond(&request, &api.origin, |_| 0, Value::clone))
+    Ok(page.respond(&request, &api.origin, |_| 0, T::clone))
 }
 
 /// The `path` parameter of the tree and archive endpoints: a path in the repository, its

@@ -3,6 +3,7 @@
 
 use crate::http::pagination::PageRequest;
 use crate::http::routes::Doc;
+use crate::views::repository::TagView;
 use axum::http::Method;
 use std::cmp::Ordering;
 
@@ -11,7 +12,6 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::Value;
 
 use super::branches::matches_search;
 use super::{Repo, page, readable, writable};
@@ -31,13 +31,20 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(
             Method::GET,
-            Doc::new().input::<TagListQuery>().input::<PageRequest>(),
+            Doc::new()
+                .input::<TagListQuery>()
+                .input::<PageRequest>()
+                .answers_list::<TagView>(),
         )
-        .doc(Method::POST, Doc::new().input::<CreateTag>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateTag>().answers::<TagView>(),
+        )
         .route(
             "/api/v4/projects/{id}/repository/tags/{tag_name}",
             get(show).delete(remove),
         )
+        .doc(Method::GET, Doc::new().answers::<TagView>())
 }
 
 /// `GET .../tags`: newest commit first by default, as GitLab.
@@ -133,7 +140,7 @@ async fn find(repo: &Repo, name: &str) -> ApiResult<Tag> {
         .ok_or(ApiError::NotFound("Tag"))
 }
 
-async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<TagView>> {
     let repo = readable(&api, &id).await?;
     let tag = find(&repo, &name).await?;
     Ok(Json(repo.views().tag(&tag)))

@@ -3,6 +3,7 @@
 //! of the last entry of the previous page, as GitLab does.
 
 use crate::http::routes::Doc;
+use crate::views::repository::TreeEntryView;
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
@@ -24,7 +25,10 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/projects/{id}/repository/tree", get(list))
         .doc(
             Method::GET,
-            Doc::new().input::<TreeQuery>().input::<PageRequest>(),
+            Doc::new()
+                .input::<TreeQuery>()
+                .input::<PageRequest>()
+                .answers_list::<TreeEntryView>(),
         )
 }
 
