@@ -55,6 +55,47 @@ def test_document_is_served_to_a_signed_in_user(server):
     assert user["content"][JSON]["schema"] == {"$ref": "#/components/schemas/UserSelf"}
 
 
+def test_typed_inputs_are_documented_as_parameters(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    issues = document["paths"]["/api/v4/projects/{id}/issues"]
+    query = {p["name"]: p for p in issues["get"]["parameters"] if p["in"] == "query"}
+    assert query["state"]["schema"] == {"type": "string", "enum": ["opened", "closed", "all"]}
+    assert query["per_page"]["schema"]["type"] == "integer"
+    assert query["labels"]["schema"]["type"] == "array"
+    body = issues["post"]["requestBody"]["content"][JSON]["schema"]
+    assert body["required"] == ["title"]
+    assert body["properties"]["title"]["type"] == "string"
+    assert body["properties"]["confidential"]["type"] == "boolean"
+    assert body["properties"]["due_date"]["format"] == "date"
+    # GitLab's length limits, where the input checks them as it reads.
+    milestone = document["paths"]["/api/v4/projects/{id}/milestones"]["post"]["requestBody"]
+    description = milestone["content"][JSON]["schema"]["properties"]["description"]
+    assert description == {"type": "string", "maxLength": 1_000_000}
+    # A file makes the body a multipart form.
+    upload = document["paths"]["/api/v4/projects/{id}/uploads"]["post"]["requestBody"]
+    assert upload["content"]["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
+    # A required query parameter.
+    file_get = document["paths"]["/api/v4/projects/{id}/repository/files/{file_path}"]["get"]
+    ref = next(p for p in file_get["parameters"] if p["name"] == "ref")
+    assert ref["in"] == "query" and ref["required"] is True
+
+
+def test_views_are_documented_as_response_schemas(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    paths = document["paths"]
+    schemas = document["components"]["schemas"]
+    tags = paths["/api/v4/projects/{id}/repository/tags"]["get"]["responses"]["200"]
+    assert tags["content"][JSON]["schema"] == {
+        "type": "array", "items": {"$ref": "#/components/schemas/TagView"},
+    }
+    assert "commit" in schemas["TagView"]["required"]
+    note = paths["/api/v4/projects/{id}/issues/{issue_iid}/notes"]["post"]["responses"]["201"]
+    assert note["content"][JSON]["schema"] == {"$ref": "#/components/schemas/NoteView"}
+    for name in ["BranchView", "CommitView", "LabelView", "MilestoneView", "ProtectedBranchView",
+                 "SshKeyView", "TokenView"]:
+        assert name in schemas, name
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -3,13 +3,13 @@
 
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
+use crate::views::issue::LabelView;
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::Value;
 
 use super::access::{self, ProjectCtx};
 use super::issues::{page_of, views};
@@ -36,20 +36,35 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(
             Method::GET,
-            Doc::new().input::<LabelListQuery>().input::<PageRequest>(),
+            Doc::new()
+                .input::<LabelListQuery>()
+                .input::<PageRequest>()
+                .answers_list::<LabelView>(),
         )
-        .doc(Method::POST, Doc::new().input::<CreateLabel>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateLabel>().answers::<LabelView>(),
+        )
         .doc(
             Method::PUT,
-            Doc::new().input::<LabelKey>().input::<UpdateLabel>(),
+            Doc::new()
+                .input::<LabelKey>()
+                .input::<UpdateLabel>()
+                .answers::<LabelView>(),
         )
         .doc(Method::DELETE, Doc::new().input::<LabelKey>())
         .route(
             "/api/v4/projects/{id}/labels/{label_id}",
             get(show).put(update).delete(remove),
         )
-        .doc(Method::GET, Doc::new().input::<LabelShape>())
-        .doc(Method::PUT, Doc::new().input::<UpdateLabel>())
+        .doc(
+            Method::GET,
+            Doc::new().input::<LabelShape>().answers::<LabelView>(),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new().input::<UpdateLabel>().answers::<LabelView>(),
+        )
 }
 
 /// `#RGB`, `#RRGGBB` or a CSS color name, as GitLab's color validator accepts.
@@ -189,7 +204,7 @@ impl FromParams for LabelKey {
     }
 }
 
-async fn render(api: &Api, label: &LabelRow, shape: &LabelShape) -> ApiResult<Value> {
+async fn render(api: &Api, label: &LabelRow, shape: &LabelShape) -> ApiResult<LabelView> {
     let counts = if shape.0 {
         Some(api.db().label_counts(label.id).await?)
     } else {
@@ -225,18 +240,13 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     for label in &page.rows {
         rendered.insert(label.id, render(&api, label, &query.shape).await?);
     }
-    Ok(page.respond(
-        &request,
-        &api.origin,
-        |l| l.id,
-        |l| rendered.get(&l.id).cloned().unwrap_or(Value::Null),
-    ))
+    Ok(page.respond(&request, &api.origin, |l| l.id, |l| rendered[&l.id].clone()))
 }
 
 pub async fn show(
     Path((id, label_id)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<LabelView>> {
     let shape: LabelShape = api.input()?;
     let ctx = access::project(&api, &id).await?;
     let label = label_of(&api, &ctx, &label_id).await?;
@@ -289,7 +299,7 @@ async fn update_label(
     id: &str,
     key: &str,
     input: UpdateLabel,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<LabelView>> {
     let ctx = writable(api, id).await?;
     let mut label = label_of(api, &ctx, key).await?;
     if let Some(name) = input.new_name {
@@ -320,13 +330,13 @@ async fn update_label(
 pub async fn update(
     Path((id, label_id)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<LabelView>> {
     api.user()?;
     let input = api.input()?;
     update_label(&api, &id, &label_id, input).await
 }
 
-pub async fn update_by_name(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn update_by_name(Path(id): Path<String>, api: Api) -> ApiResult<Json<LabelView>> {
     api.user()?;
     let LabelKey(key) = api.input()?;
     let input = api.input()?;

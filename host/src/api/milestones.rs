@@ -3,13 +3,13 @@
 
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
+use crate::views::issue::MilestoneView;
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::Value;
 
 use super::access::{self, ProjectCtx};
 use super::issues::{page_of, views};
@@ -33,17 +33,29 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<MilestoneListQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<MilestoneView>(),
         )
-        .doc(Method::POST, Doc::new().input::<CreateMilestone>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateMilestone>()
+                .answers::<MilestoneView>(),
+        )
         .route(
             "/api/v4/projects/{id}/milestones/{milestone_id}",
             get(show).put(update).delete(remove),
         )
-        .doc(Method::PUT, Doc::new().input::<UpdateMilestone>())
+        .doc(Method::GET, Doc::new().answers::<MilestoneView>())
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input::<UpdateMilestone>()
+                .answers::<MilestoneView>(),
+        )
 }
 
-async fn render(api: &Api, milestone: &MilestoneRow) -> ApiResult<Value> {
+async fn render(api: &Api, milestone: &MilestoneRow) -> ApiResult<MilestoneView> {
     let project = api.db().project_refs(&[milestone.project_id]).await?.pop();
     Ok(views(api).milestone(milestone, project.as_ref(), true))
 }
@@ -189,7 +201,7 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn show(
     Path((id, milestone_id)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MilestoneView>> {
     let ctx = access::project(&api, &id).await?;
     let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
     Ok(Json(render(&api, &milestone).await?))
@@ -211,7 +223,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 pub async fn update(
     Path((id, milestone_id)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MilestoneView>> {
     api.user()?;
     let UpdateMilestone {
         fields,

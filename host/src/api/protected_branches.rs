@@ -24,7 +24,7 @@ use crate::http::routes::Router;
 use crate::model::protected_branches::ProtectedBranch;
 use crate::services::protected_branches::{KINDS, PUSH_AND_MERGE_LEVELS, UNPROTECT_LEVELS};
 use crate::store::protected_branches::{NewProtectedBranch, ProtectedBranchUpdate};
-use crate::views::protected_branch::protected_branch;
+use crate::views::protected_branch::{ProtectedBranchView, protected_branch};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -36,14 +36,26 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<ProtectedBranchQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<ProtectedBranchView>(),
         )
-        .doc(Method::POST, Doc::new().input::<CreateProtectedBranch>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateProtectedBranch>()
+                .answers::<ProtectedBranchView>(),
+        )
         .route(
             "/api/v4/projects/{id}/protected_branches/{name}",
             get(show).patch(update).delete(remove),
         )
-        .doc(Method::PATCH, Doc::new().input::<UpdateProtectedBranch>())
+        .doc(Method::GET, Doc::new().answers::<ProtectedBranchView>())
+        .doc(
+            Method::PATCH,
+            Doc::new()
+                .input::<UpdateProtectedBranch>()
+                .answers::<ProtectedBranchView>(),
+        )
 }
 
 /// The project, for a Maintainer (or an administrator).
@@ -226,7 +238,10 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok(page_of(all, &request).respond(&request, &api.origin, |b| b.row.id, protected_branch))
 }
 
-pub async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show(
+    Path((id, name)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<ProtectedBranchView>> {
     let ctx = maintained(&api, &id).await?;
     Ok(Json(protected_branch(&find(&api, &ctx, &name).await?)))
 }
@@ -270,7 +285,10 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(protected_branch(&created))).into_response())
 }
 
-pub async fn update(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn update(
+    Path((id, name)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<ProtectedBranchView>> {
     let ctx = maintained(&api, &id).await?;
     let branch = find(&api, &ctx, &name).await?;
     let input: UpdateProtectedBranch = api.input()?;

@@ -23,7 +23,7 @@ use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::protected_tags::ProtectedTagRow;
 use crate::services::protected_branches::PUSH_AND_MERGE_LEVELS;
-use crate::views::protected_branch::protected_tag;
+use crate::views::protected_branch::{ProtectedTagView, protected_tag};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -31,12 +31,23 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/protected_tags",
             get(list).post(create),
         )
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
-        .doc(Method::POST, Doc::new().input::<CreateProtectedTag>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<ProtectedTagView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateProtectedTag>()
+                .answers::<ProtectedTagView>(),
+        )
         .route(
             "/api/v4/projects/{id}/protected_tags/{name}",
             get(show).delete(remove),
         )
+        .doc(Method::GET, Doc::new().answers::<ProtectedTagView>())
 }
 
 /// The project, for a Maintainer (or an administrator).
@@ -110,7 +121,10 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok(page_of(all, &request).respond(&request, &api.origin, |t| t.id, protected_tag))
 }
 
-pub async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show(
+    Path((id, name)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<ProtectedTagView>> {
     let ctx = maintained(&api, &id).await?;
     Ok(Json(protected_tag(&find(&api, &ctx, &name).await?)))
 }

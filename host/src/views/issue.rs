@@ -3,10 +3,13 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 
+use super::timestamp;
 use super::timestamp_opt;
-use super::{timestamp, user::UserViews};
+use super::user::{UserSummary, UserViews};
 use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
 use crate::model::issue_text::{human_duration, task_counts};
 use crate::model::issues::{IssueRow, ProjectRef};
@@ -14,13 +17,101 @@ use crate::model::labels::{LabelCounts, LabelRow};
 use crate::model::milestones::MilestoneRow;
 use crate::model::users::UserRow;
 
-pub fn time_stats(estimate: i64, spent: i64, limit_to_hours: bool) -> Value {
-    json!({
-        "time_estimate": estimate,
-        "total_time_spent": spent,
-        "human_time_estimate": human_duration(estimate, limit_to_hours),
-        "human_total_time_spent": human_duration(spent, limit_to_hours),
-    })
+#[derive(Clone, Serialize, ToSchema)]
+pub struct TimeStats {
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub human_time_estimate: Option<String>,
+    pub human_total_time_spent: Option<String>,
+}
+
+pub fn time_stats(estimate: i64, spent: i64, limit_to_hours: bool) -> TimeStats {
+    TimeStats {
+        time_estimate: estimate,
+        total_time_spent: spent,
+        human_time_estimate: human_duration(estimate, limit_to_hours),
+        human_total_time_spent: human_duration(spent, limit_to_hours),
+    }
+}
+
+/// A label as issues show it with `with_labels_details`.
+#[derive(Clone, Serialize, ToSchema)]
+pub struct LabelDetail {
+    pub id: i64,
+    pub name: String,
+    pub color: String,
+    pub description: Option<String>,
+    pub description_html: String,
+    pub text_color: &'static str,
+}
+
+/// A label of the labels API; the counts come with `with_counts`.
+#[derive(Clone, Serialize, ToSchema)]
+pub struct LabelView {
+    #[serde(flatten)]
+    pub detail: LabelDetail,
+    pub priority: Option<i64>,
+    pub is_project_label: bool,
+    pub subscribed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_issues_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_issues_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_merge_requests_count: Option<i64>,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MilestoneView {
+    pub id: i64,
+    pub iid: i64,
+    pub project_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub due_date: Option<String>,
+    pub start_date: Option<String>,
+    pub expired: bool,
+    pub web_url: Option<String>,
+    /// Only in the milestones API and single issues, as GitLab shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<Option<String>>,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct NoteView {
+    pub id: i64,
+    /// Always null: issue notes are not diff notes.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub body: String,
+    pub attachment: Option<String>,
+    pub author: Option<UserSummary>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub system: bool,
+    pub noteable_id: i64,
+    pub noteable_type: &'static str,
+    pub project_id: i64,
+    pub resolvable: bool,
+    pub confidential: bool,
+    pub internal: bool,
+    pub noteable_iid: i64,
+    #[schema(value_type = Object)]
+    pub commands_changes: Map<String, Value>,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct AwardView {
+    pub id: i64,
+    pub name: String,
+    pub user: Option<UserSummary>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub awardable_id: i64,
+    pub awardable_type: &'static str,
 }
 
 /// GitLab's label text color: dark on light backgrounds, white otherwise.
@@ -67,37 +158,37 @@ pub struct IssueViews<'a> {
 }
 
 impl IssueViews<'_> {
-    fn user(&self, user: Option<&UserRow>) -> Value {
-        user.map_or(Value::Null, |u| json!(self.users.summary(u)))
+    fn user(&self, user: Option<&UserRow>) -> Option<UserSummary> {
+        user.map(|u| self.users.summary(u))
     }
 
-    pub fn label_detail(&self, label: &LabelRow) -> Value {
-        json!({
-            "id": label.id,
-            "name": label.name,
-            "color": label.color,
-            "description": label.description,
-            "description_html": label.description.clone().unwrap_or_default(),
-            "text_color": text_color(&label.color),
-        })
+    pub fn label_detail(&self, label: &LabelRow) -> LabelDetail {
+        LabelDetail {
+            id: label.id,
+            name: label.name.clone(),
+            color: label.color.clone(),
+            description: label.description.clone(),
+            description_html: label.description.clone().unwrap_or_default(),
+            text_color: text_color(&label.color),
+        }
     }
 
     /// A label of the labels API.
-    pub fn label(&self, label: &LabelRow, counts: Option<LabelCounts>, subscribed: bool) -> Value {
-        let mut value = self.label_detail(label);
-        let map = value.as_object_mut().expect("an object");
-        map.insert("priority".into(), json!(label.priority));
-        map.insert("is_project_label".into(), json!(true));
-        map.insert("subscribed".into(), json!(subscribed));
-        if let Some(counts) = counts {
-            map.insert("open_issues_count".into(), json!(counts.open_issues_count));
-            map.insert(
-                "closed_issues_count".into(),
-                json!(counts.closed_issues_count),
-            );
-            map.insert("open_merge_requests_count".into(), json!(0));
+    pub fn label(
+        &self,
+        label: &LabelRow,
+        counts: Option<LabelCounts>,
+        subscribed: bool,
+    ) -> LabelView {
+        LabelView {
+            detail: self.label_detail(label),
+            priority: label.priority,
+            is_project_label: true,
+            subscribed,
+            open_issues_count: counts.map(|c| c.open_issues_count),
+            closed_issues_count: counts.map(|c| c.closed_issues_count),
+            open_merge_requests_count: counts.map(|_| 0),
         }
-        value
     }
 
     pub fn milestone(
@@ -105,29 +196,36 @@ impl IssueViews<'_> {
         milestone: &MilestoneRow,
         project: Option<&ProjectRef>,
         with_closed_at: bool,
-    ) -> Value {
+    ) -> MilestoneView {
         let today = chrono::Utc::now()
             .date_naive()
             .format("%Y-%m-%d")
             .to_string();
-        let mut value = json!({
-            "id": milestone.id,
-            "iid": milestone.iid,
-            "project_id": milestone.project_id,
-            "title": milestone.title,
-            "description": milestone.description,
-            "state": milestone.state,
-            "created_at": timestamp(milestone.created_at),
-            "updated_at": timestamp(milestone.updated_at),
-            "due_date": milestone.due_date,
-            "start_date": milestone.start_date,
-            "expired": milestone.due_date.as_deref().is_some_and(|d| d < today.as_str()),
-            "web_url": project.map(|p| format!("{}/{}/-/milestones/{}", self.base_url, p.full_path(), milestone.iid)),
-        });
-        if with_closed_at {
-            value["closed_at"] = json!(timestamp_opt(milestone.closed_at));
+        MilestoneView {
+            id: milestone.id,
+            iid: milestone.iid,
+            project_id: milestone.project_id,
+            title: milestone.title.clone(),
+            description: milestone.description.clone(),
+            state: milestone.state.clone(),
+            created_at: timestamp(milestone.created_at),
+            updated_at: timestamp(milestone.updated_at),
+            due_date: milestone.due_date.clone(),
+            start_date: milestone.start_date.clone(),
+            expired: milestone
+                .due_date
+                .as_deref()
+                .is_some_and(|d| d < today.as_str()),
+            web_url: project.map(|p| {
+                format!(
+                    "{}/{}/-/milestones/{}",
+                    self.base_url,
+                    p.full_path(),
+                    milestone.iid
+                )
+            }),
+            closed_at: with_closed_at.then(|| timestamp_opt(milestone.closed_at)),
         }
-        value
     }
 
     pub fn issue(&self, issue: &IssueRow, batch: &IssueBatch, shape: IssueShape) -> Value {
@@ -145,7 +243,7 @@ impl IssueViews<'_> {
                     .iter()
                     .map(|l| {
                         if shape.with_labels_details {
-                            self.label_detail(l)
+                            json!(self.label_detail(l))
                         } else {
                             json!(l.name)
                         }
@@ -161,9 +259,7 @@ impl IssueViews<'_> {
         let milestone = issue
             .milestone_id
             .and_then(|id| batch.milestones.get(&id))
-            .map_or(Value::Null, |m| {
-                self.milestone(m, batch.projects.get(&m.project_id), shape.single)
-            });
+            .map(|m| self.milestone(m, batch.projects.get(&m.project_id), shape.single));
         let (count, completed) = task_counts(issue.description.as_deref());
         let mut value = json!({
             "id": issue.id,
@@ -222,37 +318,42 @@ impl IssueViews<'_> {
         value
     }
 
-    pub fn note(&self, note: &NoteRow, author: Option<&UserRow>, issue: &IssueRow) -> Value {
-        json!({
-            "id": note.id,
-            "type": Value::Null,
-            "body": note.body,
-            "attachment": Value::Null,
-            "author": self.user(author),
-            "created_at": timestamp(note.created_at),
-            "updated_at": timestamp(note.updated_at),
-            "system": note.system,
-            "noteable_id": issue.id,
-            "noteable_type": "Issue",
-            "project_id": issue.project_id,
-            "resolvable": false,
-            "confidential": note.internal,
-            "internal": note.internal,
-            "noteable_iid": issue.iid,
-            "commands_changes": {},
-        })
+    pub fn note(&self, note: &NoteRow, author: Option<&UserRow>, issue: &IssueRow) -> NoteView {
+        NoteView {
+            id: note.id,
+            kind: None,
+            body: note.body.clone(),
+            attachment: None,
+            author: self.user(author),
+            created_at: timestamp(note.created_at),
+            updated_at: timestamp(note.updated_at),
+            system: note.system,
+            noteable_id: issue.id,
+            noteable_type: "Issue",
+            project_id: issue.project_id,
+            resolvable: false,
+            confidential: note.internal,
+            internal: note.internal,
+            noteable_iid: issue.iid,
+            commands_changes: Map::new(),
+        }
     }
 
-    pub fn award(&self, award: &AwardRow, user: Option<&UserRow>) -> Value {
-        json!({
-            "id": award.id,
-            "name": award.name,
-            "user": self.user(user),
-            "created_at": timestamp(award.created_at),
-            "updated_at": timestamp(award.updated_at),
-            "awardable_id": if award.note_id == 0 { award.issue_id } else { award.note_id },
-            "awardable_type": if award.note_id == 0 { "Issue" } else { "Note" },
-        })
+    pub fn award(&self, award: &AwardRow, user: Option<&UserRow>) -> AwardView {
+        let on_issue = award.note_id == 0;
+        AwardView {
+            id: award.id,
+            name: award.name.clone(),
+            user: self.user(user),
+            created_at: timestamp(award.created_at),
+            updated_at: timestamp(award.updated_at),
+            awardable_id: if on_issue {
+                award.issue_id
+            } else {
+                award.note_id
+            },
+            awardable_type: if on_issue { "Issue" } else { "Note" },
+        }
     }
 
     pub fn todo(

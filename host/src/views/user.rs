@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 pub struct UserSummary {
     pub id: i64,
     pub username: String,

@@ -8,7 +8,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use super::input::CreateAward;
 use super::notes::note_of;
@@ -19,6 +18,7 @@ use crate::http::request::Api;
 use crate::model::issue_notes::AwardRow;
 use crate::model::issues::IssueRow;
 use crate::services::issue_actions;
+use crate::views::issue::AwardView;
 
 /// What the awards hang on: the issue (`note_id` 0) or one of its notes the caller may read.
 struct Awardable {
@@ -41,7 +41,7 @@ async fn awardable(api: &Api, id: &str, iid: &str, note: Option<&str>) -> ApiRes
     })
 }
 
-async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, Value>> {
+async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, AwardView>> {
     let users = users_by_id(api, awards.iter().map(|a| a.user_id).collect()).await?;
     let views = views(api);
     Ok(awards
@@ -50,9 +50,9 @@ async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, Value>
         .collect())
 }
 
-async fn render_one(api: &Api, award: &AwardRow) -> ApiResult<Value> {
+async fn render_one(api: &Api, award: &AwardRow) -> ApiResult<AwardView> {
     let views = render(api, std::slice::from_ref(award)).await?;
-    Ok(views.get(&award.id).cloned().unwrap_or(Value::Null))
+    Ok(views[&award.id].clone())
 }
 
 async fn award_of(api: &Api, on: &Awardable, award_id: &str) -> ApiResult<AwardRow> {
@@ -70,12 +70,7 @@ async fn list(api: Api, on: Awardable) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
     let page = page_of(api.db().awards(on.issue.id, on.note_id).await?, &request);
     let views = render(&api, &page.rows).await?;
-    Ok(page.respond(
-        &request,
-        &api.origin,
-        |a| a.id,
-        |a| views.get(&a.id).cloned().unwrap_or(Value::Null),
-    ))
+    Ok(page.respond(&request, &api.origin, |a| a.id, |a| views[&a.id].clone()))
 }
 
 async fn create(api: Api, on: Awardable) -> ApiResult<Response> {
@@ -114,7 +109,10 @@ pub async fn note_list(Path((id, iid, note)): IssueItemPath, api: Api) -> ApiRes
     list(api, on).await
 }
 
-pub async fn issue_show(Path((id, iid, award)): IssueItemPath, api: Api) -> ApiResult<Json<Value>> {
+pub async fn issue_show(
+    Path((id, iid, award)): IssueItemPath,
+    api: Api,
+) -> ApiResult<Json<AwardView>> {
     let on = awardable(&api, &id, &iid, None).await?;
     Ok(Json(
         render_one(&api, &award_of(&api, &on, &award).await?).await?,
@@ -124,7 +122,7 @@ pub async fn issue_show(Path((id, iid, award)): IssueItemPath, api: Api) -> ApiR
 pub async fn note_show(
     Path((id, iid, note, award)): NoteItemPath,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<AwardView>> {
     let on = awardable(&api, &id, &iid, Some(&note)).await?;
     Ok(Json(
         render_one(&api, &award_of(&api, &on, &award).await?).await?,

@@ -35,7 +35,7 @@ use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::users::UserRow;
 use crate::services::issues::Created;
 use crate::settings::keys;
-use crate::views::issue::{IssueBatch, IssueShape, IssueViews};
+use crate::views::issue::{AwardView, IssueBatch, IssueShape, IssueViews, NoteView, TimeStats};
 
 pub fn router() -> Router<ApiContext> {
     let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
@@ -71,33 +71,67 @@ pub fn router() -> Router<ApiContext> {
             &format!("{issue}/notes"),
             get(notes::list).post(notes::create),
         )
-        .doc(Method::GET, Doc::new().input::<input::NoteListQuery>())
-        .doc(Method::POST, Doc::new().input::<CreateNote>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<input::NoteListQuery>()
+                .answers_list::<NoteView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new().input::<CreateNote>().answers::<NoteView>(),
+        )
         .route(
             &format!("{issue}/notes/{{note_id}}"),
             get(notes::show).put(notes::update).delete(notes::remove),
         )
-        .doc(Method::PUT, Doc::new().input::<UpdateNote>())
+        .doc(Method::GET, Doc::new().answers::<NoteView>())
+        .doc(
+            Method::PUT,
+            Doc::new().input::<UpdateNote>().answers::<NoteView>(),
+        )
         .route(
             &format!("{issue}/award_emoji"),
             get(award_emoji::issue_list).post(award_emoji::issue_create),
         )
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
-        .doc(Method::POST, Doc::new().input::<input::CreateAward>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<AwardView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<input::CreateAward>()
+                .answers::<AwardView>(),
+        )
         .route(
             &format!("{issue}/award_emoji/{{award_id}}"),
             get(award_emoji::issue_show).delete(award_emoji::issue_remove),
         )
+        .doc(Method::GET, Doc::new().answers::<AwardView>())
         .route(
             &format!("{issue}/notes/{{note_id}}/award_emoji"),
             get(award_emoji::note_list).post(award_emoji::note_create),
         )
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
-        .doc(Method::POST, Doc::new().input::<input::CreateAward>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<AwardView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<input::CreateAward>()
+                .answers::<AwardView>(),
+        )
         .route(
             &format!("{issue}/notes/{{note_id}}/award_emoji/{{award_id}}"),
             get(award_emoji::note_show).delete(award_emoji::note_remove),
         )
+        .doc(Method::GET, Doc::new().answers::<AwardView>())
         .route(&format!("{issue}/subscribe"), post(actions::subscribe))
         .route(&format!("{issue}/unsubscribe"), post(actions::unsubscribe))
         .route(&format!("{issue}/todo"), post(actions::todo))
@@ -116,18 +150,31 @@ pub fn router() -> Router<ApiContext> {
             get(actions::user_agent_detail),
         )
         .route(&format!("{issue}/time_estimate"), post(time::set_estimate))
-        .doc(Method::POST, Doc::new().input::<input::TimeEstimate>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<input::TimeEstimate>()
+                .answers::<TimeStats>(),
+        )
         .route(
             &format!("{issue}/reset_time_estimate"),
             post(time::reset_estimate),
         )
+        .doc(Method::POST, Doc::new().answers::<TimeStats>())
         .route(&format!("{issue}/add_spent_time"), post(time::add_spent))
-        .doc(Method::POST, Doc::new().input::<input::SpentTime>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<input::SpentTime>()
+                .answers::<TimeStats>(),
+        )
         .route(
             &format!("{issue}/reset_spent_time"),
             post(time::reset_spent),
         )
+        .doc(Method::POST, Doc::new().answers::<TimeStats>())
         .route(&format!("{issue}/time_stats"), get(time::stats_of))
+        .doc(Method::GET, Doc::new().answers::<TimeStats>())
 }
 
 /// Whether the caller may read the project's issues at all (the issues feature's level).

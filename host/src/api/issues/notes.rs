@@ -9,7 +9,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use super::input::NoteListQuery;
 use super::{IssueCtx, is_owner, is_reporter, load, users_by_id, views};
@@ -19,6 +18,7 @@ use crate::http::pagination::Page;
 use crate::http::request::Api;
 use crate::model::issue_notes::NoteRow;
 use crate::services::notes::{self, Commenter, CreateNote, UpdateNote};
+use crate::views::issue::NoteView;
 
 fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
     value.trim().parse().map_err(|_| ApiError::invalid(name))
@@ -46,7 +46,7 @@ fn commenter(api: &Api, ctx: &IssueCtx) -> ApiResult<Commenter> {
     })
 }
 
-async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashMap<i64, Value>> {
+async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashMap<i64, NoteView>> {
     let users = users_by_id(api, notes.iter().map(|n| n.author_id).collect()).await?;
     let views = views(api);
     Ok(notes
@@ -76,22 +76,17 @@ pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
         rows,
         total: Some(total),
     }
-    .respond(
-        &request,
-        &api.origin,
-        |n| n.id,
-        |n| views.get(&n.id).cloned().unwrap_or(Value::Null),
-    ))
+    .respond(&request, &api.origin, |n| n.id, |n| views[&n.id].clone()))
 }
 
 pub async fn show(
     Path((id, iid, note_id)): Path<(String, String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<NoteView>> {
     let ctx = load(&api, &id, &iid).await?;
     let note = note_of(&api, &ctx, &note_id).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
-    Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
+    Ok(Json(views[&note.id].clone()))
 }
 
 pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
@@ -101,17 +96,13 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     let input: CreateNote = api.input()?;
     let note = notes::create(api.db(), &commenter, &ctx.issue, input).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(views.get(&note.id).cloned().unwrap_or(Value::Null)),
-    )
-        .into_response())
+    Ok((StatusCode::CREATED, Json(views[&note.id].clone())).into_response())
 }
 
 pub async fn update(
     Path((id, iid, note_id)): Path<(String, String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<NoteView>> {
     let ctx = load(&api, &id, &iid).await?;
     let commenter = commenter(&api, &ctx)?;
     let note = note_of(&api, &ctx, &note_id).await?;
@@ -119,7 +110,7 @@ pub async fn update(
     let input: UpdateNote = api.input()?;
     let note = notes::update(api.db(), &commenter, &ctx.issue, &note, input).await?;
     let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
-    Ok(Json(views.get(&note.id).cloned().unwrap_or(Value::Null)))
+    Ok(Json(views[&note.id].clone()))
 }
 
 pub async fn remove(

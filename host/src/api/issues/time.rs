@@ -5,7 +5,6 @@
 use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
-use serde_json::Value;
 
 use super::input::{SpentTime, TimeEstimate};
 use super::load;
@@ -15,6 +14,7 @@ use crate::http::request::Api;
 use crate::model::issue_text::{DAY, HOUR, MINUTE, MONTH, WEEK};
 use crate::services::issues;
 use crate::settings::keys;
+use crate::views::issue::TimeStats;
 use crate::views::issue::time_stats;
 
 fn unit_seconds(unit: &str) -> Option<f64> {
@@ -72,13 +72,18 @@ fn limit_to_hours(api: &Api) -> bool {
     api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS)
 }
 
-fn stats(api: &Api, estimate: i64, spent: i64) -> Json<Value> {
+fn stats(api: &Api, estimate: i64, spent: i64) -> Json<TimeStats> {
     Json(time_stats(estimate, spent, limit_to_hours(api)))
 }
 
 /// Sets the estimate (`reset`: to zero). Only reporters may, checked before the duration
 /// is read (403 before 400).
-async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<Value>> {
+async fn set_time_estimate(
+    api: &Api,
+    id: &str,
+    iid: &str,
+    reset: bool,
+) -> ApiResult<Json<TimeStats>> {
     let ctx = load(api, id, iid).await?;
     let caller = api.user()?;
     let editor = editor(&caller.user, &ctx.project);
@@ -97,19 +102,19 @@ async fn set_time_estimate(api: &Api, id: &str, iid: &str, reset: bool) -> ApiRe
 pub async fn set_estimate(
     Path((id, iid)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TimeStats>> {
     set_time_estimate(&api, &id, &iid, false).await
 }
 
 pub async fn reset_estimate(
     Path((id, iid)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TimeStats>> {
     set_time_estimate(&api, &id, &iid, true).await
 }
 
 /// Logs spent time (`reset`: removes it all); reporters only, as for the estimate.
-async fn log_spent_time(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<Value>> {
+async fn log_spent_time(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<TimeStats>> {
     let ctx = load(api, id, iid).await?;
     let caller = api.user()?;
     let editor = editor(&caller.user, &ctx.project);
@@ -127,7 +132,7 @@ async fn log_spent_time(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResul
 pub async fn add_spent(
     Path((id, iid)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<TimeStats>)> {
     Ok((
         StatusCode::CREATED,
         log_spent_time(&api, &id, &iid, false).await?,
@@ -137,11 +142,14 @@ pub async fn add_spent(
 pub async fn reset_spent(
     Path((id, iid)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TimeStats>> {
     log_spent_time(&api, &id, &iid, true).await
 }
 
-pub async fn stats_of(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn stats_of(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<TimeStats>> {
     let ctx = load(&api, &id, &iid).await?;
     Ok(stats(
         &api,
