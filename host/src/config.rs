@@ -176,6 +176,12 @@ pub struct ServeConfig {
     /// How long a clone or fetch past the cap waits for a slot before it is refused (HTTP 429).
     #[arg(long, env = "TRELLIS_UPLOAD_PACK_QUEUE_SECONDS", default_value_t = 60)]
     pub upload_pack_queue_seconds: u64,
+    /// While this process is serving API or git requests, webhook deliveries go out at most one
+    /// per this many milliseconds (all hooks together), and the outbox is read at the same
+    /// pace, so that background delivery gives the CPU to the requests; when no request is in
+    /// flight both run at full speed. 0 turns the pacing off.
+    #[arg(long, env = "TRELLIS_WEBHOOK_BUSY_INTERVAL_MS", default_value_t = 10)]
+    pub webhook_busy_interval_ms: u64,
     /// Largest size a repository may reach while being imported; the fetch stops past it.
     #[arg(long, env = "TRELLIS_IMPORT_MAX_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
     pub import_max_bytes: u64,

@@ -6,6 +6,7 @@
 //! process is not taken for a dead one.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -15,6 +16,30 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
 
 use super::error::ApiError;
+
+/// Requests this process is serving now (health checks aside), for background work that
+/// yields to them (`webhooks::send`).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+pub fn requests_in_flight() -> usize {
+    IN_FLIGHT.load(Ordering::Relaxed)
+}
+
+/// Counts a request in [`IN_FLIGHT`] while it lives, however it ends.
+struct Serving;
+
+impl Serving {
+    fn start() -> Serving {
+        IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+        Serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 #[derive(Clone)]
 pub struct RequestLimits {
@@ -43,7 +68,10 @@ pub async fn enforce(
         let _slot = if health {
             None
         } else {
-            Some(limits.slots.acquire().await.expect("never closed"))
+            Some((
+                limits.slots.acquire().await.expect("never closed"),
+                Serving::start(),
+            ))
         };
         next.run(request).await
     };

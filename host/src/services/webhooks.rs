@@ -12,7 +12,7 @@ use crate::model::webhooks::LogRow;
 use crate::store::TenantDb;
 use crate::store::error::Error;
 use crate::webhooks::dispatch::uuid_v4;
-use crate::webhooks::payload::{self, Audience, Loader};
+use crate::webhooks::payload::{self, Audience, BatchRows, Loader};
 use crate::webhooks::send::{self, Attempt, Message, Target};
 
 /// GitLab's test triggers, with the outbox events a sample comes from and the message when
@@ -131,8 +131,10 @@ pub async fn test_project_hook(
         return Ok(Err("Testing not available for this hook".into()));
     };
     let settings = ctx.settings.get(db).await.map_err(Error::from)?;
+    let rows = BatchRows::default();
     let loader = Loader {
         db,
+        rows: &rows,
         base_url: &hook.instance_url,
         avatar_service: settings.get(crate::settings::keys::AVATAR_SERVICE_ENABLED),
     };

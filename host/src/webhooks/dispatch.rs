@@ -7,14 +7,16 @@
 //! that are disabled (temporarily or for good) receive nothing, as in GitLab.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use rand::RngCore;
 use serde_json::Value;
 
 use super::branch_filter;
-use super::payload::{self, Audience, Candidate, Loader};
+use super::payload::{self, Audience, BatchRows, Candidate, Loader};
 use super::rules::{self, AlertStatus};
 use crate::context::ApiContext;
+use crate::http::limits::requests_in_flight;
 use crate::model::now_ms;
 use crate::model::webhooks::{EventRow, HookKind, NewDelivery};
 use crate::settings::keys;
@@ -22,6 +24,8 @@ use crate::store::TenantDb;
 
 /// Events read per transaction.
 const BATCH: i64 = 200;
+/// How often the outbox is read.
+const TICK: Duration = Duration::from_millis(100);
 
 /// A random (version 4) UUID, for `X-Gitlab-Event-UUID`, `Idempotency-Key` and hooks' UUIDs.
 pub fn uuid_v4() -> String {
@@ -42,7 +46,7 @@ pub fn uuid_v4() -> String {
 
 /// Dispatches every tenant's new events, for the life of the process.
 pub async fn run(ctx: ApiContext) {
-    let mut interval = tokio::time::interval(std::time::Duration::from_millis(100));
+    let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
@@ -53,8 +57,9 @@ pub async fn run(ctx: ApiContext) {
                 continue;
             }
         };
+        let batch = batch_size(&ctx);
         for tenant_id in tenants {
-            match dispatch_tenant(&ctx, tenant_id).await {
+            match dispatch_tenant(&ctx, tenant_id, batch).await {
                 Ok(true) => super::wake(),
                 Ok(false) => {}
                 Err(error) => tracing::warn!(
@@ -67,11 +72,23 @@ pub async fn run(ctx: ApiContext) {
     }
 }
 
+/// How many of a tenant's events one tick reads: a full batch, or while the process serves
+/// requests as many as the sender then delivers in a tick (`--webhook-busy-interval-ms`), so
+/// that building payloads also leaves the CPU to the requests. The outbox keeps the rest,
+/// and the next quiet tick catches up.
+fn batch_size(ctx: &ApiContext) -> i64 {
+    let interval = ctx.config.webhook_busy_interval_ms;
+    if interval == 0 || requests_in_flight() == 0 {
+        return BATCH;
+    }
+    (TICK.as_millis() as i64 / interval as i64).clamp(1, BATCH)
+}
+
 /// One batch of a tenant's events; true when deliveries were queued.
-async fn dispatch_tenant(ctx: &ApiContext, tenant_id: i64) -> anyhow::Result<bool> {
+async fn dispatch_tenant(ctx: &ApiContext, tenant_id: i64, batch: i64) -> anyhow::Result<bool> {
     let db = ctx.db.tenant(tenant_id);
     let cursor = db.webhook_cursor().await?;
-    let events = db.events_after(cursor, BATCH).await?;
+    let events = db.events_after(cursor, batch).await?;
     let Some(last) = events.last().map(|e| e.id) else {
         return Ok(false);
     };
@@ -104,6 +121,7 @@ async fn deliveries_for(
     let settings = ctx.settings.get(db).await?;
     let avatar_service = settings.get(keys::AVATAR_SERVICE_ENABLED);
     let now = now_ms();
+    let rows = BatchRows::default();
     let mut deliveries = Vec::new();
     for (event, recorded) in events.iter().zip(&recorded) {
         let event_uuid = uuid_v4();
@@ -151,6 +169,7 @@ async fn deliveries_for(
             }
             queue(
                 db,
+                &rows,
                 avatar_service,
                 event,
                 recorded,
@@ -169,6 +188,7 @@ async fn deliveries_for(
 #[allow(clippy::too_many_arguments)]
 async fn queue(
     db: &TenantDb,
+    rows: &BatchRows,
     avatar_service: bool,
     event: &EventRow,
     recorded: &Value,
@@ -182,6 +202,7 @@ async fn queue(
         if !bodies.contains_key(hook.instance_url) {
             let loader = Loader {
                 db,
+                rows,
                 base_url: hook.instance_url,
                 avatar_service,
             };

@@ -4,10 +4,15 @@
 //! `views::webhook_payload`.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
 use crate::events::changes;
+use crate::model::labels::LabelRow;
+use crate::model::namespaces::NamespaceRow;
+use crate::model::projects::ProjectRow;
+use crate::model::users::UserRow;
 use crate::model::webhooks::EventRow;
 use crate::store::TenantDb;
 use crate::views::user::UserViews;
@@ -223,14 +228,65 @@ pub fn candidates(event: &EventRow, recorded: &Value) -> Vec<Candidate> {
     }
 }
 
-/// Reads what bodies need, once per event.
+/// The rows the events of one dispatched batch share (actors, projects, namespaces, a
+/// project's labels), read once per batch and not once per event: 200 issue creates in one
+/// project read the same four rows 200 times, which cost the API's writes beside the
+/// dispatcher more than the deliveries themselves (docs/performance.md). Bodies show the rows
+/// as they are when the batch is dispatched, as they did when each event read them.
+#[derive(Default)]
+pub struct BatchRows {
+    users: Mutex<HashMap<i64, Option<UserRow>>>,
+    projects: Mutex<HashMap<i64, Option<ProjectRow>>>,
+    namespaces: Mutex<HashMap<i64, Option<NamespaceRow>>>,
+    labels: Mutex<HashMap<i64, Vec<LabelRow>>>,
+}
+
+/// `map`'s row for `id`, read with `load` the first time.
+async fn once<T: Clone>(
+    map: &Mutex<HashMap<i64, T>>,
+    id: i64,
+    load: impl Future<Output = sqlx::Result<T>>,
+) -> sqlx::Result<T> {
+    if let Some(row) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return Ok(row.clone());
+    }
+    let row = load.await?;
+    map.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, row.clone());
+    Ok(row)
+}
+
+/// Reads what bodies need.
 pub struct Loader<'a> {
     pub db: &'a TenantDb,
+    pub rows: &'a BatchRows,
     pub base_url: &'a str,
     pub avatar_service: bool,
 }
 
 impl Loader<'_> {
+    async fn user(&self, id: i64) -> sqlx::Result<Option<UserRow>> {
+        once(&self.rows.users, id, self.db.user_by_id(id)).await
+    }
+
+    async fn project(&self, id: i64) -> sqlx::Result<Option<ProjectRow>> {
+        once(&self.rows.projects, id, self.db.project_by_id(id)).await
+    }
+
+    async fn namespace(&self, id: i64) -> sqlx::Result<Option<NamespaceRow>> {
+        once(&self.rows.namespaces, id, self.db.namespace_by_id(id)).await
+    }
+
+    async fn labels(&self, project_id: i64) -> sqlx::Result<Vec<LabelRow>> {
+        once(
+            &self.rows.labels,
+            project_id,
+            self.db.project_labels(project_id, None),
+        )
+        .await
+    }
+
     fn urls(&self) -> PayloadUrls<'_> {
         PayloadUrls {
             base_url: self.base_url,
@@ -253,16 +309,16 @@ impl Loader<'_> {
         let before = &recorded["before"];
         let urls = self.urls();
         let actor = match event.actor_id {
-            Some(id) => self.db.user_by_id(id).await?,
+            Some(id) => self.user(id).await?,
             None => None,
         };
         let actor_view = actor.as_ref().map_or(Value::Null, |u| urls.user(u));
         let project_rows = match event.project_id {
             Some(id) if !matches!(candidate.body, Body::System(_)) => {
-                let Some(project) = self.db.project_by_id(id).await? else {
+                let Some(project) = self.project(id).await? else {
                     return Ok(None);
                 };
-                let Some(namespace) = self.db.namespace_by_id(project.namespace_id).await? else {
+                let Some(namespace) = self.namespace(project.namespace_id).await? else {
                     return Ok(None);
                 };
                 Some((project, namespace))
@@ -274,7 +330,7 @@ impl Loader<'_> {
             .map(|(project, namespace)| ProjectRef { project, namespace });
         let body = match (candidate.body, &project_ref) {
             (Body::Issue(action), Some(p)) => {
-                let labels = self.db.project_labels(p.project.id, None).await?;
+                let labels = self.labels(p.project.id).await?;
                 let label_of = |name: &str| {
                     labels
                         .iter()
@@ -423,18 +479,16 @@ impl Loader<'_> {
             "project_create" | "project_destroy" | "project_update" | "project_rename"
             | "project_transfer" => {
                 let namespace_id = int(current, "namespace_id").unwrap_or(0);
-                let Some(namespace) = self.db.namespace_by_id(namespace_id).await? else {
+                let Some(namespace) = self.namespace(namespace_id).await? else {
                     return Ok(None);
                 };
                 let path_with_namespace =
                     format!("{}/{}", namespace.full_path, text(current, "path"));
                 let (owner_name, owner_email) = match namespace.owner_id {
-                    Some(owner) if namespace.kind == "user" => {
-                        match self.db.user_by_id(owner).await? {
-                            Some(user) => (user.name.clone(), user.email.clone()),
-                            None => (namespace.name.clone(), String::new()),
-                        }
-                    }
+                    Some(owner) if namespace.kind == "user" => match self.user(owner).await? {
+                        Some(user) => (user.name.clone(), user.email.clone()),
+                        None => (namespace.name.clone(), String::new()),
+                    },
                     _ => (namespace.name.clone(), String::new()),
                 };
                 body["name"] = json!(text(current, "name"));
@@ -448,7 +502,7 @@ impl Loader<'_> {
                 body["project_visibility"] = json!(text(current, "visibility"));
                 if name == "project_rename" || name == "project_transfer" {
                     let old_namespace = match int(before, "namespace_id") {
-                        Some(id) if id != namespace_id => self.db.namespace_by_id(id).await?,
+                        Some(id) if id != namespace_id => self.namespace(id).await?,
                         _ => Some(namespace.clone()),
                     };
                     let old_path = old_namespace.map_or_else(String::new, |ns| ns.full_path);
@@ -467,7 +521,7 @@ impl Loader<'_> {
             }
             "key_create" | "key_destroy" => {
                 let user_id = int(current, "user_id").unwrap_or(0);
-                let username = self.db.user_by_id(user_id).await?.map(|u| u.username);
+                let username = self.user(user_id).await?.map(|u| u.username);
                 body["username"] = json!(username);
                 body["key"] = json!(text(current, "public_key"));
                 body["id"] = json!(event.subject_id);
@@ -486,17 +540,16 @@ impl Loader<'_> {
             }
             _ => {
                 // Memberships.
-                let Some(user) = self.db.user_by_id(event.subject_id).await? else {
+                let Some(user) = self.user(event.subject_id).await? else {
                     return Ok(None);
                 };
                 let access = access_level_name(int(current, "access_level").unwrap_or(0));
                 let source_id = int(current, "source_id").unwrap_or(0);
                 if text(current, "source_type") == "Project" {
-                    let Some(project) = self.db.project_by_id(source_id).await? else {
+                    let Some(project) = self.project(source_id).await? else {
                         return Ok(None);
                     };
-                    let Some(namespace) = self.db.namespace_by_id(project.namespace_id).await?
-                    else {
+                    let Some(namespace) = self.namespace(project.namespace_id).await? else {
                         return Ok(None);
                     };
                     body["access_level"] = json!(access);
@@ -507,7 +560,7 @@ impl Loader<'_> {
                         json!(format!("{}/{}", namespace.full_path, project.path));
                     body["project_visibility"] = json!(project.visibility);
                 } else {
-                    let Some(group) = self.db.namespace_by_id(source_id).await? else {
+                    let Some(group) = self.namespace(source_id).await? else {
                         return Ok(None);
                     };
                     body["group_access"] = json!(access);

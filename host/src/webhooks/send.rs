@@ -17,6 +17,7 @@ use super::format::{self, Formatted};
 use super::rules::{self, AlertStatus};
 use crate::api::meta::VERSION;
 use crate::context::ApiContext;
+use crate::http::limits::requests_in_flight;
 use crate::model::hooks::{DeliveryState, HookRow, SystemHookRow};
 use crate::model::now_ms;
 use crate::model::webhooks::{DeliveryRow, HookKind, LogRow};
@@ -339,16 +340,53 @@ pub async fn run(ctx: ApiContext) {
     }
 }
 
-async fn deliver(ctx: ApiContext, delivery: DeliveryRow, _permit: OwnedSemaphorePermit) {
-    if let Err(error) = deliver_one(&ctx, &delivery).await {
-        tracing::warn!(
-            tenant = delivery.tenant_id,
-            delivery = delivery.id,
-            error = format!("{error:#}"),
-            "webhook delivery failed; it is retried when its lease ends"
-        );
+/// Paces deliveries while the process serves requests (`--webhook-busy-interval-ms`): delivery
+/// is asynchronous and durable, so under load it leaves the CPU to the requests and catches
+/// up when they stop. Unpaced, on two cores, one hook's deliveries cost issue creates a
+/// quarter of their throughput (docs/performance.md).
+async fn pace(ctx: &ApiContext) {
+    static NEXT: tokio::sync::Mutex<Option<Instant>> = tokio::sync::Mutex::const_new(None);
+    let interval = Duration::from_millis(ctx.config.webhook_busy_interval_ms);
+    if interval.is_zero() || requests_in_flight() == 0 {
+        return;
     }
-    // This hook's next delivery can go now.
+    let mut next = NEXT.lock().await;
+    let now = Instant::now();
+    if let Some(at) = *next
+        && at > now
+    {
+        tokio::time::sleep_until(at.into()).await;
+    }
+    *next = Some(Instant::now() + interval);
+}
+
+/// Sends `delivery`, then the same hook's next ones while they are due: each claimed with one
+/// index seek as its predecessor finishes, instead of a scan of the whole queue for every
+/// delivery (`TenantDb::claim_next_delivery`), and leased before the pause (`pace`), so no
+/// other sender takes it meanwhile.
+async fn deliver(ctx: ApiContext, delivery: DeliveryRow, _permit: OwnedSemaphorePermit) {
+    let mut next = Some(delivery);
+    while let Some(delivery) = next.take() {
+        pace(&ctx).await;
+        if let Err(error) = deliver_one(&ctx, &delivery).await {
+            tracing::warn!(
+                tenant = delivery.tenant_id,
+                delivery = delivery.id,
+                error = format!("{error:#}"),
+                "webhook delivery failed; it is retried when its lease ends"
+            );
+            break;
+        }
+        let db = ctx.db.tenant(delivery.tenant_id);
+        match db
+            .claim_next_delivery(&delivery.hook_kind, delivery.hook_id, LEASE_MS)
+            .await
+        {
+            Ok(claimed) => next = claimed,
+            Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
+        }
+    }
+    // A permit is free: other hooks' deliveries (and this hook's retries) can go.
     super::wake();
 }
 
