@@ -330,6 +330,8 @@ pub async fn run(ctx: ApiContext) {
                         tokio::spawn(deliver(ctx.clone(), delivery, permit));
                     }
                 }
+                // The process is shutting down: leases left behind expire and are sent again.
+                Err(sqlx::Error::PoolClosed) => return,
                 Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
             }
         }
@@ -383,6 +385,7 @@ async fn deliver(ctx: ApiContext, delivery: DeliveryRow, _permit: OwnedSemaphore
             .await
         {
             Ok(claimed) => next = claimed,
+            Err(sqlx::Error::PoolClosed) => {}
             Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
         }
     }

@@ -39,6 +39,17 @@ use crate::views::issue::{AwardView, IssueBatch, IssueShape, IssueViews, NoteVie
 
 pub fn router() -> Router<ApiContext> {
     let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
+    // Issues and their notes take and answer award emoji alike.
+    let award_list = || {
+        Doc::new()
+            .input::<PageRequest>()
+            .answers_list::<AwardView>()
+    };
+    let award_create = || {
+        Doc::new()
+            .input::<input::CreateAward>()
+            .answers::<AwardView>()
+    };
     Router::new()
         .route("/api/v4/issues", get(list::global))
         .doc(
@@ -94,18 +105,8 @@ pub fn router() -> Router<ApiContext> {
             &format!("{issue}/award_emoji"),
             get(award_emoji::issue_list).post(award_emoji::issue_create),
         )
-        .doc(
-            Method::GET,
-            Doc::new()
-                .input::<PageRequest>()
-                .answers_list::<AwardView>(),
-        )
-        .doc(
-            Method::POST,
-            Doc::new()
-                .input::<input::CreateAward>()
-                .answers::<AwardView>(),
-        )
+        .doc(Method::GET, award_list())
+        .doc(Method::POST, award_create())
         .route(
             &format!("{issue}/award_emoji/{{award_id}}"),
             get(award_emoji::issue_show).delete(award_emoji::issue_remove),
@@ -115,18 +116,8 @@ pub fn router() -> Router<ApiContext> {
             &format!("{issue}/notes/{{note_id}}/award_emoji"),
             get(award_emoji::note_list).post(award_emoji::note_create),
         )
-        .doc(
-            Method::GET,
-            Doc::new()
-                .input::<PageRequest>()
-                .answers_list::<AwardView>(),
-        )
-        .doc(
-            Method::POST,
-            Doc::new()
-                .input::<input::CreateAward>()
-                .answers::<AwardView>(),
-        )
+        .doc(Method::GET, award_list())
+        .doc(Method::POST, award_create())
         .route(
             &format!("{issue}/notes/{{note_id}}/award_emoji/{{award_id}}"),
             get(award_emoji::note_show).delete(award_emoji::note_remove),
