@@ -12,7 +12,6 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::Value;
 
 use super::access::{self, today};
 use crate::access_level::AccessLevel;
@@ -25,7 +24,7 @@ use crate::model::members::MemberRow;
 use crate::model::users::UserRow;
 use crate::services::members::{self, NewMember, Source};
 use crate::store::members::{MemberFilter, NAMESPACE, PROJECT};
-use crate::views::namespace::member;
+use crate::views::namespace::{MemberView, member};
 
 pub fn router() -> Router<ApiContext> {
     let mut router = Router::new();
@@ -37,23 +36,37 @@ pub fn router() -> Router<ApiContext> {
             )
             .doc(
                 Method::GET,
-                Doc::new().input::<MemberListQuery>().input::<PageRequest>(),
+                Doc::new()
+                    .input::<MemberListQuery>()
+                    .input::<PageRequest>()
+                    .answers_list::<MemberView>(),
             )
-            .doc(Method::POST, Doc::new().input::<AddMember>())
+            .doc(
+                Method::POST,
+                Doc::new().input::<AddMember>().answers::<MemberView>(),
+            )
             .route(&format!("/api/v4/{kind}/{{id}}/members/all"), get(list_all))
             .doc(
                 Method::GET,
-                Doc::new().input::<MemberListQuery>().input::<PageRequest>(),
+                Doc::new()
+                    .input::<MemberListQuery>()
+                    .input::<PageRequest>()
+                    .answers_list::<MemberView>(),
             )
             .route(
                 &format!("/api/v4/{kind}/{{id}}/members/all/{{user_id}}"),
                 get(show_all),
             )
+            .doc(Method::GET, Doc::new().answers::<MemberView>())
             .route(
                 &format!("/api/v4/{kind}/{{id}}/members/{{user_id}}"),
                 get(show).put(update).delete(remove),
             )
-            .doc(Method::PUT, Doc::new().input::<UpdateMember>());
+            .doc(Method::GET, Doc::new().answers::<MemberView>())
+            .doc(
+                Method::PUT,
+                Doc::new().input::<UpdateMember>().answers::<MemberView>(),
+            );
     }
     router
 }
@@ -292,9 +305,10 @@ fn render_page(
         request,
         &api.origin,
         |m| m.user_id,
-        |m| match users.get(&m.user_id) {
-            Some(user) => member(&views, user, m, admin),
-            None => Value::Null,
+        |m| {
+            users
+                .get(&m.user_id)
+                .map(|user| member(&views, user, m, admin))
         },
     ))
 }
@@ -339,7 +353,7 @@ async fn list_all(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     respond(&api, members).await
 }
 
-async fn render(api: &Api, m: &MemberRow) -> ApiResult<Value> {
+async fn render(api: &Api, m: &MemberRow) -> ApiResult<MemberView> {
     let user = api
         .db()
         .user_by_id(m.user_id)
@@ -355,7 +369,10 @@ fn user_id_of(raw: &str) -> ApiResult<i64> {
         .map_err(|_| ApiError::InvalidParam("user_id is invalid".into()))
 }
 
-async fn show(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(
+    Path((id, user_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<MemberView>> {
     let source = target(&api, kind_of(&api), &id).await?.source;
     let m = api
         .db()
@@ -365,7 +382,10 @@ async fn show(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResul
     Ok(Json(render(&api, &m).await?))
 }
 
-async fn show_all(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn show_all(
+    Path((id, user_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<MemberView>> {
     let target = target(&api, kind_of(&api), &id).await?;
     let user_id = user_id_of(&user_id)?;
     let m = effective_members(&api, &target)
@@ -390,7 +410,10 @@ async fn add(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(render(&api, &m).await?)).into_response())
 }
 
-async fn update(Path((id, user_id)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn update(
+    Path((id, user_id)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<MemberView>> {
     let caller = api.user()?;
     let source = target(&api, kind_of(&api), &id).await?.source;
     source.require_manage()?;

@@ -1,9 +1,11 @@
 //! Namespace, group and member representations.
 
+use serde::Serialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use super::timestamp;
-use super::user::UserViews;
+use super::user::{UserSummary, UserViews};
 use crate::model::members::MemberRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::users::UserRow;
@@ -129,18 +131,37 @@ impl NamespaceViews<'_> {
     }
 }
 
-/// A member: the user summary with the membership's level and dates.
-pub fn member(users: &UserViews, user: &UserRow, member: &MemberRow, admin: bool) -> Value {
-    let mut view = json!(users.summary(user));
-    view["access_level"] = json!(member.access_level);
-    view["created_at"] = json!(timestamp(member.created_at));
-    view["expires_at"] = json!(member.expires_at);
-    view["created_by"] = Value::Null;
-    view["group_saml_identity"] = Value::Null;
-    view["membership_state"] = json!("active");
-    view["member_role"] = Value::Null;
-    if admin {
-        view["email"] = json!(user.email);
+/// A member: the user summary with the membership's level and dates; administrators also
+/// see the email.
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MemberView {
+    #[serde(flatten)]
+    pub user: UserSummary,
+    pub access_level: i64,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+    /// Trellis does not record who added a member, nor SAML identities or custom roles.
+    #[schema(value_type = Option<Object>)]
+    pub created_by: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub group_saml_identity: Option<Value>,
+    pub membership_state: &'static str,
+    #[schema(value_type = Option<Object>)]
+    pub member_role: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+pub fn member(users: &UserViews, user: &UserRow, member: &MemberRow, admin: bool) -> MemberView {
+    MemberView {
+        user: users.summary(user),
+        access_level: member.access_level,
+        created_at: timestamp(member.created_at),
+        expires_at: member.expires_at.clone(),
+        created_by: None,
+        group_saml_identity: None,
+        membership_state: "active",
+        member_role: None,
+        email: admin.then(|| user.email.clone()),
     }
-    view
 }
