@@ -27,6 +27,13 @@ use crate::store::members::{MemberFilter, NAMESPACE, PROJECT};
 use crate::views::namespace::{MemberView, member};
 
 pub fn router() -> Router<ApiContext> {
+    // The direct and the inherited lists take and answer the same.
+    let listed = || {
+        Doc::new()
+            .input::<MemberListQuery>()
+            .input::<PageRequest>()
+            .answers_list::<MemberView>()
+    };
     let mut router = Router::new();
     for kind in ["projects", "groups"] {
         router = router
@@ -34,25 +41,13 @@ pub fn router() -> Router<ApiContext> {
                 &format!("/api/v4/{kind}/{{id}}/members"),
                 get(list).post(add),
             )
-            .doc(
-                Method::GET,
-                Doc::new()
-                    .input::<MemberListQuery>()
-                    .input::<PageRequest>()
-                    .answers_list::<MemberView>(),
-            )
+            .doc(Method::GET, listed())
             .doc(
                 Method::POST,
                 Doc::new().input::<AddMember>().answers::<MemberView>(),
             )
             .route(&format!("/api/v4/{kind}/{{id}}/members/all"), get(list_all))
-            .doc(
-                Method::GET,
-                Doc::new()
-                    .input::<MemberListQuery>()
-                    .input::<PageRequest>()
-                    .answers_list::<MemberView>(),
-            )
+            .doc(Method::GET, listed())
             .route(
                 &format!("/api/v4/{kind}/{{id}}/members/all/{{user_id}}"),
                 get(show_all),
