@@ -137,6 +137,15 @@ def user_with_key(ssh: Ssh, home: Path, prefix="s", **extra):
     return user, gl, key, row
 
 
+def project_with_guest(ssh: Ssh, gl, home: Path, visibility: str):
+    """A new project with a README, and the SSH key of a user who is its Guest."""
+    project = gl.projects.create({"name": "g" + secrets.token_hex(3), "visibility": visibility,
+                                  "initialize_with_readme": True})
+    guest, _, key, _ = user_with_key(ssh, home, "guest")
+    project.members.create({"user_id": guest.id, "access_level": 10})
+    return project, key
+
+
 def workdir(home: Path) -> Path:
     return home / secrets.token_hex(4)
 
@@ -264,10 +273,7 @@ def test_restricted_key_type_is_refused(ssh, home):
 
 def test_guest_may_clone_a_public_project_but_not_push(ssh, owner, home):
     _, gl, _, _ = owner
-    project = gl.projects.create({"name": "g" + secrets.token_hex(3), "visibility": "public",
-                                  "initialize_with_readme": True})
-    guest, _, key, _ = user_with_key(ssh, home, "guest")
-    project.members.create({"user_id": guest.id, "access_level": 10})
+    project, key = project_with_guest(ssh, gl, home, "public")
     copy = workdir(home)
     ssh.git(key, "clone", "-q", ssh.ssh_url(project.path_with_namespace), str(copy))
     commit(ssh, key, copy, "x.txt", "x\n")
@@ -416,10 +422,7 @@ def test_archive_over_both_url_forms(ssh, owner, home):
 
 def test_archive_is_refused_as_a_clone_is(ssh, owner, home):
     _, gl, _, _ = owner
-    secret = gl.projects.create({"name": "a" + secrets.token_hex(3), "visibility": "private",
-                                 "initialize_with_readme": True})
-    guest, _, guest_key, _ = user_with_key(ssh, home, "guest")
-    secret.members.create({"user_id": guest.id, "access_level": 10})
+    secret, guest_key = project_with_guest(ssh, gl, home, "private")
     _, _, stranger_key, _ = user_with_key(ssh, home)
     output = home / f"{secrets.token_hex(4)}.tar"
     # Another user sees neither the private project nor a project that does not exist.

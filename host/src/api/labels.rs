@@ -16,7 +16,7 @@ use super::issues::{page_of, views};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::PageRequest;
+use crate::http::pagination::{Page, PageRequest};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::labels::LabelRow;
@@ -236,11 +236,15 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .project_labels(ctx.project.id, query.search.as_deref())
         .await?;
     let page = page_of(all, &request);
-    let mut rendered = std::collections::HashMap::new();
+    let mut rendered = Vec::with_capacity(page.rows.len());
     for label in &page.rows {
-        rendered.insert(label.id, render(&api, label, &query.shape).await?);
+        rendered.push(render(&api, label, &query.shape).await?);
     }
-    Ok(page.respond(&request, &api.origin, |l| l.id, |l| rendered[&l.id].clone()))
+    let views = Page {
+        rows: rendered,
+        total: page.total,
+    };
+    Ok(views.respond(&request, &api.origin, |l| l.detail.id, LabelView::clone))
 }
 
 pub async fn show(

@@ -2,8 +2,6 @@
 //! under `.../notes/:note_id/`. `thumbsup` and `thumbsdown` on the issue itself are its upvotes
 //! and downvotes (kept on the issue row by the store); on a note they count for nothing.
 
-use std::collections::HashMap;
-
 use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -13,7 +11,7 @@ use super::input::CreateAward;
 use super::notes::note_of;
 use super::{load, page_of, users_by_id, views};
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::pagination::PageRequest;
+use crate::http::pagination::{Page, PageRequest};
 use crate::http::request::Api;
 use crate::model::issue_notes::AwardRow;
 use crate::model::issues::IssueRow;
@@ -41,18 +39,18 @@ async fn awardable(api: &Api, id: &str, iid: &str, note: Option<&str>) -> ApiRes
     })
 }
 
-async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<HashMap<i64, AwardView>> {
+/// The views of `awards`, in their order, their users read at once.
+async fn render(api: &Api, awards: &[AwardRow]) -> ApiResult<Vec<AwardView>> {
     let users = users_by_id(api, awards.iter().map(|a| a.user_id).collect()).await?;
     let views = views(api);
     Ok(awards
         .iter()
-        .map(|a| (a.id, views.award(a, users.get(&a.user_id))))
+        .map(|a| views.award(a, users.get(&a.user_id)))
         .collect())
 }
 
 async fn render_one(api: &Api, award: &AwardRow) -> ApiResult<AwardView> {
-    let views = render(api, std::slice::from_ref(award)).await?;
-    Ok(views[&award.id].clone())
+    Ok(render(api, std::slice::from_ref(award)).await?.remove(0))
 }
 
 async fn award_of(api: &Api, on: &Awardable, award_id: &str) -> ApiResult<AwardRow> {
@@ -69,8 +67,11 @@ async fn award_of(api: &Api, on: &Awardable, award_id: &str) -> ApiResult<AwardR
 async fn list(api: Api, on: Awardable) -> ApiResult<Response> {
     let request = PageRequest::from_params(&api.params)?;
     let page = page_of(api.db().awards(on.issue.id, on.note_id).await?, &request);
-    let views = render(&api, &page.rows).await?;
-    Ok(page.respond(&request, &api.origin, |a| a.id, |a| views[&a.id].clone()))
+    let views = Page {
+        rows: render(&api, &page.rows).await?,
+        total: page.total,
+    };
+    Ok(views.respond(&request, &api.origin, |a| a.id, AwardView::clone))
 }
 
 async fn create(api: Api, on: Awardable) -> ApiResult<Response> {

@@ -3,8 +3,6 @@
 //! (GitLab's 403). Authors edit their notes; authors and maintainers delete them. System notes
 //! (written by changes to the issue) are listed too, and nobody edits or deletes them (403).
 
-use std::collections::HashMap;
-
 use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -46,13 +44,20 @@ fn commenter(api: &Api, ctx: &IssueCtx) -> ApiResult<Commenter> {
     })
 }
 
-async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<HashMap<i64, NoteView>> {
+/// The views of `notes`, in their order, their authors read at once.
+async fn render(api: &Api, ctx: &IssueCtx, notes: &[NoteRow]) -> ApiResult<Vec<NoteView>> {
     let users = users_by_id(api, notes.iter().map(|n| n.author_id).collect()).await?;
     let views = views(api);
     Ok(notes
         .iter()
-        .map(|n| (n.id, views.note(n, users.get(&n.author_id), &ctx.issue)))
+        .map(|n| views.note(n, users.get(&n.author_id), &ctx.issue))
         .collect())
+}
+
+async fn render_one(api: &Api, ctx: &IssueCtx, note: &NoteRow) -> ApiResult<NoteView> {
+    Ok(render(api, ctx, std::slice::from_ref(note))
+        .await?
+        .remove(0))
 }
 
 pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
@@ -71,12 +76,11 @@ pub async fn list(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
         rows.retain(|n| !n.internal);
         total -= (before - rows.len()) as i64;
     }
-    let views = render(&api, &ctx, &rows).await?;
     Ok(Page {
-        rows,
+        rows: render(&api, &ctx, &rows).await?,
         total: Some(total),
     }
-    .respond(&request, &api.origin, |n| n.id, |n| views[&n.id].clone()))
+    .respond(&request, &api.origin, |n| n.id, NoteView::clone))
 }
 
 pub async fn show(
@@ -85,8 +89,7 @@ pub async fn show(
 ) -> ApiResult<Json<NoteView>> {
     let ctx = load(&api, &id, &iid).await?;
     let note = note_of(&api, &ctx, &note_id).await?;
-    let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
-    Ok(Json(views[&note.id].clone()))
+    Ok(Json(render_one(&api, &ctx, &note).await?))
 }
 
 pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
@@ -95,8 +98,11 @@ pub async fn create(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRes
     notes::may_comment(&commenter, &ctx.issue)?;
     let input: CreateNote = api.input()?;
     let note = notes::create(api.db(), &commenter, &ctx.issue, input).await?;
-    let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
-    Ok((StatusCode::CREATED, Json(views[&note.id].clone())).into_response())
+    Ok((
+        StatusCode::CREATED,
+        Json(render_one(&api, &ctx, &note).await?),
+    )
+        .into_response())
 }
 
 pub async fn update(
@@ -109,8 +115,7 @@ pub async fn update(
     notes::may_edit(&commenter, &note)?;
     let input: UpdateNote = api.input()?;
     let note = notes::update(api.db(), &commenter, &ctx.issue, &note, input).await?;
-    let views = render(&api, &ctx, std::slice::from_ref(&note)).await?;
-    Ok(Json(views[&note.id].clone()))
+    Ok(Json(render_one(&api, &ctx, &note).await?))
 }
 
 pub async fn remove(
