@@ -96,6 +96,36 @@ def test_views_are_documented_as_response_schemas(server):
         assert name in schemas, name
 
 
+def success_schema(document, path, method):
+    responses = document["paths"][path][method]["responses"]
+    status = "201" if method == "post" else "200"
+    return responses[status]["content"][JSON]["schema"]
+
+
+def ref(name):
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def list_of(name):
+    return {"type": "array", "items": ref(name)}
+
+
+def test_issues_are_documented_as_issue_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    issue = "/api/v4/projects/{id}/issues/{issue_iid}"
+    for path in ["/api/v4/issues", "/api/v4/groups/{id}/issues", "/api/v4/projects/{id}/issues"]:
+        assert success_schema(document, path, "get") == list_of("IssueView"), path
+    assert success_schema(document, "/api/v4/projects/{id}/issues", "post") == ref("IssueView")
+    for path, method in [(issue, "get"), (issue, "put"), (f"{issue}/subscribe", "post"),
+                         (f"{issue}/move", "post")]:
+        assert success_schema(document, path, method) == ref("IssueView"), path
+    assert success_schema(document, f"{issue}/todo", "post") == ref("TodoView")
+    schemas = document["components"]["schemas"]
+    assert "subscribed" not in schemas["IssueView"]["required"]
+    assert {"labels", "time_stats", "_links", "references"} <= set(schemas["IssueView"]["required"])
+    assert schemas["TodoView"]["properties"]["target"] == ref("IssueView")
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -1,12 +1,16 @@
-//! The issue representations (the spec's Issue, Time stats, Todo, label detail and milestone
-//! shapes), notes and award emoji. Durations and task lists are read by `model::issue_text`.
+//! The issue representations (the spec's Issue and Todo, in `issue_view.rs`; Time stats, label
+//! detail and milestone shapes), notes and award emoji. Durations and task lists are read by
+//! `model::issue_text`.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::issue_view::{
+    IssueLabel, IssueLinks, IssueReferences, IssueView, TaskCompletionStatus, TodoProject, TodoView,
+};
 use super::timestamp;
 use super::timestamp_opt;
 use super::user::{UserSummary, UserViews};
@@ -228,14 +232,14 @@ impl IssueViews<'_> {
         }
     }
 
-    pub fn issue(&self, issue: &IssueRow, batch: &IssueBatch, shape: IssueShape) -> Value {
+    pub fn issue(&self, issue: &IssueRow, batch: &IssueBatch, shape: IssueShape) -> IssueView {
         let project = batch.projects.get(&issue.project_id);
         let full_path = project.map(ProjectRef::full_path).unwrap_or_default();
         let api = format!(
             "{}/api/v4/projects/{}/issues/{}",
             self.base_url, issue.project_id, issue.iid
         );
-        let labels: Vec<Value> = batch
+        let labels = batch
             .labels
             .get(&issue.id)
             .map(|labels| {
@@ -243,79 +247,86 @@ impl IssueViews<'_> {
                     .iter()
                     .map(|l| {
                         if shape.with_labels_details {
-                            json!(self.label_detail(l))
+                            IssueLabel::Detail(self.label_detail(l))
                         } else {
-                            json!(l.name)
+                            IssueLabel::Name(l.name.clone())
                         }
                     })
                     .collect()
             })
             .unwrap_or_default();
-        let assignees: Vec<Value> = batch
+        let assignees: Vec<UserSummary> = batch
             .assignees
             .get(&issue.id)
-            .map(|users| users.iter().map(|u| json!(self.users.summary(u))).collect())
+            .map(|users| users.iter().map(|u| self.users.summary(u)).collect())
             .unwrap_or_default();
         let milestone = issue
             .milestone_id
             .and_then(|id| batch.milestones.get(&id))
             .map(|m| self.milestone(m, batch.projects.get(&m.project_id), shape.single));
         let (count, completed) = task_counts(issue.description.as_deref());
-        let mut value = json!({
-            "id": issue.id,
-            "iid": issue.iid,
-            "project_id": issue.project_id,
-            "title": issue.title,
-            "description": issue.description,
-            "state": issue.state,
-            "created_at": timestamp(issue.created_at),
-            "updated_at": timestamp(issue.updated_at),
-            "closed_at": timestamp_opt(issue.closed_at),
-            "closed_by": self.user(issue.closed_by_id.and_then(|id| batch.users.get(&id))),
-            "labels": labels,
-            "milestone": milestone,
-            "assignees": assignees,
-            "author": self.user(batch.users.get(&issue.author_id)),
-            "type": "ISSUE",
-            "assignee": assignees.first().cloned().unwrap_or(Value::Null),
-            "user_notes_count": issue.user_notes_count,
-            "merge_requests_count": 0,
-            "upvotes": issue.upvotes,
-            "downvotes": issue.downvotes,
-            "due_date": issue.due_date,
-            "confidential": issue.confidential,
-            "discussion_locked": issue.discussion_locked,
-            "issue_type": "issue",
-            "web_url": format!("{}/{full_path}/-/issues/{}", self.base_url, issue.iid),
-            "time_stats": time_stats(issue.time_estimate, issue.total_time_spent, shape.limit_to_hours),
-            "task_completion_status": { "count": count, "completed_count": completed },
-            "has_tasks": count > 0,
-            "task_status": format!(
+        IssueView {
+            id: issue.id,
+            iid: issue.iid,
+            project_id: issue.project_id,
+            title: issue.title.clone(),
+            description: issue.description.clone(),
+            state: issue.state.clone(),
+            created_at: timestamp(issue.created_at),
+            updated_at: timestamp(issue.updated_at),
+            closed_at: timestamp_opt(issue.closed_at),
+            closed_by: self.user(issue.closed_by_id.and_then(|id| batch.users.get(&id))),
+            labels,
+            milestone,
+            assignee: assignees.first().cloned(),
+            assignees,
+            author: self.user(batch.users.get(&issue.author_id)),
+            kind: "ISSUE",
+            user_notes_count: issue.user_notes_count,
+            merge_requests_count: 0,
+            upvotes: issue.upvotes,
+            downvotes: issue.downvotes,
+            due_date: issue.due_date.clone(),
+            confidential: issue.confidential,
+            discussion_locked: issue.discussion_locked,
+            issue_type: "issue",
+            web_url: format!("{}/{full_path}/-/issues/{}", self.base_url, issue.iid),
+            time_stats: time_stats(
+                issue.time_estimate,
+                issue.total_time_spent,
+                shape.limit_to_hours,
+            ),
+            task_completion_status: TaskCompletionStatus {
+                count,
+                completed_count: completed,
+            },
+            has_tasks: count > 0,
+            task_status: format!(
                 "{completed} of {count} checklist {} completed",
                 if count == 1 { "item" } else { "items" }
             ),
-            "_links": {
-                "self": api,
-                "notes": format!("{api}/notes"),
-                "award_emoji": format!("{api}/award_emoji"),
-                "project": format!("{}/api/v4/projects/{}", self.base_url, issue.project_id),
-                "closed_as_duplicate_of": Value::Null,
+            links: IssueLinks {
+                notes: format!("{api}/notes"),
+                award_emoji: format!("{api}/award_emoji"),
+                project: format!("{}/api/v4/projects/{}", self.base_url, issue.project_id),
+                closed_as_duplicate_of: None,
+                this: api,
             },
-            "references": {
-                "short": format!("#{}", issue.iid),
-                "relative": format!("#{}", issue.iid),
-                "full": format!("{full_path}#{}", issue.iid),
+            references: IssueReferences {
+                short: format!("#{}", issue.iid),
+                relative: format!("#{}", issue.iid),
+                full: format!("{full_path}#{}", issue.iid),
             },
-            "severity": "UNKNOWN",
-            "moved_to_id": issue.moved_to_id,
-            "imported": false,
-            "imported_from": "none",
-            "service_desk_reply_to": Value::Null,
-        });
-        if let Some(subscribed) = &batch.subscribed {
-            value["subscribed"] = json!(subscribed.contains(&issue.id));
+            severity: "UNKNOWN",
+            moved_to_id: issue.moved_to_id,
+            imported: false,
+            imported_from: "none",
+            service_desk_reply_to: None,
+            subscribed: batch
+                .subscribed
+                .as_ref()
+                .map(|subscribed| subscribed.contains(&issue.id)),
         }
-        value
     }
 
     pub fn note(&self, note: &NoteRow, author: Option<&UserRow>, issue: &IssueRow) -> NoteView {
@@ -361,27 +372,26 @@ impl IssueViews<'_> {
         todo: &TodoRow,
         project: &ProjectRef,
         author: Option<&UserRow>,
-        target: Value,
-    ) -> Value {
-        let target_url = target["web_url"].clone();
-        json!({
-            "id": todo.id,
-            "project": {
-                "id": project.id,
-                "name": project.name,
-                "name_with_namespace": format!("{} / {}", project.namespace_full_name, project.name),
-                "path": project.path,
-                "path_with_namespace": project.full_path(),
+        target: IssueView,
+    ) -> TodoView {
+        TodoView {
+            id: todo.id,
+            project: TodoProject {
+                id: project.id,
+                name: project.name.clone(),
+                name_with_namespace: format!("{} / {}", project.namespace_full_name, project.name),
+                path: project.path.clone(),
+                path_with_namespace: project.full_path(),
             },
-            "author": self.user(author),
-            "action_name": todo.action_name,
-            "target_type": "Issue",
-            "target": target,
-            "target_url": target_url,
-            "body": todo.body,
-            "state": todo.state,
-            "created_at": timestamp(todo.created_at),
-        })
+            author: self.user(author),
+            action_name: todo.action_name.clone(),
+            target_type: "Issue",
+            target_url: target.web_url.clone(),
+            target,
+            body: todo.body.clone(),
+            state: todo.state.clone(),
+            created_at: timestamp(todo.created_at),
+        }
     }
 }
 

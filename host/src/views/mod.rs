@@ -6,6 +6,7 @@
 pub mod application;
 pub mod hook;
 pub mod issue;
+pub mod issue_view;
 pub mod keys;
 pub mod namespace;
 pub mod plugin;

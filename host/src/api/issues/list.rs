@@ -4,7 +4,6 @@
 
 use axum::extract::Path;
 use axum::response::Response;
-use serde_json::Value;
 
 use super::{batch, is_reporter, issues_readable, views};
 use crate::api::access::{self, today, viewer};
@@ -348,7 +347,7 @@ async fn respond(
         &request,
         &api.origin,
         |i: &IssueRow| i.id,
-        |i| -> Value { views.issue(i, &batch, shape) },
+        |i| views.issue(i, &batch, shape),
     ))
 }
 

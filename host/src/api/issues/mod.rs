@@ -22,7 +22,6 @@ use std::collections::HashMap;
 
 use crate::http::routes::Router;
 use axum::routing::{get, post};
-use serde_json::Value;
 
 use super::access::{self, ProjectCtx};
 use crate::access_level::AccessLevel;
@@ -36,6 +35,7 @@ use crate::model::users::UserRow;
 use crate::services::issues::Created;
 use crate::settings::keys;
 use crate::views::issue::{AwardView, IssueBatch, IssueShape, IssueViews, NoteView, TimeStats};
+use crate::views::issue_view::{IssueView, TodoView};
 
 pub fn router() -> Router<ApiContext> {
     let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
@@ -50,33 +50,41 @@ pub fn router() -> Router<ApiContext> {
             .input::<input::CreateAward>()
             .answers::<AwardView>()
     };
+    // Every list of issues reads the same filters; actions on one issue answer it.
+    let issue_list = || {
+        Doc::new()
+            .input::<list::IssueListQuery>()
+            .answers_list::<IssueView>()
+    };
+    let answers_issue = || Doc::new().answers::<IssueView>();
     Router::new()
         .route("/api/v4/issues", get(list::global))
         .doc(
             Method::GET,
             Doc::new()
                 .input::<list::AnonymousScope>()
-                .input::<list::IssueListQuery>(),
+                .input::<list::IssueListQuery>()
+                .answers_list::<IssueView>(),
         )
         .route("/api/v4/groups/{id}/issues", get(list::group))
-        .doc(Method::GET, Doc::new().input::<list::IssueListQuery>())
+        .doc(Method::GET, issue_list())
         .route(
             "/api/v4/projects/{id}/issues",
             get(list::project).post(write::create),
         )
-        .doc(Method::GET, Doc::new().input::<list::IssueListQuery>())
+        .doc(Method::GET, issue_list())
         .doc(
             Method::POST,
-            Doc::new().input::<input::CreateIssueRequest>(),
+            answers_issue().input::<input::CreateIssueRequest>(),
         )
         .route(
             issue,
             get(write::show).put(write::update).delete(write::remove),
         )
-        .doc(Method::GET, Doc::new().input::<LabelsDetails>())
+        .doc(Method::GET, answers_issue().input::<LabelsDetails>())
         .doc(
             Method::PUT,
-            Doc::new().input::<crate::services::issues::UpdateIssue>(),
+            answers_issue().input::<crate::services::issues::UpdateIssue>(),
         )
         .route(
             &format!("{issue}/notes"),
@@ -124,10 +132,13 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(Method::GET, Doc::new().answers::<AwardView>())
         .route(&format!("{issue}/subscribe"), post(actions::subscribe))
+        .doc(Method::POST, answers_issue())
         .route(&format!("{issue}/unsubscribe"), post(actions::unsubscribe))
+        .doc(Method::POST, answers_issue())
         .route(&format!("{issue}/todo"), post(actions::todo))
+        .doc(Method::POST, Doc::new().answers::<TodoView>())
         .route(&format!("{issue}/move"), post(actions::move_issue))
-        .doc(Method::POST, Doc::new().input::<input::MoveIssue>())
+        .doc(Method::POST, answers_issue().input::<input::MoveIssue>())
         .route(&format!("{issue}/participants"), get(actions::participants))
         .doc(Method::GET, Doc::new().input::<PageRequest>())
         .route(&format!("{issue}/closed_by"), get(actions::closed_by))
@@ -370,7 +381,7 @@ pub fn render_created(
     project: &ProjectCtx,
     author: &UserRow,
     created: Created,
-) -> ApiResult<Value> {
+) -> ApiResult<IssueView> {
     let issue = created.issue.row;
     let mut batch = IssueBatch::default();
     batch.labels.insert(issue.id, created.issue.labels);
@@ -387,7 +398,7 @@ pub fn render_created(
 }
 
 /// One issue in its single form (with `subscribed`).
-pub async fn render(api: &Api, issue: &IssueRow) -> ApiResult<Value> {
+pub async fn render(api: &Api, issue: &IssueRow) -> ApiResult<IssueView> {
     let batch = batch(api, std::slice::from_ref(issue), true).await?;
     Ok(views(api).issue(issue, &batch, shape(api, true)?))
 }

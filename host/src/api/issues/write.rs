@@ -8,7 +8,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use super::input::CreateIssueRequest;
 use super::{IssueCtx, is_owner, is_reporter, issues_readable, load, render, render_created};
@@ -21,8 +20,9 @@ use crate::plugins::spam::{SpamProject, SpammableKind};
 use crate::services::Refusal;
 use crate::services::issues::{self, Current, Editor, SpamCheck, SpamText, UpdateIssue};
 use crate::store::issues::RequestOrigin;
+use crate::views::issue_view::IssueView;
 
-pub async fn show(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<IssueView>> {
     let ctx = load(&api, &id, &iid).await?;
     Ok(Json(render(&api, &ctx.issue).await?))
 }
@@ -123,7 +123,10 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-pub async fn update(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn update(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<IssueView>> {
     let ctx = load(&api, &id, &iid).await?;
     let caller = api.user()?;
     let editor = editor(&caller.user, &ctx.project);
