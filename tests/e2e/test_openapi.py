@@ -126,6 +126,35 @@ def test_issues_are_documented_as_issue_views(server):
     assert schemas["TodoView"]["properties"]["target"] == ref("IssueView")
 
 
+def test_projects_are_documented_as_project_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    for path in ["/api/v4/projects", "/api/v4/projects/{id}/forks", "/api/v4/users/{id}/projects",
+                 "/api/v4/groups/{id}/projects"]:
+        assert success_schema(document, path, "get") == list_of("ProjectView"), path
+    for path, method in [("/api/v4/projects", "post"), ("/api/v4/projects/{id}", "get"),
+                         ("/api/v4/projects/{id}", "put"), ("/api/v4/projects/{id}/fork", "post"),
+                         ("/api/v4/projects/{id}/star", "post"),
+                         ("/api/v4/projects/{id}/archive", "post")]:
+        assert success_schema(document, path, method) == ref("ProjectView"), path
+    schemas = document["components"]["schemas"]
+    # Simple or full, as the caller and `simple` decide; a full project is also a simple one.
+    assert schemas["ProjectView"] == {"anyOf": [ref("ProjectFull"), ref("ProjectSimple")]}
+    full = schemas["ProjectFull"]["allOf"]
+    assert full[:2] == [ref("ProjectSimple"), ref("ProjectSettingsView")]
+    assert not {"statistics", "license", "forked_from_project"} & set(full[2]["required"])
+    # The catalog's settings are listed with their kinds.
+    settings = schemas["ProjectSettingsView"]
+    assert settings["properties"]["merge_method"] == {
+        "type": "string", "enum": ["merge", "rebase_merge", "ff"]}
+    assert settings["properties"]["build_timeout"] == {"type": "integer"}
+    assert settings["properties"]["ci_default_git_depth"] == {"type": ["integer", "null"]}
+    assert settings["properties"]["pages_access_level"]["enum"][-1] == "public"
+    assert settings["properties"]["public_jobs"] == {"type": "boolean"}
+    assert {"wiki_access_level", "issues_enabled", "issues_access_level"} <= set(settings["required"])
+    assert "repository_storage" not in settings["required"]
+    assert "template_name" not in settings["properties"]
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -26,6 +26,7 @@ use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visi
 use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
 use crate::store::window::{Direction, Window};
 use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
+use crate::views::project_view::ProjectView;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -210,7 +211,7 @@ async fn shared_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response
 
 /// Up to 100 projects of `scope` that the caller may see and external authorization allows,
 /// by id, in the shape `GET /groups/:id` embeds them.
-async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Value> {
+async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Vec<ProjectView>> {
     let filter = ProjectFilter {
         viewer: access::viewer(api),
         today: today(),
@@ -224,11 +225,8 @@ async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Value> {
         simple: api.caller.is_none(),
         ..Shape::default()
     };
-    let rendered = projects::render_many(api, &rows, shape).await?;
-    Ok(rows
-        .iter()
-        .filter_map(|p| rendered.get(&p.id).cloned())
-        .collect())
+    let mut rendered = projects::render_many(api, &rows, shape).await?;
+    Ok(rows.iter().filter_map(|p| rendered.remove(&p.id)).collect())
 }
 
 flag_input!(
@@ -249,8 +247,8 @@ async fn group_view(api: &Api, group: &NamespaceRow, shape: &GroupShape) -> ApiR
             subgroups_of: None,
             shared: !own,
         };
-        view["projects"] = embedded_projects(api, scope(true)).await?;
-        view["shared_projects"] = embedded_projects(api, scope(false)).await?;
+        view["projects"] = json!(embedded_projects(api, scope(true)).await?);
+        view["shared_projects"] = json!(embedded_projects(api, scope(false)).await?);
     }
     view["shared_with_groups"] = json!([]);
     Ok(view)

@@ -20,6 +20,11 @@ pub enum Kind {
     Enum(&'static [&'static str]),
 }
 
+/// The values of an access level (`Kind::Access`).
+pub const ACCESS: &[&str] = &["disabled", "private", "enabled"];
+/// The values of an access level that may be public (`Kind::PublicAccess`).
+pub const PUBLIC_ACCESS: &[&str] = &["disabled", "private", "enabled", "public"];
+
 /// The long tail of project settings: name, kind, default (JSON text). Stored in the
 /// project's `settings` column when given; the default applies otherwise.
 pub const PROJECT_SETTINGS: &[(&str, Kind, &str)] = &[

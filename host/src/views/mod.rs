@@ -4,13 +4,17 @@
 //! the data, not on how it is queried.
 
 pub mod application;
+pub mod catalog_schema;
 pub mod hook;
 pub mod issue;
 pub mod issue_view;
 pub mod keys;
 pub mod namespace;
+pub mod namespace_view;
 pub mod plugin;
 pub mod project;
+pub mod project_settings;
+pub mod project_view;
 pub mod protected_branch;
 pub mod repository;
 pub mod settings;

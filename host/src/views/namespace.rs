@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::namespace_view::NamespaceEmbedded;
 use super::timestamp;
 use super::user::{UserSummary, UserViews};
 use crate::model::members::MemberRow;
@@ -70,17 +71,17 @@ impl NamespaceViews<'_> {
     }
 
     /// The namespace embedded in a project.
-    pub fn embedded(&self, ns: &NamespaceRow, avatar_url: Option<String>) -> Value {
-        json!({
-            "id": ns.id,
-            "name": ns.name,
-            "path": ns.path,
-            "kind": ns.kind,
-            "full_path": ns.full_path,
-            "parent_id": ns.parent_id,
-            "avatar_url": avatar_url,
-            "web_url": self.web_url(ns),
-        })
+    pub fn embedded(&self, ns: &NamespaceRow, avatar_url: Option<String>) -> NamespaceEmbedded {
+        NamespaceEmbedded {
+            id: ns.id,
+            name: ns.name.clone(),
+            path: ns.path.clone(),
+            kind: ns.kind.clone(),
+            full_path: ns.full_path.clone(),
+            parent_id: ns.parent_id,
+            avatar_url,
+            web_url: self.web_url(ns),
+        }
     }
 
     /// `GET /namespaces` entries.
@@ -90,7 +91,7 @@ impl NamespaceViews<'_> {
         avatar_url: Option<String>,
         members_count_with_descendants: Option<i64>,
     ) -> Value {
-        let mut view = self.embedded(ns, avatar_url);
+        let mut view = json!(self.embedded(ns, avatar_url));
         view["members_count_with_descendants"] = json!(members_count_with_descendants);
         view["billable_members_count"] = json!(members_count_with_descendants);
         view["plan"] = json!("default");

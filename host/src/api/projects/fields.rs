@@ -8,7 +8,7 @@ use crate::http::params::{Audience, FromParamsIn, Params};
 use crate::http::request::Api;
 use crate::model::project_names::{NAME_MESSAGE, PATH_MESSAGE, valid_name, valid_path};
 use crate::model::project_settings::{
-    DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy,
+    ACCESS, DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, PUBLIC_ACCESS, default_expiration_policy,
 };
 use crate::services::project_placement as placement;
 use crate::settings::keys::{self, StrSetting};
@@ -19,8 +19,6 @@ use crate::store::projects::ProjectChanges;
 const DESCRIPTION_MAX: usize = 2000;
 
 pub const VISIBILITIES: &[&str] = &["private", "internal", "public"];
-const ACCESS: &[&str] = &["disabled", "private", "enabled"];
-const PUBLIC_ACCESS: &[&str] = &["disabled", "private", "enabled", "public"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {

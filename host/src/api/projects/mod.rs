@@ -28,7 +28,6 @@ use std::collections::HashMap;
 
 use crate::http::routes::Router;
 use axum::routing::{get, post, put};
-use serde_json::{Map, Value};
 
 use super::access::{self, ProjectCtx, today};
 use crate::access_level::{AccessLevel, Permissions};
@@ -40,44 +39,43 @@ use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
 use crate::views::project::{ProjectContext, ProjectViews};
+use crate::views::project_view::{ProjectSimple, ProjectView};
 use repository::may_see_statistics;
 
 pub fn router() -> Router<ApiContext> {
+    // The routes that change a project, or act on one, answer it as the caller sees it.
+    let answers_project = || Doc::new().answers::<ProjectView>();
+    let create = || {
+        answers_project()
+            .input_in::<fields::Fields, _>((fields::Mode::Create, Audience::ADMIN))
+            .input::<AvatarChange>()
+    };
     Router::new()
         .route("/api/v4/projects", get(read::list).post(write::create))
         .doc(Method::GET, list_doc(ListKind::All))
-        .doc(
-            Method::POST,
-            Doc::new()
-                .input_in::<fields::Fields, _>((fields::Mode::Create, Audience::ADMIN))
-                .input::<AvatarChange>(),
-        )
+        .doc(Method::POST, create())
         .route(
             "/api/v4/projects/user/{user_id}",
             post(write::create_for_user),
         )
-        .doc(
-            Method::POST,
-            Doc::new()
-                .input_in::<fields::Fields, _>((fields::Mode::Create, Audience::ADMIN))
-                .input::<AvatarChange>(),
-        )
+        .doc(Method::POST, create())
         .route(
             "/api/v4/projects/{id}",
             get(read::show).put(write::update).delete(delete::remove),
         )
         .doc(
             Method::GET,
-            Doc::new().input_in::<Shape, _>(Audience::ADMIN),
+            answers_project().input_in::<Shape, _>(Audience::ADMIN),
         )
         .doc(
             Method::PUT,
-            Doc::new()
+            answers_project()
                 .input_in::<fields::Fields, _>((fields::Mode::Edit, Audience::ADMIN))
                 .input::<AvatarChange>(),
         )
         .doc(Method::DELETE, Doc::new().input::<delete::DeleteProject>())
         .route("/api/v4/projects/{id}/restore", post(delete::restore))
+        .doc(Method::POST, answers_project())
         .route(
             "/api/v4/projects/{id}/languages",
             get(repository::languages),
@@ -94,12 +92,13 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(
             Method::POST,
-            Doc::new().input::<crate::services::project_forks::ForkRequest>(),
+            answers_project().input::<crate::services::project_forks::ForkRequest>(),
         )
         .route(
             "/api/v4/projects/{id}/fork/{forked_from_id}",
             post(fork::link),
         )
+        .doc(Method::POST, answers_project())
         .route("/api/v4/projects/{id}/forks", get(fork::list))
         .doc(Method::GET, list_doc(ListKind::UserProjects))
         .route("/api/v4/projects/{id}/mirror/pull", post(mirror::pull))
@@ -111,7 +110,10 @@ pub fn router() -> Router<ApiContext> {
             axum::routing::delete(share::remove),
         )
         .route("/api/v4/projects/{id}/transfer", put(share::transfer))
-        .doc(Method::PUT, Doc::new().input::<share::TransferProject>())
+        .doc(
+            Method::PUT,
+            answers_project().input::<share::TransferProject>(),
+        )
         .route(
             "/uploads/-/system/project/avatar/{id}/{filename}",
             get(write::serve_avatar),
@@ -124,7 +126,9 @@ pub fn router() -> Router<ApiContext> {
                 .input::<PageRequest>(),
         )
         .route("/api/v4/projects/{id}/star", post(star::star))
+        .doc(Method::POST, answers_project())
         .route("/api/v4/projects/{id}/unstar", post(star::unstar))
+        .doc(Method::POST, answers_project())
         .route("/api/v4/projects/{id}/starrers", get(star::starrers))
         .doc(
             Method::GET,
@@ -133,7 +137,9 @@ pub fn router() -> Router<ApiContext> {
                 .input::<PageRequest>(),
         )
         .route("/api/v4/projects/{id}/archive", post(write::archive))
+        .doc(Method::POST, answers_project())
         .route("/api/v4/projects/{id}/unarchive", post(write::unarchive))
+        .doc(Method::POST, answers_project())
         .route(
             "/api/v4/projects/{id}/hooks",
             get(hooks::list_hooks).post(hooks::create_hook),
@@ -226,7 +232,7 @@ pub fn views(api: &Api) -> ProjectViews<'_> {
 }
 
 /// The simple view of the project a fork comes from, when the caller can see it.
-async fn forked_from(api: &Api, project: &ProjectRow) -> ApiResult<Option<Map<String, Value>>> {
+async fn forked_from(api: &Api, project: &ProjectRow) -> ApiResult<Option<ProjectSimple>> {
     let Some(source) = project.forked_from_id else {
         return Ok(None);
     };
@@ -242,14 +248,14 @@ async fn forked_from(api: &Api, project: &ProjectRow) -> ApiResult<Option<Map<St
 }
 
 /// One project as the caller sees it.
-pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<Value> {
+pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<ProjectView> {
     let views = views(api);
     if shape.simple {
-        return Ok(Value::Object(views.simple(
+        return Ok(ProjectView::Simple(Box::new(views.simple(
             &ctx.project,
             &ctx.namespace,
             ctx.owner.as_ref(),
-        )));
+        ))));
     }
     let custom_attributes = if shape.custom_attributes {
         Some(
@@ -283,7 +289,11 @@ pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<
         forked_from: source,
         shares: &shares,
     };
-    Ok(views.full(&ctx.project, &context, ctx.admin))
+    Ok(ProjectView::Full(Box::new(views.full(
+        &ctx.project,
+        &context,
+        ctx.admin,
+    ))))
 }
 
 /// Many projects as the caller sees them, keyed by id; namespaces, owners, shares and the
@@ -292,7 +302,7 @@ pub async fn render_many(
     api: &Api,
     rows: &[ProjectRow],
     shape: Shape,
-) -> ApiResult<HashMap<i64, Value>> {
+) -> ApiResult<HashMap<i64, ProjectView>> {
     let db = api.db();
     let mut namespace_ids: Vec<i64> = rows.iter().map(|p| p.namespace_id).collect();
     namespace_ids.sort_unstable();
@@ -353,7 +363,7 @@ pub async fn render_many(
         .into_iter()
         .map(|u| (u.id, u))
         .collect();
-    let mut sources: HashMap<i64, Option<Map<String, Value>>> = HashMap::new();
+    let mut sources: HashMap<i64, Option<ProjectSimple>> = HashMap::new();
     if !shape.simple {
         for project in rows {
             if let Some(source) = project.forked_from_id
@@ -374,7 +384,7 @@ pub async fn render_many(
         if shape.simple {
             out.insert(
                 project.id,
-                Value::Object(views.simple(project, namespace, owner)),
+                ProjectView::Simple(Box::new(views.simple(project, namespace, owner))),
             );
             continue;
         }
@@ -411,13 +421,16 @@ pub async fn render_many(
                 .and_then(|id| sources.get(&id).cloned().flatten()),
             shares: &shares,
         };
-        out.insert(project.id, views.full(project, &context, admin));
+        out.insert(
+            project.id,
+            ProjectView::Full(Box::new(views.full(project, &context, admin))),
+        );
     }
     Ok(out)
 }
 
 /// Re-reads the project after a change and shows it in the full form.
-pub async fn reload(api: &Api, id: i64) -> ApiResult<Value> {
+pub async fn reload(api: &Api, id: i64) -> ApiResult<ProjectView> {
     let ctx = access::project(api, &id.to_string()).await?;
     let shape = Shape {
         simple: api.caller.is_none(),

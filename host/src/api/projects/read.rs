@@ -3,10 +3,11 @@
 //! `/groups/:id/projects/shared`).
 
 use crate::http::routes::Doc;
+use crate::views::project_view::ProjectView;
 use axum::Json;
 use axum::extract::Path;
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Shape, render_many, render_one};
 use crate::access_level::AccessLevel;
@@ -55,6 +56,7 @@ pub fn list_doc(kind: ListKind) -> Doc {
         .input_in::<ProjectListQuery, _>((kind, Audience::ADMIN))
         .input_in::<Shape, _>(Audience::ADMIN)
         .input::<PageRequest>()
+        .answers_list::<ProjectView>()
 }
 
 /// What a project list accepts; which filters depends on the list (`ListKind`) and on who
@@ -194,7 +196,7 @@ async fn respond(
         &request,
         &api.origin,
         |p: &ProjectRow| p.id,
-        |p| views.get(&p.id).cloned().unwrap_or(Value::Null),
+        |p| views.get(&p.id).cloned(),
     ))
 }
 
@@ -210,7 +212,7 @@ pub async fn list(api: Api) -> ApiResult<Response> {
     respond(&api, &query, filter).await
 }
 
-pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectView>> {
     let shape: Shape = api.input_in(api.audience())?;
     let ctx = access::project(&api, &id).await?;
     Ok(Json(render_one(&api, &ctx, shape).await?))

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::reload;
 use super::write::creator;
@@ -18,6 +18,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::services::project_placement as placement;
+use crate::views::project_view::ProjectView;
 
 fn api_error(status: StatusCode, message: &str) -> ApiError {
     ApiError::Custom(status, json!({ "message": message }))
@@ -132,7 +133,7 @@ impl FromParams for TransferProject {
 /// `PUT /projects/:id/transfer`: owners and administrators move the project to `namespace`
 /// (id or full path) where they may create projects; its visibility drops to the target
 /// group's when that is lower.
-pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn transfer(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectView>> {
     let creator = creator(&api)?;
     let TransferProject { namespace } = api.input()?;
     let ctx = access::project(&api, &id).await?;

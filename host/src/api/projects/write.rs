@@ -25,6 +25,7 @@ use crate::services::protected_branches::DefaultBranchProtection;
 use crate::settings::keys;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
+use crate::views::project_view::ProjectView;
 
 /// The caller as the creator of projects.
 pub fn creator(api: &Api) -> ApiResult<Creator<'_>> {
@@ -153,7 +154,7 @@ pub async fn create_for_user(Path(user_id): Path<String>, api: Api) -> ApiResult
     create_as(&api, &user, fields, avatar).await
 }
 
-pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectView>> {
     api.user()?;
     let fields: Fields = api.input_in((Mode::Edit, api.audience()))?;
     let avatar: AvatarChange = api.input()?;
@@ -208,7 +209,7 @@ pub async fn serve_avatar(
 }
 
 /// Applies `changes` to a project and answers with its full view.
-pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<Value>> {
+pub async fn save(api: &Api, id: i64, changes: &ProjectChanges) -> ApiResult<Json<ProjectView>> {
     projects::update(api.db(), id, changes, api.user()?.user.id).await?;
     Ok(Json(reload(api, id).await?))
 }

@@ -1,0 +1,132 @@
+//! The project settings of the catalog (`model::project_settings`) as the full project view
+//! shows them, with a schema built from the same catalog: a setting added there is shown, and
+//! documented with its kind, without a field here.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+use super::catalog_schema::{Property, object, one_of, typed};
+use crate::model::project_settings::{
+    ACCESS, DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, PUBLIC_ACCESS, setting,
+};
+use crate::model::projects::ProjectRow;
+
+/// Catalog settings not shown under their own name: the template settings are only read when
+/// a project is created, `public_builds` is shown as `public_jobs`, and `repository_storage`
+/// only to administrators.
+const NOT_SHOWN: &[&str] = &[
+    "use_custom_template",
+    "template_name",
+    "template_project_id",
+    "group_with_project_templates_id",
+    "public_builds",
+    ADMIN_ONLY,
+];
+
+/// The names GitLab shows settings under besides (or instead of) their own: (shown as, setting).
+const RENAMED: &[(&str, &str)] = &[
+    ("public_jobs", "public_builds"),
+    (
+        "printing_merge_requests_link_enabled",
+        "printing_merge_request_link_enabled",
+    ),
+];
+
+const ADMIN_ONLY: &str = "repository_storage";
+
+/// The access levels kept in columns rather than in the settings (`issues_access_level` is
+/// filtered on), which the deprecated flags also read.
+const COLUMN_LEVELS: [&str; 2] = ["issues_access_level", "merge_requests_access_level"];
+
+#[derive(Clone, Serialize)]
+#[serde(transparent)]
+pub struct ProjectSettingsView(Map<String, Value>);
+
+impl ProjectSettingsView {
+    pub fn of(project: &ProjectRow, admin: bool) -> ProjectSettingsView {
+        let settings = project.settings_json();
+        let value = |key: &str| match key {
+            "issues_access_level" => json!(project.issues_access_level),
+            "merge_requests_access_level" => json!(project.merge_requests_access_level),
+            _ => setting(&settings, key),
+        };
+        let mut shown = Map::new();
+        for (key, _, _) in shown_settings() {
+            shown.insert(key.to_string(), value(key));
+        }
+        for (name, key) in RENAMED {
+            shown.insert(name.to_string(), value(key));
+        }
+        for key in COLUMN_LEVELS {
+            shown.insert(key.to_string(), value(key));
+        }
+        for (flag, level) in DEPRECATED_FLAGS {
+            shown.insert(
+                flag.to_string(),
+                json!(value(level).as_str() != Some("disabled")),
+            );
+        }
+        if admin {
+            shown.insert(ADMIN_ONLY.to_string(), value(ADMIN_ONLY));
+        }
+        ProjectSettingsView(shown)
+    }
+}
+
+fn shown_settings() -> impl Iterator<Item = &'static (&'static str, Kind, &'static str)> {
+    PROJECT_SETTINGS
+        .iter()
+        .filter(|(key, _, _)| !NOT_SHOWN.contains(key))
+}
+
+fn kind_of(key: &str) -> Kind {
+    PROJECT_SETTINGS
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map_or(Kind::Str, |(_, kind, _)| *kind)
+}
+
+fn schema_of(kind: Kind) -> Schema {
+    match kind {
+        Kind::Bool => typed(Type::Boolean, false),
+        Kind::Int => typed(Type::Integer, false),
+        Kind::OptInt => typed(Type::Integer, true),
+        Kind::Str => typed(Type::String, true),
+        Kind::Access => one_of(ACCESS),
+        Kind::PublicAccess => one_of(PUBLIC_ACCESS),
+        Kind::Enum(values) => one_of(values),
+    }
+}
+
+impl PartialSchema for ProjectSettingsView {
+    fn schema() -> RefOr<Schema> {
+        let settings =
+            shown_settings().map(|(key, kind, _)| Property::always(key, schema_of(*kind)));
+        let renamed = RENAMED
+            .iter()
+            .map(|(name, key)| Property::always(name, schema_of(kind_of(key))));
+        let columns = COLUMN_LEVELS
+            .iter()
+            .map(|key| Property::always(key, one_of(ACCESS)));
+        let flags = DEPRECATED_FLAGS
+            .iter()
+            .map(|(flag, _)| Property::always(flag, typed(Type::Boolean, false)));
+        let admin_only = Property {
+            name: ADMIN_ONLY,
+            schema: schema_of(kind_of(ADMIN_ONLY)),
+            required: false,
+        };
+        object(
+            settings
+                .chain(renamed)
+                .chain(columns)
+                .chain(flags)
+                .chain([admin_only]),
+        )
+    }
+}
+
+impl ToSchema for ProjectSettingsView {}
