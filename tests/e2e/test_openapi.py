@@ -155,6 +155,26 @@ def test_projects_are_documented_as_project_views(server):
     assert "template_name" not in settings["properties"]
 
 
+def test_groups_and_namespaces_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    for path in ["/api/v4/groups", "/api/v4/groups/{id}/subgroups"]:
+        assert success_schema(document, path, "get") == list_of("GroupView"), path
+    assert success_schema(document, "/api/v4/groups", "post") == ref("GroupDetail")
+    for method in ["get", "put"]:
+        assert success_schema(document, "/api/v4/groups/{id}", method) == ref("GroupDetail")
+    assert success_schema(document, "/api/v4/namespaces", "get") == list_of("NamespaceView")
+    assert success_schema(document, "/api/v4/namespaces/{id}", "get") == ref("NamespaceView")
+    schemas = document["components"]["schemas"]
+    detail = schemas["GroupDetail"]["allOf"]
+    assert detail[0] == ref("GroupView")
+    assert detail[1]["properties"]["projects"]["items"] == ref("ProjectView")
+    # The group settings are listed from their catalog, typed as their defaults are.
+    settings = schemas["GroupSettingsView"]["properties"]
+    assert settings["lfs_enabled"] == {"type": "boolean"}
+    assert settings["two_factor_grace_period"] == {"type": "integer"}
+    assert settings["project_creation_level"] == {"type": ["string", "null"]}
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -26,24 +26,27 @@ use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visi
 use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
 use crate::store::window::{Direction, Window};
 use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
+use crate::views::namespace_view::{GroupDetail, GroupView, NamespaceView};
 use crate::views::project_view::ProjectView;
 
 pub fn router() -> Router<ApiContext> {
+    // Lists of groups read the same filters; a single group comes with its projects.
+    let group_list = || {
+        Doc::new()
+            .input::<GroupListQuery>()
+            .input::<PageRequest>()
+            .answers_list::<GroupView>()
+    };
+    let group_detail = || Doc::new().answers::<GroupDetail>();
     Router::new()
         .route("/api/v4/groups", get(list).post(create))
-        .doc(
-            Method::GET,
-            Doc::new().input::<GroupListQuery>().input::<PageRequest>(),
-        )
-        .doc(Method::POST, Doc::new().input::<CreateGroup>())
+        .doc(Method::GET, group_list())
+        .doc(Method::POST, group_detail().input::<CreateGroup>())
         .route("/api/v4/groups/{id}", get(show).put(update).delete(remove))
-        .doc(Method::GET, Doc::new().input::<GroupShape>())
-        .doc(Method::PUT, Doc::new().input::<UpdateGroup>())
+        .doc(Method::GET, group_detail().input::<GroupShape>())
+        .doc(Method::PUT, group_detail().input::<UpdateGroup>())
         .route("/api/v4/groups/{id}/subgroups", get(subgroups))
-        .doc(
-            Method::GET,
-            Doc::new().input::<GroupListQuery>().input::<PageRequest>(),
-        )
+        .doc(Method::GET, group_list())
         .route("/api/v4/groups/{id}/projects", get(group_projects))
         .doc(Method::GET, projects::list_doc(projects::ListKind::Group))
         .route("/api/v4/groups/{id}/projects/shared", get(shared_projects))
@@ -53,9 +56,11 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<NamespaceListQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<NamespaceView>(),
         )
         .route("/api/v4/namespaces/{id}", get(namespace))
+        .doc(Method::GET, Doc::new().answers::<NamespaceView>())
 }
 
 /// GitLab validates a namespace's description (`Namespace::Detail`) to this many characters.
@@ -238,8 +243,13 @@ flag_input!(
 
 /// The group with its own projects and the projects shared with it, as `GET /groups/:id`
 /// shows it.
-async fn group_view(api: &Api, group: &NamespaceRow, shape: &GroupShape) -> ApiResult<Value> {
-    let mut view = views(api).group(group);
+async fn group_view(api: &Api, group: &NamespaceRow, shape: &GroupShape) -> ApiResult<GroupDetail> {
+    let mut view = GroupDetail {
+        group: views(api).group(group),
+        projects: None,
+        shared_projects: None,
+        shared_with_groups: Vec::new(),
+    };
     if shape.0 {
         let scope = |own: bool| GroupScope {
             group_id: group.id,
@@ -247,14 +257,13 @@ async fn group_view(api: &Api, group: &NamespaceRow, shape: &GroupShape) -> ApiR
             subgroups_of: None,
             shared: !own,
         };
-        view["projects"] = json!(embedded_projects(api, scope(true)).await?);
-        view["shared_projects"] = json!(embedded_projects(api, scope(false)).await?);
+        view.projects = Some(embedded_projects(api, scope(true)).await?);
+        view.shared_projects = Some(embedded_projects(api, scope(false)).await?);
     }
-    view["shared_with_groups"] = json!([]);
     Ok(view)
 }
 
-async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> {
     let shape: GroupShape = api.input()?;
     let ctx = access::group(&api, &id).await?;
     Ok(Json(group_view(&api, &ctx.group, &shape).await?))
@@ -422,7 +431,7 @@ async fn create(api: Api) -> ApiResult<Response> {
         .into_response())
 }
 
-async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> {
     api.user()?;
     let input: UpdateGroup = api.input()?;
     let ctx = access::group(&api, &id).await?;
@@ -582,7 +591,7 @@ async fn namespaces(api: Api) -> ApiResult<Response> {
     ))
 }
 
-async fn namespace(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn namespace(Path(id): Path<String>, api: Api) -> ApiResult<Json<NamespaceView>> {
     let caller = api.user()?;
     let ns = api
         .db()

@@ -1,10 +1,11 @@
-//! Namespace, group and member representations.
+//! Namespace, group and member representations; the namespace and group shapes are in
+//! `namespace_view.rs`.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::namespace_view::NamespaceEmbedded;
+use super::namespace_view::{GroupSettingsView, GroupView, NamespaceEmbedded, NamespaceView};
 use super::timestamp;
 use super::user::{UserSummary, UserViews};
 use crate::model::members::MemberRow;
@@ -90,45 +91,52 @@ impl NamespaceViews<'_> {
         ns: &NamespaceRow,
         avatar_url: Option<String>,
         members_count_with_descendants: Option<i64>,
-    ) -> Value {
-        let mut view = json!(self.embedded(ns, avatar_url));
-        view["members_count_with_descendants"] = json!(members_count_with_descendants);
-        view["billable_members_count"] = json!(members_count_with_descendants);
-        view["plan"] = json!("default");
-        view["trial_ends_on"] = Value::Null;
-        view["trial"] = json!(false);
-        view
+    ) -> NamespaceView {
+        NamespaceView {
+            namespace: self.embedded(ns, avatar_url),
+            members_count_with_descendants,
+            billable_members_count: members_count_with_descendants,
+            plan: "default",
+            trial_ends_on: None,
+            trial: false,
+        }
     }
 
-    pub fn group(&self, ns: &NamespaceRow) -> Value {
+    pub fn group(&self, ns: &NamespaceRow) -> GroupView {
         let settings = ns.settings_json();
-        let mut view = json!({
-            "id": ns.id,
-            "web_url": self.web_url(ns),
-            "name": ns.name,
-            "path": ns.path,
-            "description": ns.description,
-            "visibility": ns.visibility,
-            "avatar_url": self.avatar_url(ns, None, &UserViews { base_url: self.base_url, avatar_service: false }),
-            "full_name": ns.full_name,
-            "full_path": ns.full_path,
-            "created_at": timestamp(ns.created_at),
-            "parent_id": ns.parent_id,
-            "organization_id": 1,
-            "shared_runners_setting": setting(&settings, "shared_runners_setting"),
-            "ldap_cn": null,
-            "ldap_access": null,
-            "marked_for_deletion_on": null,
-            "file_template_project_id": null,
-            "default_branch": settings.get("default_branch").cloned().unwrap_or(Value::Null),
-        });
-        for (key, _) in GROUP_SETTINGS {
-            if *key != "shared_runners_setting" {
-                view[*key] = setting(&settings, key);
-            }
+        let users = UserViews {
+            base_url: self.base_url,
+            avatar_service: false,
+        };
+        GroupView {
+            id: ns.id,
+            web_url: self.web_url(ns),
+            name: ns.name.clone(),
+            path: ns.path.clone(),
+            description: ns.description.clone(),
+            visibility: ns.visibility.clone(),
+            avatar_url: self.avatar_url(ns, None, &users),
+            full_name: ns.full_name.clone(),
+            full_path: ns.full_path.clone(),
+            created_at: timestamp(ns.created_at),
+            parent_id: ns.parent_id,
+            organization_id: 1,
+            ldap_cn: None,
+            ldap_access: None,
+            marked_for_deletion_on: None,
+            file_template_project_id: None,
+            default_branch: settings
+                .get("default_branch")
+                .cloned()
+                .unwrap_or(Value::Null),
+            settings: GroupSettingsView(
+                GROUP_SETTINGS
+                    .iter()
+                    .map(|(key, _)| (key.to_string(), setting(&settings, key)))
+                    .collect(),
+            ),
+            default_branch_protection_defaults: Map::new(),
         }
-        view["default_branch_protection_defaults"] = json!({});
-        view
     }
 }
 

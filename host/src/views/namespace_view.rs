@@ -1,7 +1,16 @@
-//! The spec's Namespace shapes, as `NamespaceViews` (`namespace.rs`) fills them.
+//! The spec's Namespace and Group shapes, as `NamespaceViews` (`namespace.rs`) fills them. A
+//! group's settings are the list `GROUP_SETTINGS`: serialised from it, and documented from it
+//! with the type of each setting's default (as `api::groups` reads them).
 
 use serde::Serialize;
-use utoipa::ToSchema;
+use serde_json::{Map, Value};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+use super::catalog_schema::{Property, object, typed};
+use super::namespace::GROUP_SETTINGS;
+use super::project_view::ProjectView;
 
 /// A namespace as projects embed it.
 #[derive(Clone, Serialize, ToSchema)]
@@ -16,3 +25,83 @@ pub struct NamespaceEmbedded {
     pub avatar_url: Option<String>,
     pub web_url: String,
 }
+
+/// A namespace of `GET /namespaces`.
+#[derive(Serialize, ToSchema)]
+pub struct NamespaceView {
+    #[serde(flatten)]
+    pub namespace: NamespaceEmbedded,
+    pub members_count_with_descendants: Option<i64>,
+    pub billable_members_count: Option<i64>,
+    pub plan: &'static str,
+    pub trial_ends_on: Option<String>,
+    pub trial: bool,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct GroupView {
+    pub id: i64,
+    pub web_url: String,
+    pub name: String,
+    pub path: String,
+    pub description: String,
+    pub visibility: String,
+    pub avatar_url: Option<String>,
+    pub full_name: String,
+    pub full_path: String,
+    pub created_at: String,
+    pub parent_id: Option<i64>,
+    pub organization_id: i64,
+    /// Always null: Trellis has no LDAP, no deletion delay and no file templates for groups.
+    pub ldap_cn: Option<String>,
+    pub ldap_access: Option<i64>,
+    pub marked_for_deletion_on: Option<String>,
+    pub file_template_project_id: Option<i64>,
+    #[schema(value_type = Option<String>)]
+    pub default_branch: Value,
+    #[serde(flatten)]
+    pub settings: GroupSettingsView,
+    #[schema(value_type = Object)]
+    pub default_branch_protection_defaults: Map<String, Value>,
+}
+
+/// A single group (`GET /groups/:id`, and what creates and updates answer): the group, the
+/// projects it has and those shared with it (unless `with_projects=false`).
+#[derive(Serialize, ToSchema)]
+pub struct GroupDetail {
+    #[serde(flatten)]
+    pub group: GroupView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projects: Option<Vec<ProjectView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_projects: Option<Vec<ProjectView>>,
+    /// Always empty: Trellis does not share groups with groups.
+    #[schema(value_type = Vec<Object>)]
+    pub shared_with_groups: Vec<Value>,
+}
+
+/// A group's settings ([`GROUP_SETTINGS`]), each its stored value or its default.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct GroupSettingsView(pub Map<String, Value>);
+
+/// Booleans and integers as their defaults are; the rest are strings that may be null.
+fn schema_of(default: &str) -> Schema {
+    match serde_json::from_str::<Value>(default) {
+        Ok(Value::Bool(_)) => typed(Type::Boolean, false),
+        Ok(Value::Number(_)) => typed(Type::Integer, false),
+        _ => typed(Type::String, true),
+    }
+}
+
+impl PartialSchema for GroupSettingsView {
+    fn schema() -> RefOr<Schema> {
+        object(
+            GROUP_SETTINGS
+                .iter()
+                .map(|(key, default)| Property::always(key, schema_of(default))),
+        )
+    }
+}
+
+impl ToSchema for GroupSettingsView {}
