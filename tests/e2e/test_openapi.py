@@ -175,6 +175,30 @@ def test_groups_and_namespaces_are_documented_as_their_views(server):
     assert settings["project_creation_level"] == {"type": ["string", "null"]}
 
 
+def test_hooks_and_push_rules_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    hooks, hook = "/api/v4/projects/{id}/hooks", "/api/v4/projects/{id}/hooks/{hook_id}"
+    assert success_schema(document, hooks, "get") == list_of("HookView")
+    assert success_schema(document, hooks, "post") == ref("HookView")
+    for method in ["get", "put"]:
+        assert success_schema(document, hook, method) == ref("HookView")
+    assert success_schema(document, f"{hook}/events", "get") == list_of("HookLogView")
+    assert success_schema(document, "/api/v4/hooks", "get") == list_of("SystemHookView")
+    assert success_schema(document, "/api/v4/hooks/{hook_id}", "put") == ref("SystemHookView")
+    push_rule = "/api/v4/projects/{id}/push_rule"
+    # No rule yet reads as null, as on GitLab.
+    assert success_schema(document, push_rule, "get") == {"oneOf": [ref("PushRuleView"), {"type": "null"}]}
+    for method in ["post", "put"]:
+        assert success_schema(document, push_rule, method) == ref("PushRuleView")
+    schemas = document["components"]["schemas"]
+    # The toggles and push rule settings are listed from their lists in model::hooks.
+    assert schemas["HookFlags"]["properties"]["issues_events"] == {"type": "boolean"}
+    assert "enable_ssl_verification" in schemas["HookFlags"]["required"]
+    assert "repository_update_events" in schemas["SystemHookFlags"]["required"]
+    assert schemas["PushRuleFlags"]["properties"]["deny_delete_tag"] == {"type": "boolean"}
+    assert schemas["PushRuleRegexes"]["properties"]["branch_name_regex"] == {"type": ["string", "null"]}
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -9,7 +9,7 @@ use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::hook_input::HookInput;
 use crate::context::ApiContext;
@@ -22,22 +22,33 @@ use crate::model::webhooks::HookKind;
 use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
+use crate::views::hook::SystemHookView;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/hooks", get(list).post(create))
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<SystemHookView>(),
+        )
         .doc(
             Method::POST,
-            Doc::new().input_in::<HookInput, _>(HookKind::System),
+            Doc::new()
+                .input_in::<HookInput, _>(HookKind::System)
+                .answers::<SystemHookView>(),
         )
         .route(
             "/api/v4/hooks/{hook_id}",
             get(show).post(test).put(update).delete(remove),
         )
+        .doc(Method::GET, Doc::new().answers::<SystemHookView>())
         .doc(
             Method::PUT,
-            Doc::new().input_in::<HookInput, _>(HookKind::System),
+            Doc::new()
+                .input_in::<HookInput, _>(HookKind::System)
+                .answers::<SystemHookView>(),
         )
 }
 
@@ -62,7 +73,7 @@ async fn list(api: Api) -> ApiResult<Response> {
     Ok(Page { rows, total }.respond(&request, &api.origin, |h| h.id, views::hook::system_hook))
 }
 
-async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<SystemHookView>> {
     api.admin()?;
     let row = existing(&api, &id).await?;
     Ok(Json(views::hook::system_hook(&row)))
@@ -77,7 +88,7 @@ async fn create(api: Api) -> ApiResult<Response> {
     Ok((StatusCode::CREATED, Json(views::hook::system_hook(&row))).into_response())
 }
 
-async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<SystemHookView>> {
     api.admin()?;
     let input: HookInput = api.input_in(HookKind::System)?;
     let mut row = existing(&api, &id).await?;

@@ -55,6 +55,8 @@ type Register = fn(&mut Vec<(String, RefOr<Schema>)>) -> String;
 #[derive(Clone, Copy)]
 pub enum Body {
     One(Register),
+    /// One, or `null` when there is none (GitLab's answer for an unset singleton).
+    OneOrNull(Register),
     List(Register),
 }
 
@@ -106,6 +108,12 @@ impl Doc {
     /// The success body is one `T`.
     pub fn answers<T: ToSchema>(mut self) -> Self {
         self.body = Some(Body::One(register::<T>));
+        self
+    }
+
+    /// The success body is one `T`, or `null`.
+    pub fn answers_or_null<T: ToSchema>(mut self) -> Self {
+        self.body = Some(Body::OneOrNull(register::<T>));
         self
     }
 

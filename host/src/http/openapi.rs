@@ -18,8 +18,8 @@ use utoipa::openapi::path::{
 };
 use utoipa::openapi::request_body::{RequestBody, RequestBodyBuilder};
 use utoipa::openapi::schema::{
-    AnyOfBuilder, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, Schema,
-    SchemaFormat, SchemaType, Type,
+    AnyOfBuilder, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, OneOfBuilder,
+    Schema, SchemaFormat, SchemaType, Type,
 };
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
@@ -287,6 +287,10 @@ fn param_schema(kind: &ParamKind) -> Schema {
 fn success_schema(body: Option<Body>, schemas: &mut Vec<(String, RefOr<Schema>)>) -> RefOr<Schema> {
     match body {
         Some(Body::One(register)) => Ref::from_schema_name(register(schemas)).into(),
+        Some(Body::OneOrNull(register)) => OneOfBuilder::new()
+            .item(Ref::from_schema_name(register(schemas)))
+            .item(ObjectBuilder::new().schema_type(Type::Null))
+            .into(),
         Some(Body::List(register)) => ArrayBuilder::new()
             .items(Ref::from_schema_name(register(schemas)))
             .build()

@@ -6,7 +6,8 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, ProjectCtx};
@@ -21,6 +22,7 @@ use crate::model::webhooks::HookKind;
 use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
+use crate::views::hook::HookView;
 use crate::webhooks::rules;
 
 /// The project, for an authenticated maintainer (401, then 404 when hidden, then 403).
@@ -35,14 +37,14 @@ fn hook_id(value: &str) -> ApiResult<i64> {
     value.parse().map_err(|_| ApiError::invalid("hook_id"))
 }
 
-pub(super) fn created(body: Value) -> Response {
+pub(super) fn created(body: impl Serialize) -> Response {
     (StatusCode::CREATED, Json(body)).into_response()
 }
 
 // ---- hooks ------------------------------------------------------------------
 
 /// The hook's JSON with its current `alert_status`.
-fn hook_view(row: &HookRow) -> Value {
+fn hook_view(row: &HookRow) -> HookView {
     let status = rules::alert_status(&row.delivery, now_ms());
     views::hook::hook(row, status.name())
 }
@@ -71,7 +73,7 @@ async fn existing_hook(api: &Api, ctx: &ProjectCtx, id: &str) -> ApiResult<HookR
 pub async fn show_hook(
     Path((id, hook)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<HookView>> {
     let ctx = managed_project(&api, &id).await?;
     let row = existing_hook(&api, &ctx, &hook).await?;
     Ok(Json(hook_view(&row)))
@@ -89,7 +91,7 @@ pub async fn create_hook(Path(id): Path<String>, api: Api) -> ApiResult<Response
 pub async fn update_hook(
     Path((id, hook)): Path<(String, String)>,
     api: Api,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<HookView>> {
     let ctx = managed_project(&api, &id).await?;
     let input: HookInput = api.input_in(HookKind::Project)?;
     let mut row = existing_hook(&api, &ctx, &hook).await?;

@@ -38,6 +38,7 @@ use crate::http::params::{Audience, FromParamsIn, Params};
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
+use crate::views::hook::{HookLogView, HookView, PushRuleView, UploadView};
 use crate::views::project::{ProjectContext, ProjectViews};
 use crate::views::project_view::{ProjectSimple, ProjectView};
 use repository::may_see_statistics;
@@ -45,6 +46,12 @@ use repository::may_see_statistics;
 pub fn router() -> Router<ApiContext> {
     // The routes that change a project, or act on one, answer it as the caller sees it.
     let answers_project = || Doc::new().answers::<ProjectView>();
+    let hook_input = || Doc::new().input_in::<HookInput, _>(HookKind::Project);
+    let push_rule_input = || {
+        Doc::new().reads(|p| {
+            push_rule::apply_push_rule_params(p, &mut push_rule::PushRuleRow::defaults(0))
+        })
+    };
     let create = || {
         answers_project()
             .input_in::<fields::Fields, _>((fields::Mode::Create, Audience::ADMIN))
@@ -144,28 +151,29 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/hooks",
             get(hooks::list_hooks).post(hooks::create_hook),
         )
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
         .doc(
-            Method::POST,
-            Doc::new().input_in::<HookInput, _>(HookKind::Project),
+            Method::GET,
+            Doc::new().input::<PageRequest>().answers_list::<HookView>(),
         )
+        .doc(Method::POST, hook_input().answers::<HookView>())
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}",
             get(hooks::show_hook)
                 .put(hooks::update_hook)
                 .delete(hooks::delete_hook),
         )
-        .doc(
-            Method::PUT,
-            Doc::new().input_in::<HookInput, _>(HookKind::Project),
-        )
+        .doc(Method::GET, Doc::new().answers::<HookView>())
+        .doc(Method::PUT, hook_input().answers::<HookView>())
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}/events",
             get(hooks::list_hook_events),
         )
         .doc(
             Method::GET,
-            Doc::new().reads(hooks::log_statuses).input::<PageRequest>(),
+            Doc::new()
+                .reads(hooks::log_statuses)
+                .input::<PageRequest>()
+                .answers_list::<HookLogView>(),
         )
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}/events/{hook_log_id}/resend",
@@ -176,7 +184,12 @@ pub fn router() -> Router<ApiContext> {
             post(hooks::test_hook),
         )
         .route("/api/v4/projects/{id}/uploads", post(uploads::create))
-        .doc(Method::POST, Doc::new().input::<uploads::CreateUpload>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<uploads::CreateUpload>()
+                .answers::<UploadView>(),
+        )
         .route(
             "/api/v4/projects/{id}/push_rule",
             get(push_rule::show_push_rule)
@@ -184,18 +197,9 @@ pub fn router() -> Router<ApiContext> {
                 .put(push_rule::update_push_rule)
                 .delete(push_rule::delete_push_rule),
         )
-        .doc(
-            Method::POST,
-            Doc::new().reads(|p| {
-                push_rule::apply_push_rule_params(p, &mut push_rule::PushRuleRow::defaults(0))
-            }),
-        )
-        .doc(
-            Method::PUT,
-            Doc::new().reads(|p| {
-                push_rule::apply_push_rule_params(p, &mut push_rule::PushRuleRow::defaults(0))
-            }),
-        )
+        .doc(Method::GET, Doc::new().answers_or_null::<PushRuleView>())
+        .doc(Method::POST, push_rule_input().answers::<PushRuleView>())
+        .doc(Method::PUT, push_rule_input().answers::<PushRuleView>())
 }
 
 /// How projects are shown in one response.

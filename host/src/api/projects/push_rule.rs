@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::hooks::{created, managed_project};
 use crate::http::error::{ApiError, ApiResult};
@@ -15,6 +15,7 @@ use crate::http::request::Api;
 pub(super) use crate::model::hooks::PushRuleRow;
 use crate::model::hooks::{PUSH_RULE_FLAGS, PUSH_RULE_REGEXES};
 use crate::views;
+use crate::views::hook::PushRuleView;
 
 /// GitLab's `at_least_one_of` list for push rules.
 fn push_rule_params() -> Vec<&'static str> {
@@ -111,12 +112,13 @@ pub(super) fn apply_push_rule_params(params: &Params, rule: &mut PushRuleRow) ->
 }
 
 /// `GET /projects/:id/push_rule`: the rule, or `null` when there is none.
-pub async fn show_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show_push_rule(
+    Path(id): Path<String>,
+    api: Api,
+) -> ApiResult<Json<Option<PushRuleView>>> {
     let ctx = managed_project(&api, &id).await?;
     let rule = api.db().push_rule(ctx.project.id).await?;
-    Ok(Json(
-        rule.as_ref().map_or(Value::Null, views::hook::push_rule),
-    ))
+    Ok(Json(rule.as_ref().map(views::hook::push_rule)))
 }
 
 fn push_rule_exists() -> ApiError {
@@ -148,7 +150,7 @@ pub async fn create_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Res
     Ok(created(views::hook::push_rule(&row)))
 }
 
-pub async fn update_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn update_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Json<PushRuleView>> {
     let ctx = managed_project(&api, &id).await?;
     let mut rule = api
         .db()
