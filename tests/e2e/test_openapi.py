@@ -199,6 +199,32 @@ def test_hooks_and_push_rules_are_documented_as_their_views(server):
     assert schemas["PushRuleRegexes"]["properties"]["branch_name_regex"] == {"type": ["string", "null"]}
 
 
+def test_settings_and_plugins_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    for method in ["get", "put"]:
+        assert success_schema(document, "/api/v4/application/settings", method) == ref("SettingsView")
+    plugins, hooks = "/api/v4/application/plugins", "/api/v4/application/plugin_hooks"
+    assert success_schema(document, plugins, "get") == list_of("PluginView")
+    assert success_schema(document, plugins, "post") == ref("PluginView")
+    assert success_schema(document, hooks, "get") == list_of("PluginHookView")
+    assert success_schema(document, f"{hooks}/{{hook}}", "put") == ref("PluginHookView")
+    assert success_schema(document, f"{hooks}/spam_check/test", "post") == ref("SpamTestView")
+    schemas = document["components"]["schemas"]
+    assert schemas["SettingsView"]["allOf"][0]["$ref"] == "#/components/schemas/CatalogSettings"
+    # Every setting of the catalog, each with the type of its kind.
+    settings = schemas["CatalogSettings"]["properties"]
+    assert settings["signup_enabled"] == {"type": "boolean"}
+    assert settings["default_projects_limit"] == {"type": "integer"}
+    assert settings["external_authorization_service_timeout"] == {"type": "number"}
+    assert settings["after_sign_out_path"] == {"type": ["string", "null"]}
+    assert settings["restricted_visibility_levels"]["items"] == {"type": "string"}
+    assert settings["repository_storages_weighted"]["additionalProperties"] == {"type": "integer"}
+    # Secrets are listed, and read as null.
+    assert "null" in settings["asset_proxy_secret_key"]["type"]
+    current = server.request("GET", "/application/settings", token=server.root_token).json()
+    assert set(current) == set(settings) | {"id", "created_at", "updated_at"}
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -24,23 +24,35 @@ use crate::plugins::{FailurePolicy, Hook};
 use crate::services::plugins::{self as service, Bind, Choice, Error, Trial, Upload};
 use crate::settings::keys;
 use crate::views;
+use crate::views::plugin::{PluginHookView, PluginView, SpamTestView};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/application/plugins", get(list).post(upload))
-        .doc(Method::POST, Doc::new().input::<UploadPlugin>())
+        .doc(Method::GET, Doc::new().answers_list::<PluginView>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<UploadPlugin>().answers::<PluginView>(),
+        )
         .route("/api/v4/application/plugins/{id}", delete(remove))
         .route("/api/v4/application/plugin_hooks", get(hooks))
+        .doc(Method::GET, Doc::new().answers_list::<PluginHookView>())
         .route(
             "/api/v4/application/plugin_hooks/{hook}",
             put(bind).delete(unbind),
         )
-        .doc(Method::PUT, Doc::new().input::<BindPlugin>())
+        .doc(
+            Method::PUT,
+            Doc::new().input::<BindPlugin>().answers::<PluginHookView>(),
+        )
         .route(
             "/api/v4/application/plugin_hooks/spam_check/test",
             post(test_spam_check),
         )
-        .doc(Method::POST, Doc::new().input::<TrySpamCheck>())
+        .doc(
+            Method::POST,
+            Doc::new().input::<TrySpamCheck>().answers::<SpamTestView>(),
+        )
 }
 
 impl From<Error> for ApiError {
@@ -58,12 +70,10 @@ impl From<Error> for ApiError {
     }
 }
 
-async fn list(api: Api) -> ApiResult<Json<Value>> {
+async fn list(api: Api) -> ApiResult<Json<Vec<PluginView>>> {
     api.admin()?;
     let rows = service::catalog(&api.ctx, api.db()).await?;
-    Ok(Json(Value::Array(
-        rows.iter().map(views::plugin::plugin).collect(),
-    )))
+    Ok(Json(rows.iter().map(views::plugin::plugin).collect()))
 }
 
 /// `POST /application/plugins`: the component `file`, and the catalog's `name` and `version`
@@ -117,14 +127,14 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn hooks(api: Api) -> ApiResult<Json<Value>> {
+async fn hooks(api: Api) -> ApiResult<Json<Vec<PluginHookView>>> {
     api.admin()?;
     let out = service::hooks(api.db())
         .await?
         .iter()
         .map(|state| views::plugin::hook(state.hook, state.bound.as_ref().map(|(b, p)| (b, p))))
         .collect();
-    Ok(Json(Value::Array(out)))
+    Ok(Json(out))
 }
 
 /// `PUT /application/plugin_hooks/:hook`: the plugin (exactly one of `plugin_id` and
@@ -200,7 +210,7 @@ impl FromParams for BindPlugin {
     }
 }
 
-async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+async fn bind(Path(hook): Path<String>, api: Api) -> ApiResult<Json<PluginHookView>> {
     api.admin()?;
     let hook = service::hook_named(&hook)?;
     let input: BindPlugin = api.input()?;
@@ -264,7 +274,7 @@ impl FromParams for TrySpamCheck {
 
 /// Runs the bound spam check on the input and shows the verdict and what the API would do,
 /// without logging, blocking or writing anything (as GitLab's hook tests).
-async fn test_spam_check(api: Api) -> ApiResult<Json<Value>> {
+async fn test_spam_check(api: Api) -> ApiResult<Json<SpamTestView>> {
     let caller = api.admin()?;
     let input: TrySpamCheck = api.input()?;
     let author = match input.user_id {

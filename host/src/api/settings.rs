@@ -6,7 +6,6 @@ use crate::http::routes::Router;
 use axum::Json;
 use axum::http::Method;
 use axum::routing::get;
-use serde_json::Value;
 
 use crate::context::ApiContext;
 use crate::http::error::ApiResult;
@@ -14,20 +13,27 @@ use crate::http::request::Api;
 use crate::services::settings as service;
 use crate::settings::validate::SettingsUpdate;
 use crate::views;
+use crate::views::settings::SettingsView;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/application/settings", get(show).put(update))
-        .doc(Method::PUT, Doc::new().input::<SettingsUpdate>())
+        .doc(Method::GET, Doc::new().answers::<SettingsView>())
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input::<SettingsUpdate>()
+                .answers::<SettingsView>(),
+        )
 }
 
-async fn show(api: Api) -> ApiResult<Json<Value>> {
+async fn show(api: Api) -> ApiResult<Json<SettingsView>> {
     api.admin()?;
     let settings = service::current(&api.tenant).await?;
     Ok(Json(views::settings::settings(&settings)))
 }
 
-async fn update(api: Api) -> ApiResult<Json<Value>> {
+async fn update(api: Api) -> ApiResult<Json<SettingsView>> {
     api.admin()?;
     let update: SettingsUpdate = api.input()?;
     let fresh = service::update(&api.ctx, &api.tenant, &update).await?;
