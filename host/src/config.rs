@@ -158,6 +158,12 @@ pub struct ServeConfig {
     /// timeout). Health checks do not wait.
     #[arg(long, env = "TRELLIS_MAX_CONCURRENT_REQUESTS", default_value_t = 512)]
     pub max_concurrent_requests: usize,
+    /// While several tenants are busy at once, each may have at most this many requests in
+    /// flight divided by the number of busy tenants (at least one); its others wait in its own
+    /// line. A tenant alone is never held back. 0 turns sharing off. Default: the machine's
+    /// cores.
+    #[arg(long, env = "TRELLIS_FAIR_SHARE_REQUESTS")]
+    pub fair_share_requests: Option<usize>,
     /// Longest time one request may take, from its head to its answer, waiting for a slot
     /// and reading its body included; slower ones answer 503.
     #[arg(long, env = "TRELLIS_REQUEST_TIMEOUT_SECONDS", default_value_t = 60)]

@@ -3,7 +3,9 @@
 //! how long one may take, waiting for its slot included (`--request-timeout-seconds`). A
 //! request over time answers 503 and its handler is dropped, which also ends its body read
 //! and kills the `git` it runs (`kill_on_drop`). Health checks skip the queue, so a busy
-//! process is not taken for a dead one.
+//! process is not taken for a dead one. While several tenants are busy, each waits for its
+//! fair share first (`fair_share.rs`, `--fair-share-requests`), so that one tenant's queue
+//! never holds the process's slots.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +18,8 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
 
 use super::error::ApiError;
+use super::fair_share::FairShare;
+use crate::context::ApiContext;
 
 /// Requests this process is serving now (health checks aside), for background work that
 /// yields to them (`webhooks::send`).
@@ -45,13 +49,23 @@ impl Drop for Serving {
 pub struct RequestLimits {
     slots: Arc<Semaphore>,
     timeout: Duration,
+    fair_share: FairShare,
+    /// Tells which tenant a request is for.
+    ctx: ApiContext,
 }
 
 impl RequestLimits {
-    pub fn new(max_concurrent: usize, timeout: Duration) -> RequestLimits {
+    pub fn new(ctx: &ApiContext) -> RequestLimits {
+        let config = &ctx.config;
         RequestLimits {
-            slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
-            timeout,
+            slots: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
+            timeout: Duration::from_secs(config.request_timeout_seconds),
+            fair_share: FairShare::new(
+                config
+                    .fair_share_requests
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            ),
+            ctx: ctx.clone(),
         }
     }
 }
@@ -64,7 +78,21 @@ pub async fn enforce(
 ) -> Response {
     let health = crate::ratelimit::rules::classify(request.uri().path())
         == crate::ratelimit::rules::PathClass::Health;
+    let git_transfer = crate::git_http::route(
+        request.method(),
+        request.uri().path(),
+        request.uri().query(),
+    )
+    .is_some();
+    let tenant = (!health && !git_transfer).then(|| {
+        let host = crate::request_origin::request_host_name(request.headers(), request.uri());
+        limits.ctx.tenants.resolve(&host)
+    });
     let served = async {
+        let _share = match tenant {
+            Some(tenant) => Some(limits.fair_share.admit(tenant).await),
+            None => None,
+        };
         let _slot = if health {
             None
         } else {

@@ -2,6 +2,7 @@
 //! endpoint shares (parameters, errors, pagination, the `Api` extractor).
 
 pub mod error;
+pub mod fair_share;
 pub mod input_doc;
 pub mod limits;
 pub mod openapi;
@@ -49,10 +50,7 @@ pub fn route_entries() -> Vec<routes::RouteEntry> {
 }
 
 pub fn router(ctx: ApiContext) -> Router {
-    let request_limits = limits::RequestLimits::new(
-        ctx.config.max_concurrent_requests,
-        std::time::Duration::from_secs(ctx.config.request_timeout_seconds),
-    );
+    let request_limits = limits::RequestLimits::new(&ctx);
     routes()
         .into_inner()
         .fallback(not_found)
