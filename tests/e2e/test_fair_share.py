@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import re
 import secrets
+import socket
 import threading
 
 import pytest
@@ -96,6 +97,22 @@ def test_a_busy_tenant_waits_in_its_own_line_while_another_is_busy(shared, hosti
     # B, one request at a time, never waited, and every request of B's was answered.
     assert all(count == 0 for tenant, count in after.items() if tenant != "1"), after
     assert b_statuses and set(b_statuses) == {200}, b_statuses
+
+
+def test_a_request_that_takes_long_never_stalls_its_tenant(shared):
+    """A body that trickles in (here: never comes) holds one of A's requests open. While B is
+    busy, A's next request still runs, after waiting for A's share a moment at the most."""
+    b_host, b_token = other_tenant(shared, "b")
+    held = socket.create_connection(("127.0.0.1", shared.port), timeout=30)
+    held.sendall((f"POST /api/v4/projects HTTP/1.1\r\nHost: {shared.host}\r\n"
+                  "Content-Type: application/x-www-form-urlencoded\r\n"
+                  "Content-Length: 100000\r\n\r\n").encode())
+    try:
+        _, status = while_b_is_busy(shared, b_host, b_token, lambda: shared.request(
+            "GET", "/user", token=shared.root_token, timeout=20).status_code)
+        assert status == 200
+    finally:
+        held.close()
 
 
 def test_sharing_off(make_server, hostile_wasm):

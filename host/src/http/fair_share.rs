@@ -9,6 +9,9 @@
 //! its requests wait in its own line, and nobody else's. A tenant alone on the process is
 //! never held back: the share only applies when someone else needs the cores.
 //!
+//! A request waits for its share for [`PATIENCE`] at the most, then runs anyway: the share orders
+//! a tenant's requests, but never stalls them behind one that takes long.
+//!
 //! A tenant counts as busy while it has a request in flight, and for [`BUSY_WINDOW`] after
 //! its last one ended, so that a tenant sending a steady stream of short requests is counted
 //! between them, and a flooding tenant cannot take back every slot in the gaps.
@@ -24,6 +27,15 @@ use tokio::sync::Notify;
 
 /// How long a tenant counts as busy after its last request ended.
 pub const BUSY_WINDOW: Duration = Duration::from_secs(1);
+
+/// The longest a request waits for its tenant's share; then it runs anyway. A slot can be held
+/// by a request that takes long without using the CPU: a slow client's upload, a body that
+/// trickles in on purpose, a plugin call waiting for its slot. Without a bound, one such
+/// request would hold up all of its tenant's others whenever another tenant is busy, so one
+/// anonymous connection could stall a tenant. With it, that costs the tenant's other requests
+/// at most this long, and a flood still runs mostly one request at a time, since short
+/// requests free the slot well within it.
+pub const PATIENCE: Duration = Duration::from_millis(250);
 
 /// The requests a tenant may have in flight while `busy` tenants (itself included) are busy;
 /// `None` means no limit.
@@ -59,14 +71,15 @@ impl FairShare {
         }
     }
 
-    /// Waits until `tenant` is within its share, then counts the request as in flight.
-    /// Requests that had to wait are counted by tenant (`trellis_fair_share_waits_total`).
+    /// Waits until `tenant` is within its share, or for [`PATIENCE`] at the most, then counts
+    /// the request as in flight. Requests that had to wait are counted by tenant
+    /// (`trellis_fair_share_waits_total`).
     pub async fn admit(&self, tenant: i64) -> Admitted {
+        let give_up = tokio::time::Instant::now() + PATIENCE;
         let mut counted = false;
         loop {
-            let ended = match self.try_admit(tenant) {
-                Ok(admitted) => return admitted,
-                Err(ended) => ended,
+            let Some(ended) = self.enter(tenant, false) else {
+                return self.admitted(tenant);
             };
             if !counted {
                 counted = true;
@@ -78,14 +91,26 @@ impl FairShare {
             // Registered before checking again, so that an end between the check and the
             // wait is not missed.
             notified.as_mut().enable();
-            if let Ok(admitted) = self.try_admit(tenant) {
-                return admitted;
+            if self.enter(tenant, false).is_none() {
+                return self.admitted(tenant);
             }
-            notified.await;
+            if tokio::time::timeout_at(give_up, notified).await.is_err() {
+                self.enter(tenant, true);
+                return self.admitted(tenant);
+            }
         }
     }
 
-    fn try_admit(&self, tenant: i64) -> Result<Admitted, Arc<Notify>> {
+    fn admitted(&self, tenant: i64) -> Admitted {
+        Admitted {
+            share: self.clone(),
+            tenant,
+        }
+    }
+
+    /// Counts a request of `tenant` as in flight if it is within its share, or `anyway`;
+    /// otherwise what tells when one of the tenant's requests ends.
+    fn enter(&self, tenant: i64, anyway: bool) -> Option<Arc<Notify>> {
         let now = Instant::now();
         let mut tenants = self.tenants.lock().expect("fair share");
         tenants.retain(|_, load| load.in_flight > 0 || now - load.last_active < BUSY_WINDOW);
@@ -97,14 +122,11 @@ impl FairShare {
             ended: Arc::default(),
         });
         load.last_active = now;
-        if limit.is_some_and(|limit| load.in_flight >= limit) {
-            return Err(load.ended.clone());
+        if !anyway && limit.is_some_and(|limit| load.in_flight >= limit) {
+            return Some(load.ended.clone());
         }
         load.in_flight += 1;
-        Ok(Admitted {
-            share: self.clone(),
-            tenant,
-        })
+        None
     }
 }
 
@@ -165,6 +187,18 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!a2.is_finished());
         drop(a1);
+        let _a2 = admitted_soon(a2).await;
+    }
+
+    #[tokio::test]
+    async fn a_request_waits_no_longer_than_the_patience() {
+        let fair = FairShare::new(2);
+        let _a1 = fair.admit(1).await;
+        let _b1 = fair.admit(2).await;
+        // A's first request never ends; its second runs anyway once its patience is over.
+        let a2 = waiting(&fair, 1);
+        tokio::time::sleep(PATIENCE / 2).await;
+        assert!(!a2.is_finished());
         let _a2 = admitted_soon(a2).await;
     }
 
