@@ -225,6 +225,21 @@ def test_settings_and_plugins_are_documented_as_their_views(server):
     assert set(current) == set(settings) | {"id", "created_at", "updated_at"}
 
 
+def test_bytes_are_documented_with_their_media_types(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+
+    def content(path):
+        return document["paths"][path]["get"]["responses"]["200"]["content"]
+
+    repository = "/api/v4/projects/{id}/repository"
+    assert set(content(f"{repository}/archive")) == {"application/gzip"}
+    assert set(content(f"{repository}/archive.{{format}}")) == {
+        "application/gzip", "application/x-bzip2", "application/x-tar", "application/zip"}
+    assert set(content("/api/v4/projects/{id}/snapshot")) == {"application/x-tar"}
+    for path in [f"{repository}/files/{{file_path}}/raw", f"{repository}/blobs/{{sha}}/raw"]:
+        assert content(path) == {"text/plain": {"schema": {"type": "string", "format": "binary"}}}
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

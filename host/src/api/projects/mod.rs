@@ -88,7 +88,12 @@ pub fn router() -> Router<ApiContext> {
             get(repository::languages),
         )
         .route("/api/v4/projects/{id}/snapshot", get(repository::snapshot))
-        .doc(Method::GET, Doc::new().input::<repository::SnapshotQuery>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<repository::SnapshotQuery>()
+                .answers_bytes(&[repository::SNAPSHOT_MEDIA_TYPE]),
+        )
         .route(
             "/api/v4/projects/{id}/housekeeping",
             post(repository::housekeeping),

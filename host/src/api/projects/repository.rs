@@ -61,6 +61,9 @@ flag_input!(
     false
 );
 
+/// A snapshot is an uncompressed tar.
+pub(super) const SNAPSHOT_MEDIA_TYPE: &str = "application/x-tar";
+
 /// `GET /projects/:id/snapshot`: administrators only; an uncompressed tar of the bare
 /// repository (`wiki=true`: the wiki's, 404 when there is none).
 pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -80,7 +83,7 @@ pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     );
     Ok((
         [
-            (header::CONTENT_TYPE, "application/x-tar".to_string()),
+            (header::CONTENT_TYPE, SNAPSHOT_MEDIA_TYPE.to_string()),
             (
                 header::CONTENT_DISPOSITION,
                 format!("attachment; filename=\"{filename}\""),

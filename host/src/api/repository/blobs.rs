@@ -5,7 +5,7 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::Path;
-use axum::http::header;
+use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
@@ -16,13 +16,17 @@ use super::{Repo, readable};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::http::routes::Router;
+use crate::http::routes::{Doc, Router};
 use crate::http::stream::stream_body;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/repository/blobs/{sha}", get(show))
         .route("/api/v4/projects/{id}/repository/blobs/{sha}/raw", get(raw))
+        .doc(
+            Method::GET,
+            Doc::new().answers_bytes(super::RAW_MEDIA_TYPES),
+        )
 }
 
 async fn blob(api: &Api, id: &str, sha: &str) -> ApiResult<(Repo, u64)> {

@@ -44,7 +44,12 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/files/{file_path}/raw",
             get(raw),
         )
-        .doc(Method::GET, Doc::new().input::<OptionalRef>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<OptionalRef>()
+                .answers_bytes(super::RAW_MEDIA_TYPES),
+        )
         .route(
             "/api/v4/projects/{id}/repository/files/{file_path}/blame",
             get(blame),
