@@ -240,6 +240,26 @@ def test_bytes_are_documented_with_their_media_types(server):
         assert content(path) == {"text/plain": {"schema": {"type": "string", "format": "binary"}}}
 
 
+def test_users_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    for path, method in [("/api/v4/user/status", "get"), ("/api/v4/user/status", "put"),
+                         ("/api/v4/users/{id}/status", "get")]:
+        assert success_schema(document, path, method) == ref("UserStatusView"), path
+    assert success_schema(document, "/api/v4/user_counts", "get") == ref("UserCounts")
+    assert success_schema(document, "/api/v4/user/activities", "get") == list_of("ActivityView")
+    memberships = success_schema(document, "/api/v4/users/{id}/memberships", "get")
+    assert memberships == list_of("MembershipView")
+    assert success_schema(document, "/api/v4/users", "post") == ref("UserAdminDetail")
+    assert success_schema(document, "/api/v4/users/{id}", "put") == ref("UserAdminDetail")
+    for action in ["block", "unblock", "deactivate", "activate"]:
+        path = f"/api/v4/users/{{id}}/{action}"
+        assert success_schema(document, path, "post") == ref("UserStateAnswer"), path
+    schemas = document["components"]["schemas"]
+    # GitLab's answer when nothing changed may be null or false.
+    assert schemas["UserStateAnswer"]["type"] == ["boolean", "null"]
+    assert schemas["UserAdminDetail"]["allOf"][0] == ref("UserAdmin")
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -20,6 +20,8 @@ pub mod repository;
 pub mod settings;
 pub mod token;
 pub mod user;
+pub mod user_admin;
+pub mod user_status;
 pub mod webhook_payload;
 
 use chrono::{DateTime, SecondsFormat, Utc};
