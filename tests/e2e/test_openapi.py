@@ -260,6 +260,22 @@ def test_users_are_documented_as_their_views(server):
     assert schemas["UserAdminDetail"]["allOf"][0] == ref("UserAdmin")
 
 
+def test_repository_files_and_authors_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    repository = "/api/v4/projects/{id}/repository"
+    file = f"{repository}/files/{{file_path}}"
+    assert success_schema(document, file, "get") == ref("FileView")
+    for method in ["post", "put"]:
+        assert success_schema(document, file, method) == ref("FileWriteView")
+    assert success_schema(document, f"{file}/blame", "get") == list_of("BlameRangeView")
+    assert success_schema(document, f"{repository}/blobs/{{sha}}", "get") == ref("BlobView")
+    contributors = success_schema(document, f"{repository}/contributors", "get")
+    assert contributors == list_of("ContributorView")
+    refs = success_schema(document, f"{repository}/commits/{{sha}}/refs", "get")
+    assert refs == list_of("CommitRefView")
+    assert "ref" in document["components"]["schemas"]["FileView"]["required"]
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -17,6 +17,7 @@ pub mod project_settings;
 pub mod project_view;
 pub mod protected_branch;
 pub mod repository;
+pub mod repository_file;
 pub mod settings;
 pub mod token;
 pub mod user;
