@@ -276,6 +276,20 @@ def test_repository_files_and_authors_are_documented_as_their_views(server):
     assert "ref" in document["components"]["schemas"]["FileView"]["required"]
 
 
+def test_project_answers_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    project = "/api/v4/projects/{id}"
+    assert success_schema(document, f"{project}/share", "post") == ref("ProjectGroupLinkView")
+    assert success_schema(document, f"{project}/languages", "get") == ref("LanguagesView")
+    for path in [f"{project}/housekeeping", f"{project}/mirror/pull"]:
+        assert success_schema(document, path, "post") == ref("StartedView"), path
+    assert success_schema(document, f"{project}/starrers", "get") == list_of("StarrerView")
+    assert success_schema(document, f"{project}/users", "get") == list_of("UserSummary")
+    schemas = document["components"]["schemas"]
+    # A map of language name to percent.
+    assert schemas["LanguagesView"]["additionalProperties"]["type"] == "number"
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

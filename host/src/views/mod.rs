@@ -13,6 +13,7 @@ pub mod namespace;
 pub mod namespace_view;
 pub mod plugin;
 pub mod project;
+pub mod project_answers;
 pub mod project_settings;
 pub mod project_view;
 pub mod protected_branch;

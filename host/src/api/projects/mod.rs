@@ -40,7 +40,11 @@ use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
 use crate::views::hook::{HookLogView, HookView, PushRuleView, UploadView};
 use crate::views::project::{ProjectContext, ProjectViews};
+use crate::views::project_answers::{
+    LanguagesView, ProjectGroupLinkView, StarrerView, StartedView,
+};
 use crate::views::project_view::{ProjectSimple, ProjectView};
+use crate::views::user::UserSummary;
 use repository::may_see_statistics;
 
 pub fn router() -> Router<ApiContext> {
@@ -87,6 +91,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/languages",
             get(repository::languages),
         )
+        .doc(Method::GET, Doc::new().answers::<LanguagesView>())
         .route("/api/v4/projects/{id}/snapshot", get(repository::snapshot))
         .doc(
             Method::GET,
@@ -98,6 +103,7 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/housekeeping",
             post(repository::housekeeping),
         )
+        .doc(Method::POST, Doc::new().answers::<StartedView>())
         .route(
             "/api/v4/projects/{id}/fork",
             post(fork::create).delete(fork::unlink),
@@ -114,9 +120,19 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/projects/{id}/forks", get(fork::list))
         .doc(Method::GET, list_doc(ListKind::UserProjects))
         .route("/api/v4/projects/{id}/mirror/pull", post(mirror::pull))
-        .doc(Method::POST, Doc::new().input::<mirror::PullMirror>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<mirror::PullMirror>()
+                .answers::<StartedView>(),
+        )
         .route("/api/v4/projects/{id}/share", post(share::create))
-        .doc(Method::POST, Doc::new().input::<share::ShareProject>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<share::ShareProject>()
+                .answers::<ProjectGroupLinkView>(),
+        )
         .route(
             "/api/v4/projects/{id}/share/{group_id}",
             axum::routing::delete(share::remove),
@@ -135,7 +151,8 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<read::ProjectUsersQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<UserSummary>(),
         )
         .route("/api/v4/projects/{id}/star", post(star::star))
         .doc(Method::POST, answers_project())
@@ -146,7 +163,8 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<star::StarrerQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<StarrerView>(),
         )
         .route("/api/v4/projects/{id}/archive", post(write::archive))
         .doc(Method::POST, answers_project())
