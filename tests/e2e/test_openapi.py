@@ -290,6 +290,17 @@ def test_project_answers_are_documented_as_their_views(server):
     assert schemas["LanguagesView"]["additionalProperties"]["type"] == "number"
 
 
+def test_issue_side_lists_are_documented(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    issue = "/api/v4/projects/{id}/issues/{issue_iid}"
+    assert success_schema(document, f"{issue}/participants", "get") == list_of("UserSummary")
+    # Trellis has no merge requests: always empty.
+    for path in [f"{issue}/closed_by", f"{issue}/related_merge_requests"]:
+        assert success_schema(document, path, "get") == {"type": "array", "items": {}, "maxItems": 0}
+    detail = success_schema(document, f"{issue}/user_agent_detail", "get")
+    assert detail == ref("UserAgentDetailView")
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

@@ -309,6 +309,7 @@ fn success_content(
             .items(Ref::from_schema_name(register(schemas)))
             .build()
             .into(),
+        Some(Body::EmptyList) => ArrayBuilder::new().max_items(Some(0)).build().into(),
         None => any_value(),
     };
     vec![(
