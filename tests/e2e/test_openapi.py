@@ -301,6 +301,15 @@ def test_issue_side_lists_are_documented(server):
     assert detail == ref("UserAgentDetailView")
 
 
+def test_hook_tests_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    assert success_schema(document, "/api/v4/hooks/{hook_id}", "post") == ref("SystemHookSample")
+    hook = "/api/v4/projects/{id}/hooks/{hook_id}"
+    assert success_schema(document, f"{hook}/test/{{trigger}}", "post") == ref("HookTestView")
+    resend = f"{hook}/events/{{hook_log_id}}/resend"
+    assert success_schema(document, resend, "post") == ref("HookResendView")
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

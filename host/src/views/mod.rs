@@ -6,6 +6,7 @@
 pub mod application;
 pub mod catalog_schema;
 pub mod hook;
+pub mod hook_test;
 pub mod issue;
 pub mod issue_view;
 pub mod keys;

@@ -39,6 +39,7 @@ use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
 use crate::views::hook::{HookLogView, HookView, PushRuleView, UploadView};
+use crate::views::hook_test::{HookResendView, HookTestView};
 use crate::views::project::{ProjectContext, ProjectViews};
 use crate::views::project_answers::{
     LanguagesView, ProjectGroupLinkView, StarrerView, StartedView,
@@ -202,10 +203,12 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/hooks/{hook_id}/events/{hook_log_id}/resend",
             post(hooks::resend_hook_event),
         )
+        .doc(Method::POST, Doc::new().answers::<HookResendView>())
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}/test/{trigger}",
             post(hooks::test_hook),
         )
+        .doc(Method::POST, Doc::new().answers::<HookTestView>())
         .route("/api/v4/projects/{id}/uploads", post(uploads::create))
         .doc(
             Method::POST,
