@@ -310,6 +310,33 @@ def test_hook_tests_are_documented_as_their_views(server):
     assert success_schema(document, resend, "post") == ref("HookResendView")
 
 
+def test_version_and_metadata_are_documented_as_their_views(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    assert success_schema(document, "/api/v4/version", "get") == ref("VersionView")
+    assert success_schema(document, "/api/v4/metadata", "get") == ref("MetadataView")
+    kas = document["components"]["schemas"]["KasView"]["properties"]
+    assert set(kas) == {"enabled", "externalUrl", "externalK8sProxyUrl", "version"}
+
+
+# The success bodies documented as any JSON, and why.
+UNTYPED_BODIES = {
+    # The document itself: the OpenAPI specification describes it.
+    "GET /api/v4/openapi.json",
+}
+
+
+def test_every_json_success_body_has_a_schema(server):
+    document = server.request("GET", "/openapi.json", token=server.root_token).json()
+    untyped = set()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                body = response.get("content", {}).get(JSON)
+                if status.startswith("2") and body is not None and body["schema"] == {}:
+                    untyped.add(f"{method.upper()} {path}")
+    assert untyped == UNTYPED_BODIES
+
+
 def test_every_route_is_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     routes = server.cli("routes").stdout.split()

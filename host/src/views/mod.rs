@@ -10,6 +10,7 @@ pub mod hook_test;
 pub mod issue;
 pub mod issue_view;
 pub mod keys;
+pub mod meta;
 pub mod namespace;
 pub mod namespace_view;
 pub mod plugin;
