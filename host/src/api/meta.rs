@@ -1,14 +1,15 @@
 //! `GET /version` and `GET /metadata`: GitLab's shapes, carrying Trellis' own version; and
 //! `GET /openapi.json`, the API's description (`http/openapi.rs`).
 
-use crate::http::routes::Router;
+use crate::http::routes::{Doc, Router};
 use axum::Json;
+use axum::http::Method;
 use axum::routing::get;
-use serde_json::{Value, json};
 
 use crate::context::ApiContext;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
+use crate::views::meta::{KasView, MetadataView, VersionView};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The commit the binary was built from, when the build knew it.
@@ -20,21 +21,32 @@ pub const REVISION: &str = match option_env!("TRELLIS_REVISION") {
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/version", get(version))
+        .doc(Method::GET, Doc::new().answers::<VersionView>())
         .route("/api/v4/metadata", get(metadata))
+        .doc(Method::GET, Doc::new().answers::<MetadataView>())
         .route("/api/v4/openapi.json", get(crate::http::openapi::serve))
 }
 
-async fn version(api: Api) -> ApiResult<Json<Value>> {
+const VERSION_VIEW: VersionView = VersionView {
+    version: VERSION,
+    revision: REVISION,
+};
+
+async fn version(api: Api) -> ApiResult<Json<VersionView>> {
     api.user()?;
-    Ok(Json(json!({ "version": VERSION, "revision": REVISION })))
+    Ok(Json(VERSION_VIEW))
 }
 
-async fn metadata(api: Api) -> ApiResult<Json<Value>> {
+async fn metadata(api: Api) -> ApiResult<Json<MetadataView>> {
     api.user()?;
-    Ok(Json(json!({
-        "version": VERSION,
-        "revision": REVISION,
-        "kas": { "enabled": false, "externalUrl": null, "externalK8sProxyUrl": null, "version": null },
-        "enterprise": false,
-    })))
+    Ok(Json(MetadataView {
+        version: VERSION_VIEW,
+        kas: KasView {
+            enabled: false,
+            external_url: None,
+            external_k8s_proxy_url: None,
+            version: None,
+        },
+        enterprise: false,
+    }))
 }

@@ -9,7 +9,6 @@ use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::json;
 
 use super::hook_input::HookInput;
 use crate::context::ApiContext;
@@ -23,6 +22,7 @@ use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
 use crate::views::hook::SystemHookView;
+use crate::views::hook_test::{SYSTEM_HOOK_SAMPLE, SystemHookSample};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -44,6 +44,7 @@ pub fn router() -> Router<ApiContext> {
             get(show).post(test).put(update).delete(remove),
         )
         .doc(Method::GET, Doc::new().answers::<SystemHookView>())
+        .doc(Method::POST, Doc::new().answers::<SystemHookSample>())
         .doc(
             Method::PUT,
             Doc::new()
@@ -113,6 +114,6 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
 async fn test(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
     let row = existing(&api, &id).await?;
-    let (data, _) = hook_service::test_system_hook(&api.ctx, api.db(), &row).await?;
-    Ok((StatusCode::CREATED, Json(json!(data))).into_response())
+    hook_service::test_system_hook(&api.ctx, api.db(), &row).await?;
+    Ok((StatusCode::CREATED, Json(SYSTEM_HOOK_SAMPLE)).into_response())
 }

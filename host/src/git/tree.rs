@@ -66,7 +66,7 @@ impl ArchiveFormat {
         }
     }
 
-    pub fn content_type(self) -> &'static str {
+    pub const fn content_type(self) -> &'static str {
         match self {
             ArchiveFormat::TarGz => "application/gzip",
             ArchiveFormat::TarBz2 => "application/x-bzip2",

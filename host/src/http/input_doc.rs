@@ -58,6 +58,10 @@ pub enum Body {
     /// One, or `null` when there is none (GitLab's answer for an unset singleton).
     OneOrNull(Register),
     List(Register),
+    /// Always `[]`: a list of what Trellis does not have (merge requests).
+    EmptyList,
+    /// Bytes, not JSON, in one of these media types (archives, raw files).
+    Bytes(&'static [&'static str]),
 }
 
 /// What one method of a route takes (its typed inputs) and answers (its view, when the view
@@ -120,6 +124,18 @@ impl Doc {
     /// The success body is a list of `T`.
     pub fn answers_list<T: ToSchema>(mut self) -> Self {
         self.body = Some(Body::List(register::<T>));
+        self
+    }
+
+    /// The success body is always an empty list.
+    pub fn answers_empty_list(mut self) -> Self {
+        self.body = Some(Body::EmptyList);
+        self
+    }
+
+    /// The success body is bytes in one of `media_types`.
+    pub fn answers_bytes(mut self, media_types: &'static [&'static str]) -> Self {
+        self.body = Some(Body::Bytes(media_types));
         self
     }
 

@@ -4,8 +4,8 @@
 //! by construction: each operation has its path parameters, the query or body parameters its
 //! typed inputs read (learned by running them, `input_doc.rs`), the ways to authenticate,
 //! GitLab's error statuses with the error body shape of `error.rs`, and a success response
-//! whose schema is the view struct's (`#[derive(ToSchema)]`) where the route's `Doc` names one,
-//! any JSON otherwise.
+//! whose schema is the view struct's (`#[derive(ToSchema)]`) where the route's `Doc` names one
+//! (or whose media types are the ones of a body that is bytes, not JSON), any JSON otherwise.
 //! The HTML pages, OAuth endpoints and operations probes are not part of the REST API and are
 //! left out.
 
@@ -25,8 +25,8 @@ use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{
-    ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathItem, PathsBuilder, Ref, RefOr,
-    Required, ResponseBuilder,
+    Content, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathItem, PathsBuilder, Ref,
+    RefOr, Required, ResponseBuilder,
 };
 
 use super::error::ApiResult;
@@ -172,12 +172,9 @@ fn operation(
     let (status, description) = success_status(method);
     let mut success = ResponseBuilder::new().description(description);
     if status != "204" {
-        success = success.content(
-            "application/json",
-            ContentBuilder::new()
-                .schema(Some(success_schema(doc.body, schemas)))
-                .build(),
-        );
+        for (media_type, content) in success_content(doc.body, schemas) {
+            success = success.content(media_type, content);
+        }
     }
     operation = operation.response(status, success.build());
     for (status, description) in ERROR_STATUSES {
@@ -284,8 +281,25 @@ fn param_schema(kind: &ParamKind) -> Schema {
     )
 }
 
-fn success_schema(body: Option<Body>, schemas: &mut Vec<(String, RefOr<Schema>)>) -> RefOr<Schema> {
-    match body {
+/// The success body's media types with their schemas: JSON, or bytes in their own types.
+fn success_content(
+    body: Option<Body>,
+    schemas: &mut Vec<(String, RefOr<Schema>)>,
+) -> Vec<(&'static str, Content)> {
+    let schema = match body {
+        Some(Body::Bytes(media_types)) => {
+            let bytes: Schema = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+                .into();
+            return media_types
+                .iter()
+                .map(|media_type| {
+                    let content = ContentBuilder::new().schema(Some(bytes.clone())).build();
+                    (*media_type, content)
+                })
+                .collect();
+        }
         Some(Body::One(register)) => Ref::from_schema_name(register(schemas)).into(),
         Some(Body::OneOrNull(register)) => OneOfBuilder::new()
             .item(Ref::from_schema_name(register(schemas)))
@@ -295,8 +309,13 @@ fn success_schema(body: Option<Body>, schemas: &mut Vec<(String, RefOr<Schema>)>
             .items(Ref::from_schema_name(register(schemas)))
             .build()
             .into(),
+        Some(Body::EmptyList) => ArrayBuilder::new().max_items(Some(0)).build().into(),
         None => any_value(),
-    }
+    };
+    vec![(
+        "application/json",
+        ContentBuilder::new().schema(Some(schema)).build(),
+    )]
 }
 
 fn any_value() -> RefOr<Schema> {

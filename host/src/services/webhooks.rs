@@ -3,7 +3,7 @@
 //! attempt at once (not through the queue), logged like every delivery; a project hook's
 //! success re-enables it and a failure counts against it, as in GitLab.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Refusal;
 use crate::context::ApiContext;
@@ -11,6 +11,7 @@ use crate::model::hooks::{HookRow, SystemHookRow};
 use crate::model::webhooks::LogRow;
 use crate::store::TenantDb;
 use crate::store::error::Error;
+use crate::views::hook_test::SYSTEM_HOOK_SAMPLE;
 use crate::webhooks::dispatch::uuid_v4;
 use crate::webhooks::payload::{self, Audience, BatchRows, Loader};
 use crate::webhooks::send::{self, Attempt, Message, Target};
@@ -170,29 +171,21 @@ pub async fn test_project_hook(
     Ok(Err((*missing).to_string()))
 }
 
-/// GitLab's fixed sample for testing a system hook; returns it with how the request went.
+/// Sends GitLab's fixed sample (`SYSTEM_HOOK_SAMPLE`) to a system hook; returns how the
+/// request went.
 pub async fn test_system_hook(
     ctx: &ApiContext,
     db: &TenantDb,
     hook: &SystemHookRow,
-) -> Result<(Value, Tried), Refusal> {
-    let data = json!({
-        "project_id": 1,
-        "owner_email": "example@gitlabhq.com",
-        "owner_name": "Someone",
-        "name": "Ruby",
-        "path": "ruby",
-        "event_name": "project_create",
-    });
+) -> Result<Tried, Refusal> {
     let message = Message {
         trigger: "system_hooks".into(),
         event_name: "System Hook".into(),
-        payload: data.to_string(),
+        payload: json!(SYSTEM_HOOK_SAMPLE).to_string(),
         event_uuid: uuid_v4(),
         idempotency_key: uuid_v4(),
     };
-    let tried = run(ctx, db, &Target::system(hook, ctx), message).await?;
-    Ok((data, tried))
+    run(ctx, db, &Target::system(hook, ctx), message).await
 }
 
 /// Sends a logged request's payload again, with its idempotency key.

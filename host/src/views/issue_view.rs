@@ -108,3 +108,12 @@ pub struct TodoProject {
     pub path: String,
     pub path_with_namespace: String,
 }
+
+/// The client an issue was created from (administrators only).
+#[derive(Serialize, ToSchema)]
+pub struct UserAgentDetailView {
+    pub user_agent: String,
+    pub ip_address: String,
+    /// Whether a spam check passed the issue's text.
+    pub spam_filter_submitted: bool,
+}

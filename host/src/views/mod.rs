@@ -6,20 +6,26 @@
 pub mod application;
 pub mod catalog_schema;
 pub mod hook;
+pub mod hook_test;
 pub mod issue;
 pub mod issue_view;
 pub mod keys;
+pub mod meta;
 pub mod namespace;
 pub mod namespace_view;
 pub mod plugin;
 pub mod project;
+pub mod project_answers;
 pub mod project_settings;
 pub mod project_view;
 pub mod protected_branch;
 pub mod repository;
+pub mod repository_file;
 pub mod settings;
 pub mod token;
 pub mod user;
+pub mod user_admin;
+pub mod user_status;
 pub mod webhook_payload;
 
 use chrono::{DateTime, SecondsFormat, Utc};

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::project_view::CustomAttribute;
 use super::{timestamp, timestamp_opt};
 use sha2::{Digest, Sha256};
 
@@ -79,6 +80,16 @@ pub struct UserAdmin {
     pub note: Option<String>,
     pub current_sign_in_ip: Option<String>,
     pub last_sign_in_ip: Option<String>,
+}
+
+/// What administrators are answered about one user: the admin view, with the user's custom
+/// attributes when they ask for them (`with_custom_attributes`).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct UserAdminDetail {
+    #[serde(flatten)]
+    pub user: UserAdmin,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_attributes: Option<Vec<CustomAttribute>>,
 }
 
 /// Builds the views of users for one tenant: its base URL, and whether users without an
@@ -176,6 +187,28 @@ impl UserViews<'_> {
             note: user.note.clone(),
             current_sign_in_ip: user.current_sign_in_ip.clone(),
             last_sign_in_ip: user.last_sign_in_ip.clone(),
+        }
+    }
+
+    /// The admin view of `user` with its custom attributes among `attributes`
+    /// (`(user_id, key, value)`, as loaded for a page of users), when they were asked for.
+    pub fn admin_detail(
+        &self,
+        user: &UserRow,
+        identities: &[IdentityRow],
+        attributes: Option<&[(i64, String, String)]>,
+    ) -> UserAdminDetail {
+        UserAdminDetail {
+            user: self.admin(user, identities),
+            custom_attributes: attributes.map(|all| {
+                all.iter()
+                    .filter(|(user_id, _, _)| *user_id == user.id)
+                    .map(|(_, key, value)| CustomAttribute {
+                        key: key.clone(),
+                        value: value.clone(),
+                    })
+                    .collect()
+            }),
         }
     }
 }

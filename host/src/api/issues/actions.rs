@@ -6,7 +6,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
 
 use super::input::MoveIssue;
 use super::write::{current, require_create};
@@ -18,6 +17,7 @@ use crate::http::request::Api;
 use crate::model::users::UserRow;
 use crate::services::issue_actions;
 use crate::services::issues::{self, MoveEnd};
+use crate::views::issue_view::UserAgentDetailView;
 
 type IssuePath = Path<(String, String)>;
 
@@ -108,7 +108,10 @@ pub async fn closed_by(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Respon
     Ok(page_of(Vec::<i64>::new(), &request).respond(&request, &api.origin, |id| *id, |id| *id))
 }
 
-pub async fn user_agent_detail(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Json<Value>> {
+pub async fn user_agent_detail(
+    Path((id, iid)): IssuePath,
+    api: Api,
+) -> ApiResult<Json<UserAgentDetailView>> {
     api.admin()?;
     let ctx = load(&api, &id, &iid).await?;
     let detail = api
@@ -116,9 +119,9 @@ pub async fn user_agent_detail(Path((id, iid)): IssuePath, api: Api) -> ApiResul
         .issue_user_agent(ctx.issue.id)
         .await?
         .ok_or(ApiError::NotFound("UserAgentDetail"))?;
-    Ok(Json(json!({
-        "user_agent": detail.user_agent,
-        "ip_address": detail.ip_address,
-        "spam_filter_submitted": detail.submitted,
-    })))
+    Ok(Json(UserAgentDetailView {
+        user_agent: detail.user_agent,
+        ip_address: detail.ip_address,
+        spam_filter_submitted: detail.submitted,
+    }))
 }

@@ -35,7 +35,8 @@ use crate::model::users::UserRow;
 use crate::services::issues::Created;
 use crate::settings::keys;
 use crate::views::issue::{AwardView, IssueBatch, IssueShape, IssueViews, NoteView, TimeStats};
-use crate::views::issue_view::{IssueView, TodoView};
+use crate::views::issue_view::{IssueView, TodoView, UserAgentDetailView};
+use crate::views::user::UserSummary;
 
 pub fn router() -> Router<ApiContext> {
     let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
@@ -57,6 +58,8 @@ pub fn router() -> Router<ApiContext> {
             .answers_list::<IssueView>()
     };
     let answers_issue = || Doc::new().answers::<IssueView>();
+    // Trellis has no merge requests: the lists of an issue's are always empty.
+    let merge_requests = || Doc::new().input::<PageRequest>().answers_empty_list();
     Router::new()
         .route("/api/v4/issues", get(list::global))
         .doc(
@@ -140,17 +143,24 @@ pub fn router() -> Router<ApiContext> {
         .route(&format!("{issue}/move"), post(actions::move_issue))
         .doc(Method::POST, answers_issue().input::<input::MoveIssue>())
         .route(&format!("{issue}/participants"), get(actions::participants))
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<UserSummary>(),
+        )
         .route(&format!("{issue}/closed_by"), get(actions::closed_by))
-        .doc(Method::GET, Doc::new().input::<PageRequest>())
+        .doc(Method::GET, merge_requests())
         .route(
             &format!("{issue}/related_merge_requests"),
             get(actions::closed_by),
         )
+        .doc(Method::GET, merge_requests())
         .route(
             &format!("{issue}/user_agent_detail"),
             get(actions::user_agent_detail),
         )
+        .doc(Method::GET, Doc::new().answers::<UserAgentDetailView>())
         .route(&format!("{issue}/time_estimate"), post(time::set_estimate))
         .doc(
             Method::POST,

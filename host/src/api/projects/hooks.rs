@@ -23,6 +23,7 @@ use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
 use crate::views::hook::HookView;
+use crate::views::hook_test::{HookResendView, HookTestView};
 use crate::webhooks::rules;
 
 /// The project, for an authenticated maintainer (401, then 404 when hidden, then 403).
@@ -177,7 +178,9 @@ pub async fn resend_hook_event(
         .ok_or(ApiError::NotFound("Hook log"))?;
     let tried = hook_service::resend(&api.ctx, api.db(), &row, &log).await?;
     match tried.status {
-        Some(status) => Ok(created(json!({ "response_status": status }))),
+        Some(status) => Ok(created(HookResendView {
+            response_status: status,
+        })),
         None => Err(ApiError::Custom(
             StatusCode::UNPROCESSABLE_ENTITY,
             json!({ "message": tried.message }),
@@ -208,7 +211,9 @@ pub async fn test_hook(
         )
     };
     match hook_service::test_project_hook(&api.ctx, api.db(), &row, &trigger).await? {
-        Ok(tried) if tried.success => Ok(created(json!({ "message": "201 Created" }))),
+        Ok(tried) if tried.success => Ok(created(HookTestView {
+            message: "201 Created",
+        })),
         Ok(tried) => Err(unprocessable(tried.message)),
         Err(missing) => Err(unprocessable(missing)),
     }

@@ -27,6 +27,7 @@ use crate::model::projects::ProjectRow;
 use crate::outbound::{AddressPolicy, Unresolved};
 use crate::services::projects::refresh_statistics;
 use crate::store::projects::ProjectChanges;
+use crate::views::project_answers::StartedView;
 
 /// Schemes GitLab accepts for imports and pull mirrors over the network.
 const SCHEMES: &[&str] = &["http", "https", "git"];
@@ -254,7 +255,7 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         ));
     };
     schedule_fetch(&api, &project, url).await?.start();
-    Ok(Json(json!({})).into_response())
+    Ok(Json(StartedView {}).into_response())
 }
 
 #[cfg(test)]

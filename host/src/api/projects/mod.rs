@@ -39,8 +39,13 @@ use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
 use crate::views::hook::{HookLogView, HookView, PushRuleView, UploadView};
+use crate::views::hook_test::{HookResendView, HookTestView};
 use crate::views::project::{ProjectContext, ProjectViews};
+use crate::views::project_answers::{
+    LanguagesView, ProjectGroupLinkView, StarrerView, StartedView,
+};
 use crate::views::project_view::{ProjectSimple, ProjectView};
+use crate::views::user::UserSummary;
 use repository::may_see_statistics;
 
 pub fn router() -> Router<ApiContext> {
@@ -87,12 +92,19 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/languages",
             get(repository::languages),
         )
+        .doc(Method::GET, Doc::new().answers::<LanguagesView>())
         .route("/api/v4/projects/{id}/snapshot", get(repository::snapshot))
-        .doc(Method::GET, Doc::new().input::<repository::SnapshotQuery>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<repository::SnapshotQuery>()
+                .answers_bytes(&[repository::SNAPSHOT_MEDIA_TYPE]),
+        )
         .route(
             "/api/v4/projects/{id}/housekeeping",
             post(repository::housekeeping),
         )
+        .doc(Method::POST, Doc::new().answers::<StartedView>())
         .route(
             "/api/v4/projects/{id}/fork",
             post(fork::create).delete(fork::unlink),
@@ -109,9 +121,19 @@ pub fn router() -> Router<ApiContext> {
         .route("/api/v4/projects/{id}/forks", get(fork::list))
         .doc(Method::GET, list_doc(ListKind::UserProjects))
         .route("/api/v4/projects/{id}/mirror/pull", post(mirror::pull))
-        .doc(Method::POST, Doc::new().input::<mirror::PullMirror>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<mirror::PullMirror>()
+                .answers::<StartedView>(),
+        )
         .route("/api/v4/projects/{id}/share", post(share::create))
-        .doc(Method::POST, Doc::new().input::<share::ShareProject>())
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<share::ShareProject>()
+                .answers::<ProjectGroupLinkView>(),
+        )
         .route(
             "/api/v4/projects/{id}/share/{group_id}",
             axum::routing::delete(share::remove),
@@ -130,7 +152,8 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<read::ProjectUsersQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<UserSummary>(),
         )
         .route("/api/v4/projects/{id}/star", post(star::star))
         .doc(Method::POST, answers_project())
@@ -141,7 +164,8 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<star::StarrerQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<StarrerView>(),
         )
         .route("/api/v4/projects/{id}/archive", post(write::archive))
         .doc(Method::POST, answers_project())
@@ -179,10 +203,12 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/hooks/{hook_id}/events/{hook_log_id}/resend",
             post(hooks::resend_hook_event),
         )
+        .doc(Method::POST, Doc::new().answers::<HookResendView>())
         .route(
             "/api/v4/projects/{id}/hooks/{hook_id}/test/{trigger}",
             post(hooks::test_hook),
         )
+        .doc(Method::POST, Doc::new().answers::<HookTestView>())
         .route("/api/v4/projects/{id}/uploads", post(uploads::create))
         .doc(
             Method::POST,

@@ -7,7 +7,6 @@ use crate::views::project_view::ProjectView;
 use axum::Json;
 use axum::extract::Path;
 use axum::response::Response;
-use serde_json::json;
 
 use super::{Shape, render_many, render_one};
 use crate::access_level::AccessLevel;
@@ -328,5 +327,5 @@ pub async fn users(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         rows,
         total: Some(total),
     }
-    .respond(&request, &api.origin, |u| u.id, |u| json!(views.summary(u))))
+    .respond(&request, &api.origin, |u| u.id, |u| views.summary(u)))
 }

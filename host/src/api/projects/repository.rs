@@ -8,7 +8,6 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
 
 use crate::access_level::AccessLevel;
 use crate::api::access;
@@ -19,6 +18,7 @@ use crate::http::request::Api;
 use crate::http::stream::stream_body;
 use crate::model::projects::ProjectRow;
 use crate::services::projects::refresh_statistics;
+use crate::views::project_answers::{LanguagesView, StartedView};
 
 /// The project's repository (`wiki`: its wiki repository).
 pub fn repository(api: &Api, project_id: i64, wiki: bool) -> Repository {
@@ -47,11 +47,10 @@ where
 }
 
 /// `GET /projects/:id/languages`: shares of the default branch (`{}` when empty).
-pub async fn languages(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn languages(Path(id): Path<String>, api: Api) -> ApiResult<Json<LanguagesView>> {
     let ctx = access::project(&api, &id).await?;
-    Ok(Json(
-        Languages::from_json(&ctx.project.repository_languages).to_json(),
-    ))
+    let Languages(shares) = Languages::from_json(&ctx.project.repository_languages);
+    Ok(Json(LanguagesView(shares.into_iter().collect())))
 }
 
 flag_input!(
@@ -60,6 +59,9 @@ flag_input!(
     "wiki",
     false
 );
+
+/// A snapshot is an uncompressed tar.
+pub(super) const SNAPSHOT_MEDIA_TYPE: &str = "application/x-tar";
 
 /// `GET /projects/:id/snapshot`: administrators only; an uncompressed tar of the bare
 /// repository (`wiki=true`: the wiki's, 404 when there is none).
@@ -80,7 +82,7 @@ pub async fn snapshot(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     );
     Ok((
         [
-            (header::CONTENT_TYPE, "application/x-tar".to_string()),
+            (header::CONTENT_TYPE, SNAPSHOT_MEDIA_TYPE.to_string()),
             (
                 header::CONTENT_DISPOSITION,
                 format!("attachment; filename=\"{filename}\""),
@@ -107,7 +109,7 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
         refresh_statistics(&db, &repo, project_id, &branch).await?;
         anyhow::Ok(())
     });
-    Ok((StatusCode::CREATED, Json(json!({}))).into_response())
+    Ok((StatusCode::CREATED, Json(StartedView {})).into_response())
 }
 
 pub fn default_branch(project: &ProjectRow) -> String {

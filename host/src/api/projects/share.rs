@@ -18,6 +18,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::services::project_placement as placement;
+use crate::views::project_answers::ProjectGroupLinkView;
 use crate::views::project_view::ProjectView;
 
 fn api_error(status: StatusCode, message: &str) -> ApiError {
@@ -92,13 +93,13 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             "Group already shared with this group",
         ));
     };
-    let body = json!({
-        "id": link_id,
-        "project_id": ctx.project.id,
-        "group_id": group.group.id,
-        "group_access": group_access,
-        "expires_at": expires_at,
-    });
+    let body = ProjectGroupLinkView {
+        id: link_id,
+        project_id: ctx.project.id,
+        group_id: group.group.id,
+        group_access,
+        expires_at,
+    };
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 

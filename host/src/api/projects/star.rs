@@ -5,7 +5,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use super::reload;
 use crate::api::access;
@@ -13,6 +12,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
+use crate::views::project_answers::StarrerView;
 use crate::views::timestamp;
 
 async fn set_star(id: &str, api: &Api, star: bool) -> ApiResult<Response> {
@@ -73,11 +73,9 @@ pub async fn starrers(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         &request,
         &api.origin,
         |s| s.user.id,
-        |s| {
-            json!({
-                "starred_since": timestamp(s.starred_at),
-                "user": views.summary(&s.user),
-            })
+        |s| StarrerView {
+            starred_since: timestamp(s.starred_at),
+            user: views.summary(&s.user),
         },
     ))
 }

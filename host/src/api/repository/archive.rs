@@ -25,13 +25,32 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/archive",
             get(default_format),
         )
-        .doc(Method::GET, Doc::new().reads(archive_params))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .reads(archive_params)
+                .answers_bytes(DEFAULT_MEDIA_TYPES),
+        )
         .route(
             "/api/v4/projects/{id}/repository/archive.{format}",
             get(with_format),
         )
-        .doc(Method::GET, Doc::new().reads(archive_params))
+        .doc(
+            Method::GET,
+            Doc::new().reads(archive_params).answers_bytes(MEDIA_TYPES),
+        )
 }
+
+/// What `archive` answers: the default format, tar.gz.
+const DEFAULT_MEDIA_TYPES: &[&str] = &[ArchiveFormat::TarGz.content_type()];
+
+/// What `archive.{format}` answers: the media type of the format asked for.
+const MEDIA_TYPES: &[&str] = &[
+    ArchiveFormat::TarGz.content_type(),
+    ArchiveFormat::TarBz2.content_type(),
+    ArchiveFormat::Tar.content_type(),
+    ArchiveFormat::Zip.content_type(),
+];
 
 /// `sha` (the default branch when blank or absent) and `path` (the whole tree when absent).
 fn archive_params(params: &Params) -> ApiResult<(Option<String>, Option<String>)> {

@@ -5,24 +5,29 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::Path;
-use axum::http::header;
+use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Value, json};
 
 use super::{Repo, readable};
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
-use crate::http::routes::Router;
+use crate::http::routes::{Doc, Router};
 use crate::http::stream::stream_body;
+use crate::views::repository_file::BlobView;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
         .route("/api/v4/projects/{id}/repository/blobs/{sha}", get(show))
+        .doc(Method::GET, Doc::new().answers::<BlobView>())
         .route("/api/v4/projects/{id}/repository/blobs/{sha}/raw", get(raw))
+        .doc(
+            Method::GET,
+            Doc::new().answers_bytes(super::RAW_MEDIA_TYPES),
+        )
 }
 
 async fn blob(api: &Api, id: &str, sha: &str) -> ApiResult<(Repo, u64)> {
@@ -35,15 +40,15 @@ async fn blob(api: &Api, id: &str, sha: &str) -> ApiResult<(Repo, u64)> {
     Ok((repo, size))
 }
 
-async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Json<BlobView>> {
     let (repo, size) = blob(&api, &id, &sha).await?;
     let content = repo.repo.blob(&sha).await?;
-    Ok(Json(json!({
-        "size": size,
-        "encoding": "base64",
-        "content": STANDARD.encode(&content),
-        "sha": sha,
-    })))
+    Ok(Json(BlobView {
+        size,
+        encoding: "base64",
+        content: STANDARD.encode(&content),
+        sha,
+    }))
 }
 
 async fn raw(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Response> {

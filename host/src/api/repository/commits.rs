@@ -4,13 +4,14 @@
 
 use crate::http::routes::Doc;
 use crate::views::repository::{CommitDetail, CommitView};
+use crate::views::repository_file::CommitRefView;
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::files::decode;
 use super::{page, readable, revision, writable};
@@ -62,7 +63,10 @@ pub fn router() -> Router<ApiContext> {
         )
         .doc(
             Method::GET,
-            Doc::new().reads(refs_type).input::<PageRequest>(),
+            Doc::new()
+                .reads(refs_type)
+                .input::<PageRequest>()
+                .answers_list::<CommitRefView>(),
         )
 }
 
@@ -199,7 +203,7 @@ async fn refs(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Re
         .await?
         .into_iter()
         .filter(|(k, _)| kind == "all" || *k == kind)
-        .map(|(k, name)| json!({ "type": k, "name": name }))
+        .map(|(kind, name)| CommitRefView { kind, name })
         .collect();
     page(&api, items)
 }

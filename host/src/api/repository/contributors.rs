@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use axum::extract::Path;
 use axum::response::Response;
 use axum::routing::get;
-use serde_json::json;
 
 use super::{page, readable};
 use crate::context::ApiContext;
@@ -19,6 +18,7 @@ use crate::http::error::ApiResult;
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
+use crate::views::repository_file::ContributorView;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -27,7 +27,8 @@ pub fn router() -> Router<ApiContext> {
             Method::GET,
             Doc::new()
                 .input::<ContributorsQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<ContributorView>(),
         )
 }
 
@@ -49,30 +50,25 @@ impl FromParams for ContributorsQuery {
     }
 }
 
-/// One author: the name of their newest commit, their email, and how many commits.
-struct Contributor {
-    name: String,
-    email: String,
-    commits: u64,
-}
-
 async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let query = api.input::<ContributorsQuery>()?;
     let repo = readable(&api, &id).await?;
     let commit = repo
         .commit_or_default(query.reference.as_deref(), "Ref")
         .await?;
-    let mut contributors: Vec<Contributor> = Vec::new();
+    let mut contributors: Vec<ContributorView> = Vec::new();
     let mut by_email: HashMap<String, usize> = HashMap::new();
     for (name, email) in repo.repo.authors(&commit).await? {
         match by_email.get(&email) {
             Some(&at) => contributors[at].commits += 1,
             None => {
                 by_email.insert(email.clone(), contributors.len());
-                contributors.push(Contributor {
+                contributors.push(ContributorView {
                     name,
                     email,
                     commits: 1,
+                    additions: 0,
+                    deletions: 0,
                 });
             }
         }
@@ -89,17 +85,5 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             order
         }
     });
-    let views = contributors
-        .into_iter()
-        .map(|c| {
-            json!({
-                "name": c.name,
-                "email": c.email,
-                "commits": c.commits,
-                "additions": 0,
-                "deletions": 0,
-            })
-        })
-        .collect();
-    page(&api, views)
+    page(&api, contributors)
 }

@@ -5,6 +5,7 @@
 
 use crate::http::routes::Doc;
 use crate::views::repository::CommitView;
+use crate::views::repository_file::{BlameRangeView, FileView, FileWriteView};
 use axum::http::Method;
 use std::collections::HashMap;
 
@@ -16,7 +17,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{readable, writable};
@@ -36,20 +36,39 @@ pub fn router() -> Router<ApiContext> {
             "/api/v4/projects/{id}/repository/files/{file_path}",
             get(show).post(create).put(update).delete(remove),
         )
-        .doc(Method::GET, Doc::new().input::<RequiredRef>())
-        .doc(Method::POST, Doc::new().input::<FileWrite>())
-        .doc(Method::PUT, Doc::new().input::<FileWrite>())
+        .doc(
+            Method::GET,
+            Doc::new().input::<RequiredRef>().answers::<FileView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new().input::<FileWrite>().answers::<FileWriteView>(),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new().input::<FileWrite>().answers::<FileWriteView>(),
+        )
         .doc(Method::DELETE, Doc::new().input::<FileWrite>())
         .route(
             "/api/v4/projects/{id}/repository/files/{file_path}/raw",
             get(raw),
         )
-        .doc(Method::GET, Doc::new().input::<OptionalRef>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<OptionalRef>()
+                .answers_bytes(super::RAW_MEDIA_TYPES),
+        )
         .route(
             "/api/v4/projects/{id}/repository/files/{file_path}/blame",
             get(blame),
         )
-        .doc(Method::GET, Doc::new().input::<RequiredRef>())
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<RequiredRef>()
+                .answers_list::<BlameRangeView>(),
+        )
 }
 
 /// `ref` as the file and blame endpoints require it.
@@ -130,44 +149,42 @@ async fn show(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<R
     let RequiredRef(reference) = api.input()?;
     let (repo, found) = find(&api, &id, &path, Some(&reference)).await?;
     let content = repo.repo.blob(&found.entry.id).await?;
-    let sha256 = hex::encode(Sha256::digest(&content));
-    let body = json!({
-        "file_name": found.entry.name(),
-        "file_path": found.entry.path,
-        "size": content.len(),
-        "encoding": "base64",
-        "content": STANDARD.encode(&content),
-        "content_sha256": sha256,
-        "ref": found.reference,
-        "blob_id": found.entry.id,
-        "commit_id": found.commit_id,
-        "last_commit_id": found.last_commit_id,
-        "execute_filemode": found.entry.mode == "100755",
-    });
-    let headers = gitlab_headers(&body);
-    Ok((headers, Json(body)).into_response())
+    let file = FileView {
+        file_name: found.entry.name().to_string(),
+        file_path: found.entry.path.clone(),
+        size: content.len() as u64,
+        encoding: "base64",
+        content: STANDARD.encode(&content),
+        content_sha256: hex::encode(Sha256::digest(&content)),
+        reference: found.reference,
+        blob_id: found.entry.id.clone(),
+        commit_id: found.commit_id,
+        last_commit_id: found.last_commit_id,
+        execute_filemode: found.entry.mode == "100755",
+    };
+    let headers = gitlab_headers(&file);
+    Ok((headers, Json(file)).into_response())
 }
 
 /// The `X-Gitlab-*` headers GitLab sends with a file (what `HEAD` is for).
-fn gitlab_headers(file: &Value) -> HeaderMap {
+fn gitlab_headers(file: &FileView) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let fields = [
-        ("x-gitlab-blob-id", "blob_id"),
-        ("x-gitlab-commit-id", "commit_id"),
-        ("x-gitlab-content-sha256", "content_sha256"),
-        ("x-gitlab-encoding", "encoding"),
-        ("x-gitlab-file-name", "file_name"),
-        ("x-gitlab-file-path", "file_path"),
-        ("x-gitlab-last-commit-id", "last_commit_id"),
-        ("x-gitlab-ref", "ref"),
-        ("x-gitlab-size", "size"),
-        ("x-gitlab-execute-filemode", "execute_filemode"),
+        ("x-gitlab-blob-id", file.blob_id.clone()),
+        ("x-gitlab-commit-id", file.commit_id.clone()),
+        ("x-gitlab-content-sha256", file.content_sha256.clone()),
+        ("x-gitlab-encoding", file.encoding.to_string()),
+        ("x-gitlab-file-name", file.file_name.clone()),
+        ("x-gitlab-file-path", file.file_path.clone()),
+        ("x-gitlab-last-commit-id", file.last_commit_id.clone()),
+        ("x-gitlab-ref", file.reference.clone()),
+        ("x-gitlab-size", file.size.to_string()),
+        (
+            "x-gitlab-execute-filemode",
+            file.execute_filemode.to_string(),
+        ),
     ];
-    for (name, field) in fields {
-        let text = match &file[field] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
+    for (name, text) in fields {
         if let Ok(value) = HeaderValue::from_str(&text) {
             headers.insert(HeaderName::from_static(name), value);
         }
@@ -209,7 +226,10 @@ async fn raw(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Re
 
 /// `GET .../files/:file_path/blame?ref=`: GitLab's blame ranges, `{commit, lines}` for each run
 /// of lines last changed by the same commit.
-async fn blame(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn blame(
+    Path((id, path)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<Vec<BlameRangeView>>> {
     let RequiredRef(reference) = api.input()?;
     let (repo, found) = find(&api, &id, &path, Some(&reference)).await?;
     let mut ranges: Vec<(String, Vec<String>)> = Vec::new();
@@ -231,9 +251,12 @@ async fn blame(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<
                 .ok_or(ApiError::NotFound("Commit"))?;
             commits.insert(sha.clone(), repo.views().commit(&commit));
         }
-        out.push(json!({ "commit": commits[&sha], "lines": lines }));
+        out.push(BlameRangeView {
+            commit: commits[&sha].clone(),
+            lines,
+        });
     }
-    Ok(Json(Value::Array(out)))
+    Ok(Json(out))
 }
 
 /// What `POST`, `PUT` and `DELETE` take: `branch`, `commit_message`, `content` (with
@@ -327,15 +350,24 @@ async fn create(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult
     let input = api.input::<FileWrite>()?;
     let branch = input.branch.clone();
     write(&api, &id, &path, ActionKind::Create, input).await?;
-    let body = json!({ "file_path": path, "branch": branch });
+    let body = FileWriteView {
+        file_path: path,
+        branch,
+    };
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
-async fn update(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Json<Value>> {
+async fn update(
+    Path((id, path)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<FileWriteView>> {
     let input = api.input::<FileWrite>()?;
     let branch = input.branch.clone();
     write(&api, &id, &path, ActionKind::Update, input).await?;
-    Ok(Json(json!({ "file_path": path, "branch": branch })))
+    Ok(Json(FileWriteView {
+        file_path: path,
+        branch,
+    }))
 }
 
 async fn remove(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {

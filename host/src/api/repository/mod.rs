@@ -47,6 +47,10 @@ pub fn router() -> Router<ApiContext> {
         .merge(blobs::router())
 }
 
+/// The media type raw files and blobs are documented with: GitLab sends them as text whatever
+/// they hold (`text/plain; charset=utf-8` with `nosniff`), and so does Trellis.
+const RAW_MEDIA_TYPES: &[&str] = &["text/plain"];
+
 /// A project whose repository the caller may read.
 pub struct Repo {
     pub ctx: ProjectCtx,

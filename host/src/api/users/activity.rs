@@ -3,7 +3,6 @@
 use axum::extract::Path;
 use axum::response::Response;
 use chrono::{Months, NaiveDate, Utc};
-use serde_json::json;
 
 use super::user_by_id;
 use crate::http::error::ApiResult;
@@ -12,6 +11,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::store::user_admin::{ActivityRow, MembershipRow};
 use crate::store::window::Direction;
+use crate::views::user_admin::{ActivityView, MembershipView};
 
 /// `GET /user/activities`: since `from`, six months back by default.
 pub(super) struct ActivityQuery {
@@ -53,12 +53,10 @@ pub async fn activities(api: Api) -> ApiResult<Response> {
         &request,
         &api.origin,
         |a: &ActivityRow| a.id,
-        |a| {
-            json!({
-                "username": a.username,
-                "last_activity_on": a.last_activity_on,
-                "last_activity_at": a.last_activity_on,
-            })
+        |a| ActivityView {
+            username: a.username.clone(),
+            last_activity_on: a.last_activity_on.clone(),
+            last_activity_at: a.last_activity_on.clone(),
         },
     ))
 }
@@ -87,13 +85,11 @@ pub async fn memberships(Path(id): Path<String>, api: Api) -> ApiResult<Response
         &request,
         &api.origin,
         |m: &MembershipRow| m.source_id,
-        |m| {
-            json!({
-                "source_id": m.source_id,
-                "source_name": m.source_name,
-                "source_type": m.source_type,
-                "access_level": m.access_level,
-            })
+        |m| MembershipView {
+            source_id: m.source_id,
+            source_name: m.source_name.clone(),
+            source_type: m.source_type.clone(),
+            access_level: m.access_level,
         },
     ))
 }

@@ -15,10 +15,11 @@ pub use profile::validate_email;
 use crate::http::pagination::PageRequest;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use crate::views::user::{UserPublic, UserSummary};
+use crate::views::user::{UserAdminDetail, UserPublic, UserSummary};
+use crate::views::user_admin::{ActivityView, MembershipView, UserStateAnswer};
+use crate::views::user_status::{UserCounts, UserStatusView};
 use axum::http::Method;
 use axum::routing::{delete, get, post};
-use serde_json::{Value, json};
 
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
@@ -27,6 +28,8 @@ use crate::http::request::Api;
 use crate::model::users::UserRow;
 
 pub fn router() -> Router<ApiContext> {
+    let answers_state = || Doc::new().answers::<UserStateAnswer>();
+    let answers_status = || Doc::new().answers::<UserStatusView>();
     Router::new()
         .route("/api/v4/users", get(read::list).post(manage::create))
         .doc(
@@ -42,7 +45,9 @@ pub fn router() -> Router<ApiContext> {
             Method::POST,
             Doc::new()
                 .reads(manage::account_from)
-                .input::<avatar::AvatarChange>(),
+                .input::<avatar::AvatarChange>()
+                .input::<UserShape>()
+                .answers::<UserAdminDetail>(),
         )
         .route(
             "/api/v4/users/{id}",
@@ -57,7 +62,9 @@ pub fn router() -> Router<ApiContext> {
             Doc::new()
                 .input::<manage::UpdateUser>()
                 .input::<profile::Profile>()
-                .input::<avatar::AvatarChange>(),
+                .input::<avatar::AvatarChange>()
+                .input::<UserShape>()
+                .answers::<UserAdminDetail>(),
         )
         .doc(Method::DELETE, Doc::new().input::<manage::DeleteUser>())
         .route(
@@ -65,29 +72,38 @@ pub fn router() -> Router<ApiContext> {
             delete(manage::remove_identity),
         )
         .route("/api/v4/users/{id}/block", post(states::block))
+        .doc(Method::POST, answers_state())
         .route("/api/v4/users/{id}/unblock", post(states::unblock))
+        .doc(Method::POST, answers_state())
         .route("/api/v4/users/{id}/deactivate", post(states::deactivate))
+        .doc(Method::POST, answers_state())
         .route("/api/v4/users/{id}/activate", post(states::activate))
+        .doc(Method::POST, answers_state())
         .route("/api/v4/users/{id}/status", get(status::show_for))
+        .doc(Method::GET, answers_status())
         .route(
             "/api/v4/user/status",
             get(status::show_own).put(status::update),
         )
-        .doc(Method::PUT, Doc::new().input::<status::SetStatus>())
+        .doc(Method::GET, answers_status())
+        .doc(Method::PUT, answers_status().input::<status::SetStatus>())
         .route("/api/v4/user_counts", get(read::counts))
+        .doc(Method::GET, Doc::new().answers::<UserCounts>())
         .route("/api/v4/user/activities", get(activity::activities))
         .doc(
             Method::GET,
             Doc::new()
                 .input::<activity::ActivityQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<ActivityView>(),
         )
         .route("/api/v4/users/{id}/memberships", get(activity::memberships))
         .doc(
             Method::GET,
             Doc::new()
                 .input::<activity::MembershipQuery>()
-                .input::<PageRequest>(),
+                .input::<PageRequest>()
+                .answers_list::<MembershipView>(),
         )
         .route("/api/v4/users/{id}/projects", get(read::projects))
         .doc(
@@ -135,16 +151,14 @@ flag_input!(
 );
 
 /// The administrator's view of one user, with identities and (when asked) custom attributes.
-async fn admin_view(api: &Api, user: &UserRow) -> ApiResult<Value> {
+async fn admin_view(api: &Api, user: &UserRow) -> ApiResult<UserAdminDetail> {
     let UserShape(with_custom_attributes) = api.input()?;
     let identities = api.db().identities_of(&[user.id]).await?;
-    let mut view = json!(api.user_views().admin(user, &identities));
-    if with_custom_attributes {
-        let attributes = api.db().custom_attributes_of(&[user.id]).await?;
-        view["custom_attributes"] = attributes
-            .iter()
-            .map(|(_, key, value)| json!({ "key": key, "value": value }))
-            .collect();
-    }
-    Ok(view)
+    let attributes = match with_custom_attributes {
+        true => Some(api.db().custom_attributes_of(&[user.id]).await?),
+        false => None,
+    };
+    Ok(api
+        .user_views()
+        .admin_detail(user, &identities, attributes.as_deref()))
 }

@@ -14,6 +14,7 @@ use crate::model::users::UserRow;
 use crate::settings::keys;
 use crate::store::user_admin::UserFilter;
 use crate::store::window::Direction;
+use crate::views::user_status::UserCounts;
 
 const ADMIN_ORDERS: &[&str] = &["id", "name", "username", "created_at", "updated_at"];
 
@@ -181,17 +182,7 @@ pub async fn list(api: Api) -> ApiResult<Response> {
         &request,
         &api.origin,
         |u: &UserRow| u.id,
-        |u| {
-            let mut view = json!(views.admin(u, &identities));
-            if let Some(attributes) = &attributes {
-                view["custom_attributes"] = attributes
-                    .iter()
-                    .filter(|(user_id, _, _)| *user_id == u.id)
-                    .map(|(_, key, value)| json!({ "key": key, "value": value }))
-                    .collect();
-            }
-            view
-        },
+        |u| views.admin_detail(u, &identities, attributes.as_deref()),
     ))
 }
 
@@ -200,7 +191,7 @@ pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     let user = user_by_id(&api, &id).await?;
     let caller = api.caller.as_ref();
     if caller.is_some_and(|c| c.is_admin()) {
-        return Ok(Json(admin_view(&api, &user).await?));
+        return Ok(Json(json!(admin_view(&api, &user).await?)));
     }
     let views = api.user_views();
     let own = caller.is_some_and(|c| c.user.id == user.id);
@@ -210,16 +201,10 @@ pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
     Ok(Json(json!(views.public(&user))))
 }
 
-/// `GET /user_counts`: Trellis has no merge requests; issue and todo counts come with issues.
-pub async fn counts(api: Api) -> ApiResult<Json<Value>> {
+/// `GET /user_counts`: all zero (see `UserCounts`).
+pub async fn counts(api: Api) -> ApiResult<Json<UserCounts>> {
     api.user()?;
-    Ok(Json(json!({
-        "merge_requests": 0,
-        "assigned_issues": 0,
-        "assigned_merge_requests": 0,
-        "review_requested_merge_requests": 0,
-        "todos": 0,
-    })))
+    Ok(Json(UserCounts::default()))
 }
 
 /// `GET /users/:id/projects`: projects in the user's personal namespace.

@@ -5,14 +5,14 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use chrono::Utc;
-use serde_json::{Value, json};
 
 use super::user_by_id;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::services::users::{self, Outcome, StateAction};
+use crate::views::user_admin::UserStateAnswer;
 
-type StateResult = ApiResult<(StatusCode, Json<Value>)>;
+type StateResult = ApiResult<(StatusCode, Json<UserStateAnswer>)>;
 
 pub async fn block(Path(id): Path<String>, api: Api) -> StateResult {
     change(&api, &id, StateAction::Block).await
@@ -34,9 +34,9 @@ async fn change(api: &Api, id: &str, action: StateAction) -> StateResult {
     let admin_id = api.admin()?.user.id;
     let user = user_by_id(api, id).await?;
     let today = Utc::now().date_naive();
-    let body = match users::change_state(api.db(), &user, action, admin_id, today).await? {
-        Outcome::Changed { .. } => json!(true),
-        Outcome::Unchanged(answer) => json!(answer),
+    let answer = match users::change_state(api.db(), &user, action, admin_id, today).await? {
+        Outcome::Changed { .. } => Some(true),
+        Outcome::Unchanged(answer) => answer,
     };
-    Ok((StatusCode::CREATED, Json(body)))
+    Ok((StatusCode::CREATED, Json(UserStateAnswer(answer))))
 }

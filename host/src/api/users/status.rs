@@ -3,7 +3,6 @@
 use axum::Json;
 use axum::extract::Path;
 use chrono::Duration;
-use serde_json::{Value, json};
 
 use super::user_by_key;
 use crate::http::error::{ApiError, ApiResult};
@@ -12,6 +11,7 @@ use crate::http::request::Api;
 use crate::model::now_ms;
 use crate::store::user_admin::StatusRow;
 use crate::views::timestamp_opt;
+use crate::views::user_status::UserStatusView;
 
 const DEFAULT_EMOJI: &str = "speech_balloon";
 const MAX_MESSAGE: usize = 100;
@@ -25,19 +25,17 @@ const CLEAR_AFTER: &[(&str, i64)] = &[
     ("30_days", 43200),
 ];
 
-fn view(status: Option<&StatusRow>) -> Value {
+fn view(status: Option<&StatusRow>) -> UserStatusView {
     let live = status.filter(|s| s.clear_status_at.is_none_or(|at| at > now_ms()));
     match live {
-        Some(s) => json!({
-            "emoji": s.emoji,
-            "message": s.message,
-            "availability": s.availability,
-            "message_html": message_html(&s.message),
-            "clear_status_at": timestamp_opt(s.clear_status_at),
-        }),
-        None => json!({
-            "emoji": null, "message": null, "availability": "not_set", "message_html": null, "clear_status_at": null,
-        }),
+        Some(s) => UserStatusView {
+            emoji: Some(s.emoji.clone()),
+            message: Some(s.message.clone()),
+            availability: s.availability.clone(),
+            message_html: Some(message_html(&s.message)),
+            clear_status_at: timestamp_opt(s.clear_status_at),
+        },
+        None => UserStatusView::not_set(),
     }
 }
 
@@ -83,14 +81,14 @@ fn unicode_version(emoji: &emojis::Emoji) -> String {
     format!("{}.{}", version.major(), version.minor())
 }
 
-pub async fn show_own(api: Api) -> ApiResult<Json<Value>> {
+pub async fn show_own(api: Api) -> ApiResult<Json<UserStatusView>> {
     let caller = api.user()?;
     Ok(Json(view(
         api.db().user_status(caller.user.id).await?.as_ref(),
     )))
 }
 
-pub async fn show_for(Path(id): Path<String>, api: Api) -> ApiResult<Json<Value>> {
+pub async fn show_for(Path(id): Path<String>, api: Api) -> ApiResult<Json<UserStatusView>> {
     let user = user_by_key(&api, &id).await?;
     Ok(Json(view(api.db().user_status(user.id).await?.as_ref())))
 }
@@ -148,7 +146,7 @@ impl FromParams for SetStatus {
     }
 }
 
-pub async fn update(api: Api) -> ApiResult<Json<Value>> {
+pub async fn update(api: Api) -> ApiResult<Json<UserStatusView>> {
     let caller = api.user()?;
     let SetStatus {
         emoji,
