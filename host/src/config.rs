@@ -160,7 +160,7 @@ pub struct ServeConfig {
     pub max_concurrent_requests: usize,
     /// While several tenants are busy at once, each may have at most this many requests in
     /// flight divided by the number of busy tenants (at least one); its others wait in its own
-    /// line. A tenant alone is never held back. 0 turns sharing off. Default: the machine's
+    /// line, 250 ms at the most. A tenant alone is never held back. 0 turns sharing off. Default: the machine's
     /// cores.
     #[arg(long, env = "TRELLIS_FAIR_SHARE_REQUESTS")]
     pub fair_share_requests: Option<usize>,
