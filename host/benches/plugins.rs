@@ -69,6 +69,7 @@ fn call_once(plugins: &Plugins, binding: &Binding, input: &spam::SpamInput) {
         binding,
         &binding.limits,
         None,
+        None,
         |store, compiled| spam::call(store, compiled, input),
     );
     assert!(verdict.is_ok());

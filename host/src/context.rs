@@ -43,6 +43,9 @@ pub struct Inner {
     pub imports: tokio::sync::Semaphore,
     /// Each tenant's slots for `git upload-pack` (`--max-upload-packs-per-tenant`).
     pub upload_slots: crate::git_access::upload_slots::UploadSlots,
+    /// Each tenant's share of the requests in flight (`http/fair_share.rs`); long plugin calls
+    /// give way to the other tenants it counts.
+    pub fair_share: crate::http::fair_share::FairShare,
 }
 
 impl Deref for ApiContext {

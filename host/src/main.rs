@@ -18,6 +18,7 @@ use trellis::config::{
 };
 use trellis::context::{ApiContext, Inner};
 use trellis::git_access::upload_slots::UploadSlots;
+use trellis::http::fair_share::FairShare;
 use trellis::mail::Mailer;
 use trellis::plugins::external_auth::ExternalAuthorization;
 use trellis::plugins::runtime::{Runtime, RuntimeOptions};
@@ -161,6 +162,13 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         max_memory_bytes: maxima.memory_bytes,
     })?;
     let plugins = Plugins::new(runtime, maxima);
+    let fair_share = FairShare::new(
+        config
+            .fair_share_requests
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    );
+    let others = fair_share.clone();
+    plugins.give_way_to(Arc::new(move |tenant| others.others_in_flight(tenant)));
     plugins.refresh(&db).await?;
     let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
     let pushes = git_push_sessions(&config.storage.data_dir, plugins.clone())?;
@@ -192,6 +200,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() * 2)),
             Duration::from_secs(config.upload_pack_queue_seconds),
         ),
+        fair_share,
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));

@@ -5,6 +5,10 @@ and its others wait in its own line; a tenant alone is never held back. What wai
 by tenant in `/-/metrics` (`trellis_fair_share_waits_total`), which is what these tests read:
 they check who waits, never how long anything took.
 
+Long plugin calls also give way to other tenants' requests (`plugins/give_way.rs`): the ticks
+they paused are counted by tenant (`trellis_plugin_paused_ticks_total`), and the tests read who
+paused, never for how long.
+
 Tenant A (the default tenant) makes its requests slow with the hostile plugin's busy loop bound
 to its spam check (each issue create runs until the binding's 1 s deadline); tenant B sends
 quick requests one after another.
@@ -25,11 +29,19 @@ from conftest import assert_json, bind, other_tenant, upload
 SLOW_CALLS = 3
 
 
-def waits(server) -> dict[str, float]:
-    """`trellis_fair_share_waits_total` by tenant id."""
+def by_tenant(server, metric: str) -> dict[str, float]:
+    """A counter of `/-/metrics` labelled only by tenant, by tenant id."""
     text = server.request("GET", "/-/metrics").text
     return {m[1]: float(m[2]) for m in
-            re.finditer(r'^trellis_fair_share_waits_total\{tenant="(\d+)"\} (\S+)$', text, re.M)}
+            re.finditer(rf'^{metric}\{{tenant="(\d+)"\}} (\S+)$', text, re.M)}
+
+
+def waits(server) -> dict[str, float]:
+    return by_tenant(server, "trellis_fair_share_waits_total")
+
+
+def paused(server) -> dict[str, float]:
+    return by_tenant(server, "trellis_plugin_paused_ticks_total")
 
 
 def slow_tenant_a(server, hostile_wasm) -> int:
@@ -78,10 +90,11 @@ def shared(make_server):
     return make_server({"TRELLIS_FAIR_SHARE_REQUESTS": "2"})
 
 
-def test_a_tenant_alone_never_waits(shared, hostile_wasm):
+def test_a_tenant_alone_never_waits_and_its_plugin_never_pauses(shared, hostile_wasm):
     project = slow_tenant_a(shared, hostile_wasm)
     assert all(s in (201, 400) for s in slow_creates(shared, project))
     assert waits(shared).get("1", 0) == 0, waits(shared)
+    assert paused(shared).get("1", 0) == 0, paused(shared)
 
 
 def test_a_busy_tenant_waits_in_its_own_line_while_another_is_busy(shared, hostile_wasm):
@@ -96,6 +109,21 @@ def test_a_busy_tenant_waits_in_its_own_line_while_another_is_busy(shared, hosti
     assert all(s in (201, 400) for s in a_statuses), a_statuses
     # B, one request at a time, never waited, and every request of B's was answered.
     assert all(count == 0 for tenant, count in after.items() if tenant != "1"), after
+    assert b_statuses and set(b_statuses) == {200}, b_statuses
+
+
+def test_a_long_plugin_call_gives_way_while_another_tenant_is_busy(shared, hostile_wasm):
+    """A's looping spam check pauses at its ticks while B has requests in flight, and still
+    ends by its deadline: every create of A's is answered."""
+    b_host, b_token = other_tenant(shared, "b")
+    project = slow_tenant_a(shared, hostile_wasm)
+    before = paused(shared)
+    b_statuses, a_statuses = while_b_is_busy(
+        shared, b_host, b_token, lambda: slow_creates(shared, project))
+    after = paused(shared)
+    assert after.get("1", 0) - before.get("1", 0) >= 1, (before, after)
+    assert all(s in (201, 400) for s in a_statuses), a_statuses
+    assert set(after) == {"1"}, after
     assert b_statuses and set(b_statuses) == {200}, b_statuses
 
 

@@ -60,11 +60,7 @@ impl RequestLimits {
         RequestLimits {
             slots: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
             timeout: Duration::from_secs(config.request_timeout_seconds),
-            fair_share: FairShare::new(
-                config
-                    .fair_share_requests
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            ),
+            fair_share: ctx.fair_share.clone(),
             ctx: ctx.clone(),
         }
     }

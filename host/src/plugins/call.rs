@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::give_way::GiveWay;
 use super::limits::{Limits, MAX_BLOB_BYTES_PER_CALL, MAX_LOG_BYTES};
 use super::wit::since_v0_1::LogLevel;
 use crate::outbound::http::{Client, Grant, Request, Response};
@@ -283,18 +284,30 @@ pub struct CallStats {
 /// Fuel given when the binding sets no limit: effectively unbounded (wall time still is).
 const UNLIMITED_FUEL: u64 = u64::MAX / 2;
 
-/// Prepares a store with the limits set.
+/// Prepares a store with the limits set. At each tick of the epoch past the deadline (wall
+/// time from now) the call traps as out of time; before it, a long call may give way to other
+/// tenants (`give_way.rs`).
 pub fn store(
     engine: &wasmtime::Engine,
     state: CallState,
     limits: &Limits,
-    epoch_tick: Duration,
+    give_way: Option<GiveWay>,
 ) -> Store<CallState> {
+    let tenant = state.tags.tenant_id;
     let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
-    let ticks = (limits.timeout_ms as u128 * 1000 / epoch_tick.as_micros().max(1)).max(1);
-    store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-    store.epoch_deadline_trap();
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(limits.timeout_ms);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= deadline {
+            return Err(Trap::Interrupt.into());
+        }
+        if let Some(give_way) = &give_way {
+            give_way.at_tick(tenant, started, deadline);
+        }
+        Ok(UpdateDeadline::Continue(1))
+    });
     // Fuel is always on in the engine (so it can be measured); set a budget.
     let _ = store.set_fuel(limits.fuel.unwrap_or(UNLIMITED_FUEL));
     store

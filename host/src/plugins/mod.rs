@@ -15,6 +15,7 @@
 pub mod builtin;
 pub mod call;
 pub mod external_auth;
+pub mod give_way;
 pub mod hooks;
 pub mod limits;
 pub mod local;

@@ -7,7 +7,7 @@
 //! sha256 and shared by tenants binding the same binary.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -15,6 +15,7 @@ use tracing::Instrument;
 
 use super::builtin;
 use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginError};
+use super::give_way::{GiveWay, OthersBusy};
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
@@ -68,6 +69,8 @@ pub struct Plugins {
     upload_compiles: Arc<Semaphore>,
     /// The last hour of calls through live bindings, for the admin console.
     pub watch: Watch,
+    /// How long calls give way to other tenants' requests (set once the process serves).
+    give_way: OnceLock<GiveWay>,
 }
 
 impl Plugins {
@@ -81,7 +84,14 @@ impl Plugins {
             slots: Mutex::default(),
             upload_compiles: Arc::new(Semaphore::new(1)),
             watch: Watch::default(),
+            give_way: OnceLock::new(),
         })
+    }
+
+    /// From now on, long calls give way while `others_busy` says another tenant has a request
+    /// in flight (`give_way.rs`). Set once; later calls change nothing.
+    pub fn give_way_to(&self, others_busy: OthersBusy) {
+        let _ = self.give_way.set(GiveWay::new(others_busy));
     }
 
     /// The tenant's binding for a hook: a map lookup, no I/O (no binding, no cost).
@@ -323,12 +333,13 @@ impl Plugins {
             limits.timeout_ms = remaining.as_millis().max(1) as u64;
             let binding = binding.clone();
             let engine = self.runtime.engine.clone();
+            let give_way = self.give_way.get().cloned();
             // The slot goes with the thread: should host code ever outlive the deadline, the
             // tenant's slot stays taken until it ends, so one tenant cannot pile up threads
             // and pool instances beyond its cap.
             let joined = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                invoke_blocking(&engine, &binding, &limits, outbound, f)
+                invoke_blocking(&engine, &binding, &limits, outbound, give_way, f)
             });
             // The epoch deadline cannot fire while the plugin is in host code; the caller's
             // wait ends at the deadline whatever the thread does.
@@ -402,6 +413,7 @@ pub fn invoke_blocking<R>(
     binding: &Binding,
     limits: &Limits,
     outbound: Option<OutboundAccess>,
+    give_way: Option<GiveWay>,
     f: impl FnOnce(&mut wasmtime::Store<CallState>, &Compiled) -> wasmtime::Result<Result<R, String>>,
 ) -> (Result<R, PluginError>, CallStats) {
     let tags = CallTags {
@@ -421,7 +433,7 @@ pub fn invoke_blocking<R>(
             );
         }
     };
-    let store = call::store(engine, state, limits, EPOCH_TICK);
+    let store = call::store(engine, state, limits, give_way);
     call::run(store, limits, |store| f(store, plugin))
 }
 
