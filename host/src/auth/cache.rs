@@ -37,13 +37,9 @@ impl KnownToken {
     /// Whether the token has expired (personal tokens on their date, OAuth tokens at their
     /// instant).
     pub fn is_expired(&self) -> bool {
-        let today = chrono::Utc::now()
-            .date_naive()
-            .format("%Y-%m-%d")
-            .to_string();
         self.expires_at
             .as_deref()
-            .is_some_and(|expires| expires <= today.as_str())
+            .is_some_and(|expires| expires <= crate::model::today().as_str())
             || self
                 .expires_at_ms
                 .is_some_and(|at| at <= crate::model::now_ms())

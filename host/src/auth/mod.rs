@@ -13,7 +13,6 @@ pub mod token_scopes;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, Method};
-use chrono::Utc;
 
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
@@ -204,7 +203,7 @@ pub async fn authenticate(
         db.touch_token(found.id).await?;
     }
     // `last_activity_on`: at most one write per user and day.
-    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    let today = crate::model::today();
     let today_str = today.as_str();
     if found.user.last_activity_on.as_deref() != Some(today_str) {
         db.record_activity(found.user.id, today_str).await?;

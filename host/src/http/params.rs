@@ -104,7 +104,7 @@ impl Params {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
         let content_type = raw_content_type.to_ascii_lowercase();
-        let multipart = content_type.starts_with("multipart/form-data");
+        let multipart = is_multipart(headers);
         let limit = if multipart {
             limits.multipart
         } else {
@@ -581,6 +581,14 @@ fn futures_lite_stream(
             Err(error) => Some(Err(error)),
         }
     })
+}
+
+/// Whether the request's body is `multipart/form-data` (the only kind that may be an upload).
+pub fn is_multipart(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"))
 }
 
 #[cfg(test)]

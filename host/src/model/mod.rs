@@ -40,10 +40,10 @@ pub fn now_ms() -> i64 {
 /// Today's date (UTC) as stored dates are written, `YYYY-MM-DD`: what expiry dates compare
 /// with.
 pub fn today() -> String {
-    chrono::Utc::now()
-        .date_naive()
-        .format("%Y-%m-%d")
-        .to_string()
+    // `NaiveDate`'s `Display` is `%Y-%m-%d` without parsing a format string each time: every
+    // authenticated request asks (chrono's strftime items and formatting were about 2% of
+    // `GET /user`'s CPU in a profile; the request rate did not move measurably without them).
+    chrono::Utc::now().date_naive().to_string()
 }
 
 /// A stored boolean (BIGINT 0/1). Row fields read it with `#[sqlx(try_from = "Flag")]` into
