@@ -12,33 +12,24 @@ With `--post JSON`, every request is a POST of that JSON body (creates).
 
 from __future__ import annotations
 
-import http.client
 import queue
 import sys
 import threading
 import time
-import urllib.parse
+
+from httpload import Load
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    method, body = "GET", None
-    if args[0] == "--post":
-        method, body = "POST", args[1].encode()
-        args = args[2:]
-    url, rate, seconds = args[0], float(args[1]), float(args[2])
-    headers = dict(h.split(": ", 1) for h in args[3:])
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-    parts = urllib.parse.urlsplit(url)
-    path = parts.path + ("?" + parts.query if parts.query else "")
+    load = Load.from_args(sys.argv[1:])
+    rate, seconds = load.number, load.seconds
     jobs: queue.Queue = queue.Queue()
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     lock = threading.Lock()
 
     def worker() -> None:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        conn = load.connect()
         while True:
             due = jobs.get()
             if due is None:
@@ -46,15 +37,7 @@ def main() -> None:
             delay = due - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
-            try:
-                conn.request(method, path, body=body, headers=headers)
-                resp = conn.getresponse()
-                resp.read()
-                status = resp.status
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-                status = 0
+            conn, status = load.send(conn)
             took = time.perf_counter() - due
             with lock:
                 latencies.append(took)
