@@ -69,7 +69,7 @@ pub struct Plugins {
     upload_compiles: Arc<Semaphore>,
     /// The last hour of calls through live bindings, for the admin console.
     pub watch: Watch,
-    /// How long calls give way to other tenants' requests (set once the process serves).
+    /// Whom long calls give way to (set once the process serves).
     give_way: OnceLock<GiveWay>,
 }
 
