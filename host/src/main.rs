@@ -167,8 +167,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             .fair_share_requests
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     );
-    let others = fair_share.clone();
-    plugins.give_way_to(Arc::new(move |tenant| others.others_in_flight(tenant)));
+    let share = fair_share.clone();
+    plugins.give_way_to(Arc::new(move |tenant| share.lighter_in_flight(tenant)));
     plugins.refresh(&db).await?;
     let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
     let pushes = git_push_sessions(&config.storage.data_dir, plugins.clone())?;

@@ -169,13 +169,12 @@ impl FairShare {
         load.waiting = load.waiting.saturating_add_signed(change);
     }
 
-    /// Whether a tenant other than `tenant` has a request in flight now (whatever the capacity:
-    /// requests are counted with sharing off too). What long plugin calls give way to.
-    pub fn others_in_flight(&self, tenant: i64) -> bool {
+    /// Whether a tenant lighter than `tenant` has a request in flight now (whatever the
+    /// capacity: demand is counted with sharing off too). What `tenant`'s long plugin calls
+    /// give way to; two heavy tenants never pause for each other, which would idle the cores.
+    pub fn lighter_in_flight(&self, tenant: i64) -> bool {
         let tenants = self.tenants.lock().expect("fair share");
-        tenants
-            .iter()
-            .any(|(id, load)| *id != tenant && load.in_flight > 0)
+        standing(&tenants, tenant, Instant::now()).lighter_in_flight
     }
 
     fn admitted(&self, tenant: i64) -> Admitted {
@@ -194,23 +193,44 @@ impl FairShare {
             load.in_flight + load.waiting > 0 || now - load.last_active < BUSY_WINDOW
         });
         let busy = tenants.len() + usize::from(!tenants.contains_key(&tenant));
-        let usage = tenants.get(&tenant).map_or(0.0, |load| load.usage_at(now));
-        let (mut heaviest_other, mut lighter_in_flight) = (0.0, false);
-        for (_, other) in tenants.iter().filter(|(id, _)| **id != tenant) {
-            let other_usage = other.usage_at(now);
-            heaviest_other = f64::max(heaviest_other, other_usage);
-            lighter_in_flight |= other.in_flight > 0 && is_lighter(other_usage, usage);
-        }
-        let limit = share(self.capacity, busy, is_lighter(usage, heaviest_other));
+        let standing = standing(&tenants, tenant, now);
+        let limit = share(
+            self.capacity,
+            busy,
+            is_lighter(standing.usage, standing.heaviest_other),
+        );
         let load = tenants.entry(tenant).or_insert_with(|| Load::new(now));
         load.last_active = now;
         let over_share = limit.is_some_and(|limit| load.in_flight >= limit);
-        if !anyway && limit.is_some() && (over_share || lighter_in_flight) {
+        if !anyway && limit.is_some() && (over_share || standing.lighter_in_flight) {
             return Some(load.ended.clone());
         }
         load.settle(now);
         load.in_flight += 1;
         None
+    }
+}
+
+/// Where a tenant stands against the others at `now`.
+struct Standing {
+    usage: f64,
+    heaviest_other: f64,
+    /// A tenant lighter than this one has a request in flight.
+    lighter_in_flight: bool,
+}
+
+fn standing(tenants: &HashMap<i64, Load>, tenant: i64, now: Instant) -> Standing {
+    let usage = tenants.get(&tenant).map_or(0.0, |load| load.usage_at(now));
+    let (mut heaviest_other, mut lighter_in_flight) = (0.0, false);
+    for (_, other) in tenants.iter().filter(|(id, _)| **id != tenant) {
+        let other_usage = other.usage_at(now);
+        heaviest_other = f64::max(heaviest_other, other_usage);
+        lighter_in_flight |= other.in_flight > 0 && is_lighter(other_usage, usage);
+    }
+    Standing {
+        usage,
+        heaviest_other,
+        lighter_in_flight,
     }
 }
 
@@ -302,6 +322,14 @@ mod tests {
         tokio::spawn(async move { fair.admit(tenant).await })
     }
 
+    /// Admits a request of `tenant` and keeps it in flight long enough to count as
+    /// [`LOADING`] the process.
+    async fn loading(fair: &FairShare, tenant: i64) -> Admitted {
+        let admitted = fair.admit(tenant).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        admitted
+    }
+
     async fn admitted_soon(request: tokio::task::JoinHandle<Admitted>) -> Admitted {
         tokio::time::timeout(Duration::from_secs(1), request)
             .await
@@ -331,9 +359,8 @@ mod tests {
     #[tokio::test]
     async fn a_light_tenant_runs_a_second_request_beside_a_flooding_one() {
         let fair = FairShare::new(2);
-        let _a1 = fair.admit(1).await;
         // A has had a request in flight for a while; B has just come.
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _a1 = loading(&fair, 1).await;
         let _b1 = fair.admit(2).await;
         let _b2 = admitted_soon(waiting(&fair, 2)).await;
         // Both are at their share now: B at its doubled one, A at its one.
@@ -346,8 +373,7 @@ mod tests {
     #[tokio::test]
     async fn a_heavy_tenant_starts_nothing_while_a_lighter_one_has_a_request_in_flight() {
         let fair = FairShare::new(8);
-        let _a1 = fair.admit(1).await;
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        let _a1 = loading(&fair, 1).await;
         let b1 = fair.admit(2).await;
         // A's share would be four, but B is lighter and has a request in flight.
         let a2 = waiting(&fair, 1);
@@ -360,8 +386,7 @@ mod tests {
     #[tokio::test]
     async fn a_held_back_flood_never_looks_lighter_than_the_tenant_it_gives_way_to() {
         let fair = FairShare::new(2);
-        let a1 = fair.admit(1).await;
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        let a1 = loading(&fair, 1).await;
         // B is lighter and busy; A's flood waits for it, and A's one request ends.
         let _b1 = fair.admit(2).await;
         let flood: Vec<_> = (0..4).map(|_| waiting(&fair, 1)).collect();
@@ -374,13 +399,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn others_in_flight_counts_other_tenants_only() {
+    async fn only_a_lighter_tenant_in_flight_is_given_way_to() {
         let fair = FairShare::new(0);
-        let a = fair.admit(1).await;
-        assert!(!fair.others_in_flight(1));
-        assert!(fair.others_in_flight(2));
-        drop(a);
-        assert!(!fair.others_in_flight(2));
+        let _a1 = loading(&fair, 1).await;
+        let b1 = fair.admit(2).await;
+        assert!(fair.lighter_in_flight(1));
+        assert!(!fair.lighter_in_flight(2));
+        drop(b1);
+        assert!(!fair.lighter_in_flight(1));
     }
 
     #[tokio::test]

@@ -7,9 +7,11 @@
 //! of plugin instances) kept another tenant's p99 at about 3x its unloaded figure
 //! (`tests/bench/hostile-plugins`; docs/performance.md).
 //!
-//! So a call that has already run for [`AFTER`] checks, at each tick of the epoch, whether
-//! another tenant has a request in flight; while one has, the call pauses, for [`LONGEST_PAUSE`]
-//! at the most, and then runs one more tick. Well-behaved calls (a spam check takes well under a
+//! So a call that has already run for [`AFTER`] checks, at each tick of the epoch, whether a
+//! tenant that goes before its own has a request in flight (a lighter one, in the fair share's
+//! terms: `http/fair_share.rs`); while one has, the call pauses, for [`LONGEST_PAUSE`] at the
+//! most, and then runs one more tick. Two tenants as heavy as each other never pause for each
+//! other, which would leave the cores idle. Well-behaved calls (a spam check takes well under a
 //! millisecond) never pause, and a tenant alone on the process is never slowed. The call's
 //! deadline is wall time, so a long call that gives way gets less CPU before it: contention
 //! costs the tenant whose call is long, not the others.
@@ -26,21 +28,21 @@ pub const AFTER: Duration = Duration::from_millis(10);
 /// are, so that it still ends (or reaches its deadline) while they keep the process busy.
 pub const LONGEST_PAUSE: Duration = Duration::from_millis(4);
 
-/// Tells whether a tenant other than the given one has a request in flight.
-pub type OthersBusy = Arc<dyn Fn(i64) -> bool + Send + Sync>;
+/// Tells whether a tenant that goes before the given one has a request in flight.
+pub type Outranked = Arc<dyn Fn(i64) -> bool + Send + Sync>;
 
 #[derive(Clone)]
 pub struct GiveWay {
-    others_busy: OthersBusy,
+    outranked: Outranked,
 }
 
 impl GiveWay {
-    pub fn new(others_busy: OthersBusy) -> GiveWay {
-        GiveWay { others_busy }
+    pub fn new(outranked: Outranked) -> GiveWay {
+        GiveWay { outranked }
     }
 
-    /// At a tick of `tenant`'s call that began at `started`: pauses while another tenant has a
-    /// request in flight, if the call has run for [`AFTER`], never past `deadline`. Paused ticks
+    /// At a tick of `tenant`'s call that began at `started`: pauses while a tenant that goes
+    /// before it has a request in flight, if the call has run for [`AFTER`], never past `deadline`. Paused ticks
     /// are counted by tenant (`trellis_plugin_paused_ticks_total`); returns how many.
     pub fn at_tick(&self, tenant: i64, started: Instant, deadline: Instant) -> u64 {
         if started.elapsed() < AFTER {
@@ -48,7 +50,7 @@ impl GiveWay {
         }
         let until = (Instant::now() + LONGEST_PAUSE).min(deadline);
         let mut paused = 0;
-        while Instant::now() < until && (self.others_busy)(tenant) {
+        while Instant::now() < until && (self.outranked)(tenant) {
             std::thread::sleep(EPOCH_TICK);
             paused += 1;
         }
@@ -79,7 +81,7 @@ mod tests {
     }
 
     #[test]
-    fn a_long_call_pauses_while_others_are_busy_and_no_longer_than_the_longest_pause() {
+    fn a_long_call_pauses_while_it_is_outranked_and_no_longer_than_the_longest_pause() {
         let started = Instant::now() - AFTER;
         let paused = give_way(true).at_tick(1, started, started + AFTER * 100);
         assert!((1..=ticks(LONGEST_PAUSE)).contains(&paused), "{paused}");

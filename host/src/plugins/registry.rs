@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use super::builtin;
 use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginError};
-use super::give_way::{GiveWay, OthersBusy};
+use super::give_way::{GiveWay, Outranked};
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
 use super::runtime::{Compiled, EPOCH_TICK, Runtime};
@@ -88,10 +88,10 @@ impl Plugins {
         })
     }
 
-    /// From now on, long calls give way while `others_busy` says another tenant has a request
-    /// in flight (`give_way.rs`). Set once; later calls change nothing.
-    pub fn give_way_to(&self, others_busy: OthersBusy) {
-        let _ = self.give_way.set(GiveWay::new(others_busy));
+    /// From now on, long calls give way while `outranked` says a tenant that goes before
+    /// theirs has a request in flight (`give_way.rs`). Set once; later calls change nothing.
+    pub fn give_way_to(&self, outranked: Outranked) {
+        let _ = self.give_way.set(GiveWay::new(outranked));
     }
 
     /// The tenant's binding for a hook: a map lookup, no I/O (no binding, no cost).
