@@ -28,7 +28,7 @@ use trellis::services::git_push::PushSessions;
 use trellis::settings::keys;
 use trellis::settings::{SecretKey, SettingsCache};
 use trellis::store::tenants::DEFAULT_TENANT_HOST;
-use trellis::store::{Db, DbOptions};
+use trellis::store::{self, Db, DbOptions};
 use trellis::tenants::{self, RootCredentials, TenantRegistry};
 use trellis::{api, auth, http};
 
@@ -95,14 +95,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// Connects, migrates, and makes sure the default tenant exists.
 async fn open(storage: &StorageArgs, max_connections: u32) -> anyhow::Result<Db> {
-    let db = Db::connect(DbOptions {
+    let options = DbOptions {
         database_url: storage.database_url.as_deref(),
         data_dir: &storage.data_dir,
         max_connections,
-    })
-    .await?;
+    };
+    // A server and a command started together on a fresh database take turns here.
+    let startup = store::startup_lock(&options).await?;
+    let db = Db::connect(options).await?;
     db.migrate().await?;
     ensure_default_tenant(&db, &storage.data_dir).await?;
+    drop(startup);
     Ok(db)
 }
 

@@ -254,3 +254,39 @@ def test_confirmation_mail_and_issuer_name_the_tenant(server, tenant_b):
     assert f"http://b.test:{server.port}/" in mails and "evil" not in mails
     meta = server.request("GET", server.url + "/.well-known/openid-configuration", host=f"B.TEST:{server.port}")
     assert assert_json(meta, 200)["issuer"] == f"http://b.test:{server.port}"
+
+
+def test_a_command_started_beside_the_server_on_a_fresh_database_waits_its_turn(engine):
+    """`trellis serve` and `trellis tenant create` started together on a fresh database (as a
+    container's entrypoint may run them) take turns migrating and making root: before the
+    startup lock, one of the two failed in four starts of five ("duplicate column name" from a
+    migration applied twice, or "creating root")."""
+    import threading
+
+    from conftest import Server
+
+    for attempt in range(3):
+        server = Server(engine)
+        try:
+            started: list[BaseException | None] = []
+
+            def start():
+                try:
+                    server.start()
+                    started.append(None)
+                except BaseException as error:  # reported below
+                    started.append(error)
+
+            thread = threading.Thread(target=start)
+            thread.start()
+            created = server.cli("tenant", "create", "--host", f"t{attempt}.test", check=False)
+            thread.join(timeout=120)
+            assert started == [None], f"the server failed to start: {started}"
+            assert created.returncode == 0, created.stderr
+            assert f"for host t{attempt}.test" in created.stdout
+            # Both finished their bootstrap: one root in each tenant, the server's token works.
+            assert server.request("GET", "/user", token=server.root_token).json()["username"] == "root"
+            rows = server.sql("SELECT COUNT(*) FROM users WHERE username = 'root'")
+            assert int(rows[0][0]) == 2
+        finally:
+            server.close()

@@ -37,6 +37,7 @@ pub mod rate_limits;
 pub mod sessions;
 pub mod settings;
 pub mod sql;
+mod startup_lock;
 pub mod tenants;
 pub mod tokens;
 pub mod user_admin;
@@ -45,6 +46,7 @@ pub mod webhooks;
 pub mod window;
 
 pub use error::{Error, Result};
+pub use startup_lock::StartupLock;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -107,6 +109,40 @@ pub struct DbOptions<'a> {
     pub max_connections: u32,
 }
 
+/// The database `options` name: `--database-url`, or the SQLite file in the data directory
+/// (created if missing).
+fn database_url(options: &DbOptions<'_>) -> anyhow::Result<String> {
+    match options.database_url {
+        Some(url) if is_postgres(url) || url.starts_with("sqlite:") => Ok(url.to_string()),
+        Some(url) => {
+            anyhow::bail!("unsupported database URL {url:?}: use postgres://... or sqlite:...")
+        }
+        None => {
+            std::fs::create_dir_all(options.data_dir).with_context(|| {
+                format!("creating data directory {}", options.data_dir.display())
+            })?;
+            let path = options.data_dir.join("trellis.db");
+            Ok(format!("sqlite://{}?mode=rwc", path.display()))
+        }
+    }
+}
+
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// Waits until no other process is opening, migrating or bootstrapping the database `options`
+/// name, and keeps the others waiting until the guard is dropped (`store/startup_lock.rs`).
+pub async fn startup_lock(options: &DbOptions<'_>) -> anyhow::Result<StartupLock> {
+    let url = database_url(options)?;
+    let target = if is_postgres(&url) {
+        startup_lock::LockTarget::Postgres(url)
+    } else {
+        startup_lock::LockTarget::sqlite(&url)?
+    };
+    target.acquire().await
+}
+
 /// How often the WAL is copied back into the SQLite database file.
 const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
 
@@ -137,36 +173,22 @@ fn spawn_checkpointer(read: AnyPool) {
 impl Db {
     pub async fn connect(options: DbOptions<'_>) -> anyhow::Result<Db> {
         sqlx::any::install_default_drivers();
-        match options.database_url {
-            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                let pool = AnyPoolOptions::new()
-                    .max_connections(options.max_connections)
-                    .acquire_timeout(Duration::from_secs(10))
-                    .connect(url)
-                    .await
-                    .context("connecting to PostgreSQL")?;
-                Ok(Db {
-                    read: pool.clone(),
-                    write: pool,
-                    engine: Engine::Postgres,
-                    auth_generations: Arc::default(),
-                })
-            }
-            Some(url) if url.starts_with("sqlite:") => {
-                Self::connect_sqlite(url, options.max_connections).await
-            }
-            Some(url) => {
-                anyhow::bail!("unsupported database URL {url:?}: use postgres://... or sqlite:...")
-            }
-            None => {
-                std::fs::create_dir_all(options.data_dir).with_context(|| {
-                    format!("creating data directory {}", options.data_dir.display())
-                })?;
-                let path = options.data_dir.join("trellis.db");
-                let url = format!("sqlite://{}?mode=rwc", path.display());
-                Self::connect_sqlite(&url, options.max_connections).await
-            }
+        let url = database_url(&options)?;
+        if is_postgres(&url) {
+            let pool = AnyPoolOptions::new()
+                .max_connections(options.max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(&url)
+                .await
+                .context("connecting to PostgreSQL")?;
+            return Ok(Db {
+                read: pool.clone(),
+                write: pool,
+                engine: Engine::Postgres,
+                auth_generations: Arc::default(),
+            });
         }
+        Self::connect_sqlite(&url, options.max_connections).await
     }
 
     async fn connect_sqlite(url: &str, max_connections: u32) -> anyhow::Result<Db> {
