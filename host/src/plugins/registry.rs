@@ -262,9 +262,15 @@ impl Plugins {
         }
     }
 
-    /// Polls the bindings for the life of the process.
+    /// Polls the bindings for the life of the process. The built-ins warm beside the polling,
+    /// not before it: compiling them all on a cold cache takes seconds (far longer in a debug
+    /// build), and a binding made meanwhile through another process would go unseen until
+    /// then.
     pub async fn poll(self: Arc<Self>, db: Db) {
-        self.warm_built_ins().await;
+        tokio::spawn({
+            let plugins = self.clone();
+            async move { plugins.warm_built_ins().await }
+        });
         let mut interval = tokio::time::interval(POLL_INTERVAL);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

@@ -19,7 +19,7 @@ use sqlx::postgres::PgConnection;
 use sqlx::sqlite::SqliteConnectOptions;
 
 /// The advisory lock key on PostgreSQL ("trellis" in ASCII, so that it tells what holds it).
-const ADVISORY_KEY: i64 = 0x7472_656c_6c69_73;
+const ADVISORY_KEY: i64 = 0x0074_7265_6c6c_6973;
 
 /// What serializes the startup of processes sharing one database.
 #[derive(Debug, Clone)]
