@@ -10,33 +10,18 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use trellis::plugins::registry::invoke_blocking;
-use trellis::plugins::runtime::{Runtime, RuntimeOptions};
 use trellis::plugins::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
-use trellis::plugins::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
+use trellis::plugins::{Binding, FailurePolicy, Hook, Plugins};
+
+mod common;
 
 fn setup() -> (Arc<Plugins>, Arc<Binding>, spam::SpamInput) {
-    let runtime = Runtime::new(RuntimeOptions {
-        cache_dir: None,
-        pool_instances: 16,
-        max_memory_bytes: 256 << 20,
-    })
-    .expect("engine");
-    let maxima = Maxima::default();
-    let plugins = Plugins::new(runtime, maxima);
-    let bytes = builtin::BUILT_INS[0].bytes;
-    let compiled = Arc::new(plugins.runtime.compile(bytes).expect("built-in compiles"));
-    let binding = Arc::new(Binding {
-        tenant_id: 1,
-        hook: Hook::SpamCheck,
-        plugin: Ok(compiled),
-        label: Arc::from("spam-filter"),
-        config: Arc::from(
-            r#"{"blocked_words": ["casino", "free money"], "blocked_link_domains": ["spam.example"]}"#,
-        ),
-        failure_policy: FailurePolicy::FailOpen,
-        limits: maxima.defaults(),
-        outbound: None,
-    });
+    let (plugins, binding) = common::built_in_binding(
+        "spam-filter",
+        Hook::SpamCheck,
+        r#"{"blocked_words": ["casino", "free money"], "blocked_link_domains": ["spam.example"]}"#,
+        FailurePolicy::FailOpen,
+    );
     let input = spam::wit_input(&SpamSubject {
         kind: SpammableKind::Issue,
         title: "Crash when saving a file with a long name".into(),

@@ -16,8 +16,9 @@ use trellis::plugins::push_rules::{
     ChangedFile, Commit, Decision, Project, Push, Pusher, RefUpdate, Rule, Signature, User,
     Visibility, commits_answer,
 };
-use trellis::plugins::runtime::{Runtime, RuntimeOptions};
-use trellis::plugins::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
+use trellis::plugins::{Binding, FailurePolicy, Hook, Plugins};
+
+mod common;
 
 /// The benchmark reads no blob.
 struct NoBlobs;
@@ -29,29 +30,12 @@ impl BlobSource for NoBlobs {
 }
 
 fn setup() -> (Arc<Plugins>, Arc<Binding>, Push) {
-    let runtime = Runtime::new(RuntimeOptions {
-        cache_dir: None,
-        pool_instances: 16,
-        max_memory_bytes: 256 << 20,
-    })
-    .expect("engine");
-    let maxima = Maxima::default();
-    let plugins = Plugins::new(runtime, maxima);
-    let built_in = builtin::BUILT_INS
-        .iter()
-        .find(|b| b.name == "push-rules")
-        .expect("the push-rules built-in");
-    let compiled = Arc::new(plugins.runtime.compile(built_in.bytes).expect("compiles"));
-    let binding = Arc::new(Binding {
-        tenant_id: 1,
-        hook: Hook::PushRules,
-        plugin: Ok(compiled),
-        label: Arc::from("push-rules"),
-        config: Arc::from("{}"),
-        failure_policy: FailurePolicy::FailClosed,
-        limits: maxima.defaults(),
-        outbound: None,
-    });
+    let (plugins, binding) = common::built_in_binding(
+        "push-rules",
+        Hook::PushRules,
+        "{}",
+        FailurePolicy::FailClosed,
+    );
     let push = Push {
         project: Project {
             id: 1,
