@@ -591,6 +591,31 @@ def run_git(home: Path, *args, cwd=None, check=True) -> subprocess.CompletedProc
     return done
 
 
+def commits_stream(ref: str, parent: str, count: int, email: str,
+                   message=lambda n: f"feat: change {n}\n",
+                   file=lambda n: f"many-{n}.txt") -> str:
+    """A `git fast-import` stream of `count` commits on `parent` into `ref`, each adding one
+    file: enough of them make a push git receives as a pack (past its unpack limit of 100
+    objects) rather than as loose objects."""
+    out = []
+    for n in range(count):
+        text, when = message(n), 1_700_000_000 + n
+        content = f"change {n}\n"
+        out.append(f"commit {ref}\ncommitter Root <{email}> {when} +0000\n"
+                   f"data {len(text)}\n{text}" + (f"from {parent}\n" if n == 0 else "")
+                   + f"M 100644 inline {file(n)}\ndata {len(content)}\n{content}\n")
+    return "".join(out)
+
+
+def prescans_used(server: Server) -> int:
+    """How many pushes took the verdict of push rules started before their hook
+    (`trellis_push_prescans_total{outcome="used"}`)."""
+    for line in server.request("GET", "/-/metrics").text.splitlines():
+        if line.startswith('trellis_push_prescans_total{outcome="used"}'):
+            return int(float(line.split()[-1]))
+    return 0
+
+
 def git_url(server: Server, path: str, login: str | None = None,
             password: str | None = None) -> str:
     """The smart HTTP URL of `path` on `server`, with credentials when given."""

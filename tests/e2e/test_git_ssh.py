@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import (assert_json, bind, free_port, gpg_signing_key, make_user, other_tenant,
-                      require_program, upload)
+from conftest import (assert_json, bind, commits_stream, free_port, gpg_signing_key, make_user,
+                      other_tenant, prescans_used, require_program, upload)
 
 NOT_FOUND = ("The project you were looking for could not be found or you don't have "
              "permission to view it.")
@@ -89,7 +89,7 @@ class Ssh:
                               input=stdin if stdin is not None else "")
 
     def git(self, key: Path, *args, cwd=None, port: int | None = None,
-            check=True) -> subprocess.CompletedProcess:
+            check=True, input: str | None = None) -> subprocess.CompletedProcess:
         ssh_command = " ".join(["ssh", "-p", str(port or self.port), *self.options(key)])
         env = {
             "PATH": os.environ["PATH"],
@@ -100,7 +100,7 @@ class Ssh:
             "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
         }
         done = subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd,
-                              env=env, capture_output=True, text=True, timeout=120)
+                              env=env, capture_output=True, text=True, timeout=120, input=input)
         if check:
             assert done.returncode == 0, done.stderr
         return done
@@ -581,6 +581,32 @@ def test_the_example_refuses_an_ssh_push_after_a_swap_without_restart(
     assert 'is not a Conventional Commit: "Update things"' in push.stderr, push.stderr
     push = attempt(ssh, key, repo, message="docs: readme")
     assert push.returncode == 0, push.stderr
+
+
+def test_a_large_ssh_push_is_checked_while_git_walks_it(ssh, rules_repo, push_rules_id):
+    """Over SSH too, push rules start on a pushed pack as soon as git has indexed it, and the
+    hook takes their verdict (`trellis_push_prescans_total{outcome="used"}`)."""
+    project, key, repo = rules_repo
+    bind_push_rules(ssh.server, push_rules_id, {})
+    project.pushrules.create({"commit_message_regex": "^feat: "})
+
+    def push_many(**stream):
+        ssh.git(key, "fetch", "-q", "origin", cwd=repo)
+        parent = ssh.git(key, "rev-parse", "origin/HEAD", cwd=repo).stdout.strip()
+        ssh.git(key, "fast-import", "--quiet", "--force", cwd=repo,
+                input=commits_stream("refs/heads/many", parent, 1000, "ada@example.com",
+                                     **stream))
+        return ssh.git(key, "push", "origin", "refs/heads/many:refs/heads/main", cwd=repo,
+                       check=False)
+
+    used = prescans_used(ssh.server)
+    refused_by_rule(push_many(message=lambda n: "wip\n" if n == 0 else f"feat: {n}\n"),
+                    "Commit message does not follow the pattern '^feat: '")
+    push = push_many()
+    assert push.returncode == 0, push.stderr
+    # As over HTTP: a hook that comes before the prescan has found the pack checks the push
+    # itself, so only some verdict need have come from a prescan.
+    assert prescans_used(ssh.server) > used
 
 
 def test_host_key_is_kept_across_a_restart(ssh, owner):

@@ -3,6 +3,8 @@
 //! `DATA_DIR/repositories/<tenant>/<project id>.git` (its wiki at `<project id>.wiki.git`):
 //! keyed by id, so renames and transfers never move directories.
 
+mod batch_process;
+pub mod commands_tap;
 pub mod commits;
 pub mod diff;
 mod error;
@@ -14,6 +16,7 @@ pub mod receive;
 pub mod refs;
 pub mod smart_http;
 pub mod tree;
+mod tree_diff;
 pub mod write;
 
 pub use error::{Error, Result};

@@ -1,31 +1,37 @@
 //! Reading what a push brings, before it is accepted: the new commits of a reference update
-//! (`git rev-list`, streamed), their headers and signatures and the sizes of the blobs they
-//! add (one `git cat-file --batch-command`), the files each changes (one `git diff-tree
-//! --stdin`), and blob contents on demand with a byte cap.
+//! (`git rev-list`, streamed), their headers and signatures (one `git cat-file
+//! --batch-command`), the files each changes and their sizes (`tree_diff`, comparing trees
+//! read through `cat-file`s of its own), and blob contents on demand with a byte cap.
 //!
 //! Every command runs with the push's quarantine environment (`GIT_OBJECT_DIRECTORY`,
 //! `GIT_ALTERNATE_OBJECT_DIRECTORIES`, `GIT_QUARANTINE_PATH`), so it sees the pushed objects,
 //! which are not in the repository yet. Commits are read [`BATCH_COMMITS`] at a time while
 //! `rev-list` keeps streaming: a push of 100,000 commits never sits in memory whole.
 //!
-//! The two readers live as long as the scan and are fed batch after batch: starting them for
+//! The readers live as long as the scan and are fed batch after batch: starting them for
 //! every batch cost more than their work (50 batches of a 10,000-commit push spent about
-//! 0.3 s of 0.6 s starting processes; `tests/bench/push-rules`). `cat-file` and two
-//! `diff-tree`s work on a batch at the same time.
+//! 0.3 s of 0.6 s starting processes; `tests/bench/push-rules`). The next batch's commits
+//! are read while the current batch's trees are compared, and the caller checks a batch
+//! while the next is read: three stages at work at once.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::ChildStdout;
 
+use super::batch_process::{self, BatchProcess};
 use super::error::{Error, Result};
 use super::process::command;
+use super::tree_diff::{Oid, TreeDiffer};
 
-/// Commits read (and handed to a plugin) at a time.
-pub const BATCH_COMMITS: usize = 200;
+/// Commits read (and handed to a plugin) at a time. Each plugin call costs about 0.65 ms
+/// before its first commit (a fresh instance, its configuration, its patterns compiled) and
+/// a few microseconds a commit after (`cargo bench -p trellis --bench push_rules`): 500
+/// keeps a 10,000-commit push to 20 calls, each a few milliseconds.
+pub const BATCH_COMMITS: usize = 500;
 /// Changed files listed per batch before the batch is handed over early (a batch always
 /// holds at least one whole commit, however many files it changes).
 pub const BATCH_FILES: usize = 5_000;
@@ -100,22 +106,17 @@ impl PushObjects {
             .map_err(Error::io("running git rev-list"))?;
         let stdout = child.stdout.take().ok_or_else(broken_pipe)?;
         Ok(NewCommits {
-            readers: Readers {
-                objects: Reader::start(self.git(), &["cat-file", "--batch-command", "--buffer"])?,
-                diffs: (0..diff_readers())
-                    .map(|_| {
-                        Reader::start(
-                            self.git(),
-                            &["diff-tree", "--stdin", "-r", "-z", "--root", "--no-renames"],
-                        )
-                    })
-                    .collect::<Result<_>>()?,
-                end_of_batch: format!("end-{}\n", crate::auth::secrets::generate("", 32)),
+            rev_list: RevList {
+                child,
+                lines: BufReader::new(stdout).lines(),
+                done: false,
             },
-            child,
-            lines: BufReader::new(stdout).lines(),
+            objects: BatchProcess::start(self.git())?,
+            trees: (0..tree_differs())
+                .map(|_| Ok(TreeDiffer::new(BatchProcess::start(self.git())?)))
+                .collect::<Result<_>>()?,
+            read_ahead: None,
             ready: VecDeque::new(),
-            done: false,
         })
     }
 
@@ -157,218 +158,215 @@ impl PushObjects {
 }
 
 /// A push's new commits, in batches of at most [`BATCH_COMMITS`] commits and (unless one
-/// commit alone has more) [`BATCH_FILES`] changed files.
+/// commit alone has more) [`BATCH_FILES`] changed files. The scan's git processes live as
+/// long as it does (killed when dropped).
 pub struct NewCommits {
-    readers: Readers,
-    child: tokio::process::Child,
-    lines: Lines<BufReader<ChildStdout>>,
+    rev_list: RevList,
+    /// `cat-file`: commit objects, and the trees of parents outside their batch.
+    objects: BatchProcess,
+    /// Tree comparers, each working through its share of a batch's commits.
+    trees: Vec<TreeDiffer>,
+    /// The next batch, its commits read, its files not yet.
+    read_ahead: Option<Headers>,
     ready: VecDeque<Vec<ScannedCommit>>,
-    done: bool,
 }
 
 impl NewCommits {
     /// The next batch; `None` once every new commit was handed out.
     pub async fn next_batch(&mut self) -> Result<Option<Vec<ScannedCommit>>> {
-        while self.ready.is_empty() && !self.done {
-            let mut shas = Vec::with_capacity(BATCH_COMMITS);
-            while shas.len() < BATCH_COMMITS {
-                let line = self
-                    .lines
-                    .next_line()
-                    .await
-                    .map_err(Error::io("reading git rev-list"))?;
-                match line {
-                    Some(sha) if is_object_id(sha.trim()) => shas.push(sha.trim().to_string()),
-                    Some(_) => {}
-                    None => {
-                        self.done = true;
-                        break;
-                    }
-                }
+        while self.ready.is_empty() {
+            let current = match self.read_ahead.take() {
+                Some(headers) => headers,
+                None => match read_next(&mut self.rev_list, &mut self.objects).await? {
+                    Some(headers) => headers,
+                    None => break,
+                },
+            };
+            // The next batch's commits are read while this one's trees are compared.
+            let (files, next) = tokio::try_join!(
+                changed_files(&mut self.trees, &current.pairs),
+                read_next(&mut self.rev_list, &mut self.objects)
+            )?;
+            self.read_ahead = next;
+            let Headers {
+                mut commits,
+                listed,
+                ..
+            } = current;
+            for (index, files) in listed.into_iter().zip(files) {
+                commits[index].files = files;
             }
-            if self.done {
-                let status = self
-                    .child
-                    .wait()
-                    .await
-                    .map_err(Error::io("waiting for git rev-list"))?;
-                if !status.success() {
-                    return Err(Error::Failed {
-                        command: "rev-list".into(),
-                        stderr: format!("exited with {status}"),
-                    });
-                }
-            }
-            if !shas.is_empty() {
-                let commits = self.readers.read_commits(&shas).await?;
-                self.ready.extend(split_by_files(commits));
-            }
+            self.ready.extend(split_by_files(commits));
         }
         Ok(self.ready.pop_front())
     }
 }
 
-/// The scan's long-lived readers (killed when dropped).
-struct Readers {
-    /// `cat-file --batch-command --buffer`: commit objects and blob sizes.
-    objects: Reader,
-    /// `diff-tree --stdin`: the files each commit changes, each reader diffing its share of a
-    /// batch.
-    diffs: Vec<Reader>,
-    /// The line that ends a batch for `diff-tree`, which echoes lines that are not object ids.
-    /// Random, so that no path in the push can forge it.
-    end_of_batch: String,
-}
-
-impl Readers {
-    /// Headers, message, signature and changed files (with sizes) of `shas`.
-    async fn read_commits(&mut self, shas: &[String]) -> Result<Vec<ScannedCommit>> {
-        let contents: String = shas.iter().map(|s| format!("contents {s}\n")).collect();
-        let end_of_batch = self.end_of_batch.as_bytes();
-        let share = shas.len().div_ceil(self.diffs.len()).max(1);
-        let diffing = self
-            .diffs
-            .iter_mut()
-            .zip(shas.chunks(share))
-            .map(|(reader, shas)| {
-                let input = format!("{}\n{}", shas.join("\n"), self.end_of_batch);
-                async move {
-                    let out = reader.flushed(input, Answer::Until(end_of_batch)).await?;
-                    Ok::<_, Error>(parse_diff_tree(
-                        &out[..out.len() - end_of_batch.len()],
-                        shas,
-                    ))
-                }
-            });
-        let (raw, diffs) = tokio::try_join!(
-            self.objects
-                .flushed(contents + "flush\n", Answer::Objects(shas.len())),
-            futures_util::future::try_join_all(diffing),
-        )?;
-        let mut commits = parse_batch(&raw)
-            .into_iter()
-            .filter(|(_, kind, _)| kind == "commit")
-            .map(|(sha, _, body)| parse_commit(sha, body))
-            .collect::<Vec<_>>();
-        let mut files: HashMap<String, Vec<ChangedFile>> = diffs.into_iter().flatten().collect();
-        let blobs: Vec<&str> = files
-            .values()
-            .flatten()
-            .filter(|f| !f.deleted)
-            .map(|f| f.blob_id.as_str())
-            .collect();
-        let info: String = blobs.iter().map(|id| format!("info {id}\n")).collect();
-        let sizes = self
-            .objects
-            .flushed(info + "flush\n", Answer::Lines(blobs.len()))
-            .await?;
-        let sizes: HashMap<&str, u64> = std::str::from_utf8(&sizes)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                let mut parts = l.split(' ');
-                let (id, _kind, size) = (parts.next()?, parts.next()?, parts.next()?);
-                Some((id, size.parse().ok()?))
+/// The files of each of `pairs`, split between `differs`, each on a task of its own: parsing
+/// `cat-file`'s answers and walking trees is the server's share of the work, and it too
+/// runs on both cores that way.
+async fn changed_files(
+    differs: &mut Vec<TreeDiffer>,
+    pairs: &[(Option<Oid>, Oid)],
+) -> Result<Vec<Vec<ChangedFile>>> {
+    let share = pairs.len().div_ceil(differs.len().max(1)).max(1);
+    let mut shares = pairs.chunks(share);
+    let tasks: Vec<_> = differs
+        .drain(..)
+        .map(|mut differ| {
+            let pairs = shares.next().map(<[_]>::to_vec).unwrap_or_default();
+            tokio::spawn(async move {
+                let files = differ.changed_files(&pairs).await;
+                (differ, files)
             })
-            .collect();
-        for commit in &mut commits {
-            let mut changed = files.remove(&commit.sha).unwrap_or_default();
-            for file in &mut changed {
-                file.size = sizes.get(file.blob_id.as_str()).copied().unwrap_or(0);
-            }
-            commit.files = changed;
-        }
-        Ok(commits)
-    }
-}
-
-/// `diff-tree` processes a scan runs side by side. Diffing is most of reading a push (inflating
-/// trees: about 0.13 s of CPU for 10,000 commits), and splitting each batch between two of them
-/// took the read of a 10,000-commit push from 220-250 ms to 160-190 ms on two cores, for about
-/// 30% more CPU (each process's delta cache sees only its half of the history;
-/// `tests/bench/push-rules`).
-fn diff_readers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
-}
-
-/// How much of a reader's output answers one request.
-enum Answer<'a> {
-    /// `cat-file` objects: a header line each, then its content unless it is missing.
-    Objects(usize),
-    /// `cat-file` header lines.
-    Lines(usize),
-    /// Everything up to and including this line.
-    Until(&'a [u8]),
-}
-
-/// A long-lived git process fed requests on stdin.
-struct Reader {
-    _child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Reader {
-    fn start(mut git: tokio::process::Command, args: &[&str]) -> Result<Reader> {
-        let mut child = git.args(args).spawn().map_err(Error::io("running git"))?;
-        Ok(Reader {
-            stdin: child.stdin.take().ok_or_else(broken_pipe)?,
-            stdout: BufReader::new(child.stdout.take().ok_or_else(broken_pipe)?),
-            _child: child,
         })
+        .collect();
+    let mut files = Vec::with_capacity(pairs.len());
+    let mut failed = None;
+    for task in tasks {
+        match task.await {
+            Ok((differ, listed)) => {
+                differs.push(differ);
+                match listed {
+                    Ok(listed) => files.extend(listed),
+                    Err(error) => failed = Some(error),
+                }
+            }
+            Err(error) => failed = Some(Error::io("comparing trees")(std::io::Error::other(error))),
+        }
     }
+    match failed {
+        Some(error) => Err(error),
+        None => Ok(files),
+    }
+}
 
-    /// Writes `input` while reading its answer (git may answer before it has read
-    /// everything, and a large input must not block on a full output pipe).
-    async fn flushed(&mut self, input: String, answer: Answer<'_>) -> Result<Vec<u8>> {
-        let Reader { stdin, stdout, .. } = self;
-        let write = async {
-            stdin.write_all(input.as_bytes()).await?;
-            stdin.flush().await
-        };
-        let read = async {
-            let mut out = Vec::new();
-            match answer {
-                Answer::Objects(count) => {
-                    for _ in 0..count {
-                        let start = out.len();
-                        stdout.read_until(b'\n', &mut out).await?;
-                        let header = String::from_utf8_lossy(&out[start..]).to_string();
-                        let size = match header.trim_end().rsplit_once(' ') {
-                            Some((_, size)) if !header.trim_end().ends_with(" missing") => {
-                                size.parse::<usize>().unwrap_or(0)
-                            }
-                            _ => continue,
-                        };
-                        let end = out.len() + size + 1;
-                        out.resize(end, 0);
-                        let body = out.len() - size - 1;
-                        stdout.read_exact(&mut out[body..]).await?;
-                    }
-                }
-                Answer::Lines(count) => {
-                    for _ in 0..count {
-                        stdout.read_until(b'\n', &mut out).await?;
-                    }
-                }
-                Answer::Until(end) => {
-                    while !out.ends_with(end) {
-                        if stdout.read_until(b'\n', &mut out).await? == 0 {
-                            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
-                        }
+/// `git rev-list`'s stream of new commit ids.
+struct RevList {
+    child: tokio::process::Child,
+    lines: Lines<BufReader<ChildStdout>>,
+    done: bool,
+}
+
+impl RevList {
+    /// The next [`BATCH_COMMITS`] ids at most; none once `rev-list` has ended well.
+    async fn next_shas(&mut self) -> Result<Vec<String>> {
+        let mut shas = Vec::with_capacity(BATCH_COMMITS);
+        while shas.len() < BATCH_COMMITS && !self.done {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .map_err(Error::io("reading git rev-list"))?;
+            match line {
+                Some(sha) if is_object_id(sha.trim()) => shas.push(sha.trim().to_string()),
+                Some(_) => {}
+                None => {
+                    self.done = true;
+                    let status = self
+                        .child
+                        .wait()
+                        .await
+                        .map_err(Error::io("waiting for git rev-list"))?;
+                    if !status.success() {
+                        return Err(Error::Failed {
+                            command: "rev-list".into(),
+                            stderr: format!("exited with {status}"),
+                        });
                     }
                 }
             }
-            Ok(out)
-        };
-        let (written, out) = tokio::join!(write, read);
-        written.map_err(Error::io("writing to git"))?;
-        out.map_err(Error::io("reading git"))
+        }
+        Ok(shas)
     }
+}
+
+/// A batch's commits as read, and the trees to compare for their files: `pairs[i]` (parent
+/// tree, tree) belongs to `commits[listed[i]]` (merge commits list no files).
+struct Headers {
+    commits: Vec<ScannedCommit>,
+    pairs: Vec<(Option<Oid>, Oid)>,
+    listed: Vec<usize>,
+}
+
+/// The next batch's headers, message and signature; `None` once every commit was read.
+async fn read_next(rev_list: &mut RevList, objects: &mut BatchProcess) -> Result<Option<Headers>> {
+    let shas = rev_list.next_shas().await?;
+    if shas.is_empty() {
+        return Ok(None);
+    }
+    let raw = objects.contents(&shas).await?;
+    let (commits, links): (Vec<ScannedCommit>, Vec<Links>) = batch_process::objects(&raw)
+        .into_iter()
+        .filter(|object| object.kind == "commit")
+        .map(|object| parse_commit(object.id.to_string(), object.body))
+        .unzip();
+    // Files are listed against the first parent, and not at all for merge commits.
+    let trees: HashMap<Oid, Oid> = commits
+        .iter()
+        .zip(&links)
+        .filter_map(|(commit, links)| Some((Oid::from_hex(&commit.sha)?, links.tree?)))
+        .collect();
+    let outside: Vec<Oid> = links
+        .iter()
+        .zip(&commits)
+        .filter(|(_, commit)| commit.parents <= 1)
+        .filter_map(|(links, _)| links.first_parent.filter(|p| !trees.contains_key(p)))
+        .collect::<HashSet<Oid>>()
+        .into_iter()
+        .collect();
+    let asked: Vec<String> = outside
+        .iter()
+        .map(|p| format!("{}^{{tree}}", p.hex()))
+        .collect();
+    let info = objects.info(&asked).await?;
+    let outside_trees: HashMap<Oid, Oid> = outside
+        .into_iter()
+        .zip(std::str::from_utf8(&info).unwrap_or_default().lines())
+        .filter_map(|(parent, line)| Some((parent, Oid::from_hex(line.split(' ').next()?)?)))
+        .collect();
+    let mut pairs = Vec::new();
+    let mut listed = Vec::new();
+    for (index, links) in links.iter().enumerate() {
+        if commits[index].parents > 1 {
+            continue;
+        }
+        let tree = links.tree.ok_or_else(|| malformed(&commits[index].sha))?;
+        let parent_tree = match links.first_parent {
+            None => None,
+            Some(parent) => Some(
+                *trees
+                    .get(&parent)
+                    .or_else(|| outside_trees.get(&parent))
+                    .ok_or_else(|| malformed(&commits[index].sha))?,
+            ),
+        };
+        pairs.push((parent_tree, tree));
+        listed.push(index);
+    }
+    Ok(Some(Headers {
+        commits,
+        pairs,
+        listed,
+    }))
+}
+
+/// Tree comparers a scan runs side by side. Comparing trees is most of reading a push, and
+/// two of them on two cores read a 10,000-commit push's trees in about half the time, each
+/// re-reading only the tree where its share begins (`tests/bench/push-rules`).
+fn tree_differs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
 }
 
 fn broken_pipe() -> Error {
     Error::io("talking to git")(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+}
+
+fn malformed(sha: &str) -> Error {
+    Error::Failed {
+        command: "cat-file".into(),
+        stderr: format!("commit {sha} has no readable tree or parent"),
+    }
 }
 
 /// Splits a batch of commits so that no part lists more than [`BATCH_FILES`] changed files
@@ -391,33 +389,10 @@ fn split_by_files(commits: Vec<ScannedCommit>) -> Vec<Vec<ScannedCommit>> {
     parts
 }
 
-/// `cat-file --batch` output: `<sha> <type> <size>\n<content>\n` per object.
-fn parse_batch(raw: &[u8]) -> Vec<(String, String, &[u8])> {
-    let mut objects = Vec::new();
-    let mut rest = raw;
-    while let Some(end) = rest.iter().position(|b| *b == b'\n') {
-        let header = String::from_utf8_lossy(&rest[..end]).to_string();
-        rest = &rest[end + 1..];
-        let mut parts = header.split(' ');
-        let (Some(sha), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next()) else {
-            continue; // `<sha> missing`
-        };
-        let Ok(size) = size.parse::<usize>() else {
-            continue;
-        };
-        if size > rest.len() {
-            break;
-        }
-        objects.push((sha.to_string(), kind.to_string(), &rest[..size]));
-        rest = rest.get(size + 1..).unwrap_or_default();
-    }
-    objects
-}
-
 /// A commit object: headers up to the first blank line, then the message. The `gpgsig`
 /// header (continued on lines starting with a space) is the signature; the object without
 /// it is what was signed.
-fn parse_commit(sha: String, body: &[u8]) -> ScannedCommit {
+fn parse_commit(sha: String, body: &[u8]) -> (ScannedCommit, Links) {
     let split = body
         .windows(2)
         .position(|w| w == b"\n\n")
@@ -429,7 +404,12 @@ fn parse_commit(sha: String, body: &[u8]) -> ScannedCommit {
         message: String::from_utf8_lossy(message).to_string(),
         ..ScannedCommit::default()
     };
-    let mut signed = Vec::with_capacity(body.len());
+    let mut links = Links::default();
+    // What was signed is only kept for a signed commit.
+    let is_signed = headers
+        .split(|b| *b == b'\n')
+        .any(|line| line.starts_with(b"gpgsig "));
+    let mut signed = Vec::with_capacity(if is_signed { body.len() } else { 0 });
     let mut armored = String::new();
     let mut in_signature = false;
     for line in headers.split_inclusive(|b| *b == b'\n') {
@@ -444,14 +424,21 @@ fn parse_commit(sha: String, body: &[u8]) -> ScannedCommit {
             armored.push_str(first);
             continue;
         }
-        signed.extend_from_slice(line);
+        if is_signed {
+            signed.extend_from_slice(line);
+        }
         let text = text.trim_end();
         if let Some(person) = text.strip_prefix("author ") {
             (commit.author_name, commit.author_email) = person_of(person);
         } else if let Some(person) = text.strip_prefix("committer ") {
             (commit.committer_name, commit.committer_email) = person_of(person);
-        } else if text.starts_with("parent ") {
+        } else if let Some(parent) = text.strip_prefix("parent ") {
+            if commit.parents == 0 {
+                links.first_parent = Oid::from_hex(parent);
+            }
             commit.parents += 1;
+        } else if let Some(tree) = text.strip_prefix("tree ") {
+            links.tree = Oid::from_hex(tree);
         }
     }
     if !armored.is_empty() {
@@ -461,7 +448,14 @@ fn parse_commit(sha: String, body: &[u8]) -> ScannedCommit {
             signed_data: signed,
         });
     }
-    commit
+    (commit, links)
+}
+
+/// What a commit's headers say of its place in history: its tree and its first parent.
+#[derive(Debug, Default)]
+struct Links {
+    tree: Option<Oid>,
+    first_parent: Option<Oid>,
 }
 
 /// `Name <email> 1700000000 +0000` → (name, email).
@@ -475,45 +469,6 @@ fn person_of(text: &str) -> (String, String) {
     }
 }
 
-/// `diff-tree --stdin -z` output. Each commit's entries are preceded by its id; merge commits
-/// print nothing (no `-m`), so the ids we fed tell the commits apart.
-/// An entry is `:<old mode> <new mode> <old id> <new id> <status>\0<path>\0`.
-fn parse_diff_tree(raw: &[u8], shas: &[String]) -> HashMap<String, Vec<ChangedFile>> {
-    let mut files: HashMap<String, Vec<ChangedFile>> = HashMap::new();
-    let mut fields = raw.split(|b| *b == 0).map(String::from_utf8_lossy);
-    let mut current: Option<String> = None;
-    while let Some(field) = fields.next() {
-        let field = field.trim_matches('\n');
-        if field.is_empty() {
-            continue;
-        }
-        if let Some(meta) = field.strip_prefix(':') {
-            let Some(path) = fields.next() else { break };
-            let parts: Vec<&str> = meta.split(' ').collect();
-            let (Some(new_id), Some(status)) = (parts.get(3), parts.get(4)) else {
-                continue;
-            };
-            let deleted = status.starts_with('D');
-            if let Some(sha) = &current {
-                files.entry(sha.clone()).or_default().push(ChangedFile {
-                    path: path.to_string(),
-                    size: 0,
-                    added: status.starts_with('A'),
-                    deleted,
-                    blob_id: if deleted {
-                        String::new()
-                    } else {
-                        (*new_id).to_string()
-                    },
-                });
-            }
-        } else if shas.iter().any(|s| s == field) {
-            current = Some(field.to_string());
-        }
-    }
-    files
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,7 +476,8 @@ mod tests {
     #[test]
     fn a_signed_commit_splits_into_signature_and_signed_data() {
         let body = b"tree abc\nparent def\nauthor A U <a@x.org> 1 +0000\ncommitter C <c@x.org> 2 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n\nSubject\n\nBody\n";
-        let commit = parse_commit("1".repeat(40), body);
+        let (commit, links) = parse_commit("1".repeat(40), body);
+        assert_eq!(links.tree, None, "not an object id");
         assert_eq!(commit.author_name, "A U");
         assert_eq!(commit.author_email, "a@x.org");
         assert_eq!(commit.committer_email, "c@x.org");

@@ -10,6 +10,7 @@
 //! ([`ReceiveOptions`]), and what the server reads after a push ([`pushed_commits`]). Nothing
 //! here knows Trellis; the decision and what a push changes are `services::git_push`'s.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -132,6 +133,28 @@ impl Quarantine {
         }
     }
 
+    /// The variables git gives hooks for the quarantine directory `dir` of `repo`.
+    pub fn of_dir(repo: &Repository, dir: &Path) -> Quarantine {
+        let objects = repo.path().join("objects");
+        let dir = dir.display().to_string();
+        Quarantine {
+            vars: vec![
+                ("GIT_QUARANTINE_PATH".into(), dir.clone()),
+                ("GIT_OBJECT_DIRECTORY".into(), dir),
+                (
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES".into(),
+                    objects.display().to_string(),
+                ),
+            ],
+        }
+    }
+
+    /// The quarantine directory, resolved (`None` outside a push's hook).
+    pub fn dir(&self) -> Option<PathBuf> {
+        let (_, path) = self.vars.iter().find(|(n, _)| n == "GIT_QUARANTINE_PATH")?;
+        std::fs::canonicalize(path).ok()
+    }
+
     /// The environment for git commands on `repo` that must see the pushed objects: the
     /// quarantine variables, when each names a directory inside `repo`'s `objects`.
     pub fn env_for(&self, repo: &Repository) -> Result<Vec<(String, String)>> {
@@ -151,6 +174,37 @@ impl Quarantine {
         }
         Ok(self.vars.clone())
     }
+}
+
+/// The quarantine directories (`objects/tmp_objdir-incoming-*`) of the pushes into `repo`
+/// in progress.
+pub fn incoming_dirs(repo: &Repository) -> HashSet<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(repo.path().join("objects")) else {
+        return HashSet::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("tmp_objdir-incoming-")
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// A quarantine directory of `repo` that is not one of `before` and holds an indexed pack:
+/// `index-pack` writes the pack's `.idx` last, so from then on every object the push sent can
+/// be read, while `receive-pack` goes on to check connectivity. Pushes small enough to be
+/// unpacked into loose objects never show one.
+pub fn indexed_quarantine(repo: &Repository, before: &HashSet<PathBuf>) -> Option<PathBuf> {
+    incoming_dirs(repo).into_iter().find(|dir| {
+        !before.contains(dir)
+            && std::fs::read_dir(dir.join("pack")).is_ok_and(|mut files| {
+                files.any(|f| f.is_ok_and(|f| f.path().extension().is_some_and(|e| e == "idx")))
+            })
+    })
 }
 
 /// Whether `old` is an ancestor of `new` (a fast-forward), with the pushed objects visible
@@ -336,6 +390,36 @@ mod tests {
         assert_eq!(commits[0].modified, ["b"]);
         assert_eq!(commits[0].removed, ["c"]);
         assert!(commits[1].added.is_empty() && commits[1].message == "empty\n");
+    }
+
+    #[tokio::test]
+    async fn a_new_quarantine_is_found_once_its_pack_is_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::project(dir.path(), 1, 2);
+        repo.create("main").await.unwrap();
+        let objects = repo.path().join("objects");
+        let older = objects.join("tmp_objdir-incoming-older");
+        std::fs::create_dir_all(older.join("pack")).unwrap();
+        std::fs::write(older.join("pack/pack-1.idx"), b"").unwrap();
+        let before = incoming_dirs(&repo);
+        assert_eq!(before, HashSet::from([older.clone()]));
+
+        let ours = objects.join("tmp_objdir-incoming-ours");
+        std::fs::create_dir_all(ours.join("pack")).unwrap();
+        std::fs::write(ours.join("pack/tmp_pack_x"), b"").unwrap();
+        assert_eq!(
+            indexed_quarantine(&repo, &before),
+            None,
+            "a pack still being written is not indexed, and the push that started before is \
+             not ours"
+        );
+        std::fs::write(ours.join("pack/pack-2.idx"), b"").unwrap();
+        let found = indexed_quarantine(&repo, &before).unwrap();
+        assert_eq!(found, ours);
+
+        let quarantine = Quarantine::of_dir(&repo, &found);
+        assert!(quarantine.env_for(&repo).is_ok());
+        assert_eq!(quarantine.dir(), std::fs::canonicalize(&ours).ok());
     }
 
     #[tokio::test]

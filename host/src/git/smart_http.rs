@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
 
+use super::commands_tap::{CommandsTap, TappedWriter};
 use super::error::{Error, Result};
 use super::receive::ReceiveOptions;
 use super::{Repository, pktline, process};
@@ -142,7 +143,8 @@ pub struct Rpc {
 }
 
 /// Starts `service` on `repo` and streams `body` (gzip-compressed when `gzip`) into it. A
-/// push runs with its session's `options` (`services::git_push::Push::receive_options`).
+/// push runs with its session's `options` (`services::git_push::Push::receive_options`), and
+/// its body passes its `tap` (`Push::commands_tap`).
 pub fn rpc<S, B, E>(
     repo: &Repository,
     service: Service,
@@ -150,6 +152,7 @@ pub fn rpc<S, B, E>(
     options: Option<&ReceiveOptions>,
     body: S,
     gzip: bool,
+    tap: Option<CommandsTap>,
 ) -> Result<Rpc>
 where
     S: Stream<Item = std::result::Result<B, E>> + Send + 'static,
@@ -166,7 +169,7 @@ where
     let output = child.stdout.take().ok_or_else(broken)?;
     tokio::spawn(async move {
         // A client that goes away or sends a broken body: git sees its input end and fails.
-        if let Err(error) = feed(stdin, body, gzip).await {
+        if let Err(error) = feed(TappedWriter::new(stdin, tap), body, gzip).await {
             tracing::debug!(%error, "git request body ended early");
         }
     });
@@ -182,7 +185,11 @@ where
 
 /// Copies the request body into git's stdin, inflating it on the way when it is gzipped
 /// (git sends large fetch negotiations compressed). Chunk by chunk: nothing is held whole.
-async fn feed<S, B, E>(mut stdin: ChildStdin, body: S, gzip: bool) -> std::io::Result<()>
+async fn feed<S, B, E>(
+    mut stdin: TappedWriter<ChildStdin>,
+    body: S,
+    gzip: bool,
+) -> std::io::Result<()>
 where
     S: Stream<Item = std::result::Result<B, E>> + Send,
     B: AsRef<[u8]> + Send,
@@ -249,7 +256,7 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(b"0000").unwrap();
         let body = futures_util::stream::iter([Ok::<_, std::io::Error>(gz.finish().unwrap())]);
-        let rpc = rpc(&repo, Service::UploadPack, None, None, body, true).unwrap();
+        let rpc = rpc(&repo, Service::UploadPack, None, None, body, true, None).unwrap();
         let (status, stderr) = rpc.exit.await.unwrap().unwrap();
         assert!(status.success(), "{stderr}");
     }

@@ -199,6 +199,7 @@ async fn run(
         .is_some_and(|v| v.eq_ignore_ascii_case("gzip") || v.eq_ignore_ascii_case("x-gzip"));
     let body = body.into_data_stream();
     let options = push.as_ref().map(Push::receive_options);
+    let tap = push.as_ref().and_then(Push::commands_tap);
     let rpc = match smart_http::rpc(
         repo,
         service,
@@ -206,6 +207,7 @@ async fn run(
         options.as_ref(),
         body,
         gzip,
+        tap,
     ) {
         Ok(rpc) => rpc,
         Err(error) => return api_error(error).into_response(),

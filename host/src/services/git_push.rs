@@ -15,7 +15,8 @@
 //! 1. `ctx.pushes.start(NewPush { .. })` registers a session and returns a [`Push`];
 //! 2. run `git [-c config]... receive-pack` with [`Push::receive_options`]'s `config` before
 //!    the subcommand and its `env` added (HTTP adds `--stateless-rpc`; SSH runs it plain on
-//!    the channel);
+//!    the channel), copying the client's bytes into it through [`Push::commands_tap`], so
+//!    that push rules start on a pushed pack before the hook asks (`super::push_prescan`);
 //! 3. once git has exited, whatever its status, call [`Push::finish`]. Dropping a `Push`
 //!    instead (the client went away) unregisters the session and records nothing.
 //!
@@ -34,9 +35,11 @@ use serde_json::{Value, json};
 
 use super::projects::refresh_statistics;
 use super::protected_branches::{self as rules, Actor, DefaultBranchProtection};
+use super::push_prescan::Prescan;
 use super::push_rules::{self, PushSubject};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
+use crate::git::commands_tap::CommandsTap;
 use crate::git::receive::{self, PushedCommit, Quarantine, ReceiveOptions, RefUpdate};
 use crate::git::{self, Repository};
 use crate::model::projects::ProjectRow;
@@ -126,6 +129,8 @@ pub struct PushSession {
     max_input_bytes: Option<u64>,
     /// The updates `pre-receive` allowed, with the references' values before the push.
     allowed: Mutex<Option<Allowed>>,
+    /// Push rules already running on the pushed objects, for `pre-receive` to take.
+    prescan: Mutex<Option<Prescan>>,
 }
 
 struct Allowed {
@@ -169,6 +174,7 @@ impl PushSessions {
             plugins: self.plugins.clone(),
             max_input_bytes,
             allowed: Mutex::new(None),
+            prescan: Mutex::new(None),
         });
         self.lock().insert(id, session.clone());
         Push {
@@ -200,6 +206,12 @@ pub struct Push {
 impl Drop for Push {
     fn drop(&mut self) {
         self.sessions.lock().remove(&self.session.id);
+        // A prescan nobody took (the push failed before its hook) stops here.
+        self.session
+            .prescan
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 }
 
@@ -218,6 +230,27 @@ impl Push {
                 ),
             ],
         )
+    }
+
+    /// What a transport passes the bytes it copies into `receive-pack` through, so that push
+    /// rules start on the pushed objects as soon as git has indexed them
+    /// ([`Prescan`]); `None` when the tenant has no push rules to run. Call it before
+    /// starting git.
+    pub fn commands_tap(&self) -> Option<CommandsTap> {
+        let context = &self.session.context;
+        if !push_rules::is_bound(&self.session.plugins, &context.db) {
+            return None;
+        }
+        let before = receive::incoming_dirs(&context.repo);
+        // The tap may outlive the push (a body still trickling in after git failed).
+        let session = Arc::downgrade(&self.session);
+        Some(CommandsTap::new(Box::new(move |updates| {
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            let prescan = Prescan::start(&session, before, updates);
+            *session.prescan.lock().unwrap_or_else(|e| e.into_inner()) = Some(prescan);
+        })))
     }
 
     /// After git has exited: what the accepted updates change besides the repository.
@@ -284,19 +317,32 @@ pub async fn pre_receive(
     if verdict != Verdict::Allow {
         return Ok(verdict);
     }
-    let subject = PushSubject {
-        project: &session.context.project,
-        pusher: &session.context.pusher,
-        updates,
-        repository: session.context.repo.path(),
-        quarantine_env: quarantine,
+    let prescan = session
+        .prescan
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    let prescanned = match prescan {
+        Some(prescan) => prescan.verdict(updates, quarantine).await,
+        None => None,
     };
-    Ok(
-        match push_rules::check_push(&session.plugins, &session.context.db, subject).await {
-            PushVerdict::Allow => Verdict::Allow,
-            PushVerdict::Refuse(message) => Verdict::Refuse(message),
-        },
-    )
+    let verdict = match prescanned {
+        Some(verdict) => verdict,
+        None => {
+            let subject = PushSubject {
+                project: &session.context.project,
+                pusher: &session.context.pusher,
+                updates,
+                repository: session.context.repo.path(),
+                quarantine_env: quarantine,
+            };
+            push_rules::check_push(&session.plugins, &session.context.db, subject).await
+        }
+    };
+    Ok(match verdict {
+        PushVerdict::Allow => Verdict::Allow,
+        PushVerdict::Refuse(message) => Verdict::Refuse(message),
+    })
 }
 
 /// The hook callback's entry: finds the session, checks the quarantine environment, decides,

@@ -18,6 +18,7 @@ pub mod project_forks;
 pub mod project_placement;
 pub mod projects;
 pub mod protected_branches;
+mod push_prescan;
 pub mod push_rules;
 mod readme;
 pub mod repository;

@@ -43,10 +43,7 @@ pub struct PushSubject<'a> {
 
 /// Allow the push, or refuse it with the message for the pusher.
 pub async fn check_push(plugins: &Plugins, db: &TenantDb, subject: PushSubject<'_>) -> PushVerdict {
-    let Some(binding) = plugins.binding(db.tenant_id(), Hook::PushRules) else {
-        return PushVerdict::Allow;
-    };
-    match run(plugins, db, &binding, subject).await {
+    match try_check_push(plugins, db, subject).await {
         Ok(verdict) => verdict,
         Err(error) => {
             tracing::error!(
@@ -57,6 +54,23 @@ pub async fn check_push(plugins: &Plugins, db: &TenantDb, subject: PushSubject<'
             PushVerdict::Refuse(UNAVAILABLE.into())
         }
     }
+}
+
+/// [`check_push`], with a push that could not be read as an error rather than a refusal.
+pub async fn try_check_push(
+    plugins: &Plugins,
+    db: &TenantDb,
+    subject: PushSubject<'_>,
+) -> anyhow::Result<PushVerdict> {
+    match plugins.binding(db.tenant_id(), Hook::PushRules) {
+        Some(binding) => run(plugins, db, &binding, subject).await,
+        None => Ok(PushVerdict::Allow),
+    }
+}
+
+/// Whether a push of `db`'s tenant is checked at all.
+pub fn is_bound(plugins: &Plugins, db: &TenantDb) -> bool {
+    plugins.binding(db.tenant_id(), Hook::PushRules).is_some()
 }
 
 async fn run(
@@ -405,9 +419,9 @@ mod tests {
     async fn the_bound_plugin_reads_the_quarantined_push_in_batches() {
         let w = world().await;
         let main = w.main_tip();
-        // The offending commit is the oldest of 250: rev-list hands it over in the last batch.
+        // The offending commit is the oldest: rev-list hands it over in the second batch.
         let mut tip = w.commit(&main, "wip: nothing yet\n", "a.txt", b"a");
-        for i in 0..249 {
+        for i in 0..push_scan::BATCH_COMMITS + 49 {
             tip = w.commit(
                 &tip,
                 &format!("feat: step {i}\n"),

@@ -22,6 +22,7 @@ use crate::auth::Caller;
 use crate::auth::ssh::find_for_ssh_key;
 use crate::context::ApiContext;
 use crate::git::Repository;
+use crate::git::commands_tap::{CommandsTap, TappedWriter};
 use crate::git::smart_http::{self, Service};
 use crate::git_access::upload_slots::TOO_MANY;
 use crate::git_access::{self, Abilities, Denied, Transport};
@@ -338,8 +339,9 @@ async fn git(
         },
         Service::ReceivePack => None,
     };
+    let tap = push.as_ref().and_then(Push::commands_tap);
     let ran = match spawn(&allowed.repo, command.program, protocol, push.as_ref()) {
-        Ok(child) => run(child, read, write).await,
+        Ok(child) => run(child, read, write, tap).await,
         Err(error) => Err(std::io::Error::other(error)),
     };
     // Whatever git's status: finish records only the updates git did apply.
@@ -376,14 +378,16 @@ fn spawn(
     }
 }
 
-/// Runs git with the channel as its stdin, stdout and stderr, until git exits.
+/// Runs git with the channel as its stdin (through a push's `tap`), stdout and stderr, until
+/// git exits.
 async fn run(
     mut child: Child,
     mut read: russh::ChannelReadHalf,
     write: &ChannelWriteHalf<Msg>,
+    tap: Option<CommandsTap>,
 ) -> std::io::Result<ExitStatus> {
     let broken = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
-    let mut stdin = child.stdin.take().ok_or_else(broken)?;
+    let mut stdin = TappedWriter::new(child.stdin.take().ok_or_else(broken)?, tap);
     let mut stdout = child.stdout.take().ok_or_else(broken)?;
     let mut stderr = child.stderr.take().ok_or_else(broken)?;
     let mut input = pin!(async move {
