@@ -151,7 +151,8 @@ pub fn objects(raw: &[u8]) -> Vec<Object<'_>> {
     objects
 }
 
-fn broken_pipe() -> Error {
+/// A git process whose pipes are gone.
+pub(super) fn broken_pipe() -> Error {
     Error::io("talking to git")(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
 }
 
