@@ -58,14 +58,6 @@ impl CommandsTap {
         };
         match pktline::receive_commands(&self.seen).ok().flatten() {
             Some((updates, _, _)) if ended => {
-                let updates = updates
-                    .into_iter()
-                    .map(|u| RefUpdate {
-                        old: u.old,
-                        new: u.new,
-                        name: u.name,
-                    })
-                    .collect();
                 self.done();
                 if let Some(on_commands) = self.on_commands.take() {
                     on_commands(updates);

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use super::receive::RefUpdate;
+
 /// The largest packet git sends or accepts: 65516 bytes of payload plus the four-digit length.
 pub const MAX_PACKET: usize = 65520;
 const HEADER: usize = 4;
@@ -113,29 +115,6 @@ fn sideband(band: u8, bytes: &[u8]) -> Vec<u8> {
         out.extend(data(&payload));
     }
     out
-}
-
-/// One reference update a push asks for: `old` and `new` are object ids in hex, the all-zero
-/// id meaning "does not exist" (a create when `old` is zero, a delete when `new` is).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefUpdate {
-    pub old: String,
-    pub new: String,
-    pub name: String,
-}
-
-impl RefUpdate {
-    pub fn is_create(&self) -> bool {
-        is_zero(&self.old)
-    }
-
-    pub fn is_delete(&self) -> bool {
-        is_zero(&self.new)
-    }
-}
-
-fn is_zero(id: &str) -> bool {
-    id.bytes().all(|b| b == b'0')
 }
 
 /// A push's reference updates, the capabilities the client asked for, and the bytes they took.
@@ -260,8 +239,8 @@ mod tests {
         let (updates, caps, used) = receive_commands(&body).unwrap().unwrap();
         assert_eq!(caps, ["report-status", "side-band-64k"]);
         assert_eq!(updates.len(), 2);
-        assert!(updates[0].is_create() && updates[0].name == "refs/heads/main");
-        assert!(updates[1].is_delete() && updates[1].name == "refs/tags/v1");
+        assert!(updates[0].is_creation() && updates[0].name == "refs/heads/main");
+        assert!(updates[1].is_deletion() && updates[1].name == "refs/tags/v1");
         assert_eq!(&body[used..], b"PACK...");
     }
 

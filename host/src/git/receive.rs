@@ -69,7 +69,8 @@ impl ReceiveOptions {
     }
 }
 
-/// One reference a push updates, as git hands it to `pre-receive`: `old new name`.
+/// One reference a push updates, `old new name`: as the client asks for it at the start of
+/// the push (`pktline::receive_commands`) and as git hands it to `pre-receive`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RefUpdate {
     pub old: String,
@@ -149,12 +150,6 @@ impl Quarantine {
         }
     }
 
-    /// The quarantine directory, resolved (`None` outside a push's hook).
-    pub fn dir(&self) -> Option<PathBuf> {
-        let (_, path) = self.vars.iter().find(|(n, _)| n == "GIT_QUARANTINE_PATH")?;
-        std::fs::canonicalize(path).ok()
-    }
-
     /// The environment for git commands on `repo` that must see the pushed objects: the
     /// quarantine variables, when each names a directory inside `repo`'s `objects`.
     pub fn env_for(&self, repo: &Repository) -> Result<Vec<(String, String)>> {
@@ -174,6 +169,13 @@ impl Quarantine {
         }
         Ok(self.vars.clone())
     }
+}
+
+/// The quarantine directory a push's environment names, resolved (`None` outside a push's
+/// hook).
+pub fn quarantine_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    let (_, path) = env.iter().find(|(n, _)| n == "GIT_QUARANTINE_PATH")?;
+    std::fs::canonicalize(path).ok()
 }
 
 /// The quarantine directories (`objects/tmp_objdir-incoming-*`) of the pushes into `repo`
@@ -419,7 +421,10 @@ mod tests {
 
         let quarantine = Quarantine::of_dir(&repo, &found);
         assert!(quarantine.env_for(&repo).is_ok());
-        assert_eq!(quarantine.dir(), std::fs::canonicalize(&ours).ok());
+        assert_eq!(
+            quarantine_dir(&quarantine.vars),
+            std::fs::canonicalize(&ours).ok()
+        );
     }
 
     #[tokio::test]

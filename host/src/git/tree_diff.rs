@@ -1,11 +1,12 @@
 //! The files each commit of a push changes, found by comparing trees in the server, with the
-//! trees read through one `cat-file` process and kept between commits.
+//! trees read through a `cat-file` process of the comparer's own.
 //!
 //! This is what `git diff-tree -r --root --no-renames` prints, in its order, but cheaper on a
 //! push: `diff-tree` reads both sides' trees for every commit, so each tree of a linear
-//! history is inflated twice, where this reads it once and compares it to its parent's
-//! already parsed. On the 10,000-commit push of `tests/bench/push-rules` the trees cost
-//! `cat-file` about 0.08 s of CPU against 0.2 s for `diff-tree` (`docs/performance.md`).
+//! history is inflated twice, where this reads it once (a tree both a commit and its child
+//! name is asked for once a round) and walks both sides in place. On the 10,000-commit push
+//! of `tests/bench/push-rules` the trees cost `cat-file` about 0.08 s of CPU against 0.2 s
+//! for `diff-tree` (`docs/performance.md`).
 //!
 //! Memory stays bounded whatever the push holds: trees are compared a level at a time, and a
 //! round of reads asks only for as many trees as fit in [`ROUND_BYTES`] (by the average size
@@ -23,63 +24,23 @@ const ROUND_BYTES: usize = 8 * 1024 * 1024;
 const ROUND_TREES: usize = 512;
 
 /// An object id, SHA-1 or SHA-256, in binary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Oid {
     bytes: [u8; 32],
     len: u8,
 }
 
-/// An id is a cryptographic hash already: its first eight bytes are a good hash of it, and
-/// nobody can choose them for many objects. SipHash over whole ids was 2-3% of the server's
-/// share of a push scan (`perf record` of `tests/bench/push-rules`).
-impl std::hash::Hash for Oid {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let mut first = [0; 8];
-        first.copy_from_slice(&self.bytes[..8]);
-        state.write_u64(u64::from_le_bytes(first));
-    }
-}
-
-/// Hashes an [`Oid`] by the eight bytes it hands over (anything else, folded in).
-#[derive(Default)]
-pub struct OidHasher(u64);
-
-impl std::hash::Hasher for OidHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = self.0.rotate_left(29) ^ value;
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-}
-
-/// Maps and sets of object ids.
-pub type OidMap<V> = HashMap<Oid, V, std::hash::BuildHasherDefault<OidHasher>>;
-pub type OidSet = HashSet<Oid, std::hash::BuildHasherDefault<OidHasher>>;
-
 impl Oid {
-    /// A lowercase or uppercase hex id of 40 or 64 digits.
-    pub fn from_hex(hex: &str) -> Option<Oid> {
-        if !matches!(hex.len(), 40 | 64) {
+    /// A hex id of 40 or 64 digits.
+    pub fn from_hex(text: &str) -> Option<Oid> {
+        if !matches!(text.len(), 40 | 64) {
             return None;
         }
         let mut bytes = [0; 32];
-        for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
-            let digit = |b: u8| (b as char).to_digit(16);
-            bytes[i] = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
-        }
+        hex::decode_to_slice(text, &mut bytes[..text.len() / 2]).ok()?;
         Some(Oid {
             bytes,
-            len: (hex.len() / 2) as u8,
+            len: (text.len() / 2) as u8,
         })
     }
 
@@ -93,12 +54,7 @@ impl Oid {
     }
 
     pub fn hex(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        self.bytes[..self.len as usize]
-            .iter()
-            .flat_map(|b| [DIGITS[(b >> 4) as usize], DIGITS[(b & 15) as usize]])
-            .map(char::from)
-            .collect()
+        hex::encode(&self.bytes[..self.len as usize])
     }
 }
 
@@ -270,7 +226,7 @@ impl TreeDiffer {
             let round = self.round_size();
             // A tree both sides of consecutive commits name is read once per round.
             let mut wanted = Vec::new();
-            let mut asked = OidSet::default();
+            let mut asked = HashSet::new();
             let mut taken = 0;
             for pair in &queue {
                 let missing: Vec<Oid> = [pair.old, pair.new]
@@ -309,6 +265,7 @@ impl TreeDiffer {
         self.read_trees += ids.len();
         Ok(raw)
     }
+
     /// Orders each commit's changes by path (`diff-tree`'s order: a tree's entries sort as
     /// full paths do) and adds the size of every blob they name, asked of `cat-file` once.
     async fn with_sizes(&mut self, changes: Vec<Vec<Change>>) -> Result<Vec<Vec<ChangedFile>>> {
@@ -316,12 +273,12 @@ impl TreeDiffer {
             .iter()
             .flatten()
             .filter_map(|c| c.blob)
-            .collect::<OidSet>()
+            .collect::<HashSet<Oid>>()
             .iter()
             .map(Oid::hex)
             .collect();
         let info = self.process.info(&blobs).await?;
-        let sizes: OidMap<u64> = std::str::from_utf8(&info)
+        let sizes: HashMap<Oid, u64> = std::str::from_utf8(&info)
             .unwrap_or_default()
             .lines()
             .filter_map(|line| {
@@ -354,7 +311,7 @@ impl TreeDiffer {
 }
 
 /// The trees of a round's answer by id (each checked to be a tree), borrowed from it.
-fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<OidMap<Entries<'a>>> {
+fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<HashMap<Oid, Entries<'a>>> {
     ids.iter()
         .zip(batch_process::objects(raw))
         .map(
@@ -372,7 +329,7 @@ fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<OidMap<Entries<'a>>> {
 /// comparison of the rest, not a parse of both trees.
 fn compare(
     pair: Pair,
-    trees: &OidMap<Entries<'_>>,
+    trees: &HashMap<Oid, Entries<'_>>,
     changes: &mut [Vec<Change>],
     queue: &mut VecDeque<Pair>,
 ) -> Result<()> {

@@ -133,6 +133,24 @@ pub struct PushSession {
     prescan: Mutex<Option<Prescan>>,
 }
 
+impl PushSession {
+    /// What push rules check of this push: `updates`, with the pushed objects seen through
+    /// `quarantine_env`.
+    pub fn push_rules_subject<'a>(
+        &'a self,
+        updates: &'a [RefUpdate],
+        quarantine_env: &'a [(String, String)],
+    ) -> PushSubject<'a> {
+        PushSubject {
+            project: &self.context.project,
+            pusher: &self.context.pusher,
+            updates,
+            repository: self.context.repo.path(),
+            quarantine_env,
+        }
+    }
+}
+
 struct Allowed {
     updates: Vec<RefUpdate>,
     refs_before: Vec<(String, String)>,
@@ -329,13 +347,7 @@ pub async fn pre_receive(
     let verdict = match prescanned {
         Some(verdict) => verdict,
         None => {
-            let subject = PushSubject {
-                project: &session.context.project,
-                pusher: &session.context.pusher,
-                updates,
-                repository: session.context.repo.path(),
-                quarantine_env: quarantine,
-            };
+            let subject = session.push_rules_subject(updates, quarantine);
             push_rules::check_push(&session.plugins, &session.context.db, subject).await
         }
     };

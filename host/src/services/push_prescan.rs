@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::git_push::PushSession;
-use super::push_rules::{self, PushSubject};
+use super::push_rules;
 use crate::git::receive::{self, Quarantine, RefUpdate};
 use crate::plugins::push_rules::PushVerdict;
 
@@ -68,14 +68,8 @@ impl Prescan {
             let session = waiting.upgrade()?;
             let dir = std::fs::canonicalize(dir).ok()?;
             found.send_replace(Some(dir.clone()));
-            let env = Quarantine::of_dir(&repo, &dir).env_for(&repo).ok()?;
-            let subject = PushSubject {
-                project: &session.context.project,
-                pusher: &session.context.pusher,
-                updates: &checked,
-                repository: repo.path(),
-                quarantine_env: &env,
-            };
+            let env = Quarantine::of_dir(&repo, &dir).vars;
+            let subject = session.push_rules_subject(&checked, &env);
             push_rules::try_check_push(&session.plugins, &session.context.db, subject)
                 .await
                 .inspect_err(|error| {
@@ -100,10 +94,7 @@ impl Prescan {
         updates: &[RefUpdate],
         quarantine: &[(String, String)],
     ) -> Option<PushVerdict> {
-        let hook_dir = Quarantine {
-            vars: quarantine.to_vec(),
-        }
-        .dir();
+        let hook_dir = receive::quarantine_dir(quarantine);
         let scanned = self.scanning.borrow().clone();
         let same = self.updates == updates && scanned.is_some() && scanned == hook_dir;
         let verdict = match same {
