@@ -14,11 +14,12 @@
 //! are read while the current batch's trees are compared, and the caller checks a batch
 //! while the next is read: three stages at work at once.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::Stdio;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::ChildStdout;
 
@@ -302,7 +303,7 @@ async fn read_next(rev_list: &mut RevList, objects: &mut BatchProcess) -> Result
         .map(|object| parse_commit(object.id.to_string(), object.body))
         .unzip();
     // Files are listed against the first parent, and not at all for merge commits.
-    let trees: HashMap<Oid, Oid> = commits
+    let trees: FxHashMap<Oid, Oid> = commits
         .iter()
         .zip(&links)
         .filter_map(|(commit, links)| Some((Oid::from_hex(&commit.sha)?, links.tree?)))
@@ -312,7 +313,7 @@ async fn read_next(rev_list: &mut RevList, objects: &mut BatchProcess) -> Result
         .zip(&commits)
         .filter(|(_, commit)| commit.parents <= 1)
         .filter_map(|(links, _)| links.first_parent.filter(|p| !trees.contains_key(p)))
-        .collect::<HashSet<Oid>>()
+        .collect::<FxHashSet<Oid>>()
         .into_iter()
         .collect();
     let asked: Vec<String> = outside
@@ -320,7 +321,7 @@ async fn read_next(rev_list: &mut RevList, objects: &mut BatchProcess) -> Result
         .map(|p| format!("{}^{{tree}}", p.hex()))
         .collect();
     let info = objects.info(&asked).await?;
-    let outside_trees: HashMap<Oid, Oid> = outside
+    let outside_trees: FxHashMap<Oid, Oid> = outside
         .into_iter()
         .zip(std::str::from_utf8(&info).unwrap_or_default().lines())
         .filter_map(|(parent, line)| Some((parent, Oid::from_hex(line.split(' ').next()?)?)))

@@ -12,7 +12,9 @@
 //! round of reads asks only for as many trees as fit in [`ROUND_BYTES`] (by the average size
 //! read so far) and keeps them only for that round.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::batch_process::{self, BatchProcess};
 use super::error::{Error, Result};
@@ -53,8 +55,14 @@ impl Oid {
         }
     }
 
+    /// Lowercase hex. Written through a buffer: `hex::encode` collects `char`s one by one,
+    /// which showed in profiles of a push scan (tens of thousands of ids a push).
     pub fn hex(&self) -> String {
-        hex::encode(&self.bytes[..self.len as usize])
+        let raw = &self.bytes[..self.len as usize];
+        let mut text = [0u8; 64];
+        let text = &mut text[..raw.len() * 2];
+        hex::encode_to_slice(raw, text).expect("twice the length");
+        String::from_utf8(text.to_vec()).expect("hex digits")
     }
 }
 
@@ -111,7 +119,7 @@ impl<'a> Entries<'a> {
                 .ok_or(())?;
             space += 1;
         }
-        let nul = space + raw[space..].iter().position(|b| *b == 0).ok_or(())?;
+        let nul = space + memchr::memchr(0, &raw[space..]).ok_or(())?;
         let end = nul + 1 + self.id_len;
         Ok(Some(Entry {
             mode,
@@ -126,15 +134,19 @@ impl<'a> Entries<'a> {
     }
 
     /// Moves past the entries both trees start with: the bytes before the first that
-    /// differs, walked on this side only.
+    /// differs, walked on this side only. Only entry lengths matter here (an entry's NUL,
+    /// then its id), not their modes: parsing every skipped entry in full was the largest
+    /// share of the server's CPU in a push scan (perf, `tests/bench/push-rules`).
     fn skip_common_start(&mut self, other: &mut Entries<'_>) -> std::result::Result<(), ()> {
-        let same = common_prefix(self.rest(), other.rest());
+        let end = self.at + common_prefix(self.rest(), other.rest());
         let start = self.at;
-        while let Some(entry) = self.peek()? {
-            if self.at + entry.bytes.len() > start + same {
+        while self.at < end {
+            let nul = memchr::memchr(0, &self.raw[self.at..]).ok_or(())?;
+            let next = self.at + nul + 1 + self.id_len;
+            if next > end {
                 break;
             }
-            self.advance(&entry);
+            self.at = next;
         }
         other.at += self.at - start;
         Ok(())
@@ -226,7 +238,7 @@ impl TreeDiffer {
             let round = self.round_size();
             // A tree both sides of consecutive commits name is read once per round.
             let mut wanted = Vec::new();
-            let mut asked = HashSet::new();
+            let mut asked = FxHashSet::default();
             let mut taken = 0;
             for pair in &queue {
                 let missing: Vec<Oid> = [pair.old, pair.new]
@@ -273,12 +285,12 @@ impl TreeDiffer {
             .iter()
             .flatten()
             .filter_map(|c| c.blob)
-            .collect::<HashSet<Oid>>()
+            .collect::<FxHashSet<Oid>>()
             .iter()
             .map(Oid::hex)
             .collect();
         let info = self.process.info(&blobs).await?;
-        let sizes: HashMap<Oid, u64> = std::str::from_utf8(&info)
+        let sizes: FxHashMap<Oid, u64> = std::str::from_utf8(&info)
             .unwrap_or_default()
             .lines()
             .filter_map(|line| {
@@ -311,7 +323,7 @@ impl TreeDiffer {
 }
 
 /// The trees of a round's answer by id (each checked to be a tree), borrowed from it.
-fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<HashMap<Oid, Entries<'a>>> {
+fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<FxHashMap<Oid, Entries<'a>>> {
     ids.iter()
         .zip(batch_process::objects(raw))
         .map(
@@ -329,7 +341,7 @@ fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<HashMap<Oid, Entries<'a>>>
 /// comparison of the rest, not a parse of both trees.
 fn compare(
     pair: Pair,
-    trees: &HashMap<Oid, Entries<'_>>,
+    trees: &FxHashMap<Oid, Entries<'_>>,
     changes: &mut [Vec<Change>],
     queue: &mut VecDeque<Pair>,
 ) -> Result<()> {

@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::runtime::EPOCH_TICK;
+use super::ticker::EPOCH_TICK;
 
 /// How long a call runs before it gives way to other tenants.
 pub const AFTER: Duration = Duration::from_millis(10);

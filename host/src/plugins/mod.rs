@@ -2,6 +2,7 @@
 //! sandboxed in wasmtime, bound per tenant to hooks by administrators.
 //!
 //! - `runtime`: the engine (pooling allocator, epochs, fuel, `.cwasm` cache) and compilation.
+//! - `ticker`: the epoch, advanced every millisecond while a call runs and not otherwise.
 //! - `call`: one call on a fresh `Store` with its limits; typed errors.
 //! - `registry`: the bindings every process sees (polled from the database), compiled plugins
 //!   by sha256, the per-tenant instance caps; calls go through [`Plugins`].
@@ -23,6 +24,7 @@ pub mod push_rules;
 pub mod registry;
 pub mod runtime;
 pub mod spam;
+pub mod ticker;
 pub mod trial;
 pub mod watch;
 pub mod webhook_formatter;

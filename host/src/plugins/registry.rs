@@ -18,7 +18,8 @@ use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginEr
 use super::give_way::{GiveWay, Outranked};
 use super::hooks::{FailurePolicy, Hook};
 use super::limits::{Limits, Maxima};
-use super::runtime::{Compiled, EPOCH_TICK, Runtime};
+use super::runtime::{Compiled, Runtime};
+use super::ticker::EPOCH_TICK;
 use super::watch::Watch;
 use crate::model::plugins::BindingRow;
 use crate::outbound::http::{Client, Grant};
@@ -346,12 +347,14 @@ impl Plugins {
             limits.timeout_ms = remaining.as_millis().max(1) as u64;
             let binding = binding.clone();
             let engine = self.runtime.engine.clone();
+            // The epoch advances while this call runs (its deadline is checked at ticks).
+            let running = self.runtime.ticker.running();
             let give_way = self.give_way.get().cloned();
             // The slot goes with the thread: should host code ever outlive the deadline, the
             // tenant's slot stays taken until it ends, so one tenant cannot pile up threads
             // and pool instances beyond its cap.
             let joined = tokio::task::spawn_blocking(move || {
-                let _permit = permit;
+                let (_permit, _running) = (permit, running);
                 invoke_blocking(&engine, &binding, &limits, outbound, give_way, f)
             });
             // The epoch deadline cannot fire while the plugin is in host code; the caller's

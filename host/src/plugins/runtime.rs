@@ -1,11 +1,10 @@
 //! The wasmtime engine shared by all tenants: pooling allocator with copy-on-write memory
-//! images, epoch interruption driven by a ticker thread, fuel metering, and compiled code
-//! cached on disk as `.cwasm` so a restart does not recompile.
+//! images, epoch interruption driven by a ticker thread while calls run (`ticker.rs`), fuel
+//! metering, and compiled code cached on disk as `.cwasm` so a restart does not recompile.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
@@ -13,10 +12,8 @@ use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::call::{CallState, WaitDenied};
+use super::ticker::Ticker;
 use super::wit::{self, Target};
-
-/// How often the epoch advances: the granularity of wall-time limits.
-pub const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 pub struct RuntimeOptions {
     /// Where compiled code is cached; `None`: no cache (the CLI's one-off runs).
@@ -29,6 +26,8 @@ pub struct RuntimeOptions {
 
 pub struct Runtime {
     pub engine: Engine,
+    /// Advances `engine`'s epoch while a call holds it running.
+    pub ticker: Arc<Ticker>,
     linker: Linker<CallState>,
     cache_dir: Option<PathBuf>,
     /// Identifies the engine's configuration in cache keys.
@@ -97,12 +96,12 @@ impl Runtime {
                 .with_context(|| format!("creating the plugin cache {}", dir.display()))?;
         }
         let runtime = Arc::new(Runtime {
+            ticker: Ticker::start(&engine),
             engine,
             linker,
             cache_dir: options.cache_dir,
             engine_hash,
         });
-        start_ticker(&runtime.engine);
         Ok(runtime)
     }
 
@@ -256,28 +255,6 @@ fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, data)?;
     std::fs::rename(&tmp, path)
-}
-
-/// Advances the engine's epoch once per [`EPOCH_TICK`] of real time (catching up when the
-/// thread slept long), so a deadline of N ticks is N milliseconds; calls past it trap.
-fn start_ticker(engine: &Engine) {
-    let weak = engine.weak();
-    std::thread::Builder::new()
-        .name("plugin-epoch".into())
-        .spawn(move || {
-            let start = std::time::Instant::now();
-            let mut ticks: u128 = 0;
-            while let Some(engine) = weak.upgrade() {
-                let due = start.elapsed().as_micros() / EPOCH_TICK.as_micros();
-                while ticks < due {
-                    engine.increment_epoch();
-                    ticks += 1;
-                }
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })
-        .expect("starting the plugin epoch thread");
 }
 
 impl Compiled {
