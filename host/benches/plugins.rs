@@ -50,7 +50,7 @@ fn setup() -> (Arc<Plugins>, Arc<Binding>, spam::SpamInput) {
 
 fn call_once(plugins: &Plugins, binding: &Binding, input: &spam::SpamInput) {
     let (verdict, _) = invoke_blocking(
-        &plugins.runtime.engine,
+        &plugins.runtime,
         binding,
         &binding.limits,
         None,

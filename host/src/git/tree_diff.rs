@@ -281,23 +281,20 @@ impl TreeDiffer {
     /// Orders each commit's changes by path (`diff-tree`'s order: a tree's entries sort as
     /// full paths do) and adds the size of every blob they name, asked of `cat-file` once.
     async fn with_sizes(&mut self, changes: Vec<Vec<Change>>) -> Result<Vec<Vec<ChangedFile>>> {
-        let blobs: Vec<String> = changes
+        let blobs: Vec<Oid> = changes
             .iter()
             .flatten()
             .filter_map(|c| c.blob)
             .collect::<FxHashSet<Oid>>()
-            .iter()
-            .map(Oid::hex)
+            .into_iter()
             .collect();
-        let info = self.process.info(&blobs).await?;
-        let sizes: FxHashMap<Oid, u64> = std::str::from_utf8(&info)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| {
-                let mut parts = line.split(' ');
-                let (id, _kind, size) = (parts.next()?, parts.next()?, parts.next()?);
-                Some((Oid::from_hex(id)?, size.parse().ok()?))
-            })
+        let asked: Vec<String> = blobs.iter().map(Oid::hex).collect();
+        let info = self.process.info(&asked).await?;
+        // One answer line per id asked, in order (`<id> missing` for an absent one).
+        let sizes: FxHashMap<Oid, u64> = blobs
+            .into_iter()
+            .zip(std::str::from_utf8(&info).unwrap_or_default().lines())
+            .filter_map(|(blob, line)| Some((blob, line.split(' ').nth(2)?.parse().ok()?)))
             .collect();
         Ok(changes
             .into_iter()

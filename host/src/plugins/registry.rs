@@ -346,16 +346,14 @@ impl Plugins {
             let mut limits = binding.limits;
             limits.timeout_ms = remaining.as_millis().max(1) as u64;
             let binding = binding.clone();
-            let engine = self.runtime.engine.clone();
-            // The epoch advances while this call runs (its deadline is checked at ticks).
-            let running = self.runtime.ticker.running();
+            let runtime = self.runtime.clone();
             let give_way = self.give_way.get().cloned();
             // The slot goes with the thread: should host code ever outlive the deadline, the
             // tenant's slot stays taken until it ends, so one tenant cannot pile up threads
             // and pool instances beyond its cap.
             let joined = tokio::task::spawn_blocking(move || {
-                let (_permit, _running) = (permit, running);
-                invoke_blocking(&engine, &binding, &limits, outbound, give_way, f)
+                let _permit = permit;
+                invoke_blocking(&runtime, &binding, &limits, outbound, give_way, f)
             });
             // The epoch deadline cannot fire while the plugin is in host code; the caller's
             // wait ends at the deadline whatever the thread does.
@@ -425,7 +423,7 @@ impl Plugins {
 /// One call on the current thread, without the tenant cap, metrics or span: what
 /// [`Plugins::call`] runs on a blocking thread (and what the benchmark measures).
 pub fn invoke_blocking<R>(
-    engine: &wasmtime::Engine,
+    runtime: &Runtime,
     binding: &Binding,
     limits: &Limits,
     outbound: Option<OutboundAccess>,
@@ -449,7 +447,9 @@ pub fn invoke_blocking<R>(
             );
         }
     };
-    let store = call::store(engine, state, limits, give_way);
+    // The epoch advances while the call runs: its deadline is checked at ticks.
+    let _running = runtime.ticker.running();
+    let store = call::store(&runtime.engine, state, limits, give_way);
     call::run(store, limits, |store| f(store, plugin))
 }
 
