@@ -114,7 +114,7 @@ impl PushObjects {
             },
             objects: BatchProcess::start(self.git())?,
             trees: (0..tree_differs())
-                .map(|_| Ok(TreeDiffer::new(BatchProcess::start(self.git())?)))
+                .map(|_| TreeDiffer::start(self.git()))
                 .collect::<Result<_>>()?,
             read_ahead: None,
             ready: VecDeque::new(),
