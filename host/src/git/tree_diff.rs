@@ -59,10 +59,9 @@ impl Oid {
     /// which showed in profiles of a push scan (tens of thousands of ids a push).
     pub fn hex(&self) -> String {
         let raw = &self.bytes[..self.len as usize];
-        let mut text = [0u8; 64];
-        let text = &mut text[..raw.len() * 2];
-        hex::encode_to_slice(raw, text).expect("twice the length");
-        String::from_utf8(text.to_vec()).expect("hex digits")
+        let mut text = vec![0u8; raw.len() * 2];
+        hex::encode_to_slice(raw, &mut text).expect("twice the length");
+        String::from_utf8(text).expect("hex digits")
     }
 }
 
@@ -215,9 +214,10 @@ impl TreeDiffer {
     /// asked for newest first, the order a pack's delta chains run in, so the base a tree
     /// needs was read a moment before, in the same round or the one before it. With git's
     /// limit the cache only grows, to every tree of a large push, and faulting in that fresh
-    /// memory cost more than the cache saved: on the 10,000-commit push of
-    /// `tests/bench/push-rules` the trees cost `cat-file` about 51 ms of CPU with 96 MiB and
-    /// 34 ms with 8 MiB (`cargo bench -p trellis --bench push_scan`, `docs/performance.md`).
+    /// memory cost more than the cache saved: the 10,000 changed trees of the push in
+    /// `tests/bench/push-rules`, read in this order, cost `cat-file` about 51 ms of CPU with
+    /// 96 MiB and 34 ms with 8 MiB (`perf stat`; the whole scan in `cargo bench -p trellis
+    /// --bench push_scan`; `docs/performance.md`).
     /// It also keeps each comparer's memory bounded whatever the push.
     pub fn start(mut git: tokio::process::Command) -> Result<TreeDiffer> {
         git.arg("-c")
