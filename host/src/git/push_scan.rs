@@ -391,15 +391,12 @@ fn split_by_files(commits: Vec<ScannedCommit>) -> Vec<Vec<ScannedCommit>> {
 /// header (continued on lines starting with a space) is the signature; the object without
 /// it is what was signed.
 fn parse_commit(sha: String, body: &[u8]) -> (ScannedCommit, Links) {
-    let split = body
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map_or(body.len(), |i| i + 1);
+    let split = memchr::memmem::find(body, b"\n\n").map_or(body.len(), |i| i + 1);
     let (headers, message) = body.split_at(split);
     let message = message.strip_prefix(b"\n").unwrap_or(message);
     let mut commit = ScannedCommit {
         sha,
-        message: String::from_utf8_lossy(message).to_string(),
+        message: String::from_utf8_lossy(message).into_owned(),
         ..ScannedCommit::default()
     };
     let mut links = Links::default();
@@ -410,33 +407,34 @@ fn parse_commit(sha: String, body: &[u8]) -> (ScannedCommit, Links) {
     let mut signed = Vec::with_capacity(if is_signed { body.len() } else { 0 });
     let mut armored = String::new();
     let mut in_signature = false;
+    // Lines are taken apart as bytes: only names and the signature become text.
     for line in headers.split_inclusive(|b| *b == b'\n') {
-        let text = String::from_utf8_lossy(line);
-        if in_signature && let Some(continued) = text.strip_prefix(' ') {
-            armored.push_str(continued);
+        if in_signature && let Some(continued) = line.strip_prefix(b" ") {
+            armored.push_str(&String::from_utf8_lossy(continued));
             continue;
         }
         in_signature = false;
-        if let Some(first) = text.strip_prefix("gpgsig ") {
+        if let Some(first) = line.strip_prefix(b"gpgsig ") {
             in_signature = true;
-            armored.push_str(first);
+            armored.push_str(&String::from_utf8_lossy(first));
             continue;
         }
         if is_signed {
             signed.extend_from_slice(line);
         }
-        let text = text.trim_end();
-        if let Some(person) = text.strip_prefix("author ") {
-            (commit.author_name, commit.author_email) = person_of(person);
-        } else if let Some(person) = text.strip_prefix("committer ") {
-            (commit.committer_name, commit.committer_email) = person_of(person);
-        } else if let Some(parent) = text.strip_prefix("parent ") {
+        let line = line.trim_ascii_end();
+        if let Some(person) = line.strip_prefix(b"author ") {
+            (commit.author_name, commit.author_email) = person_of(&String::from_utf8_lossy(person));
+        } else if let Some(person) = line.strip_prefix(b"committer ") {
+            (commit.committer_name, commit.committer_email) =
+                person_of(&String::from_utf8_lossy(person));
+        } else if let Some(parent) = line.strip_prefix(b"parent ") {
             if commit.parents == 0 {
-                links.first_parent = Oid::from_hex(parent);
+                links.first_parent = Oid::from_hex_bytes(parent);
             }
             commit.parents += 1;
-        } else if let Some(tree) = text.strip_prefix("tree ") {
-            links.tree = Oid::from_hex(tree);
+        } else if let Some(tree) = line.strip_prefix(b"tree ") {
+            links.tree = Oid::from_hex_bytes(tree);
         }
     }
     if !armored.is_empty() {

@@ -35,6 +35,11 @@ pub struct Oid {
 impl Oid {
     /// A hex id of 40 or 64 digits.
     pub fn from_hex(text: &str) -> Option<Oid> {
+        Oid::from_hex_bytes(text.as_bytes())
+    }
+
+    /// [`Oid::from_hex`] of bytes, as they come in a commit's headers.
+    pub fn from_hex_bytes(text: &[u8]) -> Option<Oid> {
         if !matches!(text.len(), 40 | 64) {
             return None;
         }
