@@ -100,9 +100,12 @@ fn ensure_guest_target() {
     }
     let added = rustup.output().is_ok_and(|out| out.status.success());
     if added && installed() {
+        // Cargo shows a build script's warnings again each time it recompiles the crate
+        // without running the script again, so say when this happened.
         println!(
-            "cargo:warning=the {GUEST_TARGET} target was missing from the Rust toolchain; \
-             installed it with `rustup target add {GUEST_TARGET}` (the built-in plugins need it)"
+            "cargo:warning=the {GUEST_TARGET} target was missing from the Rust toolchain when \
+             this build script last ran, and it installed it with `rustup target add \
+             {GUEST_TARGET}` (the built-in plugins need it)"
         );
         return;
     }
