@@ -8,7 +8,7 @@
 //! connectivity walk (`docs/performance.md`), so the figure to watch is the CPU a scan costs,
 //! not its wall time. `cargo bench -p trellis --bench push_scan` prints, over `SCANS` scans
 //! (20 unless set), the median wall time, the mean CPU of the whole machine (the scan's git
-//! processes included), and the median CPU of this process's own threads. Run it on a quiet
+//! processes included), and the mean CPU of this process's own threads. Run it on a quiet
 //! machine: the machine's CPU counts everything that runs.
 
 use std::io::Write;

@@ -23,7 +23,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::ChildStdout;
 
-use super::batch_process::{self, BatchProcess, broken_pipe};
+use super::batch_process::{BatchProcess, broken_pipe};
 use super::error::{Error, Result};
 use super::process::command;
 use super::tree_diff::{Oid, TreeDiffer};
@@ -296,9 +296,9 @@ async fn read_next(rev_list: &mut RevList, objects: &mut BatchProcess) -> Result
     if shas.is_empty() {
         return Ok(None);
     }
-    let raw = objects.contents(&shas).await?;
-    let (commits, links): (Vec<ScannedCommit>, Vec<Links>) = batch_process::objects(&raw)
-        .into_iter()
+    let answers = objects.contents(&shas).await?;
+    let (commits, links): (Vec<ScannedCommit>, Vec<Links>) = answers
+        .objects()
         .filter(|object| object.kind == "commit")
         .map(|object| parse_commit(object.id.to_string(), object.body))
         .unzip();
@@ -323,8 +323,9 @@ async fn read_next(rev_list: &mut RevList, objects: &mut BatchProcess) -> Result
     let info = objects.info(&asked).await?;
     let outside_trees: FxHashMap<Oid, Oid> = outside
         .into_iter()
-        .zip(std::str::from_utf8(&info).unwrap_or_default().lines())
-        .filter_map(|(parent, line)| Some((parent, Oid::from_hex(line.split(' ').next()?)?)))
+        .zip(info.objects())
+        .filter(|(_, tree)| !tree.missing)
+        .filter_map(|(parent, tree)| Some((parent, Oid::from_hex(tree.id)?)))
         .collect();
     let mut pairs = Vec::new();
     let mut listed = Vec::new();
@@ -430,11 +431,11 @@ fn parse_commit(sha: String, body: &[u8]) -> (ScannedCommit, Links) {
                 person_of(&String::from_utf8_lossy(person));
         } else if let Some(parent) = line.strip_prefix(b"parent ") {
             if commit.parents == 0 {
-                links.first_parent = Oid::from_hex_bytes(parent);
+                links.first_parent = Oid::from_hex(parent);
             }
             commit.parents += 1;
         } else if let Some(tree) = line.strip_prefix(b"tree ") {
-            links.tree = Oid::from_hex_bytes(tree);
+            links.tree = Oid::from_hex(tree);
         }
     }
     if !armored.is_empty() {

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::batch_process::{self, BatchProcess};
+use super::batch_process::{Answers, BatchProcess};
 use super::error::{Error, Result};
 use super::push_scan::ChangedFile;
 
@@ -33,13 +33,9 @@ pub struct Oid {
 }
 
 impl Oid {
-    /// A hex id of 40 or 64 digits.
-    pub fn from_hex(text: &str) -> Option<Oid> {
-        Oid::from_hex_bytes(text.as_bytes())
-    }
-
-    /// [`Oid::from_hex`] of bytes, as they come in a commit's headers.
-    pub fn from_hex_bytes(text: &[u8]) -> Option<Oid> {
+    /// A hex id of 40 or 64 digits, as text or as the bytes of a commit's headers.
+    pub fn from_hex(text: impl AsRef<[u8]>) -> Option<Oid> {
+        let text = text.as_ref();
         if !matches!(text.len(), 40 | 64) {
             return None;
         }
@@ -271,8 +267,8 @@ impl TreeDiffer {
                 wanted.extend(missing);
                 taken += 1;
             }
-            let raw = self.read_trees_of(&wanted).await?;
-            let trees = trees_in(&wanted, &raw)?;
+            let answers = self.read_trees_of(&wanted).await?;
+            let trees = trees_in(&wanted, &answers)?;
             for pair in queue.drain(..taken).collect::<Vec<_>>() {
                 compare(pair, &trees, &mut changes, &mut queue)?;
             }
@@ -288,12 +284,12 @@ impl TreeDiffer {
     }
 
     /// `cat-file`'s answer for the trees `ids`, kept only for the round.
-    async fn read_trees_of(&mut self, ids: &[Oid]) -> Result<Vec<u8>> {
+    async fn read_trees_of(&mut self, ids: &[Oid]) -> Result<Answers> {
         let hex: Vec<String> = ids.iter().map(Oid::hex).collect();
-        let raw = self.process.contents(&hex).await?;
-        self.read_bytes += raw.len();
+        let answers = self.process.contents(&hex).await?;
+        self.read_bytes += answers.bytes();
         self.read_trees += ids.len();
-        Ok(raw)
+        Ok(answers)
     }
 
     /// Orders each commit's changes by path (`diff-tree`'s order: a tree's entries sort as
@@ -308,11 +304,12 @@ impl TreeDiffer {
             .collect();
         let asked: Vec<String> = blobs.iter().map(Oid::hex).collect();
         let info = self.process.info(&asked).await?;
-        // One answer line per id asked, in order (`<id> missing` for an absent one).
+        // One answer per id asked, in order (missing for an absent one).
         let sizes: FxHashMap<Oid, u64> = blobs
             .into_iter()
-            .zip(std::str::from_utf8(&info).unwrap_or_default().lines())
-            .filter_map(|(blob, line)| Some((blob, line.split(' ').nth(2)?.parse().ok()?)))
+            .zip(info.objects())
+            .filter(|(_, blob)| !blob.missing)
+            .map(|(id, blob)| (id, blob.size))
             .collect();
         Ok(changes
             .into_iter()
@@ -338,9 +335,9 @@ impl TreeDiffer {
 }
 
 /// The trees of a round's answer by id (each checked to be a tree), borrowed from it.
-fn trees_in<'a>(ids: &[Oid], raw: &'a [u8]) -> Result<FxHashMap<Oid, Entries<'a>>> {
+fn trees_in<'a>(ids: &[Oid], answers: &'a Answers) -> Result<FxHashMap<Oid, Entries<'a>>> {
     ids.iter()
-        .zip(batch_process::objects(raw))
+        .zip(answers.objects())
         .map(
             |(id, object)| match object.kind == "tree" && !object.missing {
                 true => Ok((*id, Entries::of(object.body, id.len as usize))),
@@ -450,7 +447,7 @@ mod tests {
         let sha256 = "ab".repeat(32);
         assert_eq!(Oid::from_hex(&sha256).unwrap().hex(), sha256);
         assert!(Oid::from_hex("xyz").is_none());
-        assert!(Oid::from_hex(&"g".repeat(40)).is_none());
+        assert!(Oid::from_hex("g".repeat(40)).is_none());
     }
 
     #[test]
