@@ -182,6 +182,64 @@ pub struct ServeConfig {
     /// How long a clone or fetch past the cap waits for a slot before it is refused (HTTP 429).
     #[arg(long, env = "TRELLIS_UPLOAD_PACK_QUEUE_SECONDS", default_value_t = 60)]
     pub upload_pack_queue_seconds: u64,
+    /// Pushes (`git receive-pack` over HTTP and SSH) one tenant may run at once; more wait in
+    /// line as fetches do. Default: twice the machine's cores.
+    #[arg(long, env = "TRELLIS_MAX_PUSHES_PER_TENANT")]
+    pub max_pushes_per_tenant: Option<usize>,
+    /// Pushes one user may run at once, over HTTP and SSH together.
+    #[arg(long, env = "TRELLIS_MAX_PUSHES_PER_USER", default_value_t = 4)]
+    pub max_pushes_per_user: usize,
+    /// Longest one git transfer (clone, fetch, push or archive, over HTTP or SSH) may run;
+    /// then git is stopped and the transfer fails.
+    #[arg(long, env = "TRELLIS_GIT_TIMEOUT_SECONDS", default_value_t = 3600)]
+    pub git_timeout_seconds: u64,
+    /// A git transfer that moves no byte either way for this long is stopped (git sends
+    /// keep-alives every 5 seconds while it works for a waiting client).
+    #[arg(long, env = "TRELLIS_GIT_IDLE_TIMEOUT_SECONDS", default_value_t = 120)]
+    pub git_idle_timeout_seconds: u64,
+    /// Longest a client may take to send a request's head (request line and headers), and
+    /// to start the next request on a kept-alive connection; then the connection is closed.
+    #[arg(
+        long,
+        env = "TRELLIS_HTTP_HEADER_TIMEOUT_SECONDS",
+        default_value_t = 30
+    )]
+    pub http_header_timeout_seconds: u64,
+    /// HTTP connections open at once; more are closed when accepted. Default: a quarter of
+    /// the process's open-file limit.
+    #[arg(long, env = "TRELLIS_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// HTTP connections one client address may have open at once (trusted proxies exempt).
+    #[arg(
+        long,
+        env = "TRELLIS_MAX_CONNECTIONS_PER_ADDRESS",
+        default_value_t = 256
+    )]
+    pub max_connections_per_address: usize,
+    /// SSH connections open at once. Default: a quarter of the process's open-file limit.
+    #[arg(long, env = "TRELLIS_SSH_MAX_CONNECTIONS")]
+    pub ssh_max_connections: Option<usize>,
+    /// SSH connections one client address may have open at once.
+    #[arg(
+        long,
+        env = "TRELLIS_SSH_MAX_CONNECTIONS_PER_ADDRESS",
+        default_value_t = 32
+    )]
+    pub ssh_max_connections_per_address: usize,
+    /// SSH connections not yet signed in, at once (OpenSSH's `MaxStartups`); a tenth of them
+    /// from one address.
+    #[arg(long, env = "TRELLIS_SSH_MAX_STARTUPS", default_value_t = 100)]
+    pub ssh_max_startups: usize,
+    /// Longest an SSH client may take to sign in (OpenSSH's `LoginGraceTime`).
+    #[arg(long, env = "TRELLIS_SSH_LOGIN_GRACE_SECONDS", default_value_t = 60)]
+    pub ssh_login_grace_seconds: u64,
+    /// Longest one SSH connection may stay open, keep-alives or not.
+    #[arg(
+        long,
+        env = "TRELLIS_SSH_MAX_CONNECTION_SECONDS",
+        default_value_t = 7200
+    )]
+    pub ssh_max_connection_seconds: u64,
     /// While this process is serving API or git requests, webhook deliveries go out at most one
     /// per this many milliseconds (all hooks together), and the outbox is read at the same
     /// pace, so that background delivery gives the CPU to the requests; when no request is in

@@ -41,8 +41,8 @@ pub struct Inner {
     pub pushes: PushSessions,
     /// Slots for repository imports and mirror updates (`--max-concurrent-imports`).
     pub imports: tokio::sync::Semaphore,
-    /// Each tenant's slots for `git upload-pack` (`--max-upload-packs-per-tenant`).
-    pub upload_slots: crate::git_access::upload_slots::UploadSlots,
+    /// Git transfers' slots, deadlines and idle timeouts (`git_access::transfers`).
+    pub transfers: crate::git_access::transfers::Transfers,
     /// Each tenant's share of the requests in flight (`http/fair_share.rs`); long plugin calls
     /// give way to the other tenants it counts.
     pub fair_share: crate::http::fair_share::FairShare,

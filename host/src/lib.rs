@@ -11,6 +11,7 @@ pub mod access_level;
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod connection_caps;
 pub mod context;
 pub mod events;
 pub mod git;

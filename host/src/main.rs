@@ -1,7 +1,6 @@
 //! The `trellis` binary: `serve`, `migrate`, `tenant`, `token`, and `plugin` (`check` and `run`
 //! a policy plugin locally).
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +15,9 @@ use trellis::config::{
     Cli, Command, GitHookCommand, PluginCommand, ServeConfig, StorageArgs, TenantCommand,
     TokenCommand,
 };
+use trellis::connection_caps::{self, ConnectionCaps};
 use trellis::context::{ApiContext, Inner};
-use trellis::git_access::upload_slots::UploadSlots;
+use trellis::git_access::transfers::Transfers;
 use trellis::http::fair_share::FairShare;
 use trellis::mail::Mailer;
 use trellis::plugins::external_auth::ExternalAuthorization;
@@ -39,6 +39,7 @@ fn main() -> anyhow::Result<()> {
         let GitHookCommand::PreReceive = hook;
         std::process::exit(trellis::git_hooks::run_pre_receive());
     }
+    let root = take_secret_environment();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("TRELLIS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
@@ -48,20 +49,46 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run(cli))
+    runtime.block_on(run(cli, root))
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// Variables that hold secrets: read once (clap has read the configuration's already), then
+/// removed, so that no child process (git, its hooks, tar) and nothing that reads the
+/// process's environment later sees them.
+const SECRET_VARIABLES: &[&str] = &[
+    "TRELLIS_INITIAL_ROOT_PASSWORD",
+    "TRELLIS_INITIAL_ROOT_TOKEN",
+    "TRELLIS_SECRET_KEY",
+    "TRELLIS_DATABASE_URL",
+    "TRELLIS_SMTP_URL",
+];
+
+/// The initial root credentials, with every secret variable removed from the environment.
+fn take_secret_environment() -> RootCredentials {
+    let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let root = RootCredentials {
+        password: read("TRELLIS_INITIAL_ROOT_PASSWORD"),
+        token: read("TRELLIS_INITIAL_ROOT_TOKEN"),
+    };
+    for name in SECRET_VARIABLES {
+        // SAFETY: called from `main` before the runtime or any other thread starts, so
+        // nothing reads the environment concurrently.
+        unsafe { std::env::remove_var(name) };
+    }
+    root
+}
+
+async fn run(cli: Cli, root: RootCredentials) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(config) => serve(config).await,
+        Command::Serve(config) => serve(config, root).await,
         Command::Migrate(storage) => {
-            let db = open(&storage, 2).await?;
+            let db = open(&storage, 2, root).await?;
             db.close().await;
             println!("migrations applied");
             Ok(())
         }
-        Command::Tenant { storage, command } => tenant(&storage, command).await,
-        Command::Token { storage, command } => token(&storage, command).await,
+        Command::Tenant { storage, command } => tenant(&storage, command, root).await,
+        Command::Token { storage, command } => token(&storage, command, root).await,
         Command::Routes => {
             use std::io::Write;
             let mut table = trellis::http::route_table().join("\n");
@@ -94,7 +121,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Connects, migrates, and makes sure the default tenant exists.
-async fn open(storage: &StorageArgs, max_connections: u32) -> anyhow::Result<Db> {
+async fn open(
+    storage: &StorageArgs,
+    max_connections: u32,
+    root: RootCredentials,
+) -> anyhow::Result<Db> {
     let options = DbOptions {
         database_url: storage.database_url.as_deref(),
         data_dir: &storage.data_dir,
@@ -104,20 +135,16 @@ async fn open(storage: &StorageArgs, max_connections: u32) -> anyhow::Result<Db>
     let startup = store::startup_lock(&options).await?;
     let db = Db::connect(options).await?;
     db.migrate().await?;
-    ensure_default_tenant(&db, &storage.data_dir).await?;
+    ensure_default_tenant(&db, &storage.data_dir, root).await?;
     drop(startup);
     Ok(db)
 }
 
-async fn ensure_default_tenant(db: &Db, data_dir: &Path) -> anyhow::Result<()> {
-    let root = RootCredentials {
-        password: std::env::var("TRELLIS_INITIAL_ROOT_PASSWORD")
-            .ok()
-            .filter(|p| !p.is_empty()),
-        token: std::env::var("TRELLIS_INITIAL_ROOT_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty()),
-    };
+async fn ensure_default_tenant(
+    db: &Db,
+    data_dir: &Path,
+    root: RootCredentials,
+) -> anyhow::Result<()> {
     let created = tenants::bootstrap(db, DEFAULT_TENANT_HOST, root).await?;
     if !created.created_root {
         return Ok(());
@@ -149,8 +176,8 @@ fn write_secret_file(path: &Path, contents: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn serve(config: ServeConfig) -> anyhow::Result<()> {
-    let db = open(&config.storage, config.db_connections).await?;
+async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()> {
+    let db = open(&config.storage, config.db_connections, root).await?;
     let tenants = TenantRegistry::load(&db).await?;
     let metrics = PrometheusBuilder::new()
         .set_buckets(&[
@@ -197,12 +224,7 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         ),
         pushes,
         imports: tokio::sync::Semaphore::new(config.max_concurrent_imports.max(1)),
-        upload_slots: UploadSlots::new(
-            config
-                .max_upload_packs_per_tenant
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() * 2)),
-            Duration::from_secs(config.upload_pack_queue_seconds),
-        ),
+        transfers: Transfers::new(&config),
         fair_share,
     });
     tokio::spawn(plugins.poll(db.clone()));
@@ -217,12 +239,17 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", config.listen))?;
     http::upload::clear_spool(&config.storage.data_dir).context("clearing the upload spool")?;
     tracing::info!(address = %listener.local_addr()?, "trellis is serving");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown_signal())
-    .await?;
+    let listening = http::serve::Listening {
+        caps: ConnectionCaps::new(
+            config
+                .max_connections
+                .unwrap_or_else(|| connection_caps::open_file_limit() / 4),
+            config.max_connections_per_address,
+            config.trusted_proxies.clone(),
+        ),
+        header_timeout: Duration::from_secs(config.http_header_timeout_seconds),
+    };
+    http::serve::serve(listener, app, listening, shutdown_signal()).await;
     let _ = std::fs::remove_file(pushes_socket);
     db.close().await;
     Ok(())
@@ -271,8 +298,12 @@ async fn shutdown_signal() {
     }
 }
 
-async fn tenant(storage: &StorageArgs, command: TenantCommand) -> anyhow::Result<()> {
-    let db = open(storage, 2).await?;
+async fn tenant(
+    storage: &StorageArgs,
+    command: TenantCommand,
+    root: RootCredentials,
+) -> anyhow::Result<()> {
+    let db = open(storage, 2, root).await?;
     match command {
         TenantCommand::Create { host } => {
             let host = tenants::normalize_host(&host)?;
@@ -312,8 +343,12 @@ async fn tenant(storage: &StorageArgs, command: TenantCommand) -> anyhow::Result
     Ok(())
 }
 
-async fn token(storage: &StorageArgs, command: TokenCommand) -> anyhow::Result<()> {
-    let db = open(storage, 2).await?;
+async fn token(
+    storage: &StorageArgs,
+    command: TokenCommand,
+    root: RootCredentials,
+) -> anyhow::Result<()> {
+    let db = open(storage, 2, root).await?;
     let TokenCommand::Create {
         user,
         name,

@@ -1,5 +1,6 @@
 //! Property tests for every parser that reads what a client sends: request parameters and their
-//! coercions, durations, task lists, OAuth scopes, SSH and GPG keys, and git's pkt-lines. Arbitrary input must give
+//! coercions, durations, task lists, OAuth scopes, SSH and GPG keys, git's pkt-lines and the
+//! commands SSH clients ask to run. Arbitrary input must give
 //! a value or a refusal (which the API turns into a 4xx), never a panic, and the accepted values
 //! must hold the invariants the handlers rely on.
 
@@ -7,6 +8,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value};
 use trellis::git::pktline;
 use trellis::http::params::{Params, parse_bool, parse_date, parse_datetime};
+use trellis::ssh::command;
 
 /// Parameter names the handlers read, with the bracket forms Grape accepts.
 const NAMES: &[&str] = &[
@@ -184,5 +186,37 @@ proptest! {
         prop_assert_eq!(pktline::parse(&stream[offset..]).unwrap(), Some((pktline::Packet::Flush, 4)));
         // Whatever the payloads, the push-command reader answers, never panics.
         let _ = pktline::receive_commands(&stream);
+    }
+
+    #[test]
+    fn ssh_commands_never_panic_and_name_only_plain_project_paths(
+        raw in prop::collection::vec(any::<u8>(), 0..300),
+        program in prop::sample::select(&["git-upload-pack", "git-receive-pack",
+            "git-upload-archive", "git-upload-pack.exe", "sh"][..]),
+        argument in any::<String>(),
+    ) {
+        let _ = command::parse(&raw);
+        let line = format!("{program} {argument}");
+        if let Some(parsed) = command::parse(line.as_bytes()) {
+            let project = &parsed.project;
+            prop_assert!(project.contains('/'));
+            prop_assert!(!project.starts_with('/') && !project.ends_with(".git"));
+            prop_assert!(project.split('/').all(|s| !s.is_empty() && s != "." && s != ".."));
+            prop_assert!(project.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./".contains(&b)));
+        }
+    }
+
+    #[test]
+    fn quoted_project_paths_parse_back(
+        segments in prop::collection::vec("[A-Za-z0-9_][A-Za-z0-9_.-]{0,12}", 2..5),
+        git_suffix in any::<bool>(),
+        slash in any::<bool>(),
+    ) {
+        let path = segments.join("/");
+        prop_assume!(segments.iter().all(|s| s != "." && s != ".." && !s.ends_with(".git")));
+        let quoted = format!("{}{}{}", if slash { "/" } else { "" }, path,
+            if git_suffix { ".git" } else { "" });
+        let parsed = command::parse(format!("git-upload-pack '{quoted}'").as_bytes());
+        prop_assert_eq!(parsed.map(|c| c.project), Some(path));
     }
 }

@@ -455,3 +455,76 @@ def test_bad_inputs(server, receiver):
                 404, PROJECT_NOT_FOUND)
     assert_json(server.request("GET", f"{base}/events", token=other_root, host=host), 404, PROJECT_NOT_FOUND)
 
+
+
+# ---- the hook's secret token stays with its URL ---------------------------------------------
+
+
+def test_a_new_url_without_a_token_drops_the_old_token(server, receiver):
+    """GitLab's `WebHook#reset_token`: a Maintainer who may edit a hook but does not know its
+    token cannot point it at their own receiver and read `X-Gitlab-Token`."""
+    owner, owner_token = make_user(server, "own")
+    maintainer, maintainer_token = make_user(server, "mnt")
+    project = new_project(server, token=owner_token)
+    assert_json(server.request("POST", f"/projects/{project['id']}/members", token=owner_token,
+                               json={"user_id": maintainer.id, "access_level": 40}), 201)
+    elsewhere = WebhookReceiver()
+    try:
+        hook = assert_json(server.request(
+            "POST", f"/projects/{project['id']}/hooks", token=owner_token,
+            json={"url": elsewhere.url, "token": "owners-secret", "issues_events": True,
+                  "push_events": False}), 201)
+        base = f"/projects/{project['id']}/hooks/{hook['id']}"
+        # The same URL kept (another field changed): the token stays.
+        assert_json(server.request("PUT", base, token=maintainer_token,
+                                   json={"url": elsewhere.url, "note_events": True}), 200)
+        new_issue(server, project)
+        assert elsewhere.wait(1)[0]["headers"]["x-gitlab-token"] == "owners-secret"
+        # A new URL without a token: the token is gone, the receiver sees none.
+        assert_json(server.request("PUT", base, token=maintainer_token,
+                                   json={"url": receiver.url}), 200)
+        assert_json(server.request("POST", f"{base}/test/issues_events", token=maintainer_token),
+                    201, {"message": "201 Created"})
+        (sample,) = receiver.wait(1)
+        assert "x-gitlab-token" not in sample["headers"]
+        # A new URL with a new token: that token.
+        assert_json(server.request("PUT", base, token=owner_token,
+                                   json={"url": elsewhere.url, "token": "fresh"}), 200)
+        new_issue(server, project)
+        assert elsewhere.wait(2)[1]["headers"]["x-gitlab-token"] == "fresh"
+    finally:
+        elsewhere.close()
+
+
+def test_a_logged_request_is_resent_only_to_the_url_it_was_made_for(server, receiver):
+    project = new_project(server)
+    first = WebhookReceiver()
+    try:
+        hook = add_hook(server, project, first.url, token="tok", issues_events=True,
+                        push_events=False)
+        new_issue(server, project)
+        first.wait(1)
+        (logged,) = events(server, project, hook)
+        base = f"/projects/{project['id']}/hooks/{hook['id']}"
+        assert_json(server.request("PUT", base, token=server.root_token,
+                                   json={"url": receiver.url, "token": "tok"}), 200)
+        r = server.request("POST", f"{base}/events/{logged['id']}/resend", token=server.root_token)
+        assert_json(r, 422, {"message": "The hook URL has changed, and this log entry cannot be retried"})
+        time.sleep(0.5)
+        assert receiver.requests() == [] and len(first.requests()) == 1
+    finally:
+        first.close()
+
+
+def test_system_hook_url_change_drops_the_token(server, receiver):
+    elsewhere = WebhookReceiver()
+    try:
+        hook = assert_json(server.request("POST", "/hooks", token=server.root_token,
+                                          json={"url": elsewhere.url, "token": "sys"}), 201)
+        assert_json(server.request("PUT", f"/hooks/{hook['id']}", token=server.root_token,
+                                   json={"url": receiver.url}), 200)
+        assert_json(server.request("POST", f"/hooks/{hook['id']}", token=server.root_token), 201)
+        assert "x-gitlab-token" not in receiver.wait(1)[0]["headers"]
+    finally:
+        server.request("DELETE", f"/hooks/{hook['id']}", token=server.root_token)
+        elsewhere.close()

@@ -151,7 +151,13 @@ impl HookInput {
     /// and `X-Gitlab-Instance`.
     async fn apply(self, api: &Api, policy: &AddressPolicy, hook: Shared<'_>) -> ApiResult<()> {
         check_url(policy, &self.url).await?;
-        *hook.url = self.url.trim().to_string();
+        let url = self.url.trim().to_string();
+        // As GitLab's `WebHook#reset_token`: a new URL without a new token drops the old
+        // token, so that whoever may edit a hook cannot send its secret to their own receiver.
+        if url != *hook.url && self.token.is_none() {
+            *hook.token = None;
+        }
+        *hook.url = url;
         for (name, on) in hook.flags.iter_mut() {
             if let Some((_, given)) = self.flags.iter().find(|(n, _)| n == name) {
                 *on = *given;

@@ -282,7 +282,7 @@ impl Repository {
 
     /// An uncompressed tar of the repository directory, streamed from `tar`.
     pub fn tar(&self) -> Result<tokio::process::ChildStdout> {
-        let mut child = tokio::process::Command::new("tar")
+        let mut child = tokio::process::Command::from(process::isolated("tar"))
             .arg("-cf")
             .arg("-")
             .arg("-C")

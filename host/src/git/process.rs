@@ -14,10 +14,34 @@ pub struct Identity<'a> {
     pub email: &'a str,
 }
 
-/// `git` (with `--git-dir dir`) isolated from the host: no system or global configuration, no
-/// prompts, no inherited repository, stdin and stdout piped, killed when dropped.
+/// The variables a child process keeps from the server's environment; every other one (the
+/// server's secrets among them: an initial root token, a database URL) is cleared.
+const INHERITED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "TMPDIR",
+    "GIT_EXEC_PATH",
+];
+
+/// `program` with an environment of only [`INHERITED`] variables.
+pub fn isolated(program: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.env_clear().envs(
+        INHERITED
+            .iter()
+            .filter_map(|name| Some((name, std::env::var_os(name)?))),
+    );
+    command
+}
+
+/// `git` (with `--git-dir dir`) isolated from the host: no inherited environment but
+/// [`INHERITED`], no system or global configuration, no prompts, stdin and stdout piped,
+/// killed when dropped.
 pub fn command(dir: Option<&Path>) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new("git");
+    let mut command = tokio::process::Command::from(isolated("git"));
     if let Some(dir) = dir {
         command.arg("--git-dir").arg(dir);
     }
@@ -28,8 +52,6 @@ pub fn command(dir: Option<&Path>) -> tokio::process::Command {
         .env("GIT_ASKPASS", "/bin/false")
         // Paths from API callers are file names, never pathspec magic (`:(glob)`, `:!`).
         .env("GIT_LITERAL_PATHSPECS", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true);

@@ -128,13 +128,12 @@ impl PushObjects {
             return Err(format!("{id:?} is not an object id"));
         }
         let max = max.min(MAX_BLOB_READ);
-        let mut git = std::process::Command::new("git");
+        let mut git = super::process::isolated("git");
         git.arg("--git-dir")
             .arg(&self.repository)
             .args(["cat-file", "blob", id])
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env_remove("GIT_DIR")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

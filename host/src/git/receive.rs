@@ -49,6 +49,23 @@ pub fn install_hooks(dir: &Path, exe: &Path) -> std::io::Result<PathBuf> {
     Ok(dir.to_path_buf())
 }
 
+/// What every push is held to, as Gitaly runs `receive-pack`: each received object is checked
+/// (`fsck`: a `.git` tree entry, a submodule name with `..`, malformed objects), except for the
+/// legacy faults git once wrote itself and histories still carry; and the references the
+/// server keeps for itself are hidden, so a push cannot write them (git answers "deny
+/// updating a hidden ref").
+const RECEIVE_CHECKS: &[&str] = &[
+    "receive.fsckObjects=true",
+    "receive.fsck.badTimezone=ignore",
+    "receive.fsck.missingSpaceBeforeDate=ignore",
+    "receive.fsck.zeroPaddedFilemode=ignore",
+    "receive.hideRefs=refs/environments/",
+    "receive.hideRefs=refs/keep-around/",
+    "receive.hideRefs=refs/merge-requests/",
+    "receive.hideRefs=refs/pipelines/",
+    "receive.hideRefs=refs/tmp/",
+];
+
 /// How `git receive-pack` runs for one push: `-c` settings and environment.
 #[derive(Debug, Clone, Default)]
 pub struct ReceiveOptions {
@@ -62,6 +79,7 @@ impl ReceiveOptions {
     /// or 0 is unlimited) and the session's environment.
     pub fn new(hooks: &Path, max_input_bytes: Option<u64>, env: Vec<(String, String)>) -> Self {
         let mut config = vec![format!("core.hooksPath={}", hooks.display())];
+        config.extend(RECEIVE_CHECKS.iter().map(|setting| setting.to_string()));
         if let Some(bytes) = max_input_bytes.filter(|b| *b > 0) {
             config.push(format!("receive.maxInputSize={bytes}"));
         }

@@ -165,14 +165,16 @@ impl Repository {
     }
 
     /// `git archive` of `commit` (only `path` below it when given), under the directory
-    /// `prefix`, streamed. Callers check that `commit` and `path` exist first: once the
-    /// stream has started, a failure can only cut it short.
+    /// `prefix`, streamed; git is killed if `stop` resolves first (and `stop` is dropped when
+    /// git exits). Callers check that `commit` and `path` exist first: once the stream has
+    /// started, a failure can only cut it short.
     pub fn archive(
         &self,
         commit: &str,
         format: ArchiveFormat,
         prefix: &str,
         path: Option<&str>,
+        stop: impl Future<Output = ()> + Send + 'static,
     ) -> Result<tokio::process::ChildStdout> {
         let mut cmd = command(Some(&self.path));
         if format == ArchiveFormat::TarBz2 {
@@ -186,7 +188,19 @@ impl Repository {
         }
         cmd.stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
-        spawn_stdout(cmd)
+        let mut child = cmd.spawn().map_err(Error::io("running git"))?;
+        let stdout = child.stdout.take().ok_or_else(|| {
+            Error::io("reading git")(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        })?;
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = child.wait() => {}
+                () = stop => {
+                    let _ = child.kill().await;
+                }
+            }
+        });
+        Ok(stdout)
     }
 
     /// `git upload-archive` for a full-duplex transport (SSH): the client sends its `git

@@ -7,7 +7,8 @@
 //! stderr).
 
 pub(crate) mod rules;
-pub mod upload_slots;
+pub mod slots;
+pub mod transfers;
 
 use crate::api::access;
 use crate::git::Repository;

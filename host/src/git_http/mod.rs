@@ -7,21 +7,25 @@
 //! `pre-receive` decides (protected branches, push rules) and its `finish` records what the
 //! push changed once git has exited.
 
+use std::sync::Arc;
+
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
+use futures_util::StreamExt;
 use tokio::io::AsyncReadExt;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::process::ChildStdout;
 use tokio::task::JoinHandle;
 
 use crate::auth::git::find_for_git_client;
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::smart_http::{self, Service};
-use crate::git_access::upload_slots::TOO_MANY;
+use crate::git_access::slots::{Slot, TOO_MANY, TOO_MANY_PUSHES};
+use crate::git_access::transfers::{Clock, Marked};
 use crate::git_access::{self, Abilities, Denied, Transport};
 use crate::http::error::ApiError;
 use crate::http::request::Api;
@@ -53,8 +57,10 @@ pub fn route(method: &Method, path: &str, query: Option<&str>) -> Option<GitRout
     };
     let inner = prefix.strip_prefix('/')?;
     let Some(project) = inner.strip_suffix(".git") else {
-        // Only `info/refs` redirects; git then posts to the URL it was sent to.
-        let valid = rpc.is_none() && inner.contains('/') && !inner.contains("//");
+        // Only `info/refs` redirects; git then posts to the URL it was sent to. Only a path
+        // of project path segments is redirected: `//host/...` or `/\\host/...` would make
+        // the Location point at another site.
+        let valid = rpc.is_none() && inner.contains('/') && inner.split('/').all(is_path_segment);
         return valid.then(|| {
             let query = query.map(|q| format!("?{q}")).unwrap_or_default();
             GitRoute::Redirect(format!("{prefix}.git/info/refs{query}"))
@@ -68,6 +74,14 @@ pub fn route(method: &Method, path: &str, query: Option<&str>) -> Option<GitRout
         None => GitRoute::InfoRefs { project },
         Some(service) => GitRoute::Rpc { project, service },
     })
+}
+
+/// A namespace or project path segment as GitLab allows them (letters, digits, `_`, `-`, `.`).
+fn is_path_segment(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Response {
@@ -91,11 +105,7 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
     };
     let (parts, body) = request.into_parts();
     match prepare(&ctx, &parts, &project, service).await {
-        Ok(Prepared {
-            repo,
-            push,
-            upload_slot,
-        }) => run(&parts, body, &repo, service, push, upload_slot).await,
+        Ok(prepared) => run(&ctx, &parts, body, prepared, service).await,
         Err(response) => *response,
     }
 }
@@ -105,8 +115,8 @@ struct Prepared {
     repo: Repository,
     /// The push session of a `git-receive-pack` request.
     push: Option<Push>,
-    /// The tenant's upload-pack slot a fetch holds while git runs.
-    upload_slot: Option<OwnedSemaphorePermit>,
+    /// The tenant's slot a fetch or a push holds while git runs.
+    slot: Option<Slot>,
 }
 
 /// Authenticates and authorizes (`git_access`); every refusal is the response GitLab gives.
@@ -120,6 +130,16 @@ async fn prepare(
         .map_err(|_| api_error(ApiError::BadRequest("Host header is malformed".into())))?;
     let tenant = ctx.tenant_for(&origin);
     let settings = ctx.settings.get(&tenant.db).await.map_err(api_error)?;
+    let client_ip = crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies);
+    // GitLab's Rack::Attack ban of an address after repeated failed git authentications.
+    if ctx
+        .limiter
+        .git_auth_banned(&tenant.db, client_ip)
+        .await
+        .map_err(api_error)?
+    {
+        return Err(Box::new(text(StatusCode::FORBIDDEN, "Forbidden\n")));
+    }
     let git_caller = match basic_credentials(&parts.headers) {
         Some((login, password)) => {
             match find_for_git_client(&tenant.db, &ctx.tokens, &settings, &login, &password)
@@ -127,7 +147,13 @@ async fn prepare(
                 .map_err(api_error)?
             {
                 Some(found) => Some(found),
-                None => return Err(Box::new(access_denied())),
+                None => {
+                    ctx.limiter
+                        .git_auth_failed(&tenant.db, client_ip)
+                        .await
+                        .map_err(api_error)?;
+                    return Err(Box::new(access_denied()));
+                }
             }
         }
         None => None,
@@ -136,7 +162,6 @@ async fn prepare(
         download: g.download,
         push: g.push,
     });
-    let client_ip = crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies);
     let caller = git_caller.map(|g| g.caller);
     let tenant_id = tenant.db.tenant_id();
     let api = Api::for_git(ctx, tenant, origin, settings, caller, client_ip);
@@ -151,35 +176,54 @@ async fn prepare(
                 Denied::Failed(error) => error.into_response(),
             })
         })?;
-    // `info/refs` of receive-pack only advertises: the push itself is the POST.
-    let push = match (service, parts.method == Method::POST) {
-        (Service::ReceivePack, true) => allowed.start_push(&api),
-        _ => None,
-    };
-    // Likewise a fetch packs objects only in its POST: that is what takes a slot.
-    let upload_slot = match (service, parts.method == Method::POST) {
-        (Service::UploadPack, true) => match ctx.upload_slots.acquire(tenant_id).await {
-            Some(slot) => Some(slot),
+    // `info/refs` only advertises: the fetch or push itself is the POST, and that is what
+    // takes a slot and a push session.
+    if parts.method != Method::POST {
+        return Ok(Prepared {
+            repo: allowed.repo,
+            push: None,
+            slot: None,
+        });
+    }
+    let transfers = &ctx.transfers;
+    let (push, slot) = match service {
+        Service::ReceivePack => {
+            let (Some(push), Some(caller)) = (allowed.start_push(&api), api.caller.as_ref()) else {
+                return Err(Box::new(access_denied()));
+            };
+            match transfers.pushes.acquire(tenant_id, caller.user.id).await {
+                Some(slot) => (Some(push), slot),
+                None => {
+                    return Err(Box::new(text(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        TOO_MANY_PUSHES,
+                    )));
+                }
+            }
+        }
+        Service::UploadPack => match transfers.fetches.acquire(tenant_id, client_ip).await {
+            Some(slot) => (None, slot),
             None => return Err(Box::new(text(StatusCode::TOO_MANY_REQUESTS, TOO_MANY))),
         },
-        _ => None,
     };
     Ok(Prepared {
         repo: allowed.repo,
         push,
-        upload_slot,
+        slot: Some(slot),
     })
 }
 
-/// Runs git for an allowed request.
+/// Runs git for an allowed request. A POST's transfer is stopped at its deadline or once it
+/// has moved nothing for the idle time (`git_access::transfers`), however far its response
+/// has streamed.
 async fn run(
+    ctx: &ApiContext,
     parts: &Parts,
     body: Body,
-    repo: &Repository,
+    prepared: Prepared,
     service: Service,
-    push: Option<Push>,
-    upload_slot: Option<OwnedSemaphorePermit>,
 ) -> Response {
+    let Prepared { repo, push, slot } = prepared;
     let protocol = parts
         .headers
         .get("git-protocol")
@@ -187,7 +231,7 @@ async fn run(
         .and_then(smart_http::protocol)
         .map(str::to_string);
     if parts.method == Method::GET {
-        return match smart_http::advertisement(repo, service, protocol.as_deref()).await {
+        return match smart_http::advertisement(&repo, service, protocol.as_deref()).await {
             Ok(body) => git_response(service, "advertisement", Body::from(body)),
             Err(error) => api_error(error).into_response(),
         };
@@ -197,11 +241,17 @@ async fn run(
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("gzip") || v.eq_ignore_ascii_case("x-gzip"));
-    let body = body.into_data_stream();
+    let clock = ctx.transfers.clock();
+    let body = {
+        let marks = clock.clone();
+        body.into_data_stream()
+            .inspect(move |_| marks.mark())
+            .take_until(clock.clone().expired())
+    };
     let options = push.as_ref().map(Push::receive_options);
     let tap = push.as_ref().and_then(Push::commands_tap);
     let rpc = match smart_http::rpc(
-        repo,
+        &repo,
         service,
         protocol.as_deref(),
         options.as_ref(),
@@ -213,27 +263,38 @@ async fn run(
         Err(error) => return api_error(error).into_response(),
     };
     // Runs after git exits even if the client has gone; the response ends after it.
-    let exit = rpc.exit;
+    let mut exit = rpc.exit;
+    let expired = clock.clone().expired();
     let finished = tokio::spawn(async move {
-        // The fetch's slot is free once git has exited.
-        let _slot = upload_slot;
-        match exit.await {
-            Ok(Some((status, _))) if status.success() => {}
-            Ok(Some((status, stderr))) => {
-                tracing::warn!(%status, stderr, "git service failed");
+        // The slot is free once git has exited.
+        let _slot = slot;
+        tokio::select! {
+            exited = &mut exit => match exited {
+                Ok(Some((status, _))) if status.success() => {}
+                Ok(Some((status, stderr))) => {
+                    tracing::warn!(%status, stderr, "git service failed");
+                }
+                _ => tracing::warn!("git service could not be awaited"),
+            },
+            () = expired => {
+                // Dropping the task's child kills git (`kill_on_drop`).
+                exit.abort();
+                let _ = exit.await;
+                tracing::info!("git transfer stopped: past its deadline or idle");
             }
-            _ => tracing::warn!("git service could not be awaited"),
         }
         // Whatever git's status: finish records only the updates git did apply.
         if let Some(push) = push {
             push.finish().await;
         }
     });
-    git_response(service, "result", stream(rpc.output, finished))
+    git_response(service, "result", stream(rpc.output, clock, finished))
 }
 
-/// Git's stdout as the response body, 64 KiB at a time; it ends once `finished` has.
-fn stream(output: tokio::process::ChildStdout, finished: JoinHandle<()>) -> Body {
+/// Git's stdout as the response body, 64 KiB at a time, each piece marking the transfer's
+/// `clock`; it ends once `finished` has.
+fn stream(output: ChildStdout, clock: Arc<Clock>, finished: JoinHandle<()>) -> Body {
+    let output = Marked::new(output, clock);
     let state = Some((output, finished));
     Body::from_stream(futures_util::stream::unfold(state, |state| async move {
         let (mut output, finished) = state?;
@@ -348,6 +409,14 @@ mod tests {
             ))
         );
         assert_eq!(route(&Method::POST, "/a/b/git-upload-pack", None), None);
+        for hostile in [
+            "//evil.example/x/info/refs",
+            "/\\evil.example/x/info/refs",
+            "/a\\b/c/info/refs",
+            "/%2F%2Fevil.example/x/info/refs",
+        ] {
+            assert_eq!(route(&Method::GET, hostile, None), None, "{hostile}");
+        }
         assert_eq!(route(&Method::GET, "/a/b.git/git-upload-pack", None), None);
         assert_eq!(route(&Method::GET, "/b.git/info/refs", None), None);
         assert_eq!(route(&Method::GET, "/a//b.git/info/refs", None), None);

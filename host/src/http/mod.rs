@@ -11,6 +11,7 @@ pub mod pagination;
 pub mod params;
 pub mod request;
 pub mod routes;
+pub mod serve;
 pub mod stream;
 pub mod upload;
 

@@ -66,8 +66,10 @@ pub struct Plugins {
     /// (as many, and at least two), so that rebinding away from a plugin that holds every
     /// live slot, or while a trial runs to its deadline, never waits on it.
     slots: Mutex<HashMap<(i64, bool), Arc<Semaphore>>>,
-    /// Uploads compile one at a time.
+    /// Uploads compile one at a time per tenant, and a few at a time in all (each compile
+    /// holds a core and its memory), so that one tenant's slow uploads delay only its own.
     upload_compiles: Arc<Semaphore>,
+    tenant_upload_compiles: Mutex<HashMap<i64, Arc<Semaphore>>>,
     /// The last hour of calls through live bindings, for the admin console.
     pub watch: Watch,
     /// Whom long calls give way to (set once the process serves).
@@ -83,7 +85,10 @@ impl Plugins {
             bindings: RwLock::default(),
             rows: tokio::sync::Mutex::default(),
             slots: Mutex::default(),
-            upload_compiles: Arc::new(Semaphore::new(1)),
+            upload_compiles: Arc::new(Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get().max(2)),
+            )),
+            tenant_upload_compiles: Mutex::default(),
             watch: Watch::default(),
             give_way: OnceLock::new(),
         })
@@ -109,18 +114,33 @@ impl Plugins {
         self.compile_holding(bytes, None).await
     }
 
-    /// Compiles an uploaded binary: one upload compiles at a time, and the administrator gets
-    /// an error after [`UPLOAD_COMPILE_TIMEOUT`] (Cranelift cannot be interrupted; the
-    /// compilation goes on holding the only upload permit, so slow binaries cannot pile up).
-    pub async fn compile_upload(&self, bytes: Arc<[u8]>) -> Result<Arc<Compiled>, String> {
+    /// Compiles a binary `tenant_id` uploaded: one upload of a tenant's compiles at a time (and
+    /// a few in all), and the administrator gets an error after [`UPLOAD_COMPILE_TIMEOUT`]
+    /// (Cranelift cannot be interrupted; the compilation goes on holding its permits, so slow
+    /// binaries cannot pile up, and only the uploading tenant's next upload waits for it).
+    pub async fn compile_upload(
+        &self,
+        tenant_id: i64,
+        bytes: Arc<[u8]>,
+    ) -> Result<Arc<Compiled>, String> {
+        let tenant_slot = self
+            .tenant_upload_compiles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(tenant_id)
+            .or_insert_with(|| Arc::new(Semaphore::new(1)))
+            .clone();
         let compile = async {
+            let failed = |e: tokio::sync::AcquireError| format!("compilation failed: {e}");
+            let tenant_permit = tenant_slot.acquire_owned().await.map_err(failed)?;
             let permit = self
                 .upload_compiles
                 .clone()
                 .acquire_owned()
                 .await
-                .map_err(|e| format!("compilation failed: {e}"))?;
-            self.compile_holding(bytes, Some(permit)).await
+                .map_err(failed)?;
+            self.compile_holding(bytes, Some((tenant_permit, permit)))
+                .await
         };
         tokio::time::timeout(UPLOAD_COMPILE_TIMEOUT, compile)
             .await
@@ -132,11 +152,11 @@ impl Plugins {
             })
     }
 
-    /// Compiles on a blocking thread that holds `permit` until the compilation ends.
+    /// Compiles on a blocking thread that holds `permits` until the compilation ends.
     async fn compile_holding(
         &self,
         bytes: Arc<[u8]>,
-        permit: Option<OwnedSemaphorePermit>,
+        permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
     ) -> Result<Arc<Compiled>, String> {
         use sha2::{Digest, Sha256};
         let sha256 = hex::encode(Sha256::digest(&bytes));
@@ -145,7 +165,7 @@ impl Plugins {
         }
         let runtime = self.runtime.clone();
         let compiled = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let _permits = permits;
             runtime.compile(&bytes)
         })
         .await

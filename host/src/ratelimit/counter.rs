@@ -86,6 +86,25 @@ impl MemoryCounters {
         slot.count
     }
 
+    /// Bans `key` until `until` (window 0 holds bans, whose expiry is the ban's end).
+    pub fn ban(&self, tenant: i64, key: &str, until: i64) {
+        let mut shard = self.shard(tenant, key).lock().expect("rate limit shard");
+        shard.insert(
+            (tenant, key.to_string(), 0),
+            Slot {
+                count: 1,
+                expires_at: until,
+            },
+        );
+    }
+
+    pub fn banned(&self, tenant: i64, key: &str, now: i64) -> bool {
+        let shard = self.shard(tenant, key).lock().expect("rate limit shard");
+        shard
+            .get(&(tenant, key.to_string(), 0))
+            .is_some_and(|slot| slot.expires_at > now)
+    }
+
     /// Drops the counters of windows that ended before `now`; returns how many went.
     pub fn purge(&self, now: i64) -> usize {
         let mut removed = 0;
@@ -132,6 +151,25 @@ impl Counters {
                 .map(|hit| memory.increment(db.tenant_id(), hit))
                 .collect()),
             Counters::Database => db.count_rate_limits(hits).await,
+        }
+    }
+
+    /// Bans `key` until `until` (Unix seconds), whatever its counts.
+    pub async fn ban(&self, db: &TenantDb, key: &str, until: i64) -> sqlx::Result<()> {
+        match self {
+            Counters::Memory(memory) => {
+                memory.ban(db.tenant_id(), key, until);
+                Ok(())
+            }
+            Counters::Database => db.ban_rate_limit_key(key, until).await,
+        }
+    }
+
+    /// Whether `key` is banned at `now`.
+    pub async fn banned(&self, db: &TenantDb, key: &str, now: i64) -> sqlx::Result<bool> {
+        match self {
+            Counters::Memory(memory) => Ok(memory.banned(db.tenant_id(), key, now)),
+            Counters::Database => db.rate_limit_key_banned(key, now).await,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod counter;
 pub mod response;
 pub mod rules;
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -66,6 +67,40 @@ impl Limiter {
 
     pub async fn purge(&self, db: &Db) -> sqlx::Result<u64> {
         self.counters.purge(db, unix_now()).await
+    }
+}
+
+/// Failed git Basic authentications from one address within [`GIT_AUTH_FIND_TIME`] seconds that
+/// ban it, and for how long: GitLab's `rack_attack.git_basic_auth` defaults (`maxretry`,
+/// `findtime`, `bantime`).
+const GIT_AUTH_MAX_RETRY: i64 = 10;
+const GIT_AUTH_FIND_TIME: i64 = 60;
+const GIT_AUTH_BAN_TIME: i64 = 3600;
+
+impl Limiter {
+    /// Whether git over HTTP is refused to `ip` for its failed authentications.
+    pub async fn git_auth_banned(&self, db: &TenantDb, ip: IpAddr) -> sqlx::Result<bool> {
+        self.counters
+            .banned(db, &format!("git_basic_auth:ban:{ip}"), unix_now())
+            .await
+    }
+
+    /// Counts a failed git Basic authentication from `ip`; the one that reaches the limit
+    /// within the window bans the address.
+    pub async fn git_auth_failed(&self, db: &TenantDb, ip: IpAddr) -> sqlx::Result<()> {
+        let now = unix_now();
+        let window = Window::at(now, GIT_AUTH_FIND_TIME);
+        let hit = CounterHit {
+            key: format!("git_basic_auth:failed:{ip}"),
+            window_start: window.start,
+            expires_at: window.reset,
+        };
+        let failures = self.counters.count(db, &[hit]).await?;
+        if failures.first().is_some_and(|n| *n >= GIT_AUTH_MAX_RETRY) {
+            let key = format!("git_basic_auth:ban:{ip}");
+            self.counters.ban(db, &key, now + GIT_AUTH_BAN_TIME).await?;
+        }
+        Ok(())
     }
 }
 

@@ -37,6 +37,7 @@ use super::projects::refresh_statistics;
 use super::protected_branches::{self as rules, Actor, DefaultBranchProtection};
 use super::push_prescan::Prescan;
 use super::push_rules::{self, PushSubject};
+use super::ref_names;
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::git::commands_tap::CommandsTap;
@@ -327,6 +328,9 @@ pub async fn pre_receive(
     updates: &[RefUpdate],
     quarantine: &[(String, String)],
 ) -> git::Result<Verdict> {
+    if let Some(message) = ref_names::refusal(updates) {
+        return Ok(Verdict::Refuse(message.into()));
+    }
     let verdict = protected_branch_checks(session, updates, quarantine).await?;
     if verdict != Verdict::Allow {
         return Ok(verdict);

@@ -21,6 +21,7 @@ pub mod protected_branches;
 mod push_prescan;
 pub mod push_rules;
 mod readme;
+mod ref_names;
 pub mod repository;
 pub mod settings;
 pub mod system_notes;

@@ -136,7 +136,7 @@ pub async fn upload(
     let bytes = upload.file.read().await.map_err(anyhow::Error::from)?;
     let compiled = ctx
         .plugins
-        .compile_upload(Arc::from(bytes.as_slice()))
+        .compile_upload(db.tenant_id(), Arc::from(bytes.as_slice()))
         .await
         .map_err(Error::Rejected)?;
     ensure_built_ins(ctx, db).await?;

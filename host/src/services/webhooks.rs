@@ -188,13 +188,20 @@ pub async fn test_system_hook(
     run(ctx, db, &Target::system(hook, ctx), message).await
 }
 
-/// Sends a logged request's payload again, with its idempotency key.
+/// What a resend of a request made for another URL answers (GitLab's `WebHookLog#url_current?`).
+pub const URL_CHANGED: &str = "The hook URL has changed, and this log entry cannot be retried";
+
+/// Sends a logged request's payload again, with its idempotency key; only to the URL it was
+/// made for, so that a hook pointed elsewhere never receives another receiver's deliveries.
 pub async fn resend(
     ctx: &ApiContext,
     db: &TenantDb,
     hook: &HookRow,
     log: &LogRow,
 ) -> Result<Tried, Refusal> {
+    if log.url != hook.url {
+        return Err(Refusal::Status(422, URL_CHANGED.into()));
+    }
     let message = Message {
         trigger: log.trigger_name.clone(),
         event_name: log.event_name.clone(),

@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use russh::keys::HashAlg;
 use russh::server::{Auth, ChannelOpenHandle, Msg, PublicKeyOffer, Session, VerifiedPublicKey};
-use russh::{Channel, ChannelId, ChannelMsg, ChannelWriteHalf};
+use russh::{Channel, ChannelId, ChannelMsg, ChannelOpenFailure, ChannelWriteHalf};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::Child;
+use tokio::sync::{Notify, Semaphore};
 
 use super::command::{self, GitCommand, Program};
 use crate::auth::Caller;
@@ -24,7 +25,8 @@ use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::commands_tap::{CommandsTap, TappedWriter};
 use crate::git::smart_http::{self, Service};
-use crate::git_access::upload_slots::TOO_MANY;
+use crate::git_access::slots::{TOO_MANY, TOO_MANY_PUSHES};
+use crate::git_access::transfers::{Clock, Marked};
 use crate::git_access::{self, Abilities, Denied, Transport};
 use crate::http::request::Api;
 use crate::request_origin::Origin;
@@ -40,7 +42,25 @@ pub struct Connection {
     ctx: ApiContext,
     tenant_host: Option<String>,
     peer: SocketAddr,
-    signed_in: Option<Arc<SignedIn>>,
+    /// The key the client proved it holds, once it has. Each command signs it in again, as
+    /// GitLab Shell asks the server on every command: a key removed, a user blocked or
+    /// demoted, or a key type forbidden since the connection opened take effect on the next
+    /// command, however long the connection is kept open.
+    key: Option<Arc<KeySignIn>>,
+    /// Told when the client has signed in (the connection's authentication deadline).
+    signed_in: Arc<Notify>,
+    /// The session channels open at once, [`MAX_CHANNELS`] at the most.
+    channels: Arc<Semaphore>,
+}
+
+/// Session channels one connection may have open at once (OpenSSH's `MaxSessions`).
+pub const MAX_CHANNELS: usize = 10;
+
+/// A key, and the listener's tenant it signs in to.
+struct KeySignIn {
+    ctx: ApiContext,
+    tenant_host: Option<String>,
+    key: russh::keys::PublicKey,
 }
 
 /// Who signed in, in which tenant, under which settings.
@@ -51,30 +71,46 @@ struct SignedIn {
 }
 
 impl Connection {
-    pub fn new(ctx: ApiContext, tenant_host: Option<String>, peer: SocketAddr) -> Connection {
+    pub fn new(
+        ctx: ApiContext,
+        tenant_host: Option<String>,
+        peer: SocketAddr,
+        signed_in: Arc<Notify>,
+    ) -> Connection {
         Connection {
             ctx,
             tenant_host,
             peer,
-            signed_in: None,
+            key: None,
+            signed_in,
+            channels: Arc::new(Semaphore::new(MAX_CHANNELS)),
         }
     }
 
-    /// Whom `key` signs in as `user`, if anyone (`last_used_at` is recorded when `touch`).
-    async fn sign_in(
-        &self,
-        user: &str,
-        key: &russh::keys::PublicKey,
-        touch: bool,
-    ) -> anyhow::Result<Option<SignedIn>> {
-        if user != SSH_USER {
-            return Ok(None);
+    fn key_sign_in(&self, key: &russh::keys::PublicKey) -> KeySignIn {
+        KeySignIn {
+            ctx: self.ctx.clone(),
+            tenant_host: self.tenant_host.clone(),
+            key: key.clone(),
         }
+    }
+}
+
+impl KeySignIn {
+    /// Whom the key signs in now, if anyone (`last_used_at` is recorded when `touch`).
+    async fn sign_in(&self, touch: bool) -> Option<SignedIn> {
+        self.find(touch).await.unwrap_or_else(|error| {
+            tracing::warn!(error = format!("{error:#}"), "SSH sign-in failed");
+            None
+        })
+    }
+
+    async fn find(&self, touch: bool) -> anyhow::Result<Option<SignedIn>> {
         let Some(tenant) = self.ctx.tenant_named(self.tenant_host.as_deref()) else {
             return Ok(None);
         };
         let settings = self.ctx.settings.get(&tenant.db).await?;
-        let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
+        let fingerprint = self.key.fingerprint(HashAlg::Sha256).to_string();
         let now = chrono::Utc::now().timestamp_millis();
         let Some(found) = find_for_ssh_key(&tenant.db, &settings, &fingerprint, now).await? else {
             return Ok(None);
@@ -87,13 +123,6 @@ impl Connection {
             settings,
             caller: found.caller,
         }))
-    }
-
-    fn auth(found: anyhow::Result<Option<SignedIn>>) -> Option<SignedIn> {
-        found.unwrap_or_else(|error| {
-            tracing::warn!(error = format!("{error:#}"), "SSH sign-in failed");
-            None
-        })
     }
 }
 
@@ -114,8 +143,13 @@ impl russh::server::Handler for Connection {
         user: &str,
         offer: PublicKeyOffer<'_>,
     ) -> Result<Auth, Self::Error> {
-        let found = Self::auth(self.sign_in(user, offer.public_key, false).await);
-        Ok(accept_if(found.is_some()))
+        let found = user == SSH_USER
+            && self
+                .key_sign_in(offer.public_key)
+                .sign_in(false)
+                .await
+                .is_some();
+        Ok(accept_if(found))
     }
 
     async fn auth_publickey(
@@ -123,9 +157,15 @@ impl russh::server::Handler for Connection {
         user: &str,
         key: VerifiedPublicKey<'_>,
     ) -> Result<Auth, Self::Error> {
-        let found = Self::auth(self.sign_in(user, key.public_key, true).await);
-        let accepted = found.is_some();
-        self.signed_in = found.map(Arc::new);
+        if user != SSH_USER {
+            return Ok(Auth::reject());
+        }
+        let key = self.key_sign_in(key.public_key);
+        let accepted = key.sign_in(true).await.is_some();
+        if accepted {
+            self.key = Some(Arc::new(key));
+            self.signed_in.notify_one();
+        }
         Ok(accept_if(accepted))
     }
 
@@ -136,12 +176,19 @@ impl russh::server::Handler for Connection {
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
         // russh opens channels only after authentication succeeded.
-        let Some(signed_in) = self.signed_in.clone() else {
+        let Some(key) = self.key.clone() else {
+            return Ok(());
+        };
+        let Ok(open) = self.channels.clone().try_acquire_owned() else {
+            reply.reject(ChannelOpenFailure::ResourceShortage).await;
             return Ok(());
         };
         reply.accept().await;
-        let (ctx, peer) = (self.ctx.clone(), self.peer);
-        tokio::spawn(serve_channel(ctx, signed_in, peer, channel));
+        let peer = self.peer;
+        tokio::spawn(async move {
+            serve_channel(&key, peer, channel).await;
+            drop(open);
+        });
         Ok(())
     }
 
@@ -203,14 +250,9 @@ impl russh::server::Handler for Connection {
     }
 }
 
-/// Waits for the channel's request (the environment first), answers it, and closes the
-/// channel with the exit status.
-async fn serve_channel(
-    ctx: ApiContext,
-    signed_in: Arc<SignedIn>,
-    peer: SocketAddr,
-    mut channel: Channel<Msg>,
-) {
+/// Waits for the channel's request (the environment first), signs the key in again, answers
+/// the request, and closes the channel with the exit status.
+async fn serve_channel(key: &KeySignIn, peer: SocketAddr, mut channel: Channel<Msg>) {
     let mut protocol = None;
     let request = loop {
         match channel.wait().await {
@@ -228,22 +270,30 @@ async fn serve_channel(
         }
     };
     let (read, write) = channel.split();
+    let signed_in = key.sign_in(false).await;
     let code = match request {
-        None => welcome(&write, &signed_in.caller).await,
-        Some(command) => match (command::parse(&command), blocked(&signed_in)) {
-            (Some(_), Some(message)) => refuse(&write, &message).await,
-            (Some(command), None) => {
-                let api = Api::for_git(
-                    &ctx,
-                    signed_in.tenant.clone(),
-                    origin(&signed_in.tenant),
-                    signed_in.settings.clone(),
-                    Some(signed_in.caller.clone()),
-                    peer.ip(),
-                );
-                git(&api, command, protocol.as_deref(), read, &write).await
-            }
-            (None, _) => refuse(&write, command::DISALLOWED).await,
+        None => welcome(&write, signed_in.as_ref().map(|s| &s.caller)).await,
+        Some(command) => match command::parse(&command) {
+            None => refuse(&write, command::DISALLOWED).await,
+            Some(command) => match signed_in {
+                Some(signed_in) => match blocked(&signed_in) {
+                    Some(message) => refuse(&write, &message).await,
+                    None => {
+                        let api = Api::for_git(
+                            &key.ctx,
+                            signed_in.tenant.clone(),
+                            origin(&signed_in.tenant),
+                            signed_in.settings.clone(),
+                            Some(signed_in.caller),
+                            peer.ip(),
+                        );
+                        git(&api, command, protocol.as_deref(), read, &write).await
+                    }
+                },
+                // The key no longer signs anyone in: the command is decided as GitLab
+                // decides one whose key is gone, for nobody (`git_access::authorize`).
+                None => signed_out(key, peer, command, protocol.as_deref(), read, &write).await,
+            },
         },
     };
     let _ = write.exit_status(code).await;
@@ -251,10 +301,41 @@ async fn serve_channel(
     let _ = write.close().await;
 }
 
-/// What `ssh -T git@host` prints: GitLab's welcome. Trellis has no instance title setting,
-/// so the name is GitLab's.
-async fn welcome(write: &ChannelWriteHalf<Msg>, caller: &Caller) -> u32 {
-    let text = format!("Welcome to GitLab, @{}!\n", caller.user.username);
+/// A command on a connection whose key no longer signs anyone in (removed, expired, or of a
+/// type now forbidden): anonymous, so nothing but a public project's reads.
+async fn signed_out(
+    key: &KeySignIn,
+    peer: SocketAddr,
+    command: GitCommand,
+    protocol: Option<&str>,
+    read: russh::ChannelReadHalf,
+    write: &ChannelWriteHalf<Msg>,
+) -> u32 {
+    let Some(tenant) = key.ctx.tenant_named(key.tenant_host.as_deref()) else {
+        return refuse(write, git_access::NOT_FOUND).await;
+    };
+    let settings = match key.ctx.settings.get(&tenant.db).await {
+        Ok(settings) => settings,
+        Err(error) => {
+            tracing::warn!(
+                error = format!("{error:#}"),
+                "reading settings for SSH failed"
+            );
+            return refuse(write, "Internal server error").await;
+        }
+    };
+    let origin = origin(&tenant);
+    let api = Api::for_git(&key.ctx, tenant, origin, settings, None, peer.ip());
+    git(&api, command, protocol, read, write).await
+}
+
+/// What `ssh -T git@host` prints: GitLab's welcome (GitLab Shell's "Anonymous" for a key that
+/// no longer signs anyone in). Trellis has no instance title setting, so the name is GitLab's.
+async fn welcome(write: &ChannelWriteHalf<Msg>, caller: Option<&Caller>) -> u32 {
+    let text = match caller {
+        Some(caller) => format!("Welcome to GitLab, @{}!\n", caller.user.username),
+        None => "Welcome to GitLab, Anonymous!\n".to_string(),
+    };
     let _ = write.data_bytes(text.into_bytes()).await;
     0
 }
@@ -297,7 +378,7 @@ async fn git(
     write: &ChannelWriteHalf<Msg>,
 ) -> u32 {
     // A key signs in its owner with all of the owner's rights, as in GitLab.
-    let abilities = Some(Abilities {
+    let abilities = api.caller.is_some().then_some(Abilities {
         download: true,
         push: true,
     });
@@ -325,23 +406,29 @@ async fn git(
         Service::ReceivePack => allowed.start_push(api),
         Service::UploadPack => None,
     };
-    // A fetch or an archive holds one of the tenant's upload slots while git runs: both
-    // read and pack the repository (Gitaly's concurrency limits cover upload-archive too).
-    let _upload_slot = match access {
-        Service::UploadPack => match api
-            .ctx
-            .upload_slots
-            .acquire(api.tenant.db.tenant_id())
-            .await
+    // A fetch or an archive holds one of the tenant's fetch slots while git runs: both read
+    // and pack the repository (Gitaly's concurrency limits cover upload-archive too). A push
+    // holds a push slot.
+    let transfers = &api.ctx.transfers;
+    let tenant_id = api.tenant.db.tenant_id();
+    let _slot = match (access, api.caller.as_ref()) {
+        (Service::UploadPack, _) => match transfers.fetches.acquire(tenant_id, api.client_ip).await
         {
-            Some(slot) => Some(slot),
+            Some(slot) => slot,
             None => return refuse(write, TOO_MANY).await,
         },
-        Service::ReceivePack => None,
+        (Service::ReceivePack, Some(caller)) => {
+            match transfers.pushes.acquire(tenant_id, caller.user.id).await {
+                Some(slot) => slot,
+                None => return refuse(write, TOO_MANY_PUSHES).await,
+            }
+        }
+        (Service::ReceivePack, None) => return refuse(write, git_access::NOT_FOUND).await,
     };
     let tap = push.as_ref().and_then(Push::commands_tap);
+    let clock = transfers.clock();
     let ran = match spawn(&allowed.repo, command.program, protocol, push.as_ref()) {
-        Ok(child) => run(child, read, write, tap).await,
+        Ok(child) => run(child, read, write, tap, clock).await,
         Err(error) => Err(std::io::Error::other(error)),
     };
     // Whatever git's status: finish records only the updates git did apply.
@@ -379,19 +466,22 @@ fn spawn(
 }
 
 /// Runs git with the channel as its stdin (through a push's `tap`), stdout and stderr, until
-/// git exits.
+/// git exits, or until the transfer's `clock` expires (git is then killed).
 async fn run(
     mut child: Child,
     mut read: russh::ChannelReadHalf,
     write: &ChannelWriteHalf<Msg>,
     tap: Option<CommandsTap>,
+    clock: Arc<Clock>,
 ) -> std::io::Result<ExitStatus> {
     let broken = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
     let mut stdin = TappedWriter::new(child.stdin.take().ok_or_else(broken)?, tap);
-    let mut stdout = child.stdout.take().ok_or_else(broken)?;
-    let mut stderr = child.stderr.take().ok_or_else(broken)?;
+    let mut stdout = Marked::new(child.stdout.take().ok_or_else(broken)?, clock.clone());
+    let mut stderr = Marked::new(child.stderr.take().ok_or_else(broken)?, clock.clone());
+    let input_clock = clock.clone();
     let mut input = pin!(async move {
-        let mut reader = pin!(read.make_reader());
+        let reader = pin!(read.make_reader());
+        let mut reader = Marked::new(reader, input_clock);
         // The client's EOF (or its going away) closes git's stdin.
         let _ = tokio::io::copy(&mut reader, &mut stdin).await;
     });
@@ -403,11 +493,28 @@ async fn run(
         out.and(err)?;
         child.wait().await
     });
+    let mut expired = pin!(clock.expired());
     // Git may finish before the client closes its side (a fetch does): the exit ends both.
-    tokio::select! {
-        status = &mut output => status,
-        () = &mut input => output.await,
+    let finished = tokio::select! {
+        status = &mut output => Some(status),
+        () = &mut input => None,
+        () = &mut expired => return Err(timed_out()),
+    };
+    match finished {
+        Some(status) => status,
+        None => tokio::select! {
+            status = output => status,
+            () = expired => Err(timed_out()),
+        },
     }
+}
+
+/// A transfer stopped at its deadline or for idling; dropping the child kills git.
+fn timed_out() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "git transfer stopped: past its deadline or idle",
+    )
 }
 
 async fn copy_to(

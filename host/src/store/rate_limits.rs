@@ -63,6 +63,38 @@ impl TenantDb {
     }
 }
 
+impl TenantDb {
+    /// Bans `key` until `until` (Unix seconds): a row in window 0 whose expiry is the ban's
+    /// end, so the purge of finished windows forgets it too.
+    pub async fn ban_rate_limit_key(&self, key: &str, until: i64) -> sqlx::Result<()> {
+        sqlx::query(
+            "INSERT INTO rate_limit_counters (tenant_id, key, window_start, expires_at, count) \
+             VALUES ($1, $2, 0, $3, 1) ON CONFLICT (tenant_id, key, window_start) \
+             DO UPDATE SET expires_at = excluded.expires_at",
+        )
+        .bind(self.tenant_id())
+        .bind(key)
+        .bind(until)
+        .execute(self.db.writer())
+        .await
+        .map(|_| ())
+    }
+
+    /// Whether `key` is banned at `now` (Unix seconds).
+    pub async fn rate_limit_key_banned(&self, key: &str, now: i64) -> sqlx::Result<bool> {
+        let found: Option<(i64,)> = sqlx::query_as(
+            "SELECT count FROM rate_limit_counters \
+             WHERE tenant_id = $1 AND key = $2 AND window_start = 0 AND expires_at > $3",
+        )
+        .bind(self.tenant_id())
+        .bind(key)
+        .bind(now)
+        .fetch_optional(self.db.reader())
+        .await?;
+        Ok(found.is_some())
+    }
+}
+
 impl Db {
     /// Deletes the counters of windows that ended before `now` (Unix seconds), for every
     /// tenant; returns how many went.

@@ -135,6 +135,54 @@ fn header_map(headers: &[(String, String)]) -> String {
     Value::Object(map).to_string()
 }
 
+/// What the delivery log shows in place of a secret.
+const REDACTED: &str = "[REDACTED]";
+
+/// Header names whose values are credentials, whoever set them (a formatter plugin may add an
+/// `Authorization` or an API key for its receiver): the log, which a project's Maintainers
+/// read, never shows them.
+fn is_credential_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "authorization" | "proxy-authorization" | "cookie" | "x-gitlab-token"
+    ) || [
+        "token",
+        "secret",
+        "signature",
+        "password",
+        "api-key",
+        "apikey",
+        "auth",
+    ]
+    .iter()
+    .any(|part| name.contains(part))
+}
+
+/// The headers as the delivery log keeps them: credentials redacted, and the hook's token
+/// wherever it appears.
+fn logged_headers(headers: &[(String, String)], token: Option<&str>) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let value = if is_credential_header(name) {
+                REDACTED.to_string()
+            } else {
+                redacted(value, token)
+            };
+            (name.clone(), value)
+        })
+        .collect()
+}
+
+/// `text` with the hook's token replaced, where a formatter copied it.
+fn redacted(text: &str, token: Option<&str>) -> String {
+    match token.filter(|t| !t.is_empty()) {
+        Some(token) => text.replace(token, REDACTED),
+        None => text.to_string(),
+    }
+}
+
 /// GitLab's headers; the formatter's own come first and may not replace these.
 fn headers(
     target: &Target,
@@ -222,14 +270,9 @@ pub async fn attempt(
         Formatted::Busy => return Attempt::Busy,
     };
     let headers = headers(target, message, extra);
-    let mut logged_headers = headers.clone();
-    for (name, value) in &mut logged_headers {
-        if name == "X-Gitlab-Token" {
-            *value = "[REDACTED]".into();
-        }
-    }
-    log.request_headers = header_map(&logged_headers);
-    log.request_data = capped(&body, MAX_LOGGED_REQUEST);
+    let token = target.token.as_deref();
+    log.request_headers = header_map(&logged_headers(&headers, token));
+    log.request_data = capped(&redacted(&body, token), MAX_LOGGED_REQUEST);
     let settings = match ctx.settings.get(db).await {
         Ok(settings) => settings,
         Err(error) => {
@@ -443,4 +486,42 @@ async fn deliver_one(ctx: &ApiContext, delivery: &DeliveryRow) -> anyhow::Result
     )
     .increment(1);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_never_shows_credentials_or_the_token() {
+        let headers = vec![
+            ("Content-Type".to_string(), "application/json".to_string()),
+            ("Authorization".to_string(), "Bearer abc".to_string()),
+            ("X-Api-Key".to_string(), "k".to_string()),
+            ("X-Receiver-Signature".to_string(), "sig".to_string()),
+            ("X-Echo".to_string(), "has s3cret inside".to_string()),
+            ("X-Gitlab-Token".to_string(), "s3cret".to_string()),
+            ("Idempotency-Key".to_string(), "uuid".to_string()),
+        ];
+        let logged = logged_headers(&headers, Some("s3cret"));
+        let value = |name: &str| {
+            logged
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+                .unwrap()
+        };
+        assert_eq!(value("Content-Type"), "application/json");
+        assert_eq!(value("Authorization"), REDACTED);
+        assert_eq!(value("X-Api-Key"), REDACTED);
+        assert_eq!(value("X-Receiver-Signature"), REDACTED);
+        assert_eq!(value("X-Echo"), "has [REDACTED] inside");
+        assert_eq!(value("X-Gitlab-Token"), REDACTED);
+        assert_eq!(value("Idempotency-Key"), "uuid");
+        assert_eq!(
+            redacted("{\"t\":\"s3cret\"}", Some("s3cret")),
+            "{\"t\":\"[REDACTED]\"}"
+        );
+        assert_eq!(redacted("x", Some("")), "x");
+    }
 }

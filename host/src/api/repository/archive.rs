@@ -5,14 +5,16 @@
 use crate::http::routes::Doc;
 use axum::body::Body;
 use axum::extract::Path;
-use axum::http::Method;
 use axum::http::header;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::{path_param, readable};
 use crate::context::ApiContext;
 use crate::git::tree::ArchiveFormat;
+use crate::git_access::slots::TOO_MANY;
+use crate::git_access::transfers::Marked;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
 use crate::http::request::Api;
@@ -90,7 +92,29 @@ async fn archive(api: Api, id: String, format: ArchiveFormat) -> ApiResult<Respo
         reference.replace('/', "-"),
         commit
     );
-    let stdout = repo.repo.archive(&commit, format, &name, path.as_deref())?;
+    // An archive packs and compresses as a clone does: it takes one of the tenant's fetch
+    // slots, and is stopped past the transfer deadline or when its client stops reading.
+    let transfers = &api.ctx.transfers;
+    let slot = transfers
+        .fetches
+        .acquire(api.tenant.db.tenant_id(), api.client_ip)
+        .await
+        .ok_or_else(|| {
+            ApiError::Custom(
+                StatusCode::TOO_MANY_REQUESTS,
+                serde_json::json!({ "message": TOO_MANY }),
+            )
+        })?;
+    let clock = transfers.clock();
+    let expired = clock.clone().expired();
+    let stop = async move {
+        let _slot = slot;
+        expired.await;
+    };
+    let stdout = repo
+        .repo
+        .archive(&commit, format, &name, path.as_deref(), stop)?;
+    let stdout = Marked::new(stdout, clock);
     let filename = format!("{name}.{}", format.extension());
     Ok((
         [
