@@ -50,7 +50,7 @@ def big_source(tmp_path):
     """`git daemon` on loopback serving a repository of 4 MiB of incompressible content."""
     base = tmp_path / "served"
     work = tmp_path / "work"
-    run_git(tmp_path, "init", "-q", "-b", "master", str(work))  # the project's default branch
+    run_git(tmp_path, "init", "-q", "-b", "main", str(work))  # the project's default branch
     (work / "noise.bin").write_bytes(secrets.token_bytes(4 * MIB))
     run_git(tmp_path, "add", "-A", cwd=work)
     run_git(tmp_path, "commit", "-q", "-m", "noise", cwd=work)

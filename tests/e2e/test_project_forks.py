@@ -81,7 +81,7 @@ def test_fork_options_and_visibility(server, alice, bob):
     assert fork["visibility"] == "internal"
     assert fork["path"] == "renamed" and fork["name"] == "Renamed Fork" and fork["description"] == "mine"
     r = server.request("POST", f"/projects/{source.id}/fork", token=a_token,
-                       json={"name": "Private Fork", "visibility": "private", "branches": "master"})
+                       json={"name": "Private Fork", "visibility": "private", "branches": "main"})
     private = assert_json(r, 201)
     assert private["visibility"] == "private" and private["path"] == "private-fork"
     done = wait_finished(server, gl_a, private["id"])

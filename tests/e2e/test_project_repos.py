@@ -47,7 +47,7 @@ def git(*args, cwd=None) -> str:
     return out.stdout
 
 
-def push_files(server, project_id: int, files: dict[str, str], tmp_path: Path, branch="master"):
+def push_files(server, project_id: int, files: dict[str, str], tmp_path: Path, branch="main"):
     """Writes commits straight into the bare repository (git push over HTTP is a later issue)."""
     work = tmp_path / f"work-{secrets.token_hex(3)}"
     git("clone", "-q", str(repo_dir(server, project_id)), str(work))
@@ -66,7 +66,7 @@ def test_readme_commit_is_cloneable_and_counted(server, owner, tmp_path):
     gl = server.gitlab(token)
     p = gl.projects.create({"name": "With Readme", "initialize_with_readme": True})
     assert p.empty_repo is False
-    assert p.default_branch == "master"
+    assert p.default_branch == "main"
     assert p.http_url_to_repo == f"{server.url}/{user.username}/with-readme.git"
     assert p.ssh_url_to_repo == f"git@127.0.0.1:{user.username}/with-readme.git"
     clone = tmp_path / "clone"
@@ -88,7 +88,7 @@ def test_empty_repository_and_default_branch_setting(server, owner):
     p = gl.projects.create({"name": "Empty One"})
     assert p.empty_repo is True
     assert gl.projects.get(p.id, statistics=True).statistics["commit_count"] == 0
-    assert (repo_dir(server, p.id) / "HEAD").read_text().strip() == "ref: refs/heads/master"
+    assert (repo_dir(server, p.id) / "HEAD").read_text().strip() == "ref: refs/heads/main"
     root = server.root_token
     assert_json(server.request("PUT", "/application/settings", token=root,
                                json={"default_branch_name": "trunk"}), 200)

@@ -30,7 +30,7 @@ def test_create_defaults_and_get_by_id_and_path(server, alice):
     assert p.path_with_namespace == f"{user.username}/my-fancy-project"
     assert p.name_with_namespace == f"{user.name} / My Fancy Project"
     assert p.visibility == "private"
-    assert p.default_branch == "master"
+    assert p.default_branch == "main"
     assert p.namespace["kind"] == "user" and p.namespace["path"] == user.username
     assert p.owner["id"] == user.id
     assert p.permissions["project_access"]["access_level"] == 50

@@ -87,6 +87,11 @@ def test_version(server):
     data = assert_json(server.request("GET", "/version", token=server.root_token), 200)
     assert data["version"] == "0.1.0"
     assert isinstance(data["revision"], str) and data["revision"]
+    # Since GitLab 15.5 /version answers what /metadata does: configuration-as-code tools read
+    # `enterprise` from it at connect.
+    assert data["enterprise"] is False and data["kas"]["enabled"] is False
+    assert data == server.request("GET", "/metadata", token=server.root_token).json()
+    assert server.gitlab().version() == ("0.1.0", data["revision"])
 
 
 def test_version_requires_auth(server):

@@ -19,6 +19,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
+use crate::model::colors::label_color;
 use crate::model::labels::LabelRow;
 
 /// The longest label description: GitLab's limit for text columns
@@ -67,19 +68,6 @@ pub fn router() -> Router<ApiContext> {
         )
 }
 
-/// `#RGB`, `#RRGGBB` or a CSS color name, as GitLab's color validator accepts.
-fn valid_color(color: &str) -> bool {
-    if let Some(hex) = color.strip_prefix('#') {
-        return (hex.len() == 3 || hex.len() == 6) && hex.bytes().all(|b| b.is_ascii_hexdigit());
-    }
-    const NAMES: &[&str] = &[
-        "black", "white", "red", "green", "blue", "yellow", "orange", "purple", "gray", "grey",
-        "pink", "brown", "cyan", "magenta", "navy", "teal", "olive", "maroon", "lime", "aqua",
-        "fuchsia", "silver",
-    ];
-    NAMES.contains(&color.to_ascii_lowercase().as_str())
-}
-
 fn check_name(name: &str) -> ApiResult<()> {
     if name.trim().is_empty() {
         return Err(ApiError::field("title", "can't be blank"));
@@ -90,12 +78,10 @@ fn check_name(name: &str) -> ApiResult<()> {
     Ok(())
 }
 
-fn check_color(color: &str) -> ApiResult<()> {
-    if valid_color(color) {
-        Ok(())
-    } else {
-        Err(ApiError::field("color", "must be a valid color code"))
-    }
+/// `#RGB`, `#RRGGBB` or a CSS color name, as GitLab's color validator accepts; a name is
+/// stored as its hex value, as GitLab stores it.
+fn stored_color(color: &str) -> ApiResult<String> {
+    label_color(color).ok_or_else(|| ApiError::field("color", "must be a valid color code"))
 }
 
 flag_input!(
@@ -132,9 +118,8 @@ struct CreateLabel {
 impl FromParams for CreateLabel {
     fn from_params(p: &Params) -> ApiResult<Self> {
         let name = p.required_string("name")?;
-        let color = p.required_string("color")?;
         check_name(&name)?;
-        check_color(&color)?;
+        let color = stored_color(&p.required_string("color")?)?;
         Ok(CreateLabel {
             name,
             color,
@@ -168,10 +153,11 @@ impl FromParams for UpdateLabel {
         if let Some(name) = &new_name {
             check_name(name)?;
         }
-        let color = p.string("color")?;
-        if let Some(color) = &color {
-            check_color(color)?;
-        }
+        let color = p
+            .string("color")?
+            .as_deref()
+            .map(stored_color)
+            .transpose()?;
         let description = match p.has("description") {
             true => Some(p.string_at_most("description", DESCRIPTION_MAX)?),
             false => None,

@@ -1,4 +1,5 @@
-//! `GET /version` and `GET /metadata`: GitLab's shapes, carrying Trellis' own version; and
+//! `GET /version` and `GET /metadata`: GitLab's shape (one for both), carrying Trellis' own
+//! version; and
 //! `GET /openapi.json`, the API's description (`http/openapi.rs`).
 
 use crate::http::routes::{Doc, Router};
@@ -20,8 +21,8 @@ pub const REVISION: &str = match option_env!("TRELLIS_REVISION") {
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
-        .route("/api/v4/version", get(version))
-        .doc(Method::GET, Doc::new().answers::<VersionView>())
+        .route("/api/v4/version", get(metadata))
+        .doc(Method::GET, Doc::new().answers::<MetadataView>())
         .route("/api/v4/metadata", get(metadata))
         .doc(Method::GET, Doc::new().answers::<MetadataView>())
         .route("/api/v4/openapi.json", get(crate::http::openapi::serve))
@@ -32,11 +33,8 @@ const VERSION_VIEW: VersionView = VersionView {
     revision: REVISION,
 };
 
-async fn version(api: Api) -> ApiResult<Json<VersionView>> {
-    api.user()?;
-    Ok(Json(VERSION_VIEW))
-}
-
+/// `GET /metadata`, and `GET /version`, which answers the same since GitLab 15.5 (clients read
+/// `enterprise` from either).
 async fn metadata(api: Api) -> ApiResult<Json<MetadataView>> {
     api.user()?;
     Ok(Json(MetadataView {

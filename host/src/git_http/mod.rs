@@ -271,8 +271,10 @@ async fn run(
         tokio::select! {
             exited = &mut exit => match exited {
                 Ok(Some((status, _))) if status.success() => {}
+                // Mostly a client that went away or sent a broken request: not the
+                // operator's concern, and a warning each would let clients flood the log.
                 Ok(Some((status, stderr))) => {
-                    tracing::warn!(%status, stderr, "git service failed");
+                    tracing::debug!(%status, stderr, "git service failed");
                 }
                 _ => tracing::warn!("git service could not be awaited"),
             },

@@ -10,6 +10,7 @@
 //! ([`project_settings`]) is here too: it is the schema of a stored column; so are the pure
 //! readings of stored issue text and durations ([`issue_text`]) that views and services share.
 
+pub mod colors;
 pub mod hooks;
 pub mod issue_notes;
 pub mod issue_text;

@@ -2,6 +2,10 @@
 
 use super::Flag;
 
+/// The branch a new repository starts on when neither the project nor the instance's
+/// `default_branch_name` names one: GitLab's default since 14.0.
+pub const DEFAULT_BRANCH: &str = "main";
+
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct ProjectRow {
     pub id: i64,

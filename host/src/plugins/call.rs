@@ -99,6 +99,18 @@ pub struct CallState {
     blob_bytes: usize,
 }
 
+/// Host resources (streams, pollables, outbound requests) one call may hold at once. They live in
+/// the host's memory, outside the plugin's memory limit, so a guest that made them in a loop
+/// until its time ran out could otherwise grow the host without bound; a policy call needs a
+/// handful.
+const MAX_HOST_RESOURCES: usize = 1024;
+
+fn resource_table() -> ResourceTable {
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(MAX_HOST_RESOURCES);
+    table
+}
+
 /// Where `push-scan.read-blob` reads: a push's objects, or a trial's sample push.
 pub trait BlobSource: Send + Sync {
     /// At most `max` bytes of blob `id`.
@@ -119,7 +131,7 @@ impl CallState {
         CallState {
             // No arguments, environment, preopened directories, stdio or network.
             wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
+            table: resource_table(),
             limiter: MemoryLimiter::new(memory_bytes),
             config,
             tags,

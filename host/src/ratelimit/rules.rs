@@ -122,6 +122,20 @@ fn is_protected(settings: &Settings, path: &str) -> bool {
     }
 }
 
+/// The endpoints GitLab applies `search_rate_limit` to: the search API (`/search`,
+/// `/groups/:id/search`, `/projects/:id/search`) and the user search. Lists that merely take a
+/// `search` filter (`/groups?search=`, `/projects?search=`) are not throttled by it.
+fn is_search_endpoint(path: &str) -> bool {
+    let Some(api) = path.strip_prefix("/api/v4/") else {
+        return false;
+    };
+    let api = api.trim_end_matches('/');
+    matches!(
+        api.split('/').collect::<Vec<_>>().as_slice(),
+        ["search"] | ["users"] | ["groups" | "projects", _, "search"]
+    )
+}
+
 /// Whether the query string carries a non-empty `search` parameter.
 pub fn has_search(query: Option<&str>) -> bool {
     query.is_some_and(|q| {
@@ -261,7 +275,7 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
     {
         push("issues_create", Who::Authenticated, (limit, 60));
     }
-    if has_search(facts.query) {
+    if has_search(facts.query) && is_search_endpoint(path) {
         if let Some(limit) = per_minute(settings, keys::SEARCH_RATE_LIMIT) {
             push("search_rate_limit", Who::Authenticated, (limit, 60));
         }
@@ -347,6 +361,26 @@ mod tests {
             values.insert(format!("throttle_{group}_requests_per_period"), json!(5));
         }
         settings(Value::Object(values))
+    }
+
+    #[test]
+    fn search_rate_limit_applies_to_the_search_endpoints_only() {
+        for path in [
+            "/api/v4/search",
+            "/api/v4/users",
+            "/api/v4/groups/7/search",
+            "/api/v4/projects/a%2Fb/search",
+        ] {
+            assert!(is_search_endpoint(path), "{path}");
+        }
+        for path in [
+            "/api/v4/groups",
+            "/api/v4/projects",
+            "/api/v4/projects/1/issues",
+            "/search",
+        ] {
+            assert!(!is_search_endpoint(path), "{path}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::Refusal;
 use super::protected_branches::{DefaultBranchProtection, protect_default_branch};
 use super::readme::readme;
 use crate::git::{self, Author, Repository};
-use crate::model::projects::ProjectRow;
+use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
 use crate::model::users::UserRow;
 use crate::store::projects::ProjectChanges;
 use crate::store::{self, TenantDb};
@@ -125,7 +125,7 @@ async fn initialize(
     changes: &ProjectChanges,
     readme_author: Option<&UserRow>,
 ) -> git::Result<git::Statistics> {
-    let branch = changes.text("default_branch").unwrap_or("master");
+    let branch = changes.text("default_branch").unwrap_or(DEFAULT_BRANCH);
     repo.remove().await;
     repo.create(branch).await?;
     if let Some(author) = readme_author {

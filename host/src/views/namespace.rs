@@ -149,14 +149,13 @@ pub struct MemberView {
     pub access_level: i64,
     pub created_at: String,
     pub expires_at: Option<String>,
-    /// Trellis does not record who added a member, nor SAML identities or custom roles.
+    /// Trellis does not record who added a member, nor SAML identities. (Custom roles,
+    /// `member_role`, are GitLab EE's: CE leaves the key out, and clients crash on a `null`.)
     #[schema(value_type = Option<Object>)]
     pub created_by: Option<Value>,
     #[schema(value_type = Option<Object>)]
     pub group_saml_identity: Option<Value>,
     pub membership_state: &'static str,
-    #[schema(value_type = Option<Object>)]
-    pub member_role: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
 }
@@ -170,7 +169,6 @@ pub fn member(users: &UserViews, user: &UserRow, member: &MemberRow, admin: bool
         created_by: None,
         group_saml_identity: None,
         membership_state: "active",
-        member_role: None,
         email: admin.then(|| user.email.clone()),
     }
 }

@@ -13,13 +13,13 @@ pub struct ProtectedBranchView {
     pub name: String,
     pub push_access_levels: Vec<AccessLevelView>,
     pub merge_access_levels: Vec<AccessLevelView>,
-    pub unprotect_access_levels: Vec<AccessLevelView>,
     pub allow_force_push: bool,
     pub code_owner_approval_required: bool,
 }
 
 /// One access level of a protected ref. Users, groups and deploy keys are never named here
-/// (`null`); push and create levels carry `deploy_key_id`, merge and unprotect levels do not.
+/// (`null`); push and create levels carry `deploy_key_id`, merge levels do not. The unprotect
+/// levels are stored but not shown: `unprotect_access_levels` is GitLab EE's key.
 #[derive(Clone, Serialize, ToSchema)]
 pub struct AccessLevelView {
     pub id: i64,
@@ -64,7 +64,6 @@ pub fn protected_branch(branch: &ProtectedBranch) -> ProtectedBranchView {
         name: branch.row.name.clone(),
         push_access_levels: levels("push"),
         merge_access_levels: levels("merge"),
-        unprotect_access_levels: levels("unprotect"),
         allow_force_push: branch.row.allow_force_push,
         code_owner_approval_required: branch.row.code_owner_approval_required,
     }

@@ -208,14 +208,15 @@ impl RepoViews<'_> {
         }
     }
 
-    pub fn tag(&self, tag: &Tag) -> TagView {
+    /// A tag; `protected` when a protected tag rule matches its name.
+    pub fn tag(&self, tag: &Tag, protected: bool) -> TagView {
         TagView {
             name: tag.name.clone(),
             message: tag.message.clone(),
             target: tag.target.clone(),
             commit: self.commit(&tag.commit),
             release: None,
-            protected: false,
+            protected,
             created_at: tag.created_at.as_deref().map(git_date),
         }
     }

@@ -79,8 +79,11 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
     let name = p.string("name")?.map(|s| s.trim().to_string());
     let path = p.string("path")?.map(|s| s.trim().to_string());
     let visibility = p.one_of("visibility", VISIBILITIES)?;
-    if let Some(description) = p.string_at_most("description", DESCRIPTION_MAX)? {
-        changes.set("description", description);
+    // `"description": null` clears it, as in GitLab.
+    match p.string_at_most("description", DESCRIPTION_MAX)? {
+        Some(description) => changes.set("description", description),
+        None if p.has("description") => changes.set("description", None::<String>),
+        None => {}
     }
     if let Some(branch) = p.string("default_branch")?
         && !branch.is_empty()

@@ -16,7 +16,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::http::stream::stream_body;
-use crate::model::projects::ProjectRow;
+use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
 use crate::services::projects::refresh_statistics;
 use crate::views::project_answers::{LanguagesView, StartedView};
 
@@ -116,7 +116,7 @@ pub fn default_branch(project: &ProjectRow) -> String {
     project
         .default_branch
         .clone()
-        .unwrap_or_else(|| "master".into())
+        .unwrap_or_else(|| DEFAULT_BRANCH.into())
 }
 
 /// Statistics are shown to reporters and above (and administrators).

@@ -18,6 +18,7 @@ use crate::http::request::Api;
 use crate::model::project_names::{
     NAME_MESSAGE, PATH_MESSAGE, path_from_name, valid_name, valid_path,
 };
+use crate::model::projects::DEFAULT_BRANCH;
 use crate::model::users::UserRow;
 use crate::services::project_placement::{self as placement, Creator, NewPlacement};
 use crate::services::projects::{self, NewProject};
@@ -89,7 +90,7 @@ async fn create_as(
             .get(keys::DEFAULT_BRANCH_NAME)
             .unwrap_or_default();
         let branch = if configured.trim().is_empty() {
-            "master".to_string()
+            DEFAULT_BRANCH.to_string()
         } else {
             configured
         };

@@ -21,7 +21,8 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
-use crate::services::repository;
+use crate::model::protected_tags::ProtectedTagRow;
+use crate::services::{protected_branches, repository};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -125,7 +126,29 @@ async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         }
     });
     let views = repo.views();
-    page(&api, tags.iter().map(|t| views.tag(t)).collect())
+    let rules = protected_rules(&api, &repo).await?;
+    page(
+        &api,
+        tags.iter()
+            .map(|t| views.tag(t, is_protected(&rules, &t.name)))
+            .collect(),
+    )
+}
+
+/// The project's protected tag rules, for each tag's `protected`.
+async fn protected_rules(api: &Api, repo: &Repo) -> ApiResult<Vec<ProtectedTagRow>> {
+    Ok(api.db().protected_tags(repo.ctx.project.id).await?)
+}
+
+fn is_protected(rules: &[ProtectedTagRow], name: &str) -> bool {
+    rules
+        .iter()
+        .any(|rule| protected_branches::matches(&rule.name, name))
+}
+
+async fn tag_view(api: &Api, repo: &Repo, tag: &Tag) -> ApiResult<TagView> {
+    let rules = protected_rules(api, repo).await?;
+    Ok(repo.views().tag(tag, is_protected(&rules, &tag.name)))
 }
 
 async fn find(repo: &Repo, name: &str) -> ApiResult<Tag> {
@@ -143,7 +166,7 @@ async fn find(repo: &Repo, name: &str) -> ApiResult<Tag> {
 async fn show(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<Json<TagView>> {
     let repo = readable(&api, &id).await?;
     let tag = find(&repo, &name).await?;
-    Ok(Json(repo.views().tag(&tag)))
+    Ok(Json(tag_view(&api, &repo, &tag).await?))
 }
 
 /// `POST .../tags`: `tag_name`, `ref`, `message` (annotated when given).
@@ -174,7 +197,11 @@ async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     )
     .await?;
     let tag = find(&repo, &input.tag_name).await?;
-    Ok((StatusCode::CREATED, Json(repo.views().tag(&tag))).into_response())
+    Ok((
+        StatusCode::CREATED,
+        Json(tag_view(&api, &repo, &tag).await?),
+    )
+        .into_response())
 }
 
 async fn remove(Path((id, name)): Path<(String, String)>, api: Api) -> ApiResult<StatusCode> {

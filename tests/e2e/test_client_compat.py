@@ -1,0 +1,90 @@
+"""Small differences from GitLab that stop whole client tools (issue 37), each through
+python-gitlab or the raw answer a client reads: `/version` carries `/metadata`'s keys, member
+objects leave out EE's `member_role`, protected branches leave out EE's
+`unprotect_access_levels`, a tag under a protected tag rule is `protected`, label colours given
+by name are stored as hex, `"description": null` clears a project's description, and the search
+rate limit throttles searches, not lists filtered by `search`.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from conftest import assert_json, make_user
+
+
+def test_version_answers_what_metadata_does(server, gl):
+    version = assert_json(server.request("GET", "/version", token=server.root_token), 200)
+    assert set(version) == {"version", "revision", "kas", "enterprise"}
+    assert version["enterprise"] is False
+    assert gl.version()[0] == version["version"]
+
+
+def test_members_leave_out_ee_keys(server, gl):
+    user, _ = make_user(server, "mem")
+    project = gl.projects.create({"name": "m" + secrets.token_hex(3)})
+    project.members.create({"user_id": user.id, "access_level": 30})
+    for path in (f"/projects/{project.id}/members", f"/projects/{project.id}/members/all"):
+        for member in assert_json(server.request("GET", path, token=server.root_token), 200):
+            assert "member_role" not in member, member
+    member = project.members.get(user.id)
+    assert member.access_level == 30 and "member_role" not in member.attributes
+    group = gl.groups.create({"name": "g" + secrets.token_hex(3), "path": "g" + secrets.token_hex(3)})
+    group.members.create({"user_id": user.id, "access_level": 20})
+    assert all("member_role" not in m.attributes for m in group.members.list(get_all=True))
+
+
+def test_a_tag_under_a_protected_rule_is_protected(server, gl):
+    project = gl.projects.create({"name": "t" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    project.protectedtags.create({"name": "v*", "create_access_level": 40})
+    project.tags.create({"tag_name": "v1.0", "ref": "main"})
+    project.tags.create({"tag_name": "nightly", "ref": "main"})
+    assert project.tags.get("v1.0").protected is True
+    assert project.tags.get("nightly").protected is False
+    listed = {t.name: t.protected for t in project.tags.list(get_all=True)}
+    assert listed == {"v1.0": True, "nightly": False}
+    created = assert_json(server.request(
+        "POST", f"/projects/{project.id}/repository/tags", token=server.root_token,
+        json={"tag_name": "v2.0", "ref": "main"}), 201)
+    assert created["protected"] is True
+
+
+def test_label_colours_given_by_name_are_stored_as_hex(server, gl):
+    project = gl.projects.create({"name": "l" + secrets.token_hex(3)})
+    label = project.labels.create({"name": "bug", "color": "red"})
+    assert label.color == "#FF0000"
+    assert project.labels.get(label.id).color == "#FF0000"
+    label.color = "DarkOrange"
+    label.save()
+    assert project.labels.get(label.id).color == "#FF8C00"
+    assert project.labels.create({"name": "hex", "color": "#abc"}).color == "#abc"
+    r = server.request("POST", f"/projects/{project.id}/labels", token=server.root_token,
+                       json={"name": "bad", "color": "reddish"})
+    assert_json(r, 400, {"message": {"color": ["must be a valid color code"]}})
+
+
+def test_a_null_description_clears_it(server, gl):
+    project = gl.projects.create({"name": "d" + secrets.token_hex(3), "description": "old text"})
+    r = server.request("PUT", f"/projects/{project.id}", token=server.root_token,
+                       json={"description": None})
+    assert assert_json(r, 200)["description"] is None
+    assert gl.projects.get(project.id).description is None
+    r = server.request("PUT", f"/projects/{project.id}", token=server.root_token,
+                       json={"name": "kept " + secrets.token_hex(2)})
+    assert assert_json(r, 200)["description"] is None
+
+
+def test_the_search_rate_limit_throttles_searches_not_filtered_lists(server):
+    user, token = make_user(server, "srch")
+    assert_json(server.request("PUT", "/application/settings", token=server.root_token,
+                               json={"search_rate_limit": 1}), 200)
+    try:
+        for _ in range(3):
+            assert server.request("GET", "/groups?search=g", token=token).status_code == 200
+            assert server.request("GET", "/projects?search=p", token=token).status_code == 200
+        assert server.request("GET", "/users?search=root", token=token).status_code == 200
+        assert server.request("GET", "/users?search=root", token=token).status_code == 429
+    finally:
+        assert_json(server.request("PUT", "/application/settings", token=server.root_token,
+                                   json={"search_rate_limit": 30}), 200)
