@@ -1,19 +1,225 @@
-"""Limits on the repository API's costly reads: `diff_max_patch_bytes`, `diff_max_files` and
-`diff_max_lines` on a commit's diff and on compare, as GitLab applies them (a too large file keeps
-its place without its patch, the list is cut past the maximums, compare collapses past the safe
-limits).
+"""Limits on the repository API's costly reads.
+
+Blame: a file changed by 200 commits (pushed at once) blamed line by line with the right commit
+each and a bounded number of git runs, `range[start]`/`range[end]`, and the size and line caps
+(413). Diffs: `diff_max_patch_bytes`, `diff_max_files` and `diff_max_lines` on a commit's diff
+and on compare, as GitLab applies them (a too large file keeps its place without its patch, the
+list is cut past the maximums, compare collapses past the safe limits).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import assert_json
+from conftest import assert_json, require_program
 
+MAX_BLAME_BYTES = 1024 * 1024
+MAX_BLAME_LINES = 10_000
 # GitLab's defaults, restored after each test that changes them.
 DIFF_DEFAULTS = {"diff_max_patch_bytes": 204800, "diff_max_files": 1000, "diff_max_lines": 50000}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _git():
+    require_program("git", "git")
+
+
+@pytest.fixture(scope="module")
+def git_runs(tmp_path_factory) -> Path:
+    """A `git` that notes each run (its arguments, a line a run) and runs the real one: the
+    module's server finds it first on its PATH."""
+    directory = tmp_path_factory.mktemp("git-wrapper")
+    runs = directory / "runs.log"
+    runs.touch()
+    wrapper = directory / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {runs}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def server(make_server, git_runs):
+    return make_server({"PATH": f"{git_runs.parent}:{os.environ['PATH']}"})
+
+
+def runs_of(request, git_runs: Path) -> list[str]:
+    """The git runs the server made for `request` (called once git has been quiet a while, so
+    the work that follows a push is not counted)."""
+    size = -1
+    while size != git_runs.stat().st_size:
+        size = git_runs.stat().st_size
+        time.sleep(1.0)
+    request()
+    return git_runs.read_text()[size:].splitlines()
+
+
+def git(home: Path, *args, input: bytes | None = None) -> str:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0"}
+    done = subprocess.run(["git", "-c", "credential.helper=", *args], env=env, input=input,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode()
+
+
+def data(content: str) -> bytes:
+    raw = content.encode()
+    return b"data %d\n%s\n" % (len(raw), raw)
+
+
+def push_history(server, project, commits: list[dict]) -> list[str]:
+    """Pushes `commits` to `main` of the (empty) project in one push, made with one
+    `git fast-import`: each commit a `message` and the `files` it writes (path to content).
+    The commit ids, oldest first."""
+    stream = bytearray()
+    for n, commit in enumerate(commits, start=1):
+        stream += b"commit refs/heads/main\nmark :%d\n" % n
+        stream += b"author Author %d <a%d@example.com> %d +0100\n" % (n % 7, n % 7, 1700000000 + n)
+        stream += b"committer Pusher <p@example.com> %d +0000\n" % (1700000000 + n)
+        stream += data(commit["message"])
+        if n > 1:
+            stream += b"from :%d\n" % (n - 1)
+        for path, content in commit["files"].items():
+            stream += f"M 100644 inline {path}\n".encode() + data(content)
+        stream += b"\n"
+    home = Path(tempfile.mkdtemp(prefix="trellis-limits-"))
+    repo = str(home / "repo.git")
+    git(home, "init", "-q", "--bare", "-b", "main", repo)
+    git(home, "-C", repo, "fast-import", "--quiet", input=bytes(stream))
+    remote = f"http://root:{server.root_token}@{server.host}/{project.path_with_namespace}.git"
+    git(home, "-C", repo, "push", "-q", remote, "main")
+    return git(home, "-C", repo, "rev-list", "--reverse", "main").split()
+
+
+def blame_url(project, path: str) -> str:
+    return f"/projects/{project.id}/repository/files/{path}/blame"
+
+
+@pytest.fixture(scope="module")
+def history(server, gl):
+    """A public project whose `poem.txt` grew a line a commit for 200 commits; from the 100th
+    on, every tenth commit rewrote an early line. The commit ids, each line's text and the
+    index of the commit that last changed it."""
+    project = gl.projects.create({"name": "blame" + secrets.token_hex(3), "visibility": "public",
+                                  "default_branch": "main"})
+    texts: list[str] = []
+    owners: list[int] = []
+    commits = []
+    for n in range(200):
+        texts.append(f"line {n}")
+        owners.append(n)
+        if n >= 100 and n % 10 == 0:
+            texts[n - 100] = f"line {n - 100}, again in {n}"
+            owners[n - 100] = n
+        files = {"poem.txt": "\n".join(texts) + "\n"}
+        if n == 0:
+            files["tiny.txt"] = "tiny\n"
+        commits.append({"message": f"change {n}\n\nbody of {n}\n", "files": files})
+    ids = push_history(server, project, commits)
+    assert len(ids) == 200
+    return project, ids, texts, owners
+
+
+# ---- blame ---------------------------------------------------------------------------------
+
+
+def test_blame_names_the_commit_of_every_line(server, history):
+    project, ids, texts, owners = history
+    r = server.request("GET", blame_url(project, "poem.txt"), params={"ref": "main"},
+                       token=server.root_token)
+    ranges = assert_json(r, 200)
+    blamed = [(rng["commit"]["id"], line) for rng in ranges for line in rng["lines"]]
+    assert blamed == [(ids[owner], text) for owner, text in zip(owners, texts)]
+    # consecutive lines of one commit form one range; here no two neighbours share one
+    assert len(ranges) == 200
+    for rng in ranges:
+        commit = rng["commit"]
+        n = ids.index(commit["id"])
+        assert commit["title"] == f"change {n}"
+        assert commit["message"] == f"change {n}\n\nbody of {n}\n"
+        assert commit["parent_ids"] == ([ids[n - 1]] if n else [])
+        assert commit["author_name"] == f"Author {(n + 1) % 7}"
+        assert commit["authored_date"].endswith("+01:00")
+        assert commit["committer_name"] == "Pusher"
+
+
+def test_blame_runs_git_a_bounded_number_of_times(server, history, git_runs):
+    # Once a commit (rev-parse and show) it took 400 runs and seconds for these 200 commits.
+    project = history[0]
+
+    def blame():
+        r = server.request("GET", blame_url(project, "poem.txt"), params={"ref": "main"},
+                           token=server.root_token)
+        assert len(assert_json(r, 200)) == 200
+
+    runs = runs_of(blame, git_runs)
+    assert 0 < len(runs) <= 8, runs
+    assert sum(" blame " in run for run in runs) == 1, runs
+
+
+def test_blame_of_a_range(server, history):
+    project, ids, texts, owners = history
+    url = blame_url(project, "poem.txt")
+    token = server.root_token
+
+    def blame(start, end):
+        params = {"ref": "main", "range[start]": start, "range[end]": end}
+        return server.request("GET", url, params=params, token=token)
+
+    ranges = assert_json(blame(10, 12), 200)
+    assert [(r["commit"]["id"], r["lines"]) for r in ranges] == [
+        (ids[owners[i]], [texts[i]]) for i in range(9, 12)]
+    # an end past the file stops at its end, as git blame -L
+    ranges = assert_json(blame(199, 5000), 200)
+    assert [line for r in ranges for line in r["lines"]] == texts[198:]
+    assert_json(blame(12, 10), 400,
+                {"message": "range[start] must be less than or equal to range[end]"})
+    assert_json(blame(201, 300), 400, {"message": "range is outside of the file length"})
+    assert_json(blame(0, 3), 400, {"error": "range[start] does not have a valid value"})
+    assert_json(blame("one", 3), 400, {"error": "range[start] is invalid"})
+    r = server.request("GET", url, params={"ref": "main", "range[start]": 1}, token=token)
+    assert_json(r, 400, {"error": "range[end] is missing"})
+    # the file is looked up before the range is compared, as in GitLab
+    r = server.request("GET", blame_url(project, "nope.txt"),
+                       params={"ref": "main", "range[start]": 5, "range[end]": 1}, token=token)
+    assert_json(r, 404, {"message": "404 File Not Found"})
+
+
+def test_blame_refuses_files_over_its_caps(server, gl):
+    project = gl.projects.create({"name": "caps" + secrets.token_hex(3),
+                                  "default_branch": "main"})
+    long_text = "".join(f"{n}\n" for n in range(MAX_BLAME_LINES + 1))
+    push_history(server, project, [{"message": "big files", "files": {
+        "wide.txt": "w" * MAX_BLAME_BYTES + "\n",
+        "exact.txt": "e" * (MAX_BLAME_BYTES - 1) + "\n",
+        "long.txt": long_text,
+    }}])
+    token = server.root_token
+
+    def blame(path, **params):
+        return server.request("GET", blame_url(project, path), params={"ref": "main", **params},
+                              token=token)
+
+    too_wide = {"message": f"The file is larger than {MAX_BLAME_BYTES} bytes: it cannot be blamed"}
+    assert_json(blame("wide.txt"), 413, too_wide)
+    assert_json(blame("wide.txt", **{"range[start]": 1, "range[end]": 1}), 413, too_wide)
+    assert [r["lines"] for r in assert_json(blame("exact.txt"), 200)] == [["e" * (MAX_BLAME_BYTES - 1)]]
+    assert_json(blame("long.txt"), 413, {"message": (
+        f"The file has more than {MAX_BLAME_LINES} lines: "
+        "blame it in parts with range[start] and range[end]")})
+    ranges = assert_json(blame("long.txt", **{"range[start]": 2,
+                                               "range[end]": MAX_BLAME_LINES + 1}), 200)
+    assert ranges[0]["lines"] == [str(n) for n in range(1, MAX_BLAME_LINES + 1)]
+    r = blame("long.txt", **{"range[start]": 1, "range[end]": MAX_BLAME_LINES + 1})
+    assert_json(r, 413, {"message": f"A blame covers at most {MAX_BLAME_LINES} lines"})
 
 
 # ---- diffs ---------------------------------------------------------------------------------
