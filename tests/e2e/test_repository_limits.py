@@ -1,10 +1,10 @@
 """Limits on the repository API's costly reads.
 
 Blame: a file changed by 200 commits (pushed at once) blamed line by line with the right commit
-each and a bounded number of git runs, `range[start]`/`range[end]`, and the size and line caps
-(413). Diffs: `diff_max_patch_bytes`, `diff_max_files` and `diff_max_lines` on a commit's diff
-and on compare, as GitLab applies them (a too large file keeps its place without its patch, the
-list is cut past the maximums, compare collapses past the safe limits).
+each, `range[start]`/`range[end]`, the size and line caps (413), and the per-user and per-IP
+blame rate limit (429). Diffs: `diff_max_patch_bytes`, `diff_max_files` and `diff_max_lines`
+on a commit's diff and on compare, as GitLab applies them (a too large file keeps its place
+without its patch, the list is cut past the maximums, compare collapses past the safe limits).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_json, require_program
+from conftest import assert_json, make_user, require_program
 
 MAX_BLAME_BYTES = 1024 * 1024
 MAX_BLAME_LINES = 10_000
@@ -220,6 +220,39 @@ def test_blame_refuses_files_over_its_caps(server, gl):
     assert ranges[0]["lines"] == [str(n) for n in range(1, MAX_BLAME_LINES + 1)]
     r = blame("long.txt", **{"range[start]": 1, "range[end]": MAX_BLAME_LINES + 1})
     assert_json(r, 413, {"message": f"A blame covers at most {MAX_BLAME_LINES} lines"})
+
+
+def fresh_window(period: int, needed: float):
+    """Waits for the next rate limit window when fewer than `needed` seconds are left in this
+    one (windows are aligned to the epoch)."""
+    left = period - (time.time() % period)
+    if left < needed:
+        time.sleep(left + 0.05)
+
+
+def test_blame_rate_limit_per_user_and_per_ip(server, history):
+    project = history[0]
+    url = blame_url(project, "tiny.txt")
+    _, token = make_user(server, "blamer")
+    fresh_window(60, needed=30)
+    statuses = [server.request("GET", url, params={"ref": "main"}, token=token).status_code
+                for _ in range(30)]
+    assert statuses == [200] * 30
+    r = server.request("GET", url, params={"ref": "main"}, token=token)
+    assert r.status_code == 429, r.text
+    assert (r.text, r.headers["RateLimit-Name"]) == ("Retry later\n", "blame")
+    assert r.headers["RateLimit-Observed"] == "31" and "Retry-After" in r.headers
+    # other users are counted apart; anonymous callers per IP, 10 a minute
+    assert server.request("GET", url, params={"ref": "main"},
+                          token=server.root_token).status_code == 200
+    statuses = [server.request("GET", url, params={"ref": "main"}).status_code
+                for _ in range(10)]
+    assert statuses == [200] * 10
+    r = server.request("GET", url, params={"ref": "main"})
+    assert r.status_code == 429 and r.headers["RateLimit-Name"] == "blame_unauthenticated"
+    # other reads of the file are not blame
+    raw = f"/projects/{project.id}/repository/files/tiny.txt/raw"
+    assert server.request("GET", raw, params={"ref": "main"}, token=token).status_code == 200
 
 
 # ---- diffs ---------------------------------------------------------------------------------
