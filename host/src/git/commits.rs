@@ -8,7 +8,8 @@ use super::refs::Revision;
 use super::{Repository, Result, text};
 
 /// `%H %P %an %ae %aI %cn %ce %cI %B`, in that order.
-const FORMAT: &str = "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1e";
+pub(super) const FORMAT: &str =
+    "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1e";
 
 /// A commit as GitLab shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,36 +68,6 @@ impl Repository {
         };
         let out = git(Some(&self.path), &["show", "-s", FORMAT, &id]).await?;
         Ok(parse(&out).into_iter().next())
-    }
-
-    /// `git blame` of `path` at `commit`: each line's commit and text, in file order.
-    pub async fn blame(&self, commit: &str, path: &str) -> Result<Vec<(String, String)>> {
-        let out = git(
-            Some(&self.path),
-            &[
-                "blame",
-                "--porcelain",
-                // `commit` is a resolved object id, never an option (blame reads a path after
-                // `--end-of-options` as a second revision, so it cannot take one).
-                commit,
-                "--",
-                path,
-            ],
-        )
-        .await?;
-        let mut lines = Vec::new();
-        let mut current = String::new();
-        for line in String::from_utf8_lossy(&out).lines() {
-            if let Some(text) = line.strip_prefix('\t') {
-                lines.push((current.clone(), text.to_string()));
-            } else if let Some(sha) = line.split(' ').next()
-                && matches!(sha.len(), 40 | 64)
-                && sha.bytes().all(|b| b.is_ascii_hexdigit())
-            {
-                current = sha.to_string();
-            }
-        }
-        Ok(lines)
     }
 
     /// The authors of `commit`'s history, newest commit first: `(name, email)` of each commit.

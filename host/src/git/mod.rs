@@ -4,6 +4,7 @@
 //! keyed by id, so renames and transfers never move directories.
 
 mod batch_process;
+pub mod blame;
 pub mod commands_tap;
 pub mod commits;
 pub mod diff;

@@ -1,12 +1,21 @@
 //! Running `git`: isolated from the host's user and system configuration, never prompting,
 //! failing with git's own message.
 
+use std::future::Future;
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::ChildStdout;
 
+use super::batch_process::broken_pipe;
 use super::error::{Error, Result};
+
+/// The read buffer of a streamed git output: fewer, larger reads.
+const STREAM_BUFFER: usize = 64 * 1024;
+/// How much of git's stderr a streamed run keeps for its error message.
+const STDERR_KEPT: u64 = 8 * 1024;
 
 /// The author and committer of a commit made with `commit-tree`.
 pub struct Identity<'a> {
@@ -161,6 +170,60 @@ pub async fn git_bounded(
         success: output.status.success(),
         stdout: output.stdout,
     })
+}
+
+/// Runs `git` in `dir` and hands its stdout to `read`, all within `timeout` (the
+/// `git_backend_timeout_*` settings). `read` answers its value and whether it read to the end:
+/// a reader that stops early (a capped read) gets git killed at once rather than waited for.
+/// A failing exit after a read to the end is [`Error::Failed`], with the start of git's stderr.
+pub async fn git_stream<T, F, Fut>(
+    dir: &Path,
+    args: &[&str],
+    timeout: Duration,
+    read: F,
+) -> Result<T>
+where
+    F: FnOnce(BufReader<ChildStdout>) -> Fut,
+    Fut: Future<Output = std::io::Result<(T, bool)>>,
+{
+    let mut command = command(Some(dir));
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    let name = args.first().copied().unwrap_or_default().to_string();
+    // Killed when dropped: on return, on a timeout, and when `read` stopped early.
+    let mut child = command.spawn().map_err(Error::io("running git"))?;
+    let stdout = child.stdout.take().ok_or_else(broken_pipe)?;
+    let mut stderr = child.stderr.take().ok_or_else(broken_pipe)?;
+    // Drained beside the read, so git never blocks on a full stderr pipe.
+    let stderr = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        let _ = (&mut stderr).take(STDERR_KEPT).read_to_end(&mut kept).await;
+        let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+        String::from_utf8_lossy(&kept).trim().to_string()
+    });
+    let run = async {
+        let (value, read_to_end) = read(BufReader::with_capacity(STREAM_BUFFER, stdout))
+            .await
+            .map_err(Error::io(format!("reading git {name}")))?;
+        if read_to_end {
+            let status = child.wait().await.map_err(Error::io("waiting for git"))?;
+            if !status.success() {
+                return Err(Error::Failed {
+                    command: name.clone(),
+                    stderr: stderr.await.unwrap_or_default(),
+                });
+            }
+        }
+        Ok(value)
+    };
+    tokio::time::timeout(timeout, run)
+        .await
+        .map_err(|_| Error::TimedOut {
+            command: name.clone(),
+            seconds: timeout.as_secs(),
+        })?
 }
 
 /// Whether `git` exits with success (for questions git answers with its status, such as

@@ -3,7 +3,11 @@
 //! `git upload-archive` for `git archive --remote`). Paths are checked with [`valid_path`] by
 //! callers and passed as literal pathspecs (`process::command`).
 
-use super::process::{answer, command, git};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+
+use super::process::{answer, command, git, git_stream};
 use super::{Error, Repository, Result, text};
 
 /// One entry of a tree.
@@ -153,6 +157,22 @@ impl Repository {
     /// A blob's full contents.
     pub async fn blob(&self, id: &str) -> Result<Vec<u8>> {
         git(Some(&self.path), &["cat-file", "blob", id]).await
+    }
+
+    /// The first `max_bytes` of a blob (all of a smaller one), read within `timeout`: git is
+    /// stopped there, so a large blob costs no more than that.
+    pub async fn blob_start(&self, id: &str, max_bytes: u64, timeout: Duration) -> Result<Vec<u8>> {
+        git_stream(
+            &self.path,
+            &["cat-file", "blob", id],
+            timeout,
+            |out| async move {
+                let mut start = Vec::new();
+                let read = out.take(max_bytes).read_to_end(&mut start).await?;
+                Ok((start, (read as u64) < max_bytes))
+            },
+        )
+        .await
     }
 
     /// A blob's contents, streamed.

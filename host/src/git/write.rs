@@ -195,9 +195,11 @@ mod tests {
         assert_eq!(commit.parent_ids, vec![first]);
         assert_eq!(commit.author_name, "Ada");
         assert_eq!(commit.committer_email, "bot@example.com");
-        let diffs = repo.diff(None, &second).await.unwrap();
-        assert_eq!(diffs.len(), 1);
-        assert!(diffs[0].renamed_file);
+        let limits = crate::git::diff::DiffLimits::gitlab(1000, 50_000, 204_800, false);
+        let timeout = std::time::Duration::from_secs(30);
+        let diffs = repo.diff(None, &second, &limits, timeout).await.unwrap();
+        assert_eq!(diffs.files.len(), 1);
+        assert!(diffs.files[0].renamed_file && !diffs.overflow);
         assert!(
             !std::fs::read_dir(repo.path())
                 .unwrap()

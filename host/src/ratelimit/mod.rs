@@ -1,5 +1,6 @@
 //! Rate limits: GitLab's `throttle_*` groups (Rack::Attack), `issues_create_limit`,
-//! `search_rate_limit(_unauthenticated)` and `raw_blob_request_limit`, enforced by one axum
+//! `search_rate_limit(_unauthenticated)`, `raw_blob_request_limit` and a fixed limit on blame
+//! requests (`rules::BLAME_LIMIT`), enforced by one axum
 //! middleware ([`enforce`]) before a request reaches its handler.
 //!
 //! Why a middleware rather than the `Api` extractor: the throttles cover requests no handler
@@ -7,8 +8,8 @@
 //! checks them before routing, and a rejected request should not have its body read first. The
 //! price is a second look at the token, kept small: the limiter resolves the tenant from the
 //! in-memory registry and the settings from their cache, decides from the path and settings
-//! alone whether any rule could apply (by default only requests with `search=` and raw
-//! file paths do), and only then looks the token up through the shared
+//! alone whether any rule could apply (by default only requests with `search=`, raw
+//! file paths and blames do), and only then looks the token up through the shared
 //! token cache — which the extractor then hits, so a request is still authenticated against
 //! the database at most once. The body is read only when the head carries no token and a
 //! per-user rule applies, since GitLab also takes a token from the body.

@@ -12,6 +12,12 @@ use crate::settings::keys::{self, IntSetting, Throttle};
 /// template axum reports as `MatchedPath`, so it applies as soon as the route exists.
 pub const ISSUES_CREATE_ROUTE: &str = "/api/v4/projects/{id}/issues";
 
+/// Blame requests a user may make a minute (per user with a token, per IP without). GitLab
+/// has no setting for blame; these are its search defaults (`search_rate_limit` 30,
+/// `search_rate_limit_unauthenticated` 10), its limits for the other per-caller expensive read.
+const BLAME_LIMIT: i64 = 30;
+const BLAME_LIMIT_UNAUTHENTICATED: i64 = 10;
+
 /// What GitLab's Rack::Attack tells apart by path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathClass {
@@ -107,6 +113,21 @@ fn is_api_raw_blob(path: &str) -> bool {
     matches!(
         segments.as_slice(),
         [id, "repository", "blobs" | "files", name, "raw"] if !id.is_empty() && !name.is_empty()
+    )
+}
+
+/// A file's blame through the API: `GET`/`HEAD /api/v4/projects/:id/repository/files/:file_path/blame`.
+pub fn is_blame(method: &Method, path: &str) -> bool {
+    if !matches!(*method, Method::GET | Method::HEAD) {
+        return false;
+    }
+    let Some(rest) = path.strip_prefix("/api/v4/projects/") else {
+        return false;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    matches!(
+        segments.as_slice(),
+        [id, "repository", "files", name, "blame"] if !id.is_empty() && !name.is_empty()
     )
 }
 
@@ -292,6 +313,14 @@ pub fn candidates(settings: &Settings, facts: &RequestFacts<'_>) -> Vec<Rule> {
     {
         push("raw_blob", Who::PerPath, (limit, 60));
     }
+    if is_blame(facts.method, path) {
+        push("blame", Who::Authenticated, (BLAME_LIMIT, 60));
+        push(
+            "blame_unauthenticated",
+            Who::Unauthenticated,
+            (BLAME_LIMIT_UNAUTHENTICATED, 60),
+        );
+    }
     rules
 }
 
@@ -447,6 +476,49 @@ mod tests {
             &Method::GET,
             "/api/v4/projects/7/repository/files/a/b/raw"
         ));
+    }
+
+    #[test]
+    fn blame_paths() {
+        assert!(is_blame(
+            &Method::GET,
+            "/api/v4/projects/7/repository/files/dir%2Fa.txt/blame"
+        ));
+        assert!(is_blame(
+            &Method::HEAD,
+            "/api/v4/projects/g%2Fp/repository/files/a/blame"
+        ));
+        assert!(!is_blame(
+            &Method::POST,
+            "/api/v4/projects/7/repository/files/a/blame"
+        ));
+        assert!(!is_blame(
+            &Method::GET,
+            "/api/v4/projects/7/repository/files/a/raw"
+        ));
+        assert!(!is_blame(
+            &Method::GET,
+            "/api/v4/projects/7/repository/files/blame"
+        ));
+        assert!(!is_blame(&Method::GET, "/g/p/-/blame/main/a"));
+    }
+
+    #[test]
+    fn blame_is_limited_per_user_and_per_ip_whatever_the_settings() {
+        let path = "/api/v4/projects/7/repository/files/a.txt/blame";
+        let off = settings(json!({"raw_blob_request_limit": 0, "search_rate_limit": 0}));
+        let found = rules(&off, Method::GET, path, None, None);
+        let found: Vec<(&str, Who, i64, i64)> = found
+            .iter()
+            .map(|r| (r.name, r.who, r.limit, r.period))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("blame", Who::Authenticated, 30, 60),
+                ("blame_unauthenticated", Who::Unauthenticated, 10, 60)
+            ]
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! calls nothing above it.
 
 pub mod commit_actions;
+pub mod diffs;
 pub mod git_push;
 pub mod issue_actions;
 pub mod issues;

@@ -137,6 +137,9 @@ keys! {
     DEFAULT_BRANCH_PROTECTION: IntSetting = "default_branch_protection";
     DEFAULT_PROJECTS_LIMIT: IntSetting = "default_projects_limit";
     DELETION_ADJOURNED_PERIOD: IntSetting = "deletion_adjourned_period";
+    DIFF_MAX_FILES: IntSetting = "diff_max_files";
+    DIFF_MAX_LINES: IntSetting = "diff_max_lines";
+    DIFF_MAX_PATCH_BYTES: IntSetting = "diff_max_patch_bytes";
     DSA_KEY_RESTRICTION: IntSetting = "dsa_key_restriction";
     ECDSA_KEY_RESTRICTION: IntSetting = "ecdsa_key_restriction";
     ECDSA_SK_KEY_RESTRICTION: IntSetting = "ecdsa_sk_key_restriction";

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::git::commits::{Commit, Stats};
-use crate::git::diff::FileDiff;
+use crate::git::diff::{Diffs, FileDiff};
 use crate::git::refs::{Branch, Tag};
 use crate::git::tree::Entry;
 
@@ -121,6 +121,7 @@ pub struct CompareView {
     pub commit: Option<CommitView>,
     pub commits: Vec<CommitView>,
     pub diffs: Vec<DiffView>,
+    /// Files were left out past the `diff_max_*` limits (GitLab's `overflow?`).
     pub compare_timeout: bool,
     pub compare_same_ref: bool,
     pub web_url: String,
@@ -140,7 +141,12 @@ pub struct TreeEntryView {
 /// One file's diff.
 #[derive(Clone, Serialize, ToSchema)]
 pub struct DiffView {
+    /// Empty when the patch is collapsed or too large.
     pub diff: String,
+    /// Past the safe limits of a compare, the patch is left out.
+    pub collapsed: bool,
+    /// The patch reached `diff_max_patch_bytes` and is left out.
+    pub too_large: bool,
     pub new_path: String,
     pub old_path: String,
     pub a_mode: String,
@@ -226,15 +232,15 @@ impl RepoViews<'_> {
         from: &str,
         to: &str,
         commits: &[Commit],
-        diffs: &[FileDiff],
+        diffs: &Diffs,
         straight: bool,
     ) -> CompareView {
         let dots = if straight { ".." } else { "..." };
         CompareView {
             commit: commits.last().map(|c| self.commit(c)),
             commits: commits.iter().map(|c| self.commit(c)).collect(),
-            diffs: diffs.iter().map(diff).collect(),
-            compare_timeout: false,
+            diffs: diffs.files.iter().map(diff).collect(),
+            compare_timeout: diffs.overflow,
             compare_same_ref: from == to,
             web_url: format!("{}/-/compare/{from}{dots}{to}", self.web_url),
         }
@@ -254,6 +260,8 @@ pub fn tree_entry(entry: &Entry) -> TreeEntryView {
 pub fn diff(file: &FileDiff) -> DiffView {
     DiffView {
         diff: file.diff.clone(),
+        collapsed: file.collapsed,
+        too_large: file.too_large,
         new_path: file.new_path.clone(),
         old_path: file.old_path.clone(),
         a_mode: file.a_mode.clone(),

@@ -4,7 +4,8 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::repository::CommitView;
+use super::repository::{CommitView, RepoViews};
+use crate::git::blame::Blame;
 
 /// A file at a ref (`GET .../files/:file_path`), its content in base64. GitLab repeats these
 /// fields in `X-Gitlab-*` headers, which is what `HEAD` is for.
@@ -47,6 +48,25 @@ pub struct BlobView {
 pub struct BlameRangeView {
     pub commit: CommitView,
     pub lines: Vec<String>,
+}
+
+/// GitLab's blame ranges: each run of lines last changed by the same commit, in file order.
+pub fn blame_ranges(views: &RepoViews<'_>, blame: &Blame) -> Vec<BlameRangeView> {
+    let commits: Vec<CommitView> = blame.commits.iter().map(|c| views.commit(c)).collect();
+    let mut ranges: Vec<(usize, BlameRangeView)> = Vec::new();
+    for line in &blame.lines {
+        match ranges.last_mut() {
+            Some((commit, range)) if *commit == line.commit => range.lines.push(line.text.clone()),
+            _ => ranges.push((
+                line.commit,
+                BlameRangeView {
+                    commit: commits[line.commit].clone(),
+                    lines: vec![line.text.clone()],
+                },
+            )),
+        }
+    }
+    ranges.into_iter().map(|(_, range)| range).collect()
 }
 
 /// An author of a ref's history, by email, with their number of commits.

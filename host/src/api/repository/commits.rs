@@ -24,6 +24,7 @@ use crate::http::params::{FromParams, Params, flag_input, parse_bool};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::services::commit_actions::{self, Action, ActionKind, CommitRequest};
+use crate::services::diffs::{self, Presentation};
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -172,11 +173,16 @@ async fn show(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Js
 async fn diff(Path((id, sha)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     let repo = readable(&api, &id).await?;
     let commit = repo.commit_id(&sha, "Commit").await?;
-    let diffs = repo.repo.diff(None, &commit).await?;
-    page(
-        &api,
-        diffs.iter().map(crate::views::repository::diff).collect(),
+    let diffs = diffs::read(
+        &repo.repo,
+        &api.settings,
+        None,
+        &commit,
+        Presentation::Expanded,
     )
+    .await?;
+    let views = diffs.files.iter().map(crate::views::repository::diff);
+    page(&api, views.collect())
 }
 
 /// `GET .../refs`' `type`: branch, tag or all (the default).

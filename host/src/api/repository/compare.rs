@@ -20,6 +20,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
+use crate::services::diffs::{self, Presentation};
 
 /// GitLab caps a comparison's commits.
 const MAX_COMMITS: i64 = 100;
@@ -128,7 +129,14 @@ async fn compare(Path(id): Path<String>, api: Api) -> ApiResult<Json<CompareView
         .await?;
     // Unrelated histories have no merge base: the diff is then from `from` itself.
     let diff_from = base.as_deref().unwrap_or(&from);
-    let diffs = repo.repo.diff(Some(diff_from), &to).await?;
+    let diffs = diffs::read(
+        &repo.repo,
+        &api.settings,
+        Some(diff_from),
+        &to,
+        Presentation::Collapsible,
+    )
+    .await?;
     Ok(Json(repo.views().compare(
         &query.from,
         &query.to,

@@ -4,10 +4,10 @@
 //! made by `services::commit_actions` with a single action.
 
 use crate::http::routes::Doc;
-use crate::views::repository::CommitView;
-use crate::views::repository_file::{BlameRangeView, FileView, FileWriteView};
+use crate::views::repository_file::{self, BlameRangeView, FileView, FileWriteView};
 use axum::http::Method;
-use std::collections::HashMap;
+use std::ops::RangeInclusive;
+use std::time::Duration;
 
 use axum::Json;
 use axum::body::Body;
@@ -17,11 +17,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{readable, writable};
 use crate::context::ApiContext;
-use crate::git::refs::Revision;
+use crate::git::blame::line_count;
 use crate::git::tree::{Entry, valid_path};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
@@ -29,6 +30,7 @@ use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::http::stream::stream_body;
 use crate::services::commit_actions::{self, Action, ActionKind, CommitRequest};
+use crate::services::git_push::Timeouts;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -66,7 +68,7 @@ pub fn router() -> Router<ApiContext> {
         .doc(
             Method::GET,
             Doc::new()
-                .input::<RequiredRef>()
+                .input::<BlameQuery>()
                 .answers_list::<BlameRangeView>(),
         )
 }
@@ -122,12 +124,7 @@ async fn find(
         .or_else(|| repo.default_branch().map(str::to_string))
         .unwrap_or_else(|| "HEAD".into());
     let commit_id = repo.commit_id(&reference, "Commit").await?;
-    let entry = repo
-        .repo
-        .entry(&commit_id, &path)
-        .await?
-        .filter(|e| e.kind == "blob")
-        .ok_or(ApiError::NotFound("File"))?;
+    let entry = blob_entry(&repo, &commit_id, &path).await?;
     let last_commit_id = repo
         .repo
         .last_commit_for(&commit_id, &path)
@@ -142,6 +139,15 @@ async fn find(
             last_commit_id,
         },
     ))
+}
+
+/// The file at `path` in `commit`, or `404 File Not Found`.
+async fn blob_entry(repo: &super::Repo, commit_id: &str, path: &str) -> ApiResult<Entry> {
+    repo.repo
+        .entry(commit_id, path)
+        .await?
+        .filter(|e| e.kind == "blob")
+        .ok_or(ApiError::NotFound("File"))
 }
 
 /// `GET/HEAD .../files/:file_path?ref=`.
@@ -224,39 +230,126 @@ async fn raw(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult<Re
         .into_response())
 }
 
+/// The largest file blamed: blame's work and answer grow with the file, and a file under it
+/// is read whole to count its lines.
+const MAX_BLAME_BYTES: usize = 1024 * 1024;
+/// The most lines one blame answers; longer files are blamed a range at a time.
+const MAX_BLAME_LINES: usize = 10_000;
+
+/// What the blame endpoint takes: `ref`, and GitLab's optional `range[start]`/`range[end]`
+/// (1-based lines, both required with `range`, each above 0).
+struct BlameQuery {
+    reference: String,
+    range: Option<(usize, usize)>,
+}
+
+impl FromParams for BlameQuery {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        let reference = params.required_string("ref")?;
+        let range = match params.object("range")? {
+            Some(range) => Some((range_line(range, "start")?, range_line(range, "end")?)),
+            None => None,
+        };
+        Ok(BlameQuery { reference, range })
+    }
+}
+
+/// `range[key]` as Grape checks it: present, not blank, an integer, above 0.
+fn range_line(range: &Map<String, Value>, key: &str) -> ApiResult<usize> {
+    let name = format!("range[{key}]");
+    let line = match range.get(key) {
+        // Grape's `is missing`, as an invalid parameter: `ApiError::Missing` would document
+        // `range[start]` as a required top-level parameter (`http::input_doc`).
+        None | Some(Value::Null) => {
+            return Err(ApiError::InvalidParam(format!("{name} is missing")));
+        }
+        Some(Value::String(text)) if text.trim().is_empty() => {
+            return Err(ApiError::InvalidParam(format!("{name} is empty")));
+        }
+        Some(Value::Number(number)) => number.as_i64(),
+        Some(Value::String(text)) => text.trim().parse().ok(),
+        Some(_) => None,
+    };
+    let line = line.ok_or_else(|| ApiError::invalid(&name))?;
+    usize::try_from(line)
+        .ok()
+        .filter(|line| *line > 0)
+        .ok_or_else(|| ApiError::InvalidParam(format!("{name} does not have a valid value")))
+}
+
+/// The lines to blame in a file of `file_lines` lines: all (`None`), or `range`, its end
+/// cut to the file's as `git blame -L` does. GitLab's 400s for a reversed range and a start
+/// past the file (Gitaly's message), and 413 past [`MAX_BLAME_LINES`].
+fn blame_lines(
+    file_lines: usize,
+    range: Option<(usize, usize)>,
+) -> ApiResult<Option<RangeInclusive<usize>>> {
+    let Some((start, end)) = range else {
+        return match file_lines > MAX_BLAME_LINES {
+            true => Err(too_large_to_blame(format!(
+                "The file has more than {MAX_BLAME_LINES} lines: blame it in parts with range[start] and range[end]"
+            ))),
+            false => Ok(None),
+        };
+    };
+    if start > end {
+        return Err(bad_request(
+            "range[start] must be less than or equal to range[end]",
+        ));
+    }
+    if start > file_lines {
+        return Err(bad_request("range is outside of the file length"));
+    }
+    let end = end.min(file_lines);
+    if end - start >= MAX_BLAME_LINES {
+        return Err(too_large_to_blame(format!(
+            "A blame covers at most {MAX_BLAME_LINES} lines"
+        )));
+    }
+    Ok(Some(start..=end))
+}
+
+fn bad_request(message: &str) -> ApiError {
+    ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
+}
+
+fn too_large_to_blame(message: String) -> ApiError {
+    ApiError::Custom(StatusCode::PAYLOAD_TOO_LARGE, json!({ "message": message }))
+}
+
+/// How many lines the file `entry` has, or 413 when it is over [`MAX_BLAME_BYTES`] (read up
+/// to one byte past it, which tells).
+async fn file_line_count(repo: &super::Repo, entry: &Entry, timeout: Duration) -> ApiResult<usize> {
+    let limit = MAX_BLAME_BYTES as u64 + 1;
+    let content = repo.repo.blob_start(&entry.id, limit, timeout).await?;
+    if content.len() > MAX_BLAME_BYTES {
+        return Err(too_large_to_blame(format!(
+            "The file is larger than {MAX_BLAME_BYTES} bytes: it cannot be blamed"
+        )));
+    }
+    Ok(line_count(&content))
+}
+
 /// `GET .../files/:file_path/blame?ref=`: GitLab's blame ranges, `{commit, lines}` for each run
-/// of lines last changed by the same commit.
+/// of lines last changed by the same commit. Files over [`MAX_BLAME_BYTES`] are refused; git
+/// runs within `git_backend_timeout_medium`.
 async fn blame(
     Path((id, path)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Json<Vec<BlameRangeView>>> {
-    let RequiredRef(reference) = api.input()?;
-    let (repo, found) = find(&api, &id, &path, Some(&reference)).await?;
-    let mut ranges: Vec<(String, Vec<String>)> = Vec::new();
-    for (sha, line) in repo.repo.blame(&found.commit_id, &found.entry.path).await? {
-        match ranges.last_mut() {
-            Some((last, lines)) if *last == sha => lines.push(line),
-            _ => ranges.push((sha, vec![line])),
-        }
-    }
-    let mut commits: HashMap<String, CommitView> = HashMap::new();
-    let mut out = Vec::with_capacity(ranges.len());
-    for (sha, lines) in ranges {
-        if !commits.contains_key(&sha) {
-            let revision = Revision::parse(&sha).ok_or(ApiError::NotFound("Commit"))?;
-            let commit = repo
-                .repo
-                .commit(&revision)
-                .await?
-                .ok_or(ApiError::NotFound("Commit"))?;
-            commits.insert(sha.clone(), repo.views().commit(&commit));
-        }
-        out.push(BlameRangeView {
-            commit: commits[&sha].clone(),
-            lines,
-        });
-    }
-    Ok(Json(out))
+    let query = api.input::<BlameQuery>()?;
+    let path = checked_path(&path)?;
+    let repo = readable(&api, &id).await?;
+    let commit_id = repo.commit_id(&query.reference, "Commit").await?;
+    let entry = blob_entry(&repo, &commit_id, &path).await?;
+    let timeout = Timeouts::from_settings(&api.settings).medium;
+    let file_lines = file_line_count(&repo, &entry, timeout).await?;
+    let lines = blame_lines(file_lines, query.range)?;
+    let blame = repo
+        .repo
+        .blame(&commit_id, &entry.path, lines, timeout)
+        .await?;
+    Ok(Json(repository_file::blame_ranges(&repo.views(), &blame)))
 }
 
 /// What `POST`, `PUT` and `DELETE` take: `branch`, `commit_message`, `content` (with
@@ -374,4 +467,80 @@ async fn remove(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult
     let input = api.input::<FileWrite>()?;
     write(&api, &id, &path, ActionKind::Delete, input).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(result: ApiResult<Option<RangeInclusive<usize>>>) -> StatusCode {
+        result.unwrap_err().status()
+    }
+
+    #[test]
+    fn blamed_lines_are_the_file_or_a_range_within_the_caps() {
+        assert_eq!(blame_lines(3, None).unwrap(), None);
+        assert_eq!(blame_lines(0, None).unwrap(), None);
+        assert_eq!(blame_lines(10, Some((2, 4))).unwrap(), Some(2..=4));
+        // an end past the file is the file's end, as `git blame -L`
+        assert_eq!(blame_lines(10, Some((9, 50))).unwrap(), Some(9..=10));
+        assert_eq!(
+            status(blame_lines(10, Some((4, 2)))),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(blame_lines(10, Some((11, 12)))),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(blame_lines(0, Some((1, 1)))),
+            StatusCode::BAD_REQUEST
+        );
+        let cap = MAX_BLAME_LINES;
+        assert_eq!(blame_lines(cap, None).unwrap(), None);
+        assert_eq!(
+            status(blame_lines(cap + 1, None)),
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(
+            blame_lines(cap + 5, Some((6, cap + 5))).unwrap(),
+            Some(6..=cap + 5)
+        );
+        assert_eq!(
+            status(blame_lines(cap + 5, Some((5, cap + 5)))),
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+    }
+
+    #[test]
+    fn range_lines_are_checked_as_grape_checks_them() {
+        let query = |values: Value| {
+            let Value::Object(values) = values else {
+                unreachable!()
+            };
+            BlameQuery::from_params(&Params::from_json_object(values)).map(|q| q.range)
+        };
+        let message = |values: Value| query(values).err().map(|e| e.to_string());
+        assert_eq!(query(json!({"ref": "main"})).unwrap(), None);
+        let range = json!({"ref": "main", "range": {"start": "2", "end": 5}});
+        assert_eq!(query(range).unwrap(), Some((2, 5)));
+        let cases = [
+            (json!({"start": "1"}), "range[end] is missing"),
+            (json!({"start": "x", "end": "2"}), "range[start] is invalid"),
+            (
+                json!({"start": "0", "end": "2"}),
+                "range[start] does not have a valid value",
+            ),
+            (
+                json!({"start": "1", "end": "-2"}),
+                "range[end] does not have a valid value",
+            ),
+            (json!({"start": "", "end": "2"}), "range[start] is empty"),
+            (json!("5"), "range is invalid"),
+        ];
+        for (range, expected) in cases {
+            let got = message(json!({"ref": "main", "range": range}));
+            assert_eq!(got.as_deref(), Some(expected));
+        }
+    }
 }
