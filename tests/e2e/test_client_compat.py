@@ -88,3 +88,32 @@ def test_the_search_rate_limit_throttles_searches_not_filtered_lists(server):
     finally:
         assert_json(server.request("PUT", "/application/settings", token=server.root_token,
                                    json={"search_rate_limit": 30}), 200)
+
+
+def test_descendant_groups_lists_every_depth(server, gl):
+    top = gl.groups.create({"name": "top" + secrets.token_hex(3), "path": "top" + secrets.token_hex(3)})
+    child = gl.groups.create({"name": "a-child", "path": "child" + secrets.token_hex(3),
+                              "parent_id": top.id})
+    grandchild = gl.groups.create({"name": "b-grandchild", "path": "gc" + secrets.token_hex(3),
+                                   "parent_id": child.id})
+    listed = top.descendant_groups.list(get_all=True)
+    assert [g.id for g in listed] == [child.id, grandchild.id]
+    assert [g.id for g in child.descendant_groups.list(get_all=True)] == [grandchild.id]
+    assert grandchild.descendant_groups.list(get_all=True) == []
+    assert [g.id for g in top.descendant_groups.list(search="grand", get_all=True)] == [grandchild.id]
+    assert_json(server.request("GET", "/groups/999999/descendant_groups", token=server.root_token),
+                404, {"message": "404 Group Not Found"})
+
+
+def test_an_issue_by_its_global_id_is_for_administrators(server, gl):
+    user, token = make_user(server, "iss")
+    project = gl.projects.create({"name": "i" + secrets.token_hex(3)})
+    issue = project.issues.create({"title": "found by id"})
+    got = assert_json(server.request("GET", f"/issues/{issue.id}", token=server.root_token), 200)
+    assert (got["id"], got["iid"], got["title"]) == (issue.id, issue.iid, "found by id")
+    assert_json(server.request("GET", f"/issues/{issue.id}", token=token), 403,
+                {"message": "403 Forbidden"})
+    assert_json(server.request("GET", f"/issues/{issue.id}"), 401, {"message": "401 Unauthorized"})
+    assert_json(server.request("GET", "/issues/999999", token=server.root_token), 404,
+                {"message": "404 Issue Not Found"})
+    assert server.request("GET", "/issues/abc", token=server.root_token).status_code == 400

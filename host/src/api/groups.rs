@@ -1,4 +1,5 @@
-//! Groups (`/groups`, `/groups/:id`, `/groups/:id/subgroups`, `/groups/:id/projects`) and the
+//! Groups (`/groups`, `/groups/:id`, `/groups/:id/subgroups`, `/groups/:id/descendant_groups`,
+//! `/groups/:id/projects`) and the
 //! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
 //! may not exceed its parent's nor fall below what it contains.
 
@@ -46,6 +47,11 @@ pub fn router() -> Router<ApiContext> {
         .doc(Method::GET, group_detail().input::<GroupShape>())
         .doc(Method::PUT, group_detail().input::<UpdateGroup>())
         .route("/api/v4/groups/{id}/subgroups", get(subgroups))
+        .doc(Method::GET, group_list())
+        .route(
+            "/api/v4/groups/{id}/descendant_groups",
+            get(descendant_groups),
+        )
         .doc(Method::GET, group_list())
         .route("/api/v4/groups/{id}/projects", get(group_projects))
         .doc(Method::GET, projects::list_doc(projects::ListKind::Group))
@@ -198,6 +204,19 @@ async fn subgroups(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let mut filter = filter(&api, &query);
     filter.parent = Some(Some(ctx.group.id));
     // subgroups lists show every visible subgroup unless asked otherwise
+    if query.all_available.is_none() && filter.min_access_level.is_none() {
+        filter.member_of = None;
+    }
+    respond_groups(&api, &query, filter).await
+}
+
+/// `GET /groups/:id/descendant_groups`: the subgroups at every depth, with the subgroup list's
+/// filters.
+async fn descendant_groups(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
+    let query: GroupListQuery = api.input()?;
+    let ctx = access::group(&api, &id).await?;
+    let mut filter = filter(&api, &query);
+    filter.descendants_of = Some(ctx.group.traversal.clone());
     if query.all_available.is_none() && filter.min_access_level.is_none() {
         filter.member_of = None;
     }

@@ -51,6 +51,8 @@ pub struct NamespaceFilter {
     pub search: Option<String>,
     /// Only namespaces with this parent (`Some(None)`: top level only).
     pub parent: Option<Option<i64>>,
+    /// Only the descendants, at any depth, of the group with this traversal path.
+    pub descendants_of: Option<String>,
     /// Restrict to what this user can see (`None` with `admin`: everything).
     pub viewer: Option<i64>,
     pub viewer_external: bool,
@@ -104,6 +106,13 @@ impl NamespaceFilter {
                 sql.push(" AND n.parent_key = 0");
             }
             None => {}
+        }
+        if let Some(traversal) = &self.descendants_of {
+            // A traversal path holds digits and `/` only: no LIKE wildcard to escape.
+            sql.push(" AND n.traversal LIKE ")
+                .bind(format!("{traversal}%"))
+                .push(" AND n.traversal <> ")
+                .bind(traversal.as_str());
         }
         if let Some(visibility) = &self.visibility {
             sql.push(" AND n.visibility = ").bind(visibility.as_str());

@@ -69,6 +69,8 @@ pub fn router() -> Router<ApiContext> {
                 .input::<list::IssueListQuery>()
                 .answers_list::<IssueView>(),
         )
+        .route("/api/v4/issues/{id}", get(write::show_by_id))
+        .doc(Method::GET, answers_issue())
         .route("/api/v4/groups/{id}/issues", get(list::group))
         .doc(Method::GET, issue_list())
         .route(

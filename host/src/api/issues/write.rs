@@ -27,6 +27,19 @@ pub async fn show(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResul
     Ok(Json(render(&api, &ctx.issue).await?))
 }
 
+/// `GET /issues/:id`: an issue by its global id, for administrators only (GitLab's
+/// `authenticated_as_admin!`).
+pub async fn show_by_id(Path(id): Path<String>, api: Api) -> ApiResult<Json<IssueView>> {
+    api.admin()?;
+    let id: i64 = id.parse().map_err(|_| ApiError::invalid("id"))?;
+    let issue = api
+        .db()
+        .issue_by_id(id)
+        .await?
+        .ok_or(ApiError::NotFound("Issue"))?;
+    Ok(Json(render(&api, &issue).await?))
+}
+
 /// The user agent and client address of the request, as the `Api` extractor read them.
 fn request_origin(api: &Api) -> RequestOrigin {
     RequestOrigin {
