@@ -117,3 +117,36 @@ def test_an_issue_by_its_global_id_is_for_administrators(server, gl):
     assert_json(server.request("GET", "/issues/999999", token=server.root_token), 404,
                 {"message": "404 Issue Not Found"})
     assert server.request("GET", "/issues/abc", token=server.root_token).status_code == 400
+
+
+def test_a_creator_with_access_through_the_group_is_no_direct_member(server, gl):
+    maintainer, maintainer_token = make_user(server, "gm")
+    developer, developer_token = make_user(server, "gd")
+    group = gl.groups.create({"name": "c" + secrets.token_hex(3), "path": "c" + secrets.token_hex(3),
+                              "project_creation_level": "developer"})
+    sub = gl.groups.create({"name": "s" + secrets.token_hex(3), "path": "s" + secrets.token_hex(3),
+                            "parent_id": group.id})
+    group.members.create({"user_id": maintainer.id, "access_level": 40})
+    group.members.create({"user_id": developer.id, "access_level": 30})
+
+    def create(token, namespace):
+        r = server.request("POST", "/projects", token=token,
+                           json={"name": "p" + secrets.token_hex(3), "namespace_id": namespace.id})
+        return assert_json(r, 201)
+
+    def direct_members(project):
+        r = server.request("GET", f"/projects/{project['id']}/members", token=server.root_token)
+        return {m["id"]: m["access_level"] for m in assert_json(r, 200)}
+
+    # A Maintainer of the group (or of an ancestor) has access through it: no direct membership.
+    assert direct_members(create(maintainer_token, group)) == {}
+    assert direct_members(create(maintainer_token, sub)) == {}
+    # A Developer allowed to create projects manages what they made.
+    assert direct_members(create(developer_token, group)) == {developer.id: 40}
+    # The group's creator is its Owner; an administrator who is no member of the group, and
+    # anyone in their own namespace, own what they create.
+    assert direct_members(create(server.root_token, group)) == {}
+    admin, admin_token = make_user(server, "ga", admin=True)
+    assert direct_members(create(admin_token, group)) == {admin.id: 50}
+    assert direct_members(create(maintainer_token, gl.namespaces.get(maintainer.username))) == \
+        {maintainer.id: 50}

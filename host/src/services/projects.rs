@@ -8,6 +8,7 @@ use std::path::Path;
 use super::Refusal;
 use super::protected_branches::{DefaultBranchProtection, protect_default_branch};
 use super::readme::readme;
+use crate::access_level::AccessLevel;
 use crate::git::{self, Author, Repository};
 use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
 use crate::model::users::UserRow;
@@ -58,13 +59,50 @@ pub struct NewProject<'a> {
     /// The creator: the project's first owner, and the README commit's author.
     pub creator: &'a UserRow,
     /// Every column but the id, the creator and the timestamps; `name` is required, and
-    /// `default_branch` (else `master`) is the repository's first branch.
+    /// `default_branch` (else `main`) is the repository's first branch.
     pub changes: ProjectChanges,
     /// Starts the repository with GitLab's README commit (`initialize_with_readme`).
     pub with_readme: bool,
     /// How the default branch is protected once it exists (a README commit creates it; else
     /// the first push does, `services::git_push`). None for forks, whose branches are copies.
     pub default_branch_protection: Option<DefaultBranchProtection>,
+}
+
+/// The level of the creator's direct membership of a new project, if any: Owner in a personal
+/// namespace and for a creator who is no member of the group (an administrator); none for a
+/// creator who is a Maintainer or Owner of the group or an ancestor (GitLab's
+/// `Projects::CreateService`: their access comes through the group, and tools that count a
+/// project's members rely on that); Maintainer for a group member below that (a Developer
+/// allowed to create projects), so that they can manage what they made.
+async fn creator_membership(
+    db: &TenantDb,
+    namespace_id: i64,
+    creator_id: i64,
+) -> sqlx::Result<Option<AccessLevel>> {
+    let Some(namespace) = db.namespace_by_id(namespace_id).await? else {
+        return Ok(Some(AccessLevel::Owner));
+    };
+    if namespace.kind != "group" {
+        return Ok(Some(AccessLevel::Owner));
+    }
+    let lineage: Vec<i64> = namespace
+        .traversal
+        .split('/')
+        .filter_map(|id| id.parse().ok())
+        .collect();
+    let levels = db
+        .levels_of(
+            creator_id,
+            "Namespace",
+            Some(&lineage),
+            &crate::model::today(),
+        )
+        .await?;
+    Ok(match levels.iter().map(|(_, level)| *level).max() {
+        None => Some(AccessLevel::Owner),
+        Some(level) if level >= AccessLevel::Maintainer as i64 => None,
+        Some(_) => Some(AccessLevel::Maintainer),
+    })
 }
 
 /// Creates a project and its repository: reserves the id, makes the repository (with its
@@ -76,6 +114,9 @@ pub async fn create(
     data_dir: &Path,
     new: NewProject<'_>,
 ) -> Result<ProjectRow, Error> {
+    let creator_level = creator_membership(db, new.namespace_id, new.creator.id)
+        .await
+        .map_err(store::Error::from)?;
     let id = db.reserve_project_id().await?;
     let repo = Repository::project(data_dir, db.tenant_id(), id);
     let mut changes = new.changes;
@@ -96,7 +137,13 @@ pub async fn create(
         stats.languages.to_json().to_string(),
     );
     match db
-        .insert_project(id, new.namespace_id, new.creator.id, &changes)
+        .insert_project(
+            id,
+            new.namespace_id,
+            new.creator.id,
+            creator_level,
+            &changes,
+        )
         .await
     {
         Ok(row) => {

@@ -400,13 +400,15 @@ impl TenantDb {
         Ok(next_id(self.writer(), self.tenant_id(), "projects").await?)
     }
 
-    /// Inserts a project under a reserved `id` with `changes` and its creator as owner, in one
-    /// short transaction. A fork's source gets its `forks_count` raised in the same transaction.
+    /// Inserts a project under a reserved `id` with `changes` (and its creator as a direct
+    /// member at `creator_level`, when given), in one short transaction. A fork's source gets its
+    /// `forks_count` raised in the same transaction.
     pub async fn insert_project(
         &self,
         id: i64,
         namespace_id: i64,
         creator_id: i64,
+        creator_level: Option<AccessLevel>,
         changes: &ProjectChanges,
     ) -> Result<ProjectRow> {
         let mut tx = self.writer().begin().await?;
@@ -432,15 +434,18 @@ impl TenantDb {
         changes.push_values(&mut sql);
         sql.push(&format!(") RETURNING {PROJECT_COLUMNS}"));
         let row: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
-        self.query(
-            "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
-             VALUES ($1, 'Project', $2, $3, 50, $3, $4, $4)",
-        )
-        .bind(id)
-        .bind(creator_id)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        if let Some(level) = creator_level {
+            self.query(
+                "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
+                 VALUES ($1, 'Project', $2, $3, $5, $3, $4, $4)",
+            )
+            .bind(id)
+            .bind(creator_id)
+            .bind(now)
+            .bind(level as i64)
+            .execute(&mut *tx)
+            .await?;
+        }
         if let Some(source) = row.forked_from_id {
             count_forks(&mut tx, self.tenant_id(), source).await?;
         }
