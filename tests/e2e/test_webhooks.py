@@ -528,3 +528,28 @@ def test_system_hook_url_change_drops_the_token(server, receiver):
     finally:
         server.request("DELETE", f"/hooks/{hook['id']}", token=server.root_token)
         elsewhere.close()
+
+
+def test_a_push_test_samples_the_repository_when_no_push_was_recorded(server, receiver):
+    """GitLab's `Gitlab::DataBuilder::Push.build_sample`: a README-only project has commits
+    but no push event; the test sends its default branch's newest commits."""
+    project = new_project(server, initialize_with_readme=True)
+    hook = add_hook(server, project, receiver.url, token="t")
+    r = server.request("POST", f"/projects/{project['id']}/hooks/{hook['id']}/test/push_events",
+                       token=server.root_token)
+    assert_json(r, 201, {"message": "201 Created"})
+    (sample,) = receiver.wait(1)
+    body = sample["json"]
+    assert sample["headers"]["x-gitlab-event"] == "Push Hook"
+    assert body["object_kind"] == "push" and body["ref"] == "refs/heads/main"
+    assert body["user_username"] == "root" and body["total_commits_count"] == 1
+    (commit,) = body["commits"]
+    assert commit["message"].startswith("Initial commit") and "README.md" in commit["added"]
+    assert body["checkout_sha"] == body["after"] == commit["id"]
+    assert body["project"]["id"] == project["id"]
+    # An empty repository has nothing to sample.
+    empty = new_project(server)
+    empty_hook = add_hook(server, empty, receiver.url)
+    r = server.request("POST", f"/projects/{empty['id']}/hooks/{empty_hook['id']}/test/push_events",
+                       token=server.root_token)
+    assert_json(r, 422, {"message": "Ensure the project has at least one commit."})

@@ -621,7 +621,14 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
             (_, Some(tag)) => rules::tag_is_protected(&protected_tags, tag),
             _ => false,
         };
-        let payload = push_payload(session, update, ref_protected, &pushed);
+        let context = &session.context;
+        let payload = push_payload(
+            &context.pusher,
+            context.pusher_avatar.as_deref(),
+            update,
+            ref_protected,
+            &pushed,
+        );
         events.push(
             Event::new(
                 kind,
@@ -710,11 +717,11 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
 /// GitLab's `TagHooksService` does, lists only the commit it points at, which is also its
 /// `checkout_sha`, and carries an annotated tag's message. A deletion has none of these.
 #[derive(Default)]
-struct Pushed {
-    total: i64,
-    commits: Vec<PushedCommit>,
-    checkout_sha: Option<String>,
-    message: Option<String>,
+pub(crate) struct Pushed {
+    pub(crate) total: i64,
+    pub(crate) commits: Vec<PushedCommit>,
+    pub(crate) checkout_sha: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 impl Pushed {
@@ -740,13 +747,13 @@ impl Pushed {
 }
 
 /// The push event's object: what GitLab's Push Hook and Tag Push Hook carry.
-fn push_payload(
-    session: &PushSession,
+pub(crate) fn push_payload(
+    pusher: &UserRow,
+    pusher_avatar: Option<&str>,
     update: &RefUpdate,
     ref_protected: bool,
     pushed: &Pushed,
 ) -> Value {
-    let pusher = &session.context.pusher;
     json!({
         "before": update.old,
         "after": update.new,
@@ -758,7 +765,7 @@ fn push_payload(
         "user_name": pusher.name,
         "user_username": pusher.username,
         "user_email": pusher.email,
-        "user_avatar": session.context.pusher_avatar,
+        "user_avatar": pusher_avatar,
         "commits": pushed.commits.iter().map(commit_payload).collect::<Vec<_>>(),
         "total_commits_count": pushed.total,
     })

@@ -6,12 +6,21 @@
 use serde_json::json;
 
 use super::Refusal;
+use super::git_push::{Pushed, Timeouts, push_payload};
 use crate::context::ApiContext;
+use crate::git::Repository;
+use crate::git::commits::LogQuery;
+use crate::git::receive::{self, RefUpdate, ZERO_SHA};
+use crate::git::refs::Revision;
 use crate::model::hooks::{HookRow, SystemHookRow};
-use crate::model::webhooks::LogRow;
+use crate::model::projects::DEFAULT_BRANCH;
+use crate::model::users::UserRow;
+use crate::model::webhooks::{EventRow, LogRow};
+use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::store::error::Error;
 use crate::views::hook_test::SYSTEM_HOOK_SAMPLE;
+use crate::views::user::UserViews;
 use crate::webhooks::dispatch::uuid_v4;
 use crate::webhooks::payload::{self, Audience, BatchRows, Loader};
 use crate::webhooks::send::{self, Attempt, Message, Target};
@@ -127,6 +136,7 @@ pub async fn test_project_hook(
     db: &TenantDb,
     hook: &HookRow,
     trigger: &str,
+    tester: &UserRow,
 ) -> Result<Result<Tried, String>, Refusal> {
     let Some((_, kinds, missing)) = TEST_TRIGGERS.iter().find(|(t, _, _)| *t == trigger) else {
         return Ok(Err("Testing not available for this hook".into()));
@@ -139,13 +149,16 @@ pub async fn test_project_hook(
         base_url: &hook.instance_url,
         avatar_service: settings.get(crate::settings::keys::AVATAR_SERVICE_ENABLED),
     };
-    let events = if kinds.is_empty() {
+    let mut events = if kinds.is_empty() {
         Vec::new()
     } else {
         db.recent_project_events(hook.project_id, kinds, 50)
             .await
             .map_err(Error::from)?
     };
+    if events.is_empty() && trigger == "push_events" {
+        events.extend(sample_push(ctx, db, hook, tester).await?);
+    }
     for event in &events {
         let recorded = payload::recorded(event);
         for candidate in payload::candidates(event, &recorded) {
@@ -169,6 +182,79 @@ pub async fn test_project_hook(
         }
     }
     Ok(Err((*missing).to_string()))
+}
+
+/// How many of the default branch's commits a sample push lists, as GitLab's `build_sample`.
+const SAMPLE_COMMITS: usize = 3;
+
+/// A push of the default branch's newest commits by `tester`, as GitLab's
+/// `Gitlab::DataBuilder::Push.build_sample` makes for a project that has commits but no push
+/// yet (one made by `initialize_with_readme`); `None` for an empty repository.
+async fn sample_push(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    hook: &HookRow,
+    tester: &UserRow,
+) -> Result<Option<EventRow>, Refusal> {
+    let Some(project) = db
+        .project_by_id(hook.project_id)
+        .await
+        .map_err(Error::from)?
+    else {
+        return Ok(None);
+    };
+    let repo = Repository::project(&ctx.config.storage.data_dir, db.tenant_id(), project.id);
+    let branch = project
+        .default_branch
+        .clone()
+        .unwrap_or_else(|| DEFAULT_BRANCH.into());
+    let Some(revision) = Revision::parse(&format!("refs/heads/{branch}")) else {
+        return Ok(None);
+    };
+    let newest = repo
+        .log(&LogQuery {
+            revision: Some(&revision),
+            limit: SAMPLE_COMMITS as i64,
+            ..LogQuery::default()
+        })
+        .await
+        .unwrap_or_default();
+    let Some(head) = newest.first() else {
+        return Ok(None);
+    };
+    let ids: Vec<String> = newest.iter().map(|c| c.id.clone()).collect();
+    let settings = ctx.settings.get(db).await.map_err(Error::from)?;
+    let timeout = Timeouts::from_settings(&settings).medium;
+    let commits = receive::described_commits(&repo, &ids, timeout)
+        .await
+        .map_err(|error| Refusal::Status(500, error.to_string()))?;
+    let update = RefUpdate {
+        old: ZERO_SHA.into(),
+        new: head.id.clone(),
+        name: format!("refs/heads/{branch}"),
+    };
+    let pushed = Pushed {
+        total: commits.len() as i64,
+        commits,
+        checkout_sha: Some(head.id.clone()),
+        message: None,
+    };
+    let users = UserViews {
+        base_url: &hook.instance_url,
+        avatar_service: settings.get(keys::AVATAR_SERVICE_ENABLED),
+    };
+    let avatar = users.avatar_url(tester);
+    let payload = push_payload(tester, avatar.as_deref(), &update, false, &pushed);
+    Ok(Some(EventRow {
+        id: 0,
+        kind: "push".into(),
+        actor_id: Some(tester.id),
+        project_id: Some(project.id),
+        subject_id: project.id,
+        // As the outbox records an event: the state after it, nothing before.
+        payload: json!({ "before": null, "after": payload }).to_string(),
+        created_at: crate::model::now_ms(),
+    }))
 }
 
 /// Sends GitLab's fixed sample (`SYSTEM_HOOK_SAMPLE`) to a system hook; returns how the

@@ -210,7 +210,8 @@ pub async fn test_hook(
             json!({ "message": message }),
         )
     };
-    match hook_service::test_project_hook(&api.ctx, api.db(), &row, &trigger).await? {
+    let tester = &api.user()?.user;
+    match hook_service::test_project_hook(&api.ctx, api.db(), &row, &trigger, tester).await? {
         Ok(tried) if tried.success => Ok(created(HookTestView {
             message: "201 Created",
         })),
