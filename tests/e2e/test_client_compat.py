@@ -150,3 +150,31 @@ def test_a_creator_with_access_through_the_group_is_no_direct_member(server, gl)
     assert direct_members(create(admin_token, group)) == {admin.id: 50}
     assert direct_members(create(maintainer_token, gl.namespaces.get(maintainer.username))) == \
         {maintainer.id: 50}
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+def test_group_avatars_are_stored_served_and_removed(server, gl):
+    path = "av" + secrets.token_hex(3)
+    r = server.request("POST", "/groups", token=server.root_token,
+                       data={"name": path, "path": path, "visibility": "public"},
+                       files={"avatar": ("logo.png", PNG, "image/png")})
+    group = assert_json(r, 201)
+    assert group["avatar_url"].endswith(f"/uploads/-/system/group/avatar/{group['id']}/logo.png")
+    served = server.follow(group["avatar_url"])
+    assert served.status_code == 200 and served.content == PNG
+    r = server.request("PUT", f"/groups/{group['id']}", token=server.root_token,
+                       files={"avatar": ("new.png", PNG, "image/png")})
+    updated = assert_json(r, 200)
+    assert updated["avatar_url"].endswith("/new.png")
+    assert server.follow(group["avatar_url"]).status_code == 404
+    assert server.follow(updated["avatar_url"]).content == PNG
+    r = server.request("PUT", f"/groups/{group['id']}", token=server.root_token, json={"avatar": ""})
+    assert assert_json(r, 200)["avatar_url"] is None
+    assert server.follow(updated["avatar_url"]).status_code == 404
+    r = server.request("PUT", f"/groups/{group['id']}", token=server.root_token,
+                       files={"avatar": ("x.txt", b"not an image", "text/plain")})
+    assert r.status_code == 400

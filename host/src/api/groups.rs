@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::access::{self, today};
 use super::projects::{self, Shape, check_visibility_allowed, default_visibility, valid_path};
+use super::users::avatar::{self, AvatarChange};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult, OnConstraint};
@@ -53,6 +54,10 @@ pub fn router() -> Router<ApiContext> {
             get(descendant_groups),
         )
         .doc(Method::GET, group_list())
+        .route(
+            "/uploads/-/system/group/avatar/{id}/{filename}",
+            get(serve_avatar),
+        )
         .route("/api/v4/groups/{id}/projects", get(group_projects))
         .doc(Method::GET, projects::list_doc(projects::ListKind::Group))
         .route("/api/v4/groups/{id}/projects/shared", get(shared_projects))
@@ -397,6 +402,7 @@ fn check_parent_visibility(parent: Option<&NamespaceRow>, visibility: &str) -> A
 
 async fn create(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
+    let avatar: AvatarChange = api.input()?;
     let CreateGroup {
         name,
         path,
@@ -443,6 +449,16 @@ async fn create(api: Api) -> ApiResult<Response> {
         })
         .await
         .on_constraints(GROUP_UNIQUES)?;
+    let group = match avatar {
+        AvatarChange::Set(..) => {
+            let mut changes = NamespaceChanges::default();
+            set_avatar(&api, &group, avatar, &mut changes).await?;
+            api.db()
+                .update_group(&group, &changes, &name, &path, caller.user.id)
+                .await?
+        }
+        _ => group,
+    };
     Ok((
         StatusCode::CREATED,
         Json(group_view(&api, &group, &shape).await?),
@@ -450,9 +466,45 @@ async fn create(api: Api) -> ApiResult<Response> {
         .into_response())
 }
 
+/// Stores or removes the group's avatar file as `avatar` asks, and records it in `changes`.
+async fn set_avatar(
+    api: &Api,
+    group: &NamespaceRow,
+    avatar: AvatarChange,
+    changes: &mut NamespaceChanges,
+) -> ApiResult<()> {
+    match avatar {
+        AvatarChange::Keep => {}
+        AvatarChange::Set(file, name) => {
+            avatar::store(api, avatar::GROUP, group.id, &file, &name).await?;
+            changes.set("avatar_path", name);
+        }
+        AvatarChange::Remove => {
+            avatar::remove(api, avatar::GROUP, group.id).await?;
+            changes.set("avatar_path", None::<String>);
+        }
+    }
+    Ok(())
+}
+
+/// `GET /uploads/-/system/group/avatar/:id/:filename`: the avatar, to whoever may see the
+/// group (404 otherwise).
+async fn serve_avatar(
+    Path((id, filename)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
+    let ctx = access::group(&api, &id).await.map_err(|_| not_found())?;
+    if ctx.group.avatar_path.as_deref() != Some(filename.as_str()) {
+        return Err(not_found());
+    }
+    avatar::send(&api, avatar::GROUP, ctx.group.id, &filename).await
+}
+
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> {
     api.user()?;
     let input: UpdateGroup = api.input()?;
+    let avatar: AvatarChange = api.input()?;
     let ctx = access::group(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
     let group = &ctx.group;
@@ -482,6 +534,7 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>
     let mut settings = group.settings_json();
     settings.extend(input.settings.0);
     changes.set("settings", Value::Object(settings).to_string());
+    set_avatar(&api, group, avatar, &mut changes).await?;
     let updated = api
         .db()
         .update_group(group, &changes, &name, &path, api.user()?.user.id)
@@ -539,8 +592,29 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let actor = api.user()?.user.id;
     let ctx = access::group(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
+    // The subgroups go with the group: their avatars too.
+    let subgroups = NamespaceFilter {
+        kind: Some("group"),
+        descendants_of: Some(ctx.group.traversal.clone()),
+        admin: true,
+        ..NamespaceFilter::default()
+    };
+    let mut groups = api
+        .db()
+        .list_namespaces(&subgroups, &Window::first_by_id(100_000))
+        .await?;
+    groups.push(ctx.group.clone());
     let projects = api.db().delete_group(&ctx.group, actor).await?;
     super::projects::delete::remove_files_of(&api, &projects).await;
+    for group in groups {
+        if let Err(error) = avatar::remove(&api, avatar::GROUP, group.id).await {
+            tracing::warn!(
+                group = group.id,
+                ?error,
+                "could not remove a group's avatar"
+            );
+        }
+    }
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "message": "202 Accepted" })),

@@ -1,7 +1,8 @@
-//! Avatars of users and projects: validated on upload, stored under
-//! `DATA_DIR/uploads/<tenant>/<owner>/avatar/<id>/` (`owner` is `user` or `project`). User
-//! avatars are served without authentication at `/uploads/-/system/user/avatar/:id/:filename`;
-//! project avatars by `api::projects`.
+//! Avatars of users, projects and groups: validated on upload, stored under
+//! `DATA_DIR/uploads/<tenant>/<owner>/avatar/<id>/` (`owner` is `user`, `project` or `group`).
+//! User avatars are served without authentication at
+//! `/uploads/-/system/user/avatar/:id/:filename`; project and group avatars by `api::projects`
+//! and `api::groups`, to whoever may see them.
 
 use std::path::PathBuf;
 
@@ -64,6 +65,7 @@ fn requested(p: &Params) -> ApiResult<AvatarChange> {
 
 pub const USER: &str = "user";
 pub const PROJECT: &str = "project";
+pub const GROUP: &str = "group";
 
 pub fn directory(api: &Api, owner: &str, id: i64) -> PathBuf {
     files::directory(api, &format!("{owner}/avatar/{id}"))
