@@ -1,6 +1,7 @@
 //! One SSH connection: public-key authentication as user `git` (`auth::ssh`), then per
-//! session channel either `ssh -T`'s welcome or one git program. The program's decision is
-//! `git_access::authorize`, the same as smart HTTP's (an archive decided as a fetch); git
+//! session channel (a few at once) the key signed in again and either `ssh -T`'s welcome or one
+//! git program. The program's decision is `git_access::authorize`, the same as smart HTTP's
+//! (an archive decided as a fetch), and it runs under its transfer's slot and clock; git
 //! then runs as one process whose stdin, stdout and stderr are copied to and from the
 //! channel. Both directions stream with backpressure: russh holds a bounded number of
 //! incoming packets per channel (the connection stops reading when git does not keep up),
