@@ -163,3 +163,42 @@ def test_branch_tag_and_delete_pushes_reach_project_and_system_hooks(server, hom
         system_hook.delete()
         hooks.close()
         system.close()
+
+
+def test_a_push_of_many_references_fires_no_hooks_for_them(server, home):
+    """GitLab's `push_event_hooks_limit` (3): changes are grouped by kind and action, and a
+    group larger than the limit fires no push hooks, so a push of thousands of references
+    costs no work per reference after it is received."""
+    gl = server.gitlab()
+    gl.auth()
+    project = gl.projects.create({"name": "many-" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    hooks = WebhookReceiver()
+    try:
+        project.hooks.create({"url": hooks.url, "push_events": True, "tag_push_events": True})
+        work = home / ("many-" + secrets.token_hex(3))
+        remote = git_url(server, project.path_with_namespace + ".git", gl.user.username,
+                         server.root_token)
+        run_git(home, "clone", "-q", remote, str(work))
+        # 400 new branches at once: none fires a hook, and all of them arrive.
+        refspecs = [f"HEAD:refs/heads/bulk-{n}" for n in range(400)]
+        run_git(home, "push", "-q", "origin", *refspecs, cwd=work)
+        branches = project.branches.list(get_all=True)
+        assert len([b for b in branches if b.name.startswith("bulk-")]) == 400
+        # Two at once are within the limit: each fires its hook.
+        run_git(home, "push", "-q", "origin", "HEAD:refs/heads/pair-1", "HEAD:refs/heads/pair-2",
+                cwd=work)
+        pushed = sorted(r["json"]["ref"] for r in hooks.wait(2, "Push Hook"))
+        assert pushed == ["refs/heads/pair-1", "refs/heads/pair-2"]
+        assert all(not r["json"]["ref"].startswith("refs/heads/bulk-")
+                   for r in hooks.requests("Push Hook"))
+        assert_json(server.request("PUT", "/application/settings", token=server.root_token,
+                                   json={"push_event_hooks_limit": 500}), 200)
+        run_git(home, "push", "-q", "origin", "--delete", *[f"bulk-{n}" for n in range(4)],
+                cwd=work)
+        deleted = hooks.wait(6, "Push Hook")[2:]
+        assert sorted(r["json"]["ref"] for r in deleted) == [f"refs/heads/bulk-{n}" for n in range(4)]
+    finally:
+        server.request("PUT", "/application/settings", token=server.root_token,
+                       json={"push_event_hooks_limit": 3})
+        hooks.close()

@@ -128,6 +128,9 @@ pub struct PushSession {
     /// The plugins push rules run in.
     pub plugins: Arc<Plugins>,
     max_input_bytes: Option<u64>,
+    /// `push_event_hooks_limit`: a push with more branch (or tag) changes of one kind than
+    /// this records no push event for them.
+    hooks_limit: usize,
     /// The updates `pre-receive` allowed, with the references' values before the push.
     allowed: Mutex<Option<Allowed>>,
     /// Push rules already running on the pushed objects, for `pre-receive` to take.
@@ -192,6 +195,10 @@ impl PushSessions {
             timeouts: Timeouts::from_settings(settings),
             plugins: self.plugins.clone(),
             max_input_bytes,
+            hooks_limit: settings
+                .get(keys::PUSH_EVENT_HOOKS_LIMIT)
+                .and_then(|limit| usize::try_from(limit).ok())
+                .unwrap_or(3),
             allowed: Mutex::new(None),
             prescan: Mutex::new(None),
         });
@@ -587,8 +594,9 @@ async fn after_push(session: &PushSession, allowed: Allowed) -> anyhow::Result<(
         }
         false => Vec::new(),
     };
+    let hooked = hooked_updates(&applied, session.hooks_limit);
     let mut events = Vec::new();
-    for update in applied {
+    for update in applied.into_iter().filter(|u| hooked.contains(&u.name)) {
         let kind = if update.branch().is_some() {
             EventKind::Push
         } else if update.tag().is_some() {
@@ -712,6 +720,23 @@ async fn default_branch(session: &PushSession, applied: &[&RefUpdate]) -> anyhow
     Ok(branch)
 }
 
+/// The references whose updates get a push event, as GitLab's `Git::ProcessRefChangesService`
+/// decides: updates are grouped by kind (branch or tag) and action (create, update, delete),
+/// and a group larger than `limit` (`push_event_hooks_limit`) fires no hooks. So a push of
+/// thousands of references costs no git work per reference after it is received.
+fn hooked_updates(applied: &[&RefUpdate], limit: usize) -> HashSet<String> {
+    let group = |u: &RefUpdate| (u.tag().is_some(), u.is_creation(), u.is_deletion());
+    let mut sizes: HashMap<(bool, bool, bool), usize> = HashMap::new();
+    for update in applied {
+        *sizes.entry(group(update)).or_default() += 1;
+    }
+    applied
+        .iter()
+        .filter(|u| sizes[&group(u)] <= limit)
+        .map(|u| u.name.clone())
+        .collect()
+}
+
 /// What a push event tells of the commits a reference update brought. A branch lists its new
 /// commits (the first `EVENT_COMMITS` of `total`) and checks out its new head; a tag, as
 /// GitLab's `TagHooksService` does, lists only the commit it points at, which is also its
@@ -822,6 +847,29 @@ mod tests {
             new: new.into(),
             name: name.into(),
         }]
+    }
+
+    #[test]
+    fn only_groups_within_the_hooks_limit_get_push_events() {
+        let update = |old: &str, new: &str, name: &str| RefUpdate {
+            old: old.repeat(40),
+            new: new.repeat(40),
+            name: name.into(),
+        };
+        let mut updates: Vec<RefUpdate> = (0..4)
+            .map(|n| update("0", "a", &format!("refs/heads/new-{n}")))
+            .collect();
+        updates.push(update("b", "a", "refs/heads/main"));
+        updates.push(update("b", "0", "refs/heads/gone"));
+        updates.push(update("0", "a", "refs/tags/v1"));
+        let applied: Vec<&RefUpdate> = updates.iter().collect();
+        let mut hooked: Vec<String> = hooked_updates(&applied, 3).into_iter().collect();
+        hooked.sort();
+        assert_eq!(
+            hooked,
+            ["refs/heads/gone", "refs/heads/main", "refs/tags/v1"]
+        );
+        assert_eq!(hooked_updates(&applied, 4).len(), 7);
     }
 
     #[tokio::test]

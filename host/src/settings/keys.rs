@@ -150,6 +150,7 @@ keys! {
     GIT_BACKEND_TIMEOUT_MEDIUM: IntSetting = "git_backend_timeout_medium";
     ISSUES_CREATE_LIMIT: IntSetting = "issues_create_limit";
     MAX_ATTACHMENT_SIZE: IntSetting = "max_attachment_size";
+    PUSH_EVENT_HOOKS_LIMIT: IntSetting = "push_event_hooks_limit";
     RAW_BLOB_REQUEST_LIMIT: IntSetting = "raw_blob_request_limit";
     RECEIVE_MAX_INPUT_SIZE: IntSetting = "receive_max_input_size";
     RSA_KEY_RESTRICTION: IntSetting = "rsa_key_restriction";
