@@ -379,3 +379,17 @@ fn truncate(mut message: String) -> String {
     }
     message
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_holds_a_bounded_number_of_host_resources() {
+        let mut table = resource_table();
+        for _ in 0..MAX_HOST_RESOURCES {
+            table.push(()).expect("within the cap");
+        }
+        assert!(table.push(()).is_err(), "past the cap");
+    }
+}
