@@ -114,6 +114,25 @@ def closed_within(sock: socket.socket, seconds: float) -> bool:
     return False
 
 
+def running_git(server, program: str) -> int:
+    """How many `git <program>` the server runs now."""
+    count = 0
+    for pid in git_children(server):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if program.encode() in cmdline:
+            count += 1
+    return count
+
+
+def wait_for_git(server, program: str, count: int = 1):
+    """Waits until the server runs `count` `git <program>` (a request has its slot)."""
+    assert server.wait_for(lambda: running_git(server, program) >= count, timeout=30), \
+        f"the server did not start git {program}"
+
+
 def with_client(client: str) -> list[str]:
     return ["-c", f"http.extraHeader=X-Forwarded-For: {client}"]
 
@@ -131,7 +150,7 @@ def test_stalled_clones_are_stopped_and_one_address_cannot_hold_every_slot(
     path = public_project["path_with_namespace"]
     # The attacker's address asks for both of the tenant's slots and never sends its body.
     held = stalled_rpc(server, path, "git-upload-pack", "203.0.113.1")
-    time.sleep(0.3)
+    wait_for_git(server, "upload-pack")
     waiting = stalled_rpc(server, path, "git-upload-pack", "203.0.113.1")
     try:
         # Another address still has a slot: its clone goes through at once.
@@ -216,7 +235,7 @@ def test_a_user_has_a_push_slot_and_a_stalled_push_gives_it_back(server, home):
     stalled = stalled_rpc(server, mine["path_with_namespace"], "git-receive-pack",
                           "203.0.113.20", auth=basic("oauth2", token))
     try:
-        time.sleep(0.5)
+        wait_for_git(server, "receive-pack")
         refused = run_git(home, "push", "-q", "origin", "HEAD", cwd=repo, check=False)
         assert refused.returncode != 0
         assert "429" in refused.stderr, refused.stderr
