@@ -493,12 +493,11 @@ async fn serve_avatar(
     Path((id, filename)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Response> {
-    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
-    let ctx = access::group(&api, &id).await.map_err(|_| not_found())?;
-    if ctx.group.avatar_path.as_deref() != Some(filename.as_str()) {
-        return Err(not_found());
-    }
-    avatar::send(&api, avatar::GROUP, ctx.group.id, &filename).await
+    let ctx = access::group(&api, &id)
+        .await
+        .map_err(|_| ApiError::NotFoundMessage("404 Not Found".into()))?;
+    let stored = ctx.group.avatar_path.as_deref();
+    avatar::send_current(&api, avatar::GROUP, ctx.group.id, stored, &filename).await
 }
 
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> {

@@ -44,6 +44,20 @@ pub fn inactive_account(user: &UserRow, base_url: &str) -> Option<String> {
     })
 }
 
+/// A namespace and project path as both transports accept it: two or more segments of
+/// letters, digits, `_`, `-` and `.`, none empty, none `.` or `..`.
+pub fn plain_project_path(path: &str) -> bool {
+    path.contains('/')
+        && path.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment != "."
+                && segment != ".."
+                && segment
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+        })
+}
+
 /// The transport a git client came over (GitLab's protocol names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {

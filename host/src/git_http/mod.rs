@@ -60,7 +60,7 @@ pub fn route(method: &Method, path: &str, query: Option<&str>) -> Option<GitRout
         // Only `info/refs` redirects; git then posts to the URL it was sent to. Only a path
         // of project path segments is redirected: `//host/...` or `/\\host/...` would make
         // the Location point at another site.
-        let valid = rpc.is_none() && inner.contains('/') && inner.split('/').all(is_path_segment);
+        let valid = rpc.is_none() && git_access::plain_project_path(inner);
         return valid.then(|| {
             let query = query.map(|q| format!("?{q}")).unwrap_or_default();
             GitRoute::Redirect(format!("{prefix}.git/info/refs{query}"))
@@ -74,14 +74,6 @@ pub fn route(method: &Method, path: &str, query: Option<&str>) -> Option<GitRout
         None => GitRoute::InfoRefs { project },
         Some(service) => GitRoute::Rpc { project, service },
     })
-}
-
-/// A namespace or project path segment as GitLab allows them (letters, digits, `_`, `-`, `.`).
-fn is_path_segment(segment: &str) -> bool {
-    !segment.is_empty()
-        && segment
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Response {

@@ -16,7 +16,7 @@ use crate::model::hooks::{HookRow, SystemHookRow};
 use crate::model::projects::DEFAULT_BRANCH;
 use crate::model::users::UserRow;
 use crate::model::webhooks::{EventRow, LogRow};
-use crate::settings::keys;
+use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 use crate::store::error::Error;
 use crate::views::hook_test::SYSTEM_HOOK_SAMPLE;
@@ -147,7 +147,7 @@ pub async fn test_project_hook(
         db,
         rows: &rows,
         base_url: &hook.instance_url,
-        avatar_service: settings.get(crate::settings::keys::AVATAR_SERVICE_ENABLED),
+        avatar_service: settings.get(keys::AVATAR_SERVICE_ENABLED),
     };
     let mut events = if kinds.is_empty() {
         Vec::new()
@@ -157,7 +157,7 @@ pub async fn test_project_hook(
             .map_err(Error::from)?
     };
     if events.is_empty() && trigger == "push_events" {
-        events.extend(sample_push(ctx, db, hook, tester).await?);
+        events.extend(sample_push(ctx, db, &settings, hook, tester).await?);
     }
     for event in &events {
         let recorded = payload::recorded(event);
@@ -193,6 +193,7 @@ const SAMPLE_COMMITS: usize = 3;
 async fn sample_push(
     ctx: &ApiContext,
     db: &TenantDb,
+    settings: &Settings,
     hook: &HookRow,
     tester: &UserRow,
 ) -> Result<Option<EventRow>, Refusal> {
@@ -223,8 +224,7 @@ async fn sample_push(
         return Ok(None);
     };
     let ids: Vec<String> = newest.iter().map(|c| c.id.clone()).collect();
-    let settings = ctx.settings.get(db).await.map_err(Error::from)?;
-    let timeout = Timeouts::from_settings(&settings).medium;
+    let timeout = Timeouts::from_settings(settings).medium;
     let commits = receive::described_commits(&repo, &ids, timeout)
         .await
         .map_err(|error| Refusal::Status(500, error.to_string()))?;

@@ -5,6 +5,7 @@
 //! a shell or names a file.
 
 use crate::git::smart_http::Service;
+use crate::git_access;
 
 /// GitLab Shell's answer to a command it does not run.
 pub const DISALLOWED: &str = "Disallowed command";
@@ -51,24 +52,10 @@ pub fn parse(command: &[u8]) -> Option<GitCommand> {
     let path = unquote(argument)?;
     let path = path.strip_prefix('/').unwrap_or(&path);
     let project = path.strip_suffix(".git").unwrap_or(path);
-    project_path(project).then(|| GitCommand {
+    git_access::plain_project_path(project).then(|| GitCommand {
         program,
         project: project.to_string(),
     })
-}
-
-/// A namespace and project path: two or more segments of letters, digits, `_`, `-` and `.`,
-/// none empty, none `.` or `..`.
-fn project_path(path: &str) -> bool {
-    path.contains('/')
-        && path.split('/').all(|segment| {
-            !segment.is_empty()
-                && segment != "."
-                && segment != ".."
-                && segment
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
-        })
 }
 
 /// The word `argument` is: one single-quoted string as git's `sq_quote` writes it (`'` and `!`

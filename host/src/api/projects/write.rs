@@ -201,12 +201,11 @@ pub async fn serve_avatar(
     Path((id, filename)): Path<(String, String)>,
     api: Api,
 ) -> ApiResult<Response> {
-    let not_found = || ApiError::NotFoundMessage("404 Not Found".into());
-    let ctx = access::project(&api, &id).await.map_err(|_| not_found())?;
-    if ctx.project.avatar_path.as_deref() != Some(filename.as_str()) {
-        return Err(not_found());
-    }
-    avatar::send(&api, avatar::PROJECT, ctx.project.id, &filename).await
+    let ctx = access::project(&api, &id)
+        .await
+        .map_err(|_| ApiError::NotFoundMessage("404 Not Found".into()))?;
+    let stored = ctx.project.avatar_path.as_deref();
+    avatar::send_current(&api, avatar::PROJECT, ctx.project.id, stored, &filename).await
 }
 
 /// Applies `changes` to a project and answers with its full view.

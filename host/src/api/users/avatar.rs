@@ -106,6 +106,20 @@ pub async fn serve(
     send(&api, USER, user_id, &name).await
 }
 
+/// The avatar `filename` of `owner` `id` when it is the current one (`stored`), or 404.
+pub async fn send_current(
+    api: &Api,
+    owner: &str,
+    id: i64,
+    stored: Option<&str>,
+    filename: &str,
+) -> ApiResult<Response> {
+    if stored != Some(filename) {
+        return Err(ApiError::NotFoundMessage("404 Not Found".into()));
+    }
+    send(api, owner, id, filename).await
+}
+
 /// The stored avatar file `name` of user or project `id`, or 404.
 pub async fn send(api: &Api, owner: &str, id: i64, name: &str) -> ApiResult<Response> {
     let (body, length) = stored_file(&directory(api, owner, id).join(name))
