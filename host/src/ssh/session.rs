@@ -64,11 +64,12 @@ struct KeySignIn {
     key: russh::keys::PublicKey,
 }
 
-/// Who signed in, in which tenant, under which settings.
+/// The listener's tenant, its settings, and whom the key signs in there (nobody once the key
+/// is removed, expired or of a type now forbidden).
 struct SignedIn {
     tenant: Tenant,
     settings: Arc<Settings>,
-    caller: Caller,
+    caller: Option<Caller>,
 }
 
 impl Connection {
@@ -98,7 +99,8 @@ impl Connection {
 }
 
 impl KeySignIn {
-    /// Whom the key signs in now, if anyone (`last_used_at` is recorded when `touch`).
+    /// Whom the key signs in now in the listener's tenant (`last_used_at` is recorded when
+    /// `touch`); `None` when the tenant does not exist or could not be read.
     async fn sign_in(&self, touch: bool) -> Option<SignedIn> {
         self.find(touch).await.unwrap_or_else(|error| {
             tracing::warn!(error = format!("{error:#}"), "SSH sign-in failed");
@@ -113,16 +115,14 @@ impl KeySignIn {
         let settings = self.ctx.settings.get(&tenant.db).await?;
         let fingerprint = self.key.fingerprint(HashAlg::Sha256).to_string();
         let now = chrono::Utc::now().timestamp_millis();
-        let Some(found) = find_for_ssh_key(&tenant.db, &settings, &fingerprint, now).await? else {
-            return Ok(None);
-        };
-        if touch {
+        let found = find_for_ssh_key(&tenant.db, &settings, &fingerprint, now).await?;
+        if touch && let Some(found) = &found {
             tenant.db.touch_ssh_key(found.key_id).await?;
         }
         Ok(Some(SignedIn {
             tenant,
             settings,
-            caller: found.caller,
+            caller: found.map(|found| found.caller),
         }))
     }
 }
@@ -149,7 +149,7 @@ impl russh::server::Handler for Connection {
                 .key_sign_in(offer.public_key)
                 .sign_in(false)
                 .await
-                .is_some();
+                .is_some_and(|signed_in| signed_in.caller.is_some());
         Ok(accept_if(found))
     }
 
@@ -162,7 +162,10 @@ impl russh::server::Handler for Connection {
             return Ok(Auth::reject());
         }
         let key = self.key_sign_in(key.public_key);
-        let accepted = key.sign_in(true).await.is_some();
+        let accepted = key
+            .sign_in(true)
+            .await
+            .is_some_and(|signed_in| signed_in.caller.is_some());
         if accepted {
             self.key = Some(Arc::new(key));
             self.signed_in.notify_one();
@@ -273,61 +276,31 @@ async fn serve_channel(key: &KeySignIn, peer: SocketAddr, mut channel: Channel<M
     let (read, write) = channel.split();
     let signed_in = key.sign_in(false).await;
     let code = match request {
-        None => welcome(&write, signed_in.as_ref().map(|s| &s.caller)).await,
-        Some(command) => match command::parse(&command) {
-            None => refuse(&write, command::DISALLOWED).await,
-            Some(command) => match signed_in {
-                Some(signed_in) => match blocked(&signed_in) {
-                    Some(message) => refuse(&write, &message).await,
-                    None => {
-                        let api = Api::for_git(
-                            &key.ctx,
-                            signed_in.tenant.clone(),
-                            origin(&signed_in.tenant),
-                            signed_in.settings.clone(),
-                            Some(signed_in.caller),
-                            peer.ip(),
-                        );
-                        git(&api, command, protocol.as_deref(), read, &write).await
-                    }
-                },
-                // The key no longer signs anyone in: the command is decided as GitLab
-                // decides one whose key is gone, for nobody (`git_access::authorize`).
-                None => signed_out(key, peer, command, protocol.as_deref(), read, &write).await,
+        None => welcome(&write, signed_in.and_then(|s| s.caller).as_ref()).await,
+        Some(command) => match (command::parse(&command), signed_in) {
+            (None, _) => refuse(&write, command::DISALLOWED).await,
+            (Some(_), None) => refuse(&write, git_access::NOT_FOUND).await,
+            (Some(command), Some(signed_in)) => match blocked(&signed_in) {
+                Some(message) => refuse(&write, &message).await,
+                // A key that signs in nobody now leaves the command anonymous, as GitLab
+                // decides one whose key is gone (`git_access::authorize`).
+                None => {
+                    let api = Api::for_git(
+                        &key.ctx,
+                        signed_in.tenant.clone(),
+                        origin(&signed_in.tenant),
+                        signed_in.settings.clone(),
+                        signed_in.caller,
+                        peer.ip(),
+                    );
+                    git(&api, command, protocol.as_deref(), read, &write).await
+                }
             },
         },
     };
     let _ = write.exit_status(code).await;
     let _ = write.eof().await;
     let _ = write.close().await;
-}
-
-/// A command on a connection whose key no longer signs anyone in (removed, expired, or of a
-/// type now forbidden): anonymous, so nothing but a public project's reads.
-async fn signed_out(
-    key: &KeySignIn,
-    peer: SocketAddr,
-    command: GitCommand,
-    protocol: Option<&str>,
-    read: russh::ChannelReadHalf,
-    write: &ChannelWriteHalf<Msg>,
-) -> u32 {
-    let Some(tenant) = key.ctx.tenant_named(key.tenant_host.as_deref()) else {
-        return refuse(write, git_access::NOT_FOUND).await;
-    };
-    let settings = match key.ctx.settings.get(&tenant.db).await {
-        Ok(settings) => settings,
-        Err(error) => {
-            tracing::warn!(
-                error = format!("{error:#}"),
-                "reading settings for SSH failed"
-            );
-            return refuse(write, "Internal server error").await;
-        }
-    };
-    let origin = origin(&tenant);
-    let api = Api::for_git(&key.ctx, tenant, origin, settings, None, peer.ip());
-    git(&api, command, protocol, read, write).await
 }
 
 /// What `ssh -T git@host` prints: GitLab's welcome (GitLab Shell's "Anonymous" for a key that
@@ -343,7 +316,8 @@ async fn welcome(write: &ChannelWriteHalf<Msg>, caller: Option<&Caller>) -> u32 
 
 /// GitLab's refusal of git to a user who is not active (`ssh -T` still welcomes them).
 fn blocked(signed_in: &SignedIn) -> Option<String> {
-    git_access::inactive_account(&signed_in.caller.user, &signed_in.tenant.base_url)
+    let caller = signed_in.caller.as_ref()?;
+    git_access::inactive_account(&caller.user, &signed_in.tenant.base_url)
 }
 
 /// GitLab Shell's refusal: the message framed on stderr, exit status 1.
