@@ -99,22 +99,29 @@ async fn answer(stream: tokio::net::UnixStream, sessions: &PushSessions) -> std:
         .take(MAX_REQUEST_BYTES)
         .read_until(b'\n', &mut line)
         .await?;
-    let verdict = match serde_json::from_slice::<Request>(&line) {
+    let (verdict, notice) = match serde_json::from_slice::<Request>(&line) {
         Ok(request) => {
-            git_push::check(
+            let verdict = git_push::check(
                 sessions,
                 &request.push_id,
                 &request.updates,
                 &request.quarantine,
             )
-            .await
+            .await;
+            let notice = sessions
+                .get(&request.push_id)
+                .and_then(|session| session.context.notice.clone());
+            (verdict, notice)
         }
-        Err(_) => Verdict::Refuse("The push could not be checked.".into()),
+        Err(_) => (
+            Verdict::Refuse("The push could not be checked.".into()),
+            None,
+        ),
     };
     let answer = match verdict {
         Verdict::Allow => Answer {
             allowed: true,
-            message: None,
+            message: notice,
         },
         Verdict::Refuse(message) => Answer {
             allowed: false,
@@ -131,7 +138,12 @@ async fn answer(stream: tokio::net::UnixStream, sessions: &PushSessions) -> std:
 /// status (0: go on, 1: refused, with the message on stderr).
 pub fn run_pre_receive() -> i32 {
     match ask() {
-        Ok(answer) if answer.allowed => 0,
+        Ok(answer) if answer.allowed => {
+            if let Some(notice) = answer.message {
+                eprint!("{notice}");
+            }
+            0
+        }
         Ok(answer) => {
             let message = answer.message.unwrap_or_default();
             eprintln!("GitLab: {message}");

@@ -50,6 +50,20 @@ impl Origin {
         format!("{}://{}", self.scheme, self.host)
     }
 
+    /// This request's URL with its path replaced by `path` (percent-encoded) and its
+    /// query kept whole.
+    pub fn with_path(&self, path: &str) -> String {
+        let mut url = format!("{}{path}", self.base_url());
+        if !self.query.is_empty() {
+            let query = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(&self.query)
+                .finish();
+            url.push('?');
+            url.push_str(&query);
+        }
+        url
+    }
+
     /// The host name without port, lower-cased: the key tenants are found by.
     pub fn host_name(&self) -> String {
         host_name_of(&self.host)

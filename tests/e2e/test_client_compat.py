@@ -2,15 +2,16 @@
 python-gitlab or the raw answer a client reads: `/version` carries `/metadata`'s keys, member
 objects leave out EE's `member_role`, protected branches leave out EE's
 `unprotect_access_levels`, a tag under a protected tag rule is `protected`, label colours given
-by name are stored as hex, `"description": null` clears a project's description, and the search
-rate limit throttles searches, not lists filtered by `search`.
+by name are stored as hex, `"description": null` clears a project's description, the search
+rate limit throttles searches, not lists filtered by `search`, a moved project's old path
+redirects reads and refuses writes, and a group's `default_branch` names its new projects'.
 """
 
 from __future__ import annotations
 
 import secrets
 
-from conftest import assert_json, make_user
+from conftest import assert_json, git_url, make_user, run_git
 
 
 def test_version_answers_what_metadata_does(server, gl):
@@ -178,3 +179,132 @@ def test_group_avatars_are_stored_served_and_removed(server, gl):
     r = server.request("PUT", f"/groups/{group['id']}", token=server.root_token,
                        files={"avatar": ("x.txt", b"not an image", "text/plain")})
     assert r.status_code == 400
+
+
+def test_a_moved_project_redirects_reads_and_refuses_writes(server, gl, tmp_path):
+    """GitLab's `find_project!`: at a renamed or transferred project's old path a read is
+    redirected to the same request at the project's id, a write is 405; git keeps serving
+    the old path, and a push there is told the new remote."""
+    user, token = make_user(server, "mover")
+    project = gl.projects.create({"name": "old" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    project.members.create({"user_id": user.id, "access_level": 40})
+    old_path = project.path_with_namespace
+    old_key = old_path.replace("/", "%2F")
+    project.path = "renamed-" + secrets.token_hex(3)
+    project.save()
+    new_path = gl.projects.get(project.id).path_with_namespace
+
+    r = server.request("GET", f"/projects/{old_key}/repository/branches?per_page=5",
+                       token=token)
+    assert r.status_code == 302, r.text
+    assert r.headers["Location"] == f"{server.api_url}/projects/{project.id}/repository/branches?per_page=5"
+    followed = server.request("GET", f"/projects/{old_key}", token=token, allow_redirects=True)
+    assert assert_json(followed, 200)["path_with_namespace"] == new_path
+    # python-gitlab follows the redirect for reads and reports GitLab's refusal for writes.
+    assert gl.projects.get(old_path).id == project.id
+    for method, path, body in (("PUT", f"/projects/{old_key}", {"description": "x"}),
+                               ("POST", f"/projects/{old_key}/issues", {"title": "x"}),
+                               ("DELETE", f"/projects/{old_key}", None)):
+        r = server.request(method, path, token=token, json=body)
+        assert_json(r, 405, {"message": "Non GET methods are not allowed for moved projects"})
+    assert gl.projects.get(project.id).description in ("", None)
+
+    # A project the caller may not see stays 404 at its old path too.
+    stranger, stranger_token = make_user(server, "nosee")
+    private = gl.projects.create({"name": "priv" + secrets.token_hex(3), "visibility": "private"})
+    private_old = private.path_with_namespace.replace("/", "%2F")
+    private.path = "priv-moved-" + secrets.token_hex(3)
+    private.save()
+    assert_json(server.request("GET", f"/projects/{private_old}", token=stranger_token), 404,
+                {"message": "404 Project Not Found"})
+
+    # Git over HTTP serves the old path, and a push there names the new remote.
+    home = tmp_path / "home"
+    home.mkdir()
+    old_url = git_url(server, f"{old_path}.git", user.username, token)
+    run_git(home, "clone", old_url, str(tmp_path / "clone"))
+    clone = tmp_path / "clone"
+    (clone / "new.txt").write_text("moved\n")
+    run_git(home, "add", "new.txt", cwd=clone)
+    run_git(home, "commit", "-m", "after the move", cwd=clone)
+    pushed = run_git(home, "push", "origin", "HEAD:main", cwd=clone)
+    assert f"Project '{old_path}' was moved to '{new_path}'." in pushed.stderr
+    assert f"git remote set-url origin {server.url}/{new_path}.git" in pushed.stderr
+    assert project.commits.list(ref_name="main", get_all=False)[0].title == "after the move"
+
+    # A new project that takes the old path takes it from the redirect.
+    again = gl.projects.create({"name": "again", "path": old_path.rsplit("/", 1)[1]})
+    assert again.path_with_namespace == old_path
+    assert assert_json(server.request("GET", f"/projects/{old_key}", token=server.root_token),
+                       200)["id"] == again.id
+    # ... and keeps it when it moves on itself.
+    again.path = "again-" + secrets.token_hex(3)
+    again.save()
+    r = server.request("GET", f"/projects/{old_key}", token=server.root_token)
+    assert r.headers["Location"].endswith(f"/projects/{again.id}")
+
+
+def test_a_renamed_group_or_user_moves_its_projects(server, gl):
+    """Renaming a group (or a username) leaves a redirect for every project below it; the
+    group's own old path is not followed by the API, as GitLab's `find_group`."""
+    group_path = "grp" + secrets.token_hex(3)
+    group = gl.groups.create({"name": group_path, "path": group_path})
+    sub = gl.groups.create({"name": "sub", "path": "sub", "parent_id": group.id})
+    top = gl.projects.create({"name": "top", "namespace_id": group.id})
+    deep = gl.projects.create({"name": "deep", "namespace_id": sub.id})
+    group.path = group_path + "-new"
+    group.save()
+    for project, old in ((top, f"{group_path}/top"), (deep, f"{group_path}/sub/deep")):
+        r = server.request("GET", f"/projects/{old.replace('/', '%2F')}", token=server.root_token)
+        assert r.status_code == 302, r.text
+        assert r.headers["Location"].endswith(f"/projects/{project.id}")
+    assert_json(server.request("GET", f"/groups/{group_path}", token=server.root_token), 404)
+
+    user, token = make_user(server, "ren")
+    personal = assert_json(server.request("POST", "/projects", token=token,
+                                          json={"name": "mine"}), 201)
+    renamed = user.username + "x"
+    assert_json(server.request("PUT", f"/users/{user.id}", token=server.root_token,
+                               json={"username": renamed}), 200)
+    r = server.request("GET", f"/projects/{user.username}%2Fmine", token=token,
+                       allow_redirects=True)
+    assert assert_json(r, 200)["path_with_namespace"] == f"{renamed}/mine"
+    assert r.json()["id"] == personal["id"]
+
+
+def test_a_group_default_branch_names_new_projects_below_it(server, gl):
+    """GitLab's `Gitlab::DefaultBranch`: the nearest group's `default_branch`, else the
+    instance's `default_branch_name`, else `main`; a name in the request wins."""
+    top = gl.groups.create({"name": "db" + secrets.token_hex(3), "path": "db" + secrets.token_hex(3),
+                            "default_branch": "trunk"})
+    assert gl.groups.get(top.id).default_branch == "trunk"
+    sub = gl.groups.create({"name": "sub", "path": "sub", "parent_id": top.id})
+    assert gl.groups.get(sub.id).default_branch is None
+    in_top = gl.projects.create({"name": "a", "namespace_id": top.id,
+                                 "initialize_with_readme": True})
+    assert in_top.default_branch == "trunk"
+    assert [b.name for b in in_top.branches.list(get_all=True)] == ["trunk"]
+    assert gl.projects.create({"name": "b", "namespace_id": sub.id}).default_branch == "trunk"
+    named = gl.projects.create({"name": "c", "namespace_id": sub.id, "default_branch": "dev"})
+    assert named.default_branch == "dev"
+
+    # The setting's own name is taken too, and the nearer group wins.
+    r = server.request("PUT", f"/groups/{sub.id}", token=server.root_token,
+                       json={"default_branch_name": "develop"})
+    assert assert_json(r, 200)["default_branch"] == "develop"
+    assert gl.projects.create({"name": "d", "namespace_id": sub.id}).default_branch == "develop"
+
+    # Blank clears it; then the instance's setting, then `main`, apply.
+    top.default_branch = ""
+    top.save()
+    assert gl.groups.get(top.id).default_branch is None
+    assert gl.projects.create({"name": "e", "namespace_id": top.id}).default_branch == "main"
+    assert_json(server.request("PUT", "/application/settings", token=server.root_token,
+                               json={"default_branch_name": "stable"}), 200)
+    try:
+        assert gl.projects.create({"name": "f", "namespace_id": top.id}).default_branch == "stable"
+        assert gl.projects.create({"name": "g", "namespace_id": sub.id}).default_branch == "develop"
+    finally:
+        assert_json(server.request("PUT", "/application/settings", token=server.root_token,
+                                   json={"default_branch_name": None}), 200)

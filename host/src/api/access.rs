@@ -3,6 +3,8 @@
 //! ancestor group, or the personal namespace's owner), internal ones to any signed-in
 //! non-external user, public ones to everyone. Administrators see everything.
 
+use axum::http::Method;
+
 use crate::access_level::{AccessLevel, Permissions};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
@@ -101,16 +103,61 @@ pub async fn permissions(
 }
 
 /// The project named by `key` (id or URL-encoded full path) if the caller may see it, else
-/// `404 Project Not Found`.
+/// `404 Project Not Found`. At a moved project's old path, as GitLab's `find_project!`: a
+/// read is redirected to the same request at the project's id, a write is refused (405).
 pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
+    let found = project_following_moves(api, key).await?;
+    if !found.moved {
+        return Ok(found.ctx);
+    }
+    if !matches!(api.method, Method::GET | Method::HEAD) {
+        return Err(ApiError::WriteToMovedProject);
+    }
+    match path_with_id(&api.origin.path, key.trim(), found.ctx.project.id) {
+        Some(path) => Err(ApiError::Moved(api.origin.with_path(&path))),
+        // Named elsewhere than in the path (a parameter): answered in place.
+        None => Ok(found.ctx),
+    }
+}
+
+/// `path` with its segment that names `key` replaced by the project id `id`.
+fn path_with_id(path: &str, key: &str, id: i64) -> Option<String> {
+    let mut segments: Vec<String> = path.split('/').map(str::to_string).collect();
+    let named = segments
+        .iter_mut()
+        .find(|segment| percent_encoding::percent_decode_str(segment).decode_utf8_lossy() == key)?;
+    *named = id.to_string();
+    Some(segments.join("/"))
+}
+
+/// A project found by [`project_following_moves`].
+pub struct Found {
+    pub ctx: ProjectCtx,
+    /// Found at an old path it has moved from.
+    pub moved: bool,
+}
+
+/// The project named by `key` as [`project`] finds it, but at an old path it has moved from,
+/// the project itself (git keeps serving moved projects).
+pub async fn project_following_moves(api: &Api, key: &str) -> ApiResult<Found> {
     let key = key.trim();
+    let mut moved = false;
     let row = if !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) {
         match key.parse() {
             Ok(id) => api.db().project_by_id(id).await?,
             Err(_) => None,
         }
     } else {
-        api.db().project_by_full_path(key).await?
+        match api.db().project_by_full_path(key).await? {
+            Some(row) => Some(row),
+            None => match api.db().project_moved_from(key).await? {
+                Some(id) => {
+                    moved = true;
+                    api.db().project_by_id(id).await?
+                }
+                None => None,
+            },
+        }
     };
     let project = row.ok_or(ApiError::NotFound("Project"))?;
     let namespace = api
@@ -143,7 +190,7 @@ pub async fn project(api: &Api, key: &str) -> ApiResult<ProjectCtx> {
         return Err(ApiError::NotFound("Project"));
     }
     external_authorization(api, &ctx.project).await?;
-    Ok(ctx)
+    Ok(Found { ctx, moved })
 }
 
 /// GitLab's external authorization of project access (plugins::external_auth), for every

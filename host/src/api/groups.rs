@@ -312,8 +312,18 @@ impl FromParams for GroupSettings {
                 settings.insert(key.to_string(), value);
             }
         }
-        if let Some(branch) = p.string("default_branch")? {
-            settings.insert("default_branch".into(), Value::from(branch));
+        // GitLab's parameter, and the setting's own name, which some clients send.
+        let branch = match p.string("default_branch")? {
+            Some(branch) => Some(branch),
+            None => p.string("default_branch_name")?,
+        };
+        if let Some(branch) = branch {
+            // Blank clears it, as GitLab normalises a blank name to none.
+            let value = match branch.trim() {
+                "" => Value::Null,
+                _ => Value::from(branch),
+            };
+            settings.insert("default_branch".into(), value);
         }
         Ok(GroupSettings(settings))
     }

@@ -120,6 +120,14 @@ pub struct Allowed {
     pub namespace: NamespaceRow,
     /// The caller's level in the project, and whether they administer the instance.
     pub actor: Actor,
+    /// The old path the client named, when the project has moved from it.
+    pub moved: Option<MovedFrom>,
+}
+
+/// The old path a git client named, and the transport it came over (its new remote's kind).
+pub struct MovedFrom {
+    pub path: String,
+    pub transport: Transport,
 }
 
 impl Allowed {
@@ -144,8 +152,26 @@ impl Allowed {
             actor: self.actor,
             project: self.project.clone(),
             via_api,
+            notice: self.moved_notice(api),
         };
         api.ctx.pushes.start(context, &api.settings)
+    }
+}
+
+impl Allowed {
+    /// GitLab's `Checks::ContainerMoved` message for a push to an old path: where the
+    /// project is now, and the remote to use.
+    fn moved_notice(&self, api: &Api) -> Option<String> {
+        let moved = self.moved.as_ref()?;
+        let old_path = &moved.path;
+        let full_path = format!("{}/{}", self.namespace.full_path, self.project.path);
+        let url = match moved.transport {
+            Transport::Ssh => api.project_views().ssh_url(&full_path),
+            Transport::Http => format!("{}/{full_path}.git", api.tenant.base_url),
+        };
+        Some(format!(
+            "Project '{old_path}' was moved to '{full_path}'.\n\nPlease update your Git remote:\n\n  git remote set-url origin {url}\n"
+        ))
     }
 }
 
@@ -172,8 +198,8 @@ pub async fn authorize(
     if !transport.enabled(protocol.as_deref()) {
         return Err(Denied::Forbidden(transport.disabled_message()));
     }
-    let project_ctx = match access::project(api, path).await {
-        Ok(found) => found,
+    let (project_ctx, moved) = match access::project_following_moves(api, path).await {
+        Ok(found) => (found.ctx, found.moved),
         // Anonymous callers are asked for credentials rather than told it does not exist.
         Err(ApiError::NotFound(_)) if anonymous => return Err(Denied::CredentialsNeeded),
         Err(ApiError::NotFound(_)) => return Err(Denied::NotFound),
@@ -201,6 +227,10 @@ pub async fn authorize(
         repo,
         namespace,
         actor,
+        moved: moved.then(|| MovedFrom {
+            path: path.to_string(),
+            transport,
+        }),
     })
 }
 

@@ -42,6 +42,12 @@ pub enum ApiError {
     NotFoundMessage(String),
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// A read at a moved project's old path: 302 to the same request at the project's id.
+    #[error("moved to {0}")]
+    Moved(String),
+    /// A write at a moved project's old path: GitLab's 405.
+    #[error("write to a moved project")]
+    WriteToMovedProject,
     #[error("conflict: {0}")]
     Conflict(String),
     #[error("not modified")]
@@ -84,7 +90,8 @@ impl ApiError {
             Self::Unauthorized | Self::InvalidToken(_) => StatusCode::UNAUTHORIZED,
             Self::InsufficientScope(_) | Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) | Self::NotFoundMessage(_) => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed | Self::WriteToMovedProject => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Moved(_) => StatusCode::FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::NotModified => StatusCode::NOT_MODIFIED,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -115,6 +122,12 @@ impl ApiError {
             Self::NotFound(what) => json!({ "message": format!("404 {what} Not Found") }),
             Self::NotFoundMessage(message) => json!({ "message": message }),
             Self::MethodNotAllowed => json!({ "message": "405 Method Not Allowed" }),
+            Self::WriteToMovedProject => {
+                json!({ "message": "Non GET methods are not allowed for moved projects" })
+            }
+            Self::Moved(location) => {
+                json!({ "message": format!("This resource has been moved temporarily to {location}.") })
+            }
             Self::Conflict(message) => json!({ "message": message }),
             Self::NotModified => Value::Null,
             Self::PayloadTooLarge => json!({ "message": "413 Request Entity Too Large" }),
@@ -135,6 +148,11 @@ impl IntoResponse for ApiError {
             return status.into_response();
         }
         let mut response = (status, axum::Json(self.body())).into_response();
+        if let Self::Moved(location) = &self
+            && let Ok(value) = HeaderValue::from_str(location)
+        {
+            response.headers_mut().insert(header::LOCATION, value);
+        }
         if let Self::InvalidToken(description) = &self {
             let value = format!(
                 "Bearer realm=\"Protected by OAuth 2.0\", error=\"invalid_token\", error_description=\"{description}\""

@@ -16,6 +16,7 @@ use crate::settings::Settings;
 use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
+use crate::views::project::ProjectViews;
 use crate::views::user::UserViews;
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ pub struct Api {
     pub tenant: Tenant,
     pub caller: Option<Caller>,
     pub params: Params,
+    pub method: Method,
     pub origin: Origin,
     pub settings: Arc<Settings>,
     /// The connection's peer and `User-Agent` (the spam check and its log record them).
@@ -47,6 +49,7 @@ impl Api {
             tenant,
             caller,
             params: Params::default(),
+            method: Method::GET,
             origin,
             settings,
             client_ip,
@@ -63,6 +66,17 @@ impl Api {
         UserViews {
             base_url: &self.tenant.base_url,
             avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
+        }
+    }
+
+    /// The project representations for this tenant (its URLs and SSH port).
+    pub fn project_views(&self) -> ProjectViews<'_> {
+        let base = self.tenant.base_url.as_str();
+        ProjectViews {
+            base_url: base,
+            host: base.split_once("://").map_or(base, |(_, rest)| rest),
+            ssh_port: self.ctx.ssh_port(self.tenant.id),
+            users: self.user_views(),
         }
     }
 
@@ -189,6 +203,7 @@ impl FromRequest<ApiContext> for Api {
             tenant,
             caller,
             params,
+            method: parts.method,
             origin,
             settings,
             client_ip,

@@ -37,4 +37,13 @@ impl NamespaceRow {
     pub fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::from_str(&self.settings).unwrap_or_default()
     }
+
+    /// The group's own initial branch name for new projects (GitLab's group
+    /// `default_branch`), when it sets one.
+    pub fn default_branch_name(&self) -> Option<String> {
+        match self.settings_json().remove("default_branch") {
+            Some(serde_json::Value::String(name)) if !name.trim().is_empty() => Some(name),
+            _ => None,
+        }
+    }
 }

@@ -118,6 +118,8 @@ pub struct PushContext {
     /// A change the server makes for the repository API rather than a `git push`: GitLab
     /// lets it create a protected branch with merge rights and a Maintainer delete one.
     pub via_api: bool,
+    /// What the client is told when the push is allowed (a moved project's new remote).
+    pub notice: Option<String>,
 }
 
 /// A push in progress: who pushes where, and what its `pre-receive` allowed.
@@ -904,6 +906,7 @@ mod tests {
                     admin: false,
                 },
                 via_api: false,
+                notice: None,
             };
             sessions.start(context, &settings)
         };

@@ -34,6 +34,7 @@ pub mod protected_branches;
 pub mod protected_tags;
 pub mod push_checks;
 pub mod rate_limits;
+mod redirects;
 pub mod sessions;
 pub mod settings;
 pub mod sql;

@@ -7,7 +7,7 @@ use sqlx::AssertSqlSafe;
 use super::changes::{Changes, Table};
 use super::sql::{Sql, escape_like};
 use super::window::Window;
-use super::{TenantDb, ids::next_id, now_ms, outbox};
+use super::{TenantDb, ids::next_id, now_ms, outbox, redirects};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::namespaces::NamespaceRow;
@@ -317,6 +317,7 @@ impl TenantDb {
         .bind(now)
         .fetch_one(&mut *tx)
         .await?;
+        redirects::release_path(&mut tx, self.tenant_id(), &full_path).await?;
         self.query(
             "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
              VALUES ($1, 'Namespace', $2, $3, 50, $3, $4, $4)",
@@ -366,6 +367,10 @@ impl TenantDb {
             };
             let new_full_path = format!("{parent_path}{path}");
             let new_full_name = format!("{parent_name}{name}");
+            let moves = !new_full_path.eq_ignore_ascii_case(&group.full_path);
+            if moves {
+                redirects::record_subtree_move(&mut tx, self.tenant_id(), &group.traversal).await?;
+            }
             rename_subtree(
                 &mut tx,
                 self.tenant_id(),
@@ -374,6 +379,9 @@ impl TenantDb {
                 (&group.full_name, &new_full_name),
             )
             .await?;
+            if moves {
+                redirects::release_path(&mut tx, self.tenant_id(), &new_full_path).await?;
+            }
         }
         let row: NamespaceRow = self
             .query_as(AssertSqlSafe(format!(
@@ -471,7 +479,7 @@ pub async fn insert_user_namespace(
 ) -> sqlx::Result<NamespaceRow> {
     let id = next_id(&mut **tx, tenant_id, "namespaces").await?;
     let now = now_ms();
-    sqlx::query_as(AssertSqlSafe(format!(
+    let row: NamespaceRow = sqlx::query_as(AssertSqlSafe(format!(
         "INSERT INTO namespaces (tenant_id, id, kind, owner_id, parent_key, name, path, path_lower, full_path, \
          full_path_lower, full_name, traversal, created_at, updated_at) \
          VALUES ($1, $2, 'user', $3, 0, $4, $5, $6, $5, $6, $4, $7, $8, $8) RETURNING {NAMESPACE_COLUMNS}"
@@ -485,7 +493,9 @@ pub async fn insert_user_namespace(
     .bind(format!("/{id}/"))
     .bind(now)
     .fetch_one(&mut **tx)
-    .await
+    .await?;
+    redirects::release_path(tx, tenant_id, username).await?;
+    Ok(row)
 }
 
 /// Keeps a user's personal namespace in step with a new username and name.
@@ -496,19 +506,33 @@ pub async fn sync_user_namespace(
     username: &str,
     name: &str,
 ) -> sqlx::Result<()> {
+    let (namespace_id, traversal, old_path): (i64, String, String) = sqlx::query_as(
+        "SELECT id, traversal, path FROM namespaces WHERE tenant_id = $1 AND owner_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    let moves = !old_path.eq_ignore_ascii_case(username);
+    if moves {
+        redirects::record_subtree_move(tx, tenant_id, &traversal).await?;
+    }
     sqlx::query(
         "UPDATE namespaces SET name = $1, full_name = $1, path = $2, path_lower = $3, full_path = $2, \
-         full_path_lower = $3, updated_at = $4 WHERE tenant_id = $5 AND owner_id = $6",
+         full_path_lower = $3, updated_at = $4 WHERE tenant_id = $5 AND id = $6",
     )
     .bind(name)
     .bind(username)
     .bind(username.to_lowercase())
     .bind(now_ms())
     .bind(tenant_id)
-    .bind(user_id)
+    .bind(namespace_id)
     .execute(&mut **tx)
-    .await
-    .map(|_| ())
+    .await?;
+    if moves {
+        redirects::release_path(tx, tenant_id, username).await?;
+    }
+    Ok(())
 }
 
 /// Rewrites the full paths and names of a namespace and its descendants.

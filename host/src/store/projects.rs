@@ -10,7 +10,7 @@ use super::project_state::count_forks;
 use super::sql::{Arg, Sql, escape_like};
 use super::users::user_columns;
 use super::window::Window;
-use super::{Result, TenantDb, ids::next_id, now_ms, outbox, row_in};
+use super::{Result, TenantDb, ids::next_id, now_ms, outbox, redirects, row_in};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::projects::{ProjectRow, classification_label};
@@ -434,6 +434,7 @@ impl TenantDb {
         changes.push_values(&mut sql);
         sql.push(&format!(") RETURNING {PROJECT_COLUMNS}"));
         let row: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
+        redirects::release_project_path(&mut tx, self.tenant_id(), id).await?;
         if let Some(level) = creator_level {
             self.query(
                 "INSERT INTO members (tenant_id, source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at) \
@@ -470,6 +471,11 @@ impl TenantDb {
             return Ok(None);
         };
         let now = now_ms();
+        let moves = changes.get("path_lower").is_some() || changes.get("namespace_id").is_some();
+        if moves {
+            // Recorded before the change, which releases it again if the path stays.
+            redirects::record_project_move(&mut tx, self.tenant_id(), id).await?;
+        }
         let mut sql = Sql::new("UPDATE projects SET updated_at = ");
         sql.bind(now).push(", last_activity_at = ").bind(now);
         changes.push_assignments(&mut sql);
@@ -479,6 +485,9 @@ impl TenantDb {
             .bind(id)
             .push(&format!(" RETURNING {PROJECT_COLUMNS}"));
         let after: ProjectRow = sql.query_as().fetch_one(&mut *tx).await?;
+        if moves {
+            redirects::release_project_path(&mut tx, self.tenant_id(), id).await?;
+        }
         let kind = if before.namespace_id != after.namespace_id {
             EventKind::ProjectTransferred
         } else if before.path != after.path {

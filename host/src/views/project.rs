@@ -225,7 +225,7 @@ fn without_credentials(url: &str) -> String {
 impl ProjectViews<'_> {
     /// GitLab's SSH clone URL: scp-like on port 22 (or when SSH is not served), else an
     /// `ssh://` URL with the port, as GitLab writes it for a non-standard `ssh_port`.
-    fn ssh_url(&self, full_path: &str) -> String {
+    pub fn ssh_url(&self, full_path: &str) -> String {
         let host = ssh_host(self.host);
         match self.ssh_port {
             Some(port) if port != 22 => format!("ssh://git@{host}:{port}/{full_path}.git"),

@@ -40,7 +40,7 @@ use crate::model::projects::ProjectRow;
 use crate::store::members::{NAMESPACE, PROJECT};
 use crate::views::hook::{HookLogView, HookView, PushRuleView, UploadView};
 use crate::views::hook_test::{HookResendView, HookTestView};
-use crate::views::project::{ProjectContext, ProjectViews};
+use crate::views::project::ProjectContext;
 use crate::views::project_answers::{
     LanguagesView, ProjectGroupLinkView, StarrerView, StartedView,
 };
@@ -250,24 +250,13 @@ impl FromParamsIn<Audience> for Shape {
     }
 }
 
-pub fn views(api: &Api) -> ProjectViews<'_> {
-    let base = api.tenant.base_url.as_str();
-    let host = base.split_once("://").map_or(base, |(_, rest)| rest);
-    ProjectViews {
-        base_url: base,
-        host,
-        ssh_port: api.ctx.ssh_port(api.tenant.id),
-        users: api.user_views(),
-    }
-}
-
 /// The simple view of the project a fork comes from, when the caller can see it.
 async fn forked_from(api: &Api, project: &ProjectRow) -> ApiResult<Option<ProjectSimple>> {
     let Some(source) = project.forked_from_id else {
         return Ok(None);
     };
     match access::project(api, &source.to_string()).await {
-        Ok(ctx) => Ok(Some(views(api).simple(
+        Ok(ctx) => Ok(Some(api.project_views().simple(
             &ctx.project,
             &ctx.namespace,
             ctx.owner.as_ref(),
@@ -279,7 +268,7 @@ async fn forked_from(api: &Api, project: &ProjectRow) -> ApiResult<Option<Projec
 
 /// One project as the caller sees it.
 pub async fn render_one(api: &Api, ctx: &ProjectCtx, shape: Shape) -> ApiResult<ProjectView> {
-    let views = views(api);
+    let views = api.project_views();
     if shape.simple {
         return Ok(ProjectView::Simple(Box::new(views.simple(
             &ctx.project,
@@ -404,7 +393,7 @@ pub async fn render_many(
         }
     }
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
-    let views = views(api);
+    let views = api.project_views();
     let mut out = HashMap::new();
     for project in rows {
         let Some(namespace) = namespaces.get(&project.namespace_id) else {

@@ -15,6 +15,7 @@ use crate::api::access;
 use crate::api::users::avatar::{self, AvatarChange};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
+use crate::model::namespaces::NamespaceRow;
 use crate::model::project_names::{
     NAME_MESSAGE, PATH_MESSAGE, path_from_name, valid_name, valid_path,
 };
@@ -85,16 +86,7 @@ async fn create_as(
     changes.set("visibility", visibility.as_str());
     changes.set("visibility_level", visibility_level(&visibility));
     if changes.get("default_branch").is_none() {
-        let configured = api
-            .settings
-            .get(keys::DEFAULT_BRANCH_NAME)
-            .unwrap_or_default();
-        let branch = if configured.trim().is_empty() {
-            DEFAULT_BRANCH.to_string()
-        } else {
-            configured
-        };
-        changes.set("default_branch", branch);
+        changes.set("default_branch", initial_branch(api, &namespace).await?);
     }
     if fields.initialize_with_readme {
         settings.insert("initialize_with_readme".into(), json!(true));
@@ -238,4 +230,26 @@ pub async fn archive(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
 
 pub async fn unarchive(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     set_archived(&id, &api, false).await
+}
+
+/// A new project's default branch when the request names none: the nearest group's
+/// `default_branch` (the project's group, else its ancestors'), else the instance's
+/// `default_branch_name`, else `main` (GitLab's `Gitlab::DefaultBranch`).
+async fn initial_branch(api: &Api, namespace: &NamespaceRow) -> ApiResult<String> {
+    if namespace.is_group() {
+        let mut groups = api.db().namespaces_by_ids(&namespace.ancestry()).await?;
+        groups.sort_by_key(|group| std::cmp::Reverse(group.traversal.len()));
+        if let Some(name) = groups.iter().find_map(NamespaceRow::default_branch_name) {
+            return Ok(name);
+        }
+    }
+    let configured = api
+        .settings
+        .get(keys::DEFAULT_BRANCH_NAME)
+        .unwrap_or_default();
+    Ok(if configured.trim().is_empty() {
+        DEFAULT_BRANCH.to_string()
+    } else {
+        configured
+    })
 }

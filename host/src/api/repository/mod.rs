@@ -144,6 +144,7 @@ impl Repo {
                 level: self.ctx.level(),
                 admin: self.ctx.admin,
             },
+            moved: None,
         };
         let push = place.push_by(api, actor, true);
         Target {

@@ -1,0 +1,115 @@
+//! The old full paths of moved and renamed projects (GitLab's `redirect_routes`). A move
+//! records the paths it leaves in the move's own transaction; a project or namespace that
+//! takes a path again releases it, and a deleted project's paths go with it.
+
+use super::{TenantDb, now_ms};
+
+type Tx<'t> = sqlx::Transaction<'t, sqlx::Any>;
+
+/// The project's full path as the transaction sees it.
+async fn project_full_path(
+    tx: &mut Tx<'_>,
+    tenant_id: i64,
+    project_id: i64,
+) -> sqlx::Result<String> {
+    sqlx::query_scalar(
+        "SELECT n.full_path || '/' || p.path FROM projects p \
+         JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+         WHERE p.tenant_id = $1 AND p.id = $2",
+    )
+    .bind(tenant_id)
+    .bind(project_id)
+    .fetch_one(&mut **tx)
+    .await
+}
+
+/// Records the project's current path, which a move is about to leave.
+pub(super) async fn record_project_move(
+    tx: &mut Tx<'_>,
+    tenant_id: i64,
+    project_id: i64,
+) -> sqlx::Result<()> {
+    let old_full_path = project_full_path(tx, tenant_id, project_id).await?;
+    sqlx::query(
+        "INSERT INTO redirect_routes (tenant_id, path_lower, project_id, created_at) \
+         VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (tenant_id, path_lower) DO UPDATE SET project_id = excluded.project_id, \
+         created_at = excluded.created_at",
+    )
+    .bind(tenant_id)
+    .bind(old_full_path.to_lowercase())
+    .bind(project_id)
+    .bind(now_ms())
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+/// Releases the path the project now has (after its creation or a move).
+pub(super) async fn release_project_path(
+    tx: &mut Tx<'_>,
+    tenant_id: i64,
+    project_id: i64,
+) -> sqlx::Result<()> {
+    let full_path = project_full_path(tx, tenant_id, project_id).await?;
+    release_path(tx, tenant_id, &full_path).await
+}
+
+/// Records the current paths of every project in the namespace whose traversal is
+/// `traversal` and in its descendants, which a rename of that namespace is about to leave.
+pub(super) async fn record_subtree_move(
+    tx: &mut Tx<'_>,
+    tenant_id: i64,
+    traversal: &str,
+) -> sqlx::Result<()> {
+    // The WHERE clause also keeps SQLite from reading ON CONFLICT as part of the join.
+    sqlx::query(
+        "INSERT INTO redirect_routes (tenant_id, path_lower, project_id, created_at) \
+         SELECT p.tenant_id, n.full_path_lower || '/' || p.path_lower, p.id, $1 \
+         FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+         WHERE p.tenant_id = $2 AND n.traversal LIKE $3 \
+         ON CONFLICT (tenant_id, path_lower) DO UPDATE SET project_id = excluded.project_id, \
+         created_at = excluded.created_at",
+    )
+    .bind(now_ms())
+    .bind(tenant_id)
+    .bind(format!("{traversal}%"))
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+/// Releases `full_path` and every path below it, now that a project or namespace is there.
+pub(super) async fn release_path(
+    tx: &mut Tx<'_>,
+    tenant_id: i64,
+    full_path: &str,
+) -> sqlx::Result<()> {
+    let path = full_path.to_lowercase();
+    let below = format!("{path}/");
+    // A prefix compared by SUBSTR, since `_` in a path would be a LIKE wildcard.
+    sqlx::query(
+        "DELETE FROM redirect_routes WHERE tenant_id = $1 \
+         AND (path_lower = $2 OR SUBSTR(path_lower, 1, CAST($3 AS INTEGER)) = $4)",
+    )
+    .bind(tenant_id)
+    .bind(&path)
+    .bind(below.chars().count() as i64)
+    .bind(&below)
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
+}
+
+impl TenantDb {
+    /// The project that left `full_path` (case-insensitively), if one did and no project or
+    /// namespace has taken the path since.
+    pub async fn project_moved_from(&self, full_path: &str) -> sqlx::Result<Option<i64>> {
+        self.query_scalar(
+            "SELECT project_id FROM redirect_routes WHERE tenant_id = $1 AND path_lower = $2",
+        )
+        .bind(full_path.to_lowercase())
+        .fetch_optional(self.reader())
+        .await
+    }
+}
