@@ -14,7 +14,8 @@ pub mod config;
 pub mod connection_caps;
 pub mod context;
 pub mod events;
-pub mod git;
+/// The git layer, a crate of its own that knows nothing of the server.
+pub use trellis_git as git;
 pub mod git_access;
 pub mod git_hooks;
 pub mod git_http;

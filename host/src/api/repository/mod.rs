@@ -1,7 +1,7 @@
 //! The repository API (`/projects/:id/repository/...`): branches, tags, the tree, files,
 //! commits, compare, archives and blobs, in GitLab's shapes. Reading needs what `git clone`
 //! needs and writing what `git push` needs (`git_access::rules`, the same rules); the git work
-//! is in `host/src/git`, server-side commits and ref changes in `services::repository`.
+//! is in the `trellis-git` crate (`crates/git`), server-side commits and ref changes in `services::repository`.
 
 mod archive;
 mod blobs;

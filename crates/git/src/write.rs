@@ -127,7 +127,7 @@ async fn git_hash(repo: &Repository, content: &[u8]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::refs::Revision;
+    use crate::refs::Revision;
 
     #[tokio::test]
     async fn commits_changes_onto_a_parent_without_a_work_tree() {
@@ -195,7 +195,7 @@ mod tests {
         assert_eq!(commit.parent_ids, vec![first]);
         assert_eq!(commit.author_name, "Ada");
         assert_eq!(commit.committer_email, "bot@example.com");
-        let limits = crate::git::diff::DiffLimits::gitlab(1000, 50_000, 204_800, false);
+        let limits = crate::diff::DiffLimits::gitlab(1000, 50_000, 204_800, false);
         let timeout = std::time::Duration::from_secs(30);
         let diffs = repo.diff(None, &second, &limits, timeout).await.unwrap();
         assert_eq!(diffs.files.len(), 1);
