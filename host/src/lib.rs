@@ -25,6 +25,7 @@ pub mod mail;
 pub mod model;
 pub mod outbound;
 pub mod plugins;
+pub mod policy;
 pub mod ratelimit;
 pub mod request_origin;
 pub mod services;

@@ -1,7 +1,7 @@
 //! May this caller run this git service on this project, over this transport? The one
 //! decision smart HTTP (`git_http`) and SSH (`ssh`) share, so both apply exactly GitLab's
 //! `Gitlab::GitAccess` rules: the credential's abilities, the instance's
-//! `enabled_git_access_protocol`, the project's visibility (`api::access::project`), the
+//! `enabled_git_access_protocol`, the project's visibility (`policy::project`), the
 //! repository feature and the caller's level ([`rules`]), then the repository's existence.
 //! Each transport renders the refusal its own way (an HTTP status, or a message on SSH's
 //! stderr).
@@ -10,17 +10,23 @@ pub(crate) mod rules;
 pub mod slots;
 pub mod transfers;
 
-use crate::api::access;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::auth::Caller;
+use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::smart_http::Service;
-use crate::http::error::ApiError;
-use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::policy::{self, Scope};
+use crate::services::Refusal;
 use crate::services::git_push::{Push, PushContext};
 use crate::services::protected_branches::{Actor, DefaultBranchProtection};
+use crate::settings::Settings;
 use crate::settings::keys;
+use crate::tenants::Tenant;
 
 /// GitLab's answer for a project the caller may not see, or that does not exist.
 pub const NOT_FOUND: &str =
@@ -109,7 +115,28 @@ pub enum Denied {
     Forbidden(String),
     /// The project exists but its repository does not ([`NO_REPOSITORY`]).
     NoRepository,
-    Failed(ApiError),
+    Failed(Refusal),
+}
+
+/// A git client's request over either transport: the tenant it reached, who it signed in as
+/// (nobody when anonymous), the tenant's settings, and the address it came from.
+pub struct GitClient {
+    pub ctx: ApiContext,
+    pub tenant: Tenant,
+    pub settings: Arc<Settings>,
+    pub caller: Option<Caller>,
+    pub client_ip: IpAddr,
+}
+
+impl GitClient {
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            ctx: &self.ctx,
+            tenant: &self.tenant,
+            caller: self.caller.as_ref(),
+            settings: &self.settings,
+        }
+    }
 }
 
 /// An allowed request: the project and its repository.
@@ -131,43 +158,43 @@ pub struct MovedFrom {
 }
 
 impl Allowed {
-    /// The push session of a `receive-pack` that `api.caller` runs here: every transport runs
-    /// git with its `receive_options()` and calls its `finish()` once git has exited, so the
-    /// pre-receive checks and what follows a push are the same over HTTP and SSH. `None` for
-    /// an anonymous caller, who is never allowed to push.
-    pub fn start_push(&self, api: &Api) -> Option<Push> {
-        let caller = api.caller.as_ref()?;
-        Some(self.push_by(api, &caller.user, false))
+    /// The push session of a `receive-pack` that the scope's caller runs here: every
+    /// transport runs git with its `receive_options()` and calls its `finish()` once git has
+    /// exited, so the pre-receive checks and what follows a push are the same over HTTP and
+    /// SSH. `None` for an anonymous caller, who is never allowed to push.
+    pub fn start_push(&self, scope: &Scope<'_>) -> Option<Push> {
+        let caller = scope.caller?;
+        Some(self.push_by(scope, &caller.user, false))
     }
 
     /// The push session of `pusher`'s changes here; `via_api` for the repository API's own
     /// commits, branches and tags, which GitLab decides with a few allowances of its own.
-    pub fn push_by(&self, api: &Api, pusher: &UserRow, via_api: bool) -> Push {
+    pub fn push_by(&self, scope: &Scope<'_>, pusher: &UserRow, via_api: bool) -> Push {
         let context = PushContext {
-            db: api.tenant.db.clone(),
+            db: scope.db().clone(),
             repo: self.repo.clone(),
-            default_branch_protection: DefaultBranchProtection::of(&api.settings, &self.namespace),
-            pusher_avatar: api.user_views().avatar_url(pusher),
+            default_branch_protection: DefaultBranchProtection::of(scope.settings, &self.namespace),
+            pusher_avatar: scope.user_views().avatar_url(pusher),
             pusher: pusher.clone(),
             actor: self.actor,
             project: self.project.clone(),
             via_api,
-            notice: self.moved_notice(api),
+            notice: self.moved_notice(scope),
         };
-        api.ctx.pushes.start(context, &api.settings)
+        scope.ctx.pushes.start(context, scope.settings)
     }
 }
 
 impl Allowed {
     /// GitLab's `Checks::ContainerMoved` message for a push to an old path: where the
     /// project is now, and the remote to use.
-    fn moved_notice(&self, api: &Api) -> Option<String> {
+    fn moved_notice(&self, scope: &Scope<'_>) -> Option<String> {
         let moved = self.moved.as_ref()?;
         let old_path = &moved.path;
         let full_path = format!("{}/{}", self.namespace.full_path, self.project.path);
         let url = match moved.transport {
-            Transport::Ssh => api.project_views().ssh_url(&full_path),
-            Transport::Http => format!("{}/{full_path}.git", api.tenant.base_url),
+            Transport::Ssh => scope.project_views().ssh_url(&full_path),
+            Transport::Http => format!("{}/{full_path}.git", scope.tenant.base_url),
         };
         Some(format!(
             "Project '{old_path}' was moved to '{full_path}'.\n\nPlease update your Git remote:\n\n  git remote set-url origin {url}\n"
@@ -175,10 +202,10 @@ impl Allowed {
     }
 }
 
-/// Decides whether `api.caller` (signed in with a credential allowing `abilities`, or
+/// Decides whether the scope's caller (signed in with a credential allowing `abilities`, or
 /// anonymous when `None`) may run `service` on the project at `path` over `transport`.
 pub async fn authorize(
-    api: &Api,
+    scope: &Scope<'_>,
     transport: Transport,
     abilities: Option<Abilities>,
     path: &str,
@@ -194,15 +221,15 @@ pub async fn authorize(
         None if service == Service::ReceivePack => return Err(Denied::CredentialsNeeded),
         None => {}
     }
-    let protocol = api.settings.get(keys::ENABLED_GIT_ACCESS_PROTOCOL);
+    let protocol = scope.settings.get(keys::ENABLED_GIT_ACCESS_PROTOCOL);
     if !transport.enabled(protocol.as_deref()) {
         return Err(Denied::Forbidden(transport.disabled_message()));
     }
-    let (project_ctx, moved) = match access::project_following_moves(api, path).await {
+    let (project_ctx, moved) = match policy::project(scope, path).await {
         Ok(found) => (found.ctx, found.moved),
         // Anonymous callers are asked for credentials rather than told it does not exist.
-        Err(ApiError::NotFound(_)) if anonymous => return Err(Denied::CredentialsNeeded),
-        Err(ApiError::NotFound(_)) => return Err(Denied::NotFound),
+        Err(Refusal::NotFound(_)) if anonymous => return Err(Denied::CredentialsNeeded),
+        Err(Refusal::NotFound(_)) => return Err(Denied::NotFound),
         Err(error) => return Err(Denied::Failed(error)),
     };
     if let Err(message) = rules::project_allows(&project_ctx, service) {
@@ -218,7 +245,11 @@ pub async fn authorize(
         admin: project_ctx.admin,
     };
     let (project, namespace) = (project_ctx.project, project_ctx.namespace);
-    let repo = Repository::project(&api.ctx.config.storage.data_dir, api.tenant.id, project.id);
+    let repo = Repository::project(
+        &scope.ctx.config.storage.data_dir,
+        scope.tenant.id,
+        project.id,
+    );
     if !repo.exists().await {
         return Err(Denied::NoRepository);
     }

@@ -1,11 +1,11 @@
 //! May this caller run this service on this project? GitLab's `Gitlab::GitAccess` rules, on top
-//! of the project visibility `api::access::project` has already checked: the credential's
+//! of the project visibility `policy::project` has already checked: the credential's
 //! abilities first, then the repository feature, then the caller's level.
 
 use crate::access_level::AccessLevel;
-use crate::api::access::ProjectCtx;
 use crate::git::smart_http::Service;
 use crate::model::project_settings;
+use crate::policy::ProjectCtx;
 
 /// Why a request is refused with 403, in GitLab's words (git shows them as `remote: ...`).
 const AUTH_DOWNLOAD: &str = "You are not allowed to download code.";

@@ -26,9 +26,8 @@ use crate::git::Repository;
 use crate::git::smart_http::{self, Service};
 use crate::git_access::slots::{Slot, TOO_MANY, TOO_MANY_PUSHES};
 use crate::git_access::transfers::{Clock, Marked};
-use crate::git_access::{self, Abilities, Denied, Transport};
+use crate::git_access::{self, Abilities, Denied, GitClient, Transport};
 use crate::http::error::ApiError;
-use crate::http::request::Api;
 use crate::request_origin::Origin;
 use crate::services::git_push::Push;
 
@@ -156,8 +155,15 @@ async fn prepare(
     });
     let caller = git_caller.map(|g| g.caller);
     let tenant_id = tenant.db.tenant_id();
-    let api = Api::for_git(ctx, tenant, origin, settings, caller, client_ip);
-    let allowed = git_access::authorize(&api, Transport::Http, abilities, project, service)
+    let client = GitClient {
+        ctx: ctx.clone(),
+        tenant,
+        settings,
+        caller,
+        client_ip,
+    };
+    let scope = client.scope();
+    let allowed = git_access::authorize(&scope, Transport::Http, abilities, project, service)
         .await
         .map_err(|denied| {
             Box::new(match denied {
@@ -165,7 +171,7 @@ async fn prepare(
                 Denied::NotFound => text(StatusCode::NOT_FOUND, git_access::NOT_FOUND),
                 Denied::Forbidden(message) => text(StatusCode::FORBIDDEN, &message),
                 Denied::NoRepository => text(StatusCode::NOT_FOUND, git_access::NO_REPOSITORY),
-                Denied::Failed(error) => error.into_response(),
+                Denied::Failed(refusal) => ApiError::from(refusal).into_response(),
             })
         })?;
     // `info/refs` only advertises: the fetch or push itself is the POST, and that is what
@@ -180,7 +186,7 @@ async fn prepare(
     let transfers = &ctx.transfers;
     let (push, slot) = match service {
         Service::ReceivePack => {
-            let (Some(push), Some(caller)) = (allowed.start_push(&api), api.caller.as_ref()) else {
+            let (Some(push), Some(caller)) = (allowed.start_push(&scope), scope.caller) else {
                 return Err(Box::new(access_denied()));
             };
             match transfers.pushes.acquire(tenant_id, caller.user.id).await {

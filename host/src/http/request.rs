@@ -11,9 +11,9 @@ use super::error::{ApiError, ApiResult};
 use super::params::{Audience, BodyLimits, FromParams, FromParamsIn, Params, is_multipart};
 use crate::auth::{self, Caller};
 use crate::context::ApiContext;
+use crate::policy::Scope;
 use crate::request_origin::Origin;
 use crate::settings::Settings;
-use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::tenants::Tenant;
 use crate::views::project::ProjectViews;
@@ -34,50 +34,28 @@ pub struct Api {
 }
 
 impl Api {
-    /// The context of a git client's request (smart HTTP or SSH), which has no parameters
-    /// and no `User-Agent` to record.
-    pub fn for_git(
-        ctx: &ApiContext,
-        tenant: Tenant,
-        origin: Origin,
-        settings: Arc<Settings>,
-        caller: Option<Caller>,
-        client_ip: std::net::IpAddr,
-    ) -> Api {
-        Api {
-            ctx: ctx.clone(),
-            tenant,
-            caller,
-            params: Params::default(),
-            method: Method::GET,
-            origin,
-            settings,
-            client_ip,
-            user_agent: None,
-        }
-    }
-
     pub fn db(&self) -> &TenantDb {
         &self.tenant.db
     }
 
+    /// Who asks, and where, as the domain's rules read it.
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            ctx: &self.ctx,
+            tenant: &self.tenant,
+            caller: self.caller.as_ref(),
+            settings: &self.settings,
+        }
+    }
+
     /// The user representations for this tenant and its avatar setting.
     pub fn user_views(&self) -> UserViews<'_> {
-        UserViews {
-            base_url: &self.tenant.base_url,
-            avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
-        }
+        self.scope().user_views()
     }
 
     /// The project representations for this tenant (its URLs and SSH port).
     pub fn project_views(&self) -> ProjectViews<'_> {
-        let base = self.tenant.base_url.as_str();
-        ProjectViews {
-            base_url: base,
-            host: base.split_once("://").map_or(base, |(_, rest)| rest),
-            ssh_port: self.ctx.ssh_port(self.tenant.id),
-            users: self.user_views(),
-        }
+        self.scope().project_views()
     }
 
     /// The endpoint's typed input, read from the merged parameters.

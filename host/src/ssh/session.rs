@@ -28,9 +28,7 @@ use crate::git::commands_tap::{CommandsTap, TappedWriter};
 use crate::git::smart_http::{self, Service};
 use crate::git_access::slots::{TOO_MANY, TOO_MANY_PUSHES};
 use crate::git_access::transfers::{Clock, Marked};
-use crate::git_access::{self, Abilities, Denied, Transport};
-use crate::http::request::Api;
-use crate::request_origin::Origin;
+use crate::git_access::{self, Abilities, Denied, GitClient, Transport};
 use crate::services::git_push::Push;
 use crate::settings::Settings;
 use crate::tenants::Tenant;
@@ -285,15 +283,14 @@ async fn serve_channel(key: &KeySignIn, peer: SocketAddr, mut channel: Channel<M
                 // A key that signs in nobody now leaves the command anonymous, as GitLab
                 // decides one whose key is gone (`git_access::authorize`).
                 None => {
-                    let api = Api::for_git(
-                        &key.ctx,
-                        signed_in.tenant.clone(),
-                        origin(&signed_in.tenant),
-                        signed_in.settings.clone(),
-                        signed_in.caller,
-                        peer.ip(),
-                    );
-                    git(&api, command, protocol.as_deref(), read, &write).await
+                    let client = GitClient {
+                        ctx: key.ctx.clone(),
+                        tenant: signed_in.tenant.clone(),
+                        settings: signed_in.settings.clone(),
+                        caller: signed_in.caller,
+                        client_ip: peer.ip(),
+                    };
+                    git(&client, command, protocol.as_deref(), read, &write).await
                 }
             },
         },
@@ -330,36 +327,24 @@ async fn refuse(write: &ChannelWriteHalf<Msg>, message: &str) -> u32 {
     1
 }
 
-/// Where links built for this request would point: the tenant's own base URL.
-fn origin(tenant: &Tenant) -> Origin {
-    let host = tenant
-        .base_url
-        .split_once("://")
-        .map_or(tenant.base_url.as_str(), |(_, host)| host);
-    Origin {
-        scheme: "ssh".into(),
-        host: host.to_string(),
-        path: String::new(),
-        query: Vec::new(),
-    }
-}
-
-/// Runs the program `command` names, if `api.caller` may; its exit status.
+/// Runs the program `command` names, if the client's caller may; its exit status.
 async fn git(
-    api: &Api,
+    client: &GitClient,
     command: GitCommand,
     protocol: Option<&str>,
     read: russh::ChannelReadHalf,
     write: &ChannelWriteHalf<Msg>,
 ) -> u32 {
     // A key signs in its owner with all of the owner's rights, as in GitLab.
-    let abilities = api.caller.is_some().then_some(Abilities {
+    let scope = client.scope();
+    let abilities = scope.caller.is_some().then_some(Abilities {
         download: true,
         push: true,
     });
     let access = command.program.access();
     let allowed =
-        match git_access::authorize(api, Transport::Ssh, abilities, &command.project, access).await
+        match git_access::authorize(&scope, Transport::Ssh, abilities, &command.project, access)
+            .await
         {
             Ok(allowed) => allowed,
             Err(denied) => {
@@ -378,20 +363,21 @@ async fn git(
             }
         };
     let push = match access {
-        Service::ReceivePack => allowed.start_push(api),
+        Service::ReceivePack => allowed.start_push(&scope),
         Service::UploadPack => None,
     };
     // A fetch or an archive holds one of the tenant's fetch slots while git runs: both read
     // and pack the repository (Gitaly's concurrency limits cover upload-archive too). A push
     // holds a push slot.
-    let transfers = &api.ctx.transfers;
-    let tenant_id = api.tenant.db.tenant_id();
-    let _slot = match (access, api.caller.as_ref()) {
-        (Service::UploadPack, _) => match transfers.fetches.acquire(tenant_id, api.client_ip).await
-        {
-            Some(slot) => slot,
-            None => return refuse(write, TOO_MANY).await,
-        },
+    let transfers = &client.ctx.transfers;
+    let tenant_id = client.tenant.id;
+    let _slot = match (access, scope.caller) {
+        (Service::UploadPack, _) => {
+            match transfers.fetches.acquire(tenant_id, client.client_ip).await {
+                Some(slot) => slot,
+                None => return refuse(write, TOO_MANY).await,
+            }
+        }
         (Service::ReceivePack, Some(caller)) => {
             match transfers.pushes.acquire(tenant_id, caller.user.id).await {
                 Some(slot) => slot,

@@ -146,7 +146,7 @@ impl Repo {
             },
             moved: None,
         };
-        let push = place.push_by(api, actor, true);
+        let push = place.push_by(&api.scope(), actor, true);
         Target {
             db: api.db(),
             repo: &self.repo,
