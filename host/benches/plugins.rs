@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use trellis::plugins::registry::invoke_blocking;
-use trellis::plugins::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
-use trellis::plugins::{Binding, FailurePolicy, Hook, Plugins};
+use trellis::testing::invoke_blocking;
+use trellis::testing::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
+use trellis::testing::{Binding, FailurePolicy, Hook, Plugins};
 
 mod common;
 

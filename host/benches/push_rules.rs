@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use trellis::git::push_scan::BATCH_COMMITS;
-use trellis::plugins::call::BlobSource;
-use trellis::plugins::push_rules::{
+use trellis::testing::BlobSource;
+use trellis::testing::push_rules::{
     ChangedFile, Commit, Decision, Project, Push, Pusher, RefUpdate, Rule, Signature, User,
     Visibility, commits_answer,
 };
-use trellis::plugins::{Binding, FailurePolicy, Hook, Plugins};
+use trellis::testing::{Binding, FailurePolicy, Hook, Plugins};
+use trellis_git::push_scan::BATCH_COMMITS;
 
 mod common;
 

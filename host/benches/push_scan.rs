@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use trellis::git::push_scan::PushObjects;
+use trellis_git::push_scan::PushObjects;
 
 const COMMITS: usize = 10_000;
 

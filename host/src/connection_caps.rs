@@ -65,7 +65,8 @@ impl ConnectionCaps {
     }
 
     /// Connections open now.
-    pub fn open(&self) -> usize {
+    #[cfg(test)]
+    fn open(&self) -> usize {
         self.inner
             .open
             .lock()

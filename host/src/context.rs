@@ -12,7 +12,7 @@ use crate::plugins::Plugins;
 use crate::plugins::external_auth::ExternalAuthorization;
 use crate::ratelimit::Limiter;
 use crate::request_origin::Origin;
-use crate::services::git_push::PushSessions;
+use crate::services::push::PushSessions;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::Db;
 use crate::tenants::{Tenant, TenantRegistry};
@@ -37,7 +37,7 @@ pub struct Inner {
     /// GitLab's external authorization of project access, with its recent decisions.
     pub external_auth: ExternalAuthorization,
     /// Pushes in progress, for their `pre-receive` hooks to call back about
-    /// (`services::git_push`).
+    /// (`services::push`).
     pub pushes: PushSessions,
     /// Slots for repository imports and mirror updates (`--max-concurrent-imports`).
     pub imports: tokio::sync::Semaphore,

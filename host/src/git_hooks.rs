@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use crate::git::receive::{HOOK_SOCKET_ENV, PUSH_ID_ENV, Quarantine, RefUpdate};
-use crate::services::git_push::{self, PushSessions, Verdict};
+use crate::services::push::{self, PushSessions, PushVerdict};
 
 /// The most a hook may send (ref updates of a very large push, e.g. 100,000 tags, fit).
 const MAX_REQUEST_BYTES: u64 = 64 * 1024 * 1024;
@@ -101,7 +101,7 @@ async fn answer(stream: tokio::net::UnixStream, sessions: &PushSessions) -> std:
         .await?;
     let (verdict, notice) = match serde_json::from_slice::<Request>(&line) {
         Ok(request) => {
-            let verdict = git_push::check(
+            let verdict = push::check(
                 sessions,
                 &request.push_id,
                 &request.updates,
@@ -114,16 +114,16 @@ async fn answer(stream: tokio::net::UnixStream, sessions: &PushSessions) -> std:
             (verdict, notice)
         }
         Err(_) => (
-            Verdict::Refuse("The push could not be checked.".into()),
+            PushVerdict::Refuse("The push could not be checked.".into()),
             None,
         ),
     };
     let answer = match verdict {
-        Verdict::Allow => Answer {
+        PushVerdict::Allow => Answer {
             allowed: true,
             message: notice,
         },
-        Verdict::Refuse(message) => Answer {
+        PushVerdict::Refuse(message) => Answer {
             allowed: false,
             message: Some(message),
         },

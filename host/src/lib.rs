@@ -7,34 +7,54 @@
 //! (`git`) is ordered by `services`, between `api` and `store`. `auth` finds the caller,
 //! `tenants` the instance, `settings` its policy.
 
-pub mod access_level;
-pub mod api;
-pub mod auth;
-pub mod config;
-pub mod connection_caps;
-pub mod context;
-pub mod events;
+pub(crate) mod access_level;
+pub(crate) mod api;
+pub(crate) mod auth;
+pub mod cli;
+pub(crate) mod config;
+pub(crate) mod connection_caps;
+pub(crate) mod context;
+pub(crate) mod events;
 /// The git layer, a crate of its own that knows nothing of the server.
-pub use trellis_git as git;
-pub mod git_access;
-pub mod git_hooks;
-pub mod git_http;
-pub mod http;
-pub mod keys;
-pub mod mail;
-pub mod model;
-pub mod outbound;
-pub mod plugins;
-pub mod policy;
-pub mod ratelimit;
-pub mod request_origin;
-pub mod services;
-pub mod settings;
-pub mod ssh;
-pub mod store;
-pub mod tenants;
+pub(crate) use trellis_git as git;
+pub(crate) mod git_access;
+pub(crate) mod git_hooks;
+pub(crate) mod git_http;
+pub(crate) mod http;
+pub(crate) mod keys;
+pub(crate) mod mail;
+pub(crate) mod model;
+pub(crate) mod outbound;
+pub(crate) mod plugins;
+pub(crate) mod policy;
+pub(crate) mod ratelimit;
+pub(crate) mod request_origin;
+pub(crate) mod services;
+pub(crate) mod settings;
+pub(crate) mod ssh;
+pub(crate) mod store;
+pub(crate) mod tenants;
 #[cfg(test)]
 mod test_support;
-pub mod views;
-pub mod web;
-pub mod webhooks;
+pub(crate) mod views;
+pub(crate) mod web;
+pub(crate) mod webhooks;
+
+/// What the benchmarks (`host/benches`) and the property tests (`host/tests/fuzz.rs`) drive
+/// directly; everything else is the crate's own.
+#[doc(hidden)]
+#[cfg(not(trellis_dead_code_check))]
+pub mod testing {
+    pub use crate::auth::oauth::scopes::parse as parse_scopes;
+    pub use crate::http::params::{Params, parse_bool, parse_date, parse_datetime};
+    pub use crate::keys::{parse_gpg_key, parse_ssh_key};
+    pub use crate::model::issue_text::{task_counts, task_items};
+    pub use crate::plugins::call::BlobSource;
+    pub use crate::plugins::push_rules;
+    pub use crate::plugins::registry::invoke_blocking;
+    pub use crate::plugins::runtime::{Runtime, RuntimeOptions};
+    pub use crate::plugins::spam;
+    pub use crate::plugins::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
+    pub use crate::settings::validate::parse_duration;
+    pub use crate::ssh::command as ssh_command;
+}

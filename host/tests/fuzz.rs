@@ -6,9 +6,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use trellis::git::pktline;
-use trellis::http::params::{Params, parse_bool, parse_date, parse_datetime};
-use trellis::ssh::command;
+use trellis::testing::ssh_command as command;
+use trellis::testing::{Params, parse_bool, parse_date, parse_datetime};
+use trellis_git::pktline;
 
 /// Parameter names the handlers read, with the bracket forms Grape accepts.
 const NAMES: &[&str] = &[
@@ -119,8 +119,8 @@ proptest! {
         let _ = parse_bool(&s);
         let _ = parse_date(&s);
         let _ = parse_datetime(&s);
-        let _ = trellis::settings::validate::parse_duration(&s);
-        let scopes = trellis::auth::oauth::scopes::parse(&s);
+        let _ = trellis::testing::parse_duration(&s);
+        let scopes = trellis::testing::parse_scopes(&s);
         prop_assert!(scopes.iter().all(|scope| !scope.is_empty() && !scope.contains(' ')));
     }
 
@@ -132,8 +132,8 @@ proptest! {
             any::<String>(),
         ], 0..20)) {
         let description = lines.join("\n");
-        let items = trellis::model::issue_text::task_items(Some(&description));
-        let (total, done) = trellis::model::issue_text::task_counts(Some(&description));
+        let items = trellis::testing::task_items(Some(&description));
+        let (total, done) = trellis::testing::task_counts(Some(&description));
         prop_assert!(done <= total);
         prop_assert_eq!(total as usize, items.len());
     }
@@ -148,8 +148,8 @@ proptest! {
         use base64::Engine as _;
         let line = format!("{algorithm} {} {comment}",
             base64::engine::general_purpose::STANDARD.encode(&blob));
-        let _ = trellis::keys::parse_ssh_key(&line);
-        let _ = trellis::keys::parse_ssh_key(&raw);
+        let _ = trellis::testing::parse_ssh_key(&line);
+        let _ = trellis::testing::parse_ssh_key(&raw);
     }
 
     #[test]
@@ -158,8 +158,8 @@ proptest! {
         let armored = format!(
             "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n{}\n-----END PGP PUBLIC KEY BLOCK-----",
             base64::engine::general_purpose::STANDARD.encode(&body));
-        let _ = trellis::keys::parse_gpg_key(&armored);
-        let _ = trellis::keys::parse_gpg_key(&raw);
+        let _ = trellis::testing::parse_gpg_key(&armored);
+        let _ = trellis::testing::parse_gpg_key(&raw);
     }
 
     #[test]

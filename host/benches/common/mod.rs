@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use trellis::plugins::runtime::{Runtime, RuntimeOptions};
-use trellis::plugins::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
+use trellis::testing::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
+use trellis::testing::{Runtime, RuntimeOptions};
 
 /// A plugin host and a binding of the built-in plugin `name` to `hook` with `config`.
 pub fn built_in_binding(

@@ -1,7 +1,7 @@
 //! Protected branches: `GET/POST /projects/:id/protected_branches`, `GET/PATCH/DELETE
 //! /projects/:id/protected_branches/:name` (the name URL-encoded, wildcards included), as
 //! GitLab's `API::ProtectedBranches`: every route needs Maintainer (GitLab's
-//! `authorize_admin_project`). The push checks that enforce them are `services::git_push`'s.
+//! `authorize_admin_project`). The push checks that enforce them are `services::push`'s.
 
 use crate::http::routes::Doc;
 use axum::Json;

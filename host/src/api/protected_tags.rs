@@ -1,7 +1,7 @@
 //! Protected tags: `GET/POST /projects/:id/protected_tags` and `GET/DELETE
 //! /projects/:id/protected_tags/:name` (the name URL-encoded, wildcards included), as GitLab's
 //! `API::ProtectedTags`: every route needs Maintainer. The push checks that enforce them are
-//! `services::git_push`'s.
+//! `services::push`'s.
 
 use crate::http::routes::Doc;
 use axum::Json;

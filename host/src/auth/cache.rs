@@ -20,7 +20,6 @@ use crate::store::tokens::TokenWithUser;
 pub struct KnownToken {
     pub id: i64,
     pub scopes: String,
-    pub impersonation: bool,
     pub revoked: bool,
     pub expires_at: Option<String>,
     /// OAuth access tokens expire at an instant (milliseconds) rather than on a date.
@@ -51,7 +50,6 @@ impl From<TokenWithUser> for KnownToken {
         KnownToken {
             id: row.t_id,
             scopes: row.t_scopes,
-            impersonation: row.t_impersonation,
             revoked: row.t_revoked,
             expires_at: row.t_expires_at,
             expires_at_ms: None,
@@ -68,7 +66,6 @@ impl From<OauthTokenWithUser> for KnownToken {
         KnownToken {
             id: row.t_id,
             scopes: row.t_scopes,
-            impersonation: false,
             revoked: row.t_revoked_at.is_some(),
             expires_at: None,
             expires_at_ms: row.t_expires_at,

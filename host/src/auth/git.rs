@@ -78,7 +78,6 @@ pub fn tokenless_caller(user: UserRow, settings: &Settings) -> Caller {
     let token = Arc::new(KnownToken {
         id: 0,
         scopes: String::new(),
-        impersonation: false,
         revoked: false,
         expires_at: None,
         expires_at_ms: None,

@@ -33,7 +33,6 @@ pub struct Caller {
     /// The token is an OAuth access token (`token_id` is not a personal access token's id).
     pub oauth: bool,
     pub scopes: Vec<String>,
-    pub impersonation: bool,
     /// The administrator behind a sudo request.
     pub sudo_by: Option<i64>,
     /// Whether the instance's admin mode requires the `admin_mode` scope for admin rights.
@@ -54,7 +53,6 @@ impl Caller {
             token_id: token.id,
             oauth: token.oauth,
             scopes,
-            impersonation: token.impersonation,
             sudo_by: None,
             admin_mode: settings.get(keys::ADMIN_MODE),
             token,

@@ -3,7 +3,7 @@
 //! any depth, so the router's fallback dispatches here ([`route`]). The caller comes from HTTP
 //! Basic credentials (`auth::git`), the decision from `git_access` (shared with SSH); then
 //! `git` runs as a process (`git::smart_http`) with no database connection held. A push runs
-//! as a session of `services::git_push` (started by `git_access::Allowed::start_push`): its
+//! as a session of `services::push` (started by `git_access::Allowed::start_push`): its
 //! `pre-receive` decides (protected branches, push rules) and its `finish` records what the
 //! push changed once git has exited.
 
@@ -29,7 +29,7 @@ use crate::git_access::transfers::{Clock, Marked};
 use crate::git_access::{self, Abilities, Denied, GitClient, Transport};
 use crate::http::error::ApiError;
 use crate::request_origin::Origin;
-use crate::services::git_push::Push;
+use crate::services::push::Push;
 
 /// A request the fallback hands to git.
 #[derive(Debug, PartialEq, Eq)]

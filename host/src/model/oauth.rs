@@ -13,7 +13,6 @@ pub struct ApplicationRow {
     pub scopes: String,
     #[sqlx(try_from = "Flag")]
     pub confidential: bool,
-    pub created_at: i64,
 }
 
 impl ApplicationRow {

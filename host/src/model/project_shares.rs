@@ -2,7 +2,6 @@
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ShareRow {
-    pub id: i64,
     pub project_id: i64,
     pub group_id: i64,
     pub group_access: i64,

@@ -16,7 +16,7 @@ use crate::views::project::ProjectViews;
 use crate::views::user::UserViews;
 
 pub use groups::{GroupCtx, group};
-pub use projects::{Found, ProjectCtx, project, refused_projects};
+pub use projects::{ProjectCtx, project, refused_projects};
 
 /// Who asks, and where: the shared state, the tenant, the caller (none when anonymous) and
 /// the tenant's settings.

@@ -6,7 +6,7 @@
 
 use crate::git::diff::{DiffLimits, Diffs};
 use crate::git::{self, Repository};
-use crate::services::git_push::Timeouts;
+use crate::services::push::Timeouts;
 use crate::settings::{Settings, keys};
 
 /// GitLab refuses larger values (`ApplicationSetting` validations: 500 KiB, 3,000 files,

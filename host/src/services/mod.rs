@@ -7,7 +7,6 @@
 
 pub mod commit_actions;
 pub mod diffs;
-pub mod git_push;
 pub mod issue_actions;
 pub mod issues;
 pub mod keys;
@@ -19,6 +18,7 @@ pub mod project_forks;
 pub mod project_placement;
 pub mod projects;
 pub mod protected_branches;
+pub mod push;
 mod push_prescan;
 pub mod push_rules;
 mod readme;

@@ -370,12 +370,10 @@ pub enum Trial {
     },
 }
 
-/// What a spam-check trial answered: the outcome (verdict and action), its cost and log, and
-/// the limits it ran under.
+/// What a spam-check trial answered: the outcome (verdict and action), and its cost and log.
 pub struct TrialReport {
     pub outcome: SpamOutcome,
     pub stats: CallStats,
-    pub limits: Limits,
 }
 
 /// Runs a spam check on `subject` without logging, blocking or writing anything (as GitLab's
@@ -390,11 +388,7 @@ pub async fn try_spam_check(
 ) -> Result<TrialReport> {
     let binding = trial_binding(ctx, tenant, Hook::SpamCheck, trial).await?;
     let (outcome, stats) = spam::check_with(&ctx.plugins, &binding, subject, captcha_enabled).await;
-    Ok(TrialReport {
-        outcome,
-        stats,
-        limits: binding.limits,
-    })
+    Ok(TrialReport { outcome, stats })
 }
 
 /// Calls `hook`'s plugin once on `input` (any hook; a push is a sample, no repository is

@@ -64,7 +64,7 @@ pub struct NewProject<'a> {
     /// Starts the repository with GitLab's README commit (`initialize_with_readme`).
     pub with_readme: bool,
     /// How the default branch is protected once it exists (a README commit creates it; else
-    /// the first push does, `services::git_push`). None for forks, whose branches are copies.
+    /// the first push does, `services::push`). None for forks, whose branches are copies.
     pub default_branch_protection: Option<DefaultBranchProtection>,
 }
 

@@ -1,6 +1,6 @@
 //! Protected branches: GitLab's rules for who may push to, force-push to and delete which
 //! branches, the wildcard names, and the protection `default_branch_protection` gives a
-//! project's default branch. The push decision (`services::git_push`) and the API
+//! project's default branch. The push decision (`services::push`) and the API
 //! (`api::protected_branches`) both use these; they are pure functions with unit tests.
 
 use crate::access_level::AccessLevel;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::git_push::PushSession;
+use super::push::PushSession;
 use super::push_rules;
 use crate::git::receive::{self, Quarantine, RefUpdate};
 use crate::plugins::push_rules::PushVerdict;

@@ -13,15 +13,13 @@ use crate::model::projects::ProjectRow;
 use crate::model::protected_branches::ProtectedBranch;
 use crate::model::users::UserRow;
 use crate::services::Refusal;
-use crate::services::git_push::{Push, Verdict};
 use crate::services::protected_branches::{self as rules, Actor};
-use crate::store::TenantDb;
+use crate::services::push::{Push, PushVerdict};
 
 /// The repository a change goes to, and who makes it: `push` is the push session every
 /// server-side change runs in, so it is decided and recorded as a pushed one (protected
 /// branches, push rules, push events, default branch and statistics).
 pub struct Target<'a> {
-    pub db: &'a TenantDb,
     pub repo: &'a Repository,
     pub project: &'a ProjectRow,
     pub actor: &'a UserRow,
@@ -73,7 +71,7 @@ pub async fn update_ref(target: &Target<'_>, update: &RefUpdate) -> Result<(), R
             .clone()
             .unwrap_or_else(|| receive::ZERO_SHA.into()),
     };
-    if let Verdict::Refuse(message) = target.push.check_server_update(&[pushed]).await? {
+    if let PushVerdict::Refuse(message) = target.push.check_server_update(&[pushed]).await? {
         return Err(Refusal::forbidden_because(message));
     }
     match target

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::Refusal;
-use super::git_push::{Pushed, Timeouts, push_payload};
+use super::push::{Pushed, Timeouts, push_payload};
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::git::commits::LogQuery;

@@ -111,7 +111,8 @@ impl SecretKey {
     }
 }
 
-pub fn is_encrypted(stored: &str) -> bool {
+#[cfg(test)]
+fn is_encrypted(stored: &str) -> bool {
     stored.starts_with(PREFIX)
 }
 

@@ -6,12 +6,14 @@
 
 use serde_json::Value;
 
+#[cfg(test)]
 use super::catalog::Kind;
 
 /// A setting of one catalog kind, read as a Rust value.
 pub trait Key: Copy {
     type Value;
-    /// The catalog kind the key reads.
+    /// The catalog kind the key reads (checked against the catalog by a test).
+    #[cfg(test)]
     const KIND: Kind;
     fn name(self) -> &'static str;
     /// The value from the setting's JSON (the stored override, else GitLab's default).
@@ -27,6 +29,7 @@ macro_rules! key_kind {
 
         impl Key for $name {
             type Value = $value;
+            #[cfg(test)]
             const KIND: Kind = Kind::$kind;
             fn name(self) -> &'static str {
                 self.0

@@ -29,7 +29,7 @@ use crate::git::smart_http::{self, Service};
 use crate::git_access::slots::{TOO_MANY, TOO_MANY_PUSHES};
 use crate::git_access::transfers::{Clock, Marked};
 use crate::git_access::{self, Abilities, Denied, GitClient, Transport};
-use crate::services::git_push::Push;
+use crate::services::push::Push;
 use crate::settings::Settings;
 use crate::tenants::Tenant;
 

@@ -90,16 +90,11 @@ fn push_rule_columns() -> String {
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UploadRow {
-    pub id: i64,
-    pub project_id: i64,
     pub secret: String,
     pub filename: String,
-    pub size: i64,
-    pub content_type: Option<String>,
-    pub created_at: i64,
 }
 
-const UPLOAD_COLUMNS: &str = "id, project_id, secret, filename, size, content_type, created_at";
+const UPLOAD_COLUMNS: &str = "secret, filename";
 
 /// The `project_hooks` table, for a hook's [`Changes`].
 pub struct ProjectHooks;

@@ -407,18 +407,6 @@ impl TenantDb {
         outbox::commit(tx, self.tenant_id(), &[event]).await?;
         Ok(projects)
     }
-
-    /// Whether any namespace lies below `group`.
-    pub async fn has_subgroups(&self, group: &NamespaceRow) -> sqlx::Result<bool> {
-        let count: i64 = self
-            .query_scalar(
-                "SELECT COUNT(*) FROM namespaces WHERE tenant_id = $1 AND parent_key = $2",
-            )
-            .bind(group.id)
-            .fetch_one(self.reader())
-            .await?;
-        Ok(count > 0)
-    }
 }
 
 /// Deletes a group inside the caller's transaction (see `TenantDb::delete_group`), so a user's

@@ -54,11 +54,10 @@ pub struct AccessTokenRow {
     pub expires_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub created_at: i64,
-    pub has_refresh: i64,
 }
 
-const ACCESS_TOKEN_COLUMNS: &str = "id, application_id, user_id, scopes, grant_id, expires_at, \
-    revoked_at, created_at, CASE WHEN refresh_digest IS NULL THEN 0 ELSE 1 END AS has_refresh";
+const ACCESS_TOKEN_COLUMNS: &str =
+    "id, application_id, user_id, scopes, grant_id, expires_at, revoked_at, created_at";
 
 impl AccessTokenRow {
     pub fn is_active(&self, now: i64) -> bool {

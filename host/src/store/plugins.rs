@@ -47,17 +47,6 @@ pub struct SpamLogEntry<'a> {
     pub plugin: &'a str,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SpamLogRow {
-    pub id: i64,
-    pub user_id: i64,
-    pub noteable_type: String,
-    pub verdict: Option<String>,
-    pub reason: String,
-    pub plugin: String,
-    pub created_at: i64,
-}
-
 impl Db {
     /// Every tenant's bindings, in a stable order (compared between polls).
     pub async fn all_plugin_bindings(&self) -> sqlx::Result<Vec<BindingRow>> {
@@ -220,15 +209,5 @@ impl TenantDb {
         .await?;
         tx.commit().await?;
         Ok(id)
-    }
-
-    pub async fn spam_logs_of(&self, user_id: i64) -> sqlx::Result<Vec<SpamLogRow>> {
-        self.query_as(
-            "SELECT id, user_id, noteable_type, verdict, reason, plugin, created_at \
-             FROM spam_logs WHERE tenant_id = $1 AND user_id = $2 ORDER BY id",
-        )
-        .bind(user_id)
-        .fetch_all(self.reader())
-        .await
     }
 }

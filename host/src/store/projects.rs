@@ -585,20 +585,6 @@ impl TenantDb {
         Ok(row)
     }
 
-    /// The project ids among `ids` that `user_id` starred.
-    pub async fn starred_among(&self, user_id: i64, ids: &[i64]) -> sqlx::Result<Vec<i64>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = self.sql("SELECT project_id FROM project_stars WHERE tenant_id = ");
-        sql.push(" AND user_id = ")
-            .bind(user_id)
-            .push(" AND project_id IN (")
-            .bind_list(ids.iter().copied())
-            .push(")");
-        sql.query_scalar().fetch_all(self.reader()).await
-    }
-
     /// Who starred a project, most recent first, optionally matching `search`.
     pub async fn starrers(
         &self,

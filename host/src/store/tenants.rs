@@ -6,7 +6,6 @@ use super::{Db, now_ms};
 pub struct TenantRow {
     pub id: i64,
     pub host: String,
-    pub created_at: i64,
 }
 
 /// The tenant that answers every host no other tenant claims.
@@ -14,13 +13,13 @@ pub const DEFAULT_TENANT_HOST: &str = "";
 
 impl Db {
     pub async fn list_tenants(&self) -> sqlx::Result<Vec<TenantRow>> {
-        sqlx::query_as("SELECT id, host, created_at FROM tenants ORDER BY id")
+        sqlx::query_as("SELECT id, host FROM tenants ORDER BY id")
             .fetch_all(self.reader())
             .await
     }
 
     pub async fn find_tenant(&self, host: &str) -> sqlx::Result<Option<TenantRow>> {
-        sqlx::query_as("SELECT id, host, created_at FROM tenants WHERE host = $1")
+        sqlx::query_as("SELECT id, host FROM tenants WHERE host = $1")
             .bind(host)
             .fetch_optional(self.reader())
             .await

@@ -18,8 +18,6 @@ pub struct TokenWithUser {
     pub t_id: i64,
     pub t_scopes: String,
     #[sqlx(try_from = "Flag")]
-    pub t_impersonation: bool,
-    #[sqlx(try_from = "Flag")]
     pub t_revoked: bool,
     pub t_expires_at: Option<String>,
     pub t_last_used_at: Option<i64>,
@@ -108,7 +106,7 @@ impl TenantDb {
     pub async fn token_with_user(&self, digest: &str) -> sqlx::Result<Option<TokenWithUser>> {
         self.token_and_owner(
             "personal_access_tokens",
-            "t.id AS t_id, t.scopes AS t_scopes, t.impersonation AS t_impersonation, \
+            "t.id AS t_id, t.scopes AS t_scopes, \
              t.revoked AS t_revoked, t.expires_at AS t_expires_at, t.last_used_at AS t_last_used_at",
             digest,
         )

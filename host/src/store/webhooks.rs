@@ -210,19 +210,6 @@ impl TenantDb {
         Ok(true)
     }
 
-    /// Queues one delivery now (a resend goes through the queue like any other).
-    pub async fn queue_delivery(&self, delivery: &NewDelivery) -> sqlx::Result<()> {
-        let mut tx = self.writer().begin().await?;
-        insert_deliveries(
-            &mut tx,
-            self.tenant_id(),
-            std::slice::from_ref(delivery),
-            now_ms(),
-        )
-        .await?;
-        tx.commit().await
-    }
-
     // ---- sending --------------------------------------------------------------
 
     /// Writes the log entry of an attempt (keeping the newest [`LOG_ENTRIES_KEPT`] of its
@@ -336,18 +323,6 @@ impl TenantDb {
         .bind(id)
         .fetch_optional(self.reader())
         .await
-    }
-
-    /// Re-enables a project hook (a successful test does, as in GitLab).
-    pub async fn reset_hook_state(&self, id: i64) -> sqlx::Result<()> {
-        self.query(
-            "UPDATE project_hooks SET recent_failures = 0, backoff_count = 0, disabled_until = NULL \
-             WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(id)
-        .execute(self.writer())
-        .await
-        .map(|_| ())
     }
 
     // ---- the log --------------------------------------------------------------

@@ -43,12 +43,8 @@ impl Window {
     }
 
     /// Appends the keyset bounds (as `AND` terms: the query already has its `WHERE`), the
-    /// ordering with `id` as tie-breaker, and the limit and offset.
-    pub fn apply(&self, sql: &mut Sql) {
-        self.apply_on(sql, "");
-    }
-
-    /// The same, for a query whose table has an alias (`prefix` like `"i."`).
+    /// ordering with `id` as tie-breaker, and the limit and offset, for a query whose table
+    /// has the alias `prefix` (like `"i."`; empty for none).
     pub fn apply_on(&self, sql: &mut Sql, prefix: &str) {
         let order = format!("{prefix}{}", self.order_by);
         self.apply_to(sql, &order, &format!("{prefix}id"));

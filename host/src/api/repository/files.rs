@@ -30,7 +30,7 @@ use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::http::stream::stream_body;
 use crate::services::commit_actions::{self, Action, ActionKind, CommitRequest};
-use crate::services::git_push::Timeouts;
+use crate::services::push::Timeouts;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()

@@ -148,7 +148,6 @@ impl Repo {
         };
         let push = place.push_by(&api.scope(), actor, true);
         Target {
-            db: api.db(),
             repo: &self.repo,
             project: &self.ctx.project,
             actor,

@@ -1,0 +1,391 @@
+//! The `trellis` command line: `serve`, `migrate`, `tenant`, `token`, `git-hook`, and `plugin`
+//! (`check` and `run` a policy plugin locally).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use metrics_exporter_prometheus::PrometheusBuilder;
+use tracing_subscriber::EnvFilter;
+
+use crate::auth::cache::TokenCache;
+use crate::config::{
+    Cli, Command, GitHookCommand, PluginCommand, ServeConfig, StorageArgs, TenantCommand,
+    TokenCommand,
+};
+use crate::connection_caps::{self, ConnectionCaps};
+use crate::context::{ApiContext, Inner};
+use crate::git_access::transfers::Transfers;
+use crate::http::fair_share::FairShare;
+use crate::mail::Mailer;
+use crate::plugins::external_auth::ExternalAuthorization;
+use crate::plugins::runtime::{Runtime, RuntimeOptions};
+use crate::plugins::{self, Maxima, Plugins};
+use crate::ratelimit::{self, Limiter};
+use crate::services::push::PushSessions;
+use crate::settings::keys;
+use crate::settings::{SecretKey, SettingsCache};
+use crate::store::tenants::DEFAULT_TENANT_HOST;
+use crate::store::{self, Db, DbOptions};
+use crate::tenants::{self, RootCredentials, TenantRegistry};
+use crate::{api, auth, http};
+
+/// Runs the command the arguments name.
+pub fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // Run by git for every push: no runtime, no logging on the stderr git relays.
+    if let Command::GitHook { hook } = &cli.command {
+        let GitHookCommand::PreReceive = hook;
+        std::process::exit(crate::git_hooks::run_pre_receive());
+    }
+    let root = take_secret_environment();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("TRELLIS_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(cli, root))
+}
+
+/// Variables that hold secrets: read once (clap has read the configuration's already), then
+/// removed, so that no child process (git, its hooks, tar) and nothing that reads the
+/// process's environment later sees them.
+const SECRET_VARIABLES: &[&str] = &[
+    "TRELLIS_INITIAL_ROOT_PASSWORD",
+    "TRELLIS_INITIAL_ROOT_TOKEN",
+    "TRELLIS_SECRET_KEY",
+    "TRELLIS_DATABASE_URL",
+    "TRELLIS_SMTP_URL",
+];
+
+/// The initial root credentials, with every secret variable removed from the environment.
+fn take_secret_environment() -> RootCredentials {
+    let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let root = RootCredentials {
+        password: read("TRELLIS_INITIAL_ROOT_PASSWORD"),
+        token: read("TRELLIS_INITIAL_ROOT_TOKEN"),
+    };
+    for name in SECRET_VARIABLES {
+        // SAFETY: called from `main` before the runtime or any other thread starts, so
+        // nothing reads the environment concurrently.
+        unsafe { std::env::remove_var(name) };
+    }
+    root
+}
+
+async fn run(cli: Cli, root: RootCredentials) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(config) => serve(config, root).await,
+        Command::Migrate(storage) => {
+            let db = open(&storage, 2, root).await?;
+            db.close().await;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Tenant { storage, command } => tenant(&storage, command, root).await,
+        Command::Token { storage, command } => token(&storage, command, root).await,
+        Command::Routes => {
+            use std::io::Write;
+            let mut table = crate::http::route_table().join("\n");
+            table.push('\n');
+            std::io::stdout().lock().write_all(table.as_bytes())?;
+            Ok(())
+        }
+        Command::Plugin { command } => match command {
+            PluginCommand::Check { file } => plugins::local::check(&file, Maxima::default()).await,
+            PluginCommand::Sample { hook } => plugins::local::sample(&hook),
+            PluginCommand::Run {
+                file,
+                hook,
+                input,
+                config,
+                limits,
+            } => {
+                plugins::local::run(
+                    &file,
+                    &hook,
+                    input.as_deref(),
+                    config.as_deref(),
+                    Maxima::from(&limits),
+                )
+                .await
+            }
+        },
+        Command::GitHook { .. } => unreachable!("git hooks run before the runtime starts"),
+    }
+}
+
+/// Connects, migrates, and makes sure the default tenant exists.
+async fn open(
+    storage: &StorageArgs,
+    max_connections: u32,
+    root: RootCredentials,
+) -> anyhow::Result<Db> {
+    let options = DbOptions {
+        database_url: storage.database_url.as_deref(),
+        data_dir: &storage.data_dir,
+        max_connections,
+    };
+    // A server and a command started together on a fresh database take turns here.
+    let startup = store::startup_lock(&options).await?;
+    let db = Db::connect(options).await?;
+    db.migrate().await?;
+    ensure_default_tenant(&db, &storage.data_dir, root).await?;
+    drop(startup);
+    Ok(db)
+}
+
+async fn ensure_default_tenant(
+    db: &Db,
+    data_dir: &Path,
+    root: RootCredentials,
+) -> anyhow::Result<()> {
+    let created = tenants::bootstrap(db, DEFAULT_TENANT_HOST, root).await?;
+    if !created.created_root {
+        return Ok(());
+    }
+    if let Some(password) = created.generated_password {
+        let path = data_dir.join("initial_root_password");
+        write_secret_file(&path, &format!("Password: {password}\n"))?;
+        tracing::info!(path = %path.display(), "created the administrator root; its password is in this file");
+    } else {
+        tracing::info!("created the administrator root with TRELLIS_INITIAL_ROOT_PASSWORD");
+    }
+    Ok(())
+}
+
+fn write_secret_file(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(contents.as_bytes())?;
+    Ok(())
+}
+
+async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()> {
+    let db = open(&config.storage, config.db_connections, root).await?;
+    let tenants = TenantRegistry::load(&db).await?;
+    let metrics = PrometheusBuilder::new()
+        .set_buckets(&[
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+        ])?
+        .install_recorder()
+        .context("installing the metrics recorder")?;
+    let maxima = Maxima::from(&config.plugin_limits);
+    let runtime = Runtime::new(RuntimeOptions {
+        cache_dir: Some(config.storage.data_dir.join("plugin-cache")),
+        pool_instances: config.plugin_limits.plugin_pool_instances,
+        max_memory_bytes: maxima.memory_bytes,
+    })?;
+    let plugins = Plugins::new(runtime, maxima);
+    let fair_share = FairShare::new(
+        config
+            .fair_share_requests
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    );
+    let share = fair_share.clone();
+    plugins.give_way_to(Arc::new(move |tenant| share.lighter_in_flight(tenant)));
+    plugins.refresh(&db).await?;
+    let secret_key = SecretKey::load(config.secret_key.as_deref(), &config.storage.data_dir)?;
+    let pushes = git_push_sessions(&config.storage.data_dir, plugins.clone())?;
+    let pushes_socket = pushes.socket().to_path_buf();
+    let ctx = ApiContext::new(Inner {
+        db: db.clone(),
+        tenants,
+        settings: SettingsCache::new(Duration::from_secs(config.settings_cache_seconds)),
+        tokens: TokenCache::new(Duration::from_millis(config.auth_cache_ms)),
+        secret_key,
+        mailer: Mailer::new(
+            config.smtp_url.as_deref(),
+            &config.storage.data_dir,
+            &config.mail_from,
+        )?,
+        config: config.clone(),
+        metrics,
+        limiter: Limiter::new(db.engine(), config.throttle_bypass_header.as_deref())?,
+        plugins: plugins.clone(),
+        external_auth: ExternalAuthorization::new(
+            plugins.clone(),
+            config.outbound_allow_networks.clone(),
+        ),
+        pushes,
+        imports: tokio::sync::Semaphore::new(config.max_concurrent_imports.max(1)),
+        transfers: Transfers::new(&config),
+        fair_share,
+    });
+    tokio::spawn(plugins.poll(db.clone()));
+    tokio::spawn(refresh_tenants(ctx.clone()));
+    tokio::spawn(ratelimit::purge_loop(ctx.clone()));
+    tokio::spawn(api::project_deletion_loop(ctx.clone()));
+    crate::webhooks::start(&ctx);
+    crate::ssh::start(ctx.clone(), &config.ssh_listen).await?;
+    let app = http::router(ctx);
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
+    http::upload::clear_spool(&config.storage.data_dir).context("clearing the upload spool")?;
+    tracing::info!(address = %listener.local_addr()?, "trellis is serving");
+    let listening = http::serve::Listening {
+        caps: ConnectionCaps::new(
+            config
+                .max_connections
+                .unwrap_or_else(|| connection_caps::open_file_limit() / 4),
+            config.max_connections_per_address,
+            config.trusted_proxies.clone(),
+        ),
+        header_timeout: Duration::from_secs(config.http_header_timeout_seconds),
+    };
+    http::serve::serve(listener, app, listening, shutdown_signal()).await;
+    let _ = std::fs::remove_file(pushes_socket);
+    db.close().await;
+    Ok(())
+}
+
+/// The server's git hooks (written at every start, naming this binary) and the socket their
+/// `pre-receive` calls back on (`git_hooks`).
+fn git_push_sessions(data_dir: &Path, plugins: Arc<Plugins>) -> anyhow::Result<PushSessions> {
+    let exe = std::env::current_exe().context("finding the trellis binary for git hooks")?;
+    let hooks = crate::git::receive::install_hooks(&data_dir.join("hooks"), &exe)
+        .context("writing the git hooks")?;
+    let socket = crate::git_hooks::socket_path(data_dir);
+    let sessions = PushSessions::new(hooks, socket.clone(), plugins);
+    crate::git_hooks::listen(&socket, sessions.clone())
+        .with_context(|| format!("listening on {}", socket.display()))?;
+    Ok(sessions)
+}
+
+async fn refresh_tenants(ctx: ApiContext) {
+    let mut interval = tokio::time::interval(tenants::REFRESH_INTERVAL);
+    loop {
+        interval.tick().await;
+        if let Err(error) = ctx.tenants.refresh(&ctx.db).await {
+            tracing::warn!(
+                error = format!("{error:#}"),
+                "could not refresh the tenant list"
+            );
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        if let Ok(mut signal) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            signal.recv().await;
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}
+
+async fn tenant(
+    storage: &StorageArgs,
+    command: TenantCommand,
+    root: RootCredentials,
+) -> anyhow::Result<()> {
+    let db = open(storage, 2, root).await?;
+    match command {
+        TenantCommand::Create { host } => {
+            let host = tenants::normalize_host(&host)?;
+            anyhow::ensure!(
+                db.find_tenant(&host).await?.is_none(),
+                "a tenant for {host} already exists"
+            );
+            let created = tenants::bootstrap(
+                &db,
+                &host,
+                RootCredentials {
+                    password: None,
+                    token: None,
+                },
+            )
+            .await?;
+            println!(
+                "tenant {} created for host {}",
+                created.tenant.id, created.tenant.host
+            );
+            if let Some(password) = created.generated_password {
+                println!("root password: {password}");
+            }
+        }
+        TenantCommand::List => {
+            for tenant in db.list_tenants().await? {
+                let host = if tenant.host.is_empty() {
+                    "(default: every other host)"
+                } else {
+                    &tenant.host
+                };
+                println!("{}\t{}", tenant.id, host);
+            }
+        }
+    }
+    db.close().await;
+    Ok(())
+}
+
+async fn token(
+    storage: &StorageArgs,
+    command: TokenCommand,
+    root: RootCredentials,
+) -> anyhow::Result<()> {
+    let db = open(storage, 2, root).await?;
+    let TokenCommand::Create {
+        user,
+        name,
+        scopes,
+        expires_at,
+        tenant,
+    } = command;
+    let host = match tenant {
+        Some(host) => tenants::normalize_host(&host)?,
+        None => DEFAULT_TENANT_HOST.to_string(),
+    };
+    let tenant = db
+        .find_tenant(&host)
+        .await?
+        .with_context(|| format!("no tenant for host {host}"))?;
+    let tdb = db.tenant(tenant.id);
+    let user = tdb
+        .user_by_username(&user)
+        .await?
+        .with_context(|| format!("no user {user}"))?;
+    for scope in &scopes {
+        anyhow::ensure!(
+            auth::token_scopes::TOKEN_SCOPES.contains(&scope.as_str()),
+            "unknown scope {scope}"
+        );
+    }
+    let settings = SettingsCache::new(Duration::ZERO).get(&tdb).await?;
+    let secret = auth::secrets::generate(
+        &settings
+            .get(keys::PERSONAL_ACCESS_TOKEN_PREFIX)
+            .unwrap_or_default(),
+        20,
+    );
+    let expires = expires_at.map(|d| d.format("%Y-%m-%d").to_string());
+    tenants::create_token(&tdb, user.id, &name, &secret, &scopes, expires).await?;
+    println!("{secret}");
+    db.close().await;
+    Ok(())
+}
