@@ -260,7 +260,9 @@ def test_transfer(server, alice, bob, tmp_path):
     clone = tmp_path / "moved"
     subprocess.run(["git", "clone", "-q", str(repo_dir(server, project.id)), str(clone)], check=True)
     assert (clone / "README.md").exists()
-    assert_json(server.request("GET", f"/projects/{a_user.username}%2Fmover", token=a_token), 404, PROJECT_NOT_FOUND)
+    # the old path redirects reads to the project, as GitLab's redirect routes
+    r = server.request("GET", f"/projects/{a_user.username}%2Fmover", token=a_token)
+    assert r.status_code == 302 and r.headers["Location"] == f"{server.api_url}/projects/{project.id}"
     # back by path, through the raw API
     r = server.request("PUT", f"/projects/{project.id}/transfer", token=a_token,
                        json={"namespace": a_user.username})
