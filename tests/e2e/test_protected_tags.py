@@ -48,8 +48,7 @@ def test_create_list_get_delete_with_python_gitlab(project):
     (level,) = created.create_access_levels
     assert level["access_level"] == 30
     assert level["access_level_description"] == "Developers + Maintainers"
-    assert set(level) == {"id", "access_level", "access_level_description", "user_id",
-                          "group_id", "deploy_key_id"}
+    assert set(level) == {"id", "access_level", "access_level_description", "deploy_key_id"}
     assert "v*" in [t.name for t in project.protectedtags.list(get_all=True)]
     shown = project.protectedtags.get("v*")
     assert shown.create_access_levels == created.create_access_levels
@@ -65,8 +64,7 @@ def test_defaults_and_bad_inputs(server, project):
                                       json={"name": "stable-*"}), 201)
     assert body == {"name": "stable-*", "create_access_levels": [{
         "id": body["create_access_levels"][0]["id"], "access_level": 40,
-        "access_level_description": "Maintainers", "user_id": None, "group_id": None,
-        "deploy_key_id": None}]}
+        "access_level_description": "Maintainers", "deploy_key_id": None}]}
     r = server.request("POST", path(project.id), token=token, json={"name": "stable-*"})
     assert_json(r, 422, {"message": ["Name has already been taken"]})
     r = server.request("POST", path(project.id), token=token,

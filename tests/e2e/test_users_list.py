@@ -147,7 +147,7 @@ def test_list_admin_view(server, people):
         assert ADMIN_FIELDS <= set(item), ADMIN_FIELDS - set(item)
     idp = next(i for i in items if i["id"] == people["idp"]["id"])
     assert idp["identities"] == [
-        {"provider": "saml", "extern_uid": f"ext-{people['tag']}", "saml_provider_id": None}]
+        {"provider": "saml", "extern_uid": f"ext-{people['tag']}"}]
 
 
 def test_list_summary_view_for_non_admin(server, people, non_admin):

@@ -688,7 +688,7 @@ async fn namespaces(api: Api) -> ApiResult<Response> {
         |n| n.id,
         |n| {
             let owner = owners.iter().find(|u| Some(u.id) == n.owner_id);
-            views.namespace(n, views.avatar_url(n, owner, &users), None)
+            views.namespace(n, views.avatar_url(n, owner, &users))
         },
     ))
 }
@@ -717,6 +717,5 @@ async fn namespace(Path(id): Path<String>, api: Api) -> ApiResult<Json<Namespace
     Ok(Json(views.namespace(
         &ns,
         views.avatar_url(&ns, owner.as_ref(), &users),
-        None,
     )))
 }

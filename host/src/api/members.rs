@@ -291,7 +291,6 @@ fn render_page(
     users: HashMap<i64, UserRow>,
 ) -> ApiResult<Response> {
     let views = api.user_views();
-    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
     Ok(Page {
         rows,
         total: Some(total),
@@ -300,11 +299,7 @@ fn render_page(
         request,
         &api.origin,
         |m| m.user_id,
-        |m| {
-            users
-                .get(&m.user_id)
-                .map(|user| member(&views, user, m, admin))
-        },
+        |m| users.get(&m.user_id).map(|user| member(&views, user, m)),
     ))
 }
 
@@ -354,8 +349,7 @@ async fn render(api: &Api, m: &MemberRow) -> ApiResult<MemberView> {
         .user_by_id(m.user_id)
         .await?
         .ok_or(ApiError::NotFound("Member"))?;
-    let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
-    Ok(member(&api.user_views(), &user, m, admin))
+    Ok(member(&api.user_views(), &user, m))
 }
 
 fn user_id_of(raw: &str) -> ApiResult<i64> {

@@ -301,10 +301,12 @@ impl IssueViews<'_> {
                 completed_count: completed,
             },
             has_tasks: count > 0,
-            task_status: format!(
-                "{completed} of {count} checklist {} completed",
-                if count == 1 { "item" } else { "items" }
-            ),
+            task_status: (count > 0).then(|| {
+                format!(
+                    "{completed} of {count} checklist {} completed",
+                    if count == 1 { "item" } else { "items" }
+                )
+            }),
             links: IssueLinks {
                 notes: format!("{api}/notes"),
                 award_emoji: format!("{api}/award_emoji"),

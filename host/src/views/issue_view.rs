@@ -39,7 +39,9 @@ pub struct IssueView {
     pub time_stats: TimeStats,
     pub task_completion_status: TaskCompletionStatus,
     pub has_tasks: bool,
-    pub task_status: String,
+    /// Only when the description has a task list, as GitLab shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_status: Option<String>,
     #[serde(rename = "_links")]
     pub links: IssueLinks,
     pub references: IssueReferences,

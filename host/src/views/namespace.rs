@@ -31,6 +31,10 @@ pub const GROUP_SETTINGS: &[(&str, &str)] = &[
     ("wiki_access_level", "\"enabled\""),
 ];
 
+/// Group settings that GitLab shows only in EE (`EE::API::Entities::Group` and
+/// `GroupDetail`): kept for writes, left out of CE's answer.
+pub const EE_GROUP_SETTINGS: &[&str] = &["membership_lock", "wiki_access_level"];
+
 pub fn setting(settings: &serde_json::Map<String, Value>, key: &str) -> Value {
     settings.get(key).cloned().unwrap_or_else(|| {
         GROUP_SETTINGS
@@ -86,20 +90,8 @@ impl NamespaceViews<'_> {
     }
 
     /// `GET /namespaces` entries.
-    pub fn namespace(
-        &self,
-        ns: &NamespaceRow,
-        avatar_url: Option<String>,
-        members_count_with_descendants: Option<i64>,
-    ) -> NamespaceView {
-        NamespaceView {
-            namespace: self.embedded(ns, avatar_url),
-            members_count_with_descendants,
-            billable_members_count: members_count_with_descendants,
-            plan: "default",
-            trial_ends_on: None,
-            trial: false,
-        }
+    pub fn namespace(&self, ns: &NamespaceRow, avatar_url: Option<String>) -> NamespaceView {
+        NamespaceView(self.embedded(ns, avatar_url))
     }
 
     pub fn group(&self, ns: &NamespaceRow) -> GroupView {
@@ -121,10 +113,12 @@ impl NamespaceViews<'_> {
             created_at: timestamp(ns.created_at),
             parent_id: ns.parent_id,
             organization_id: 1,
-            ldap_cn: None,
-            ldap_access: None,
+            show_diff_preview_in_email: true,
+            archived: false,
+            math_rendering_limits_enabled: true,
+            lock_math_rendering_limits_enabled: false,
+            max_artifacts_size: None,
             marked_for_deletion_on: None,
-            file_template_project_id: None,
             default_branch: settings
                 .get("default_branch")
                 .cloned()
@@ -132,6 +126,7 @@ impl NamespaceViews<'_> {
             settings: GroupSettingsView(
                 GROUP_SETTINGS
                     .iter()
+                    .filter(|(key, _)| !EE_GROUP_SETTINGS.contains(key))
                     .map(|(key, _)| (key.to_string(), setting(&settings, key)))
                     .collect(),
             ),
@@ -140,8 +135,10 @@ impl NamespaceViews<'_> {
     }
 }
 
-/// A member: the user summary with the membership's level and dates; administrators also
-/// see the email.
+/// A member: CE's `API::Entities::Member`, the user summary with the membership's level and
+/// dates. GitLab leaves `created_by` out when nobody is recorded, as Trellis never records
+/// one; `email`, `membership_state`, `group_saml_identity` and `member_role` are EE's (clients
+/// crash on a `null` `member_role`).
 #[derive(Clone, Serialize, ToSchema)]
 pub struct MemberView {
     #[serde(flatten)]
@@ -149,26 +146,13 @@ pub struct MemberView {
     pub access_level: i64,
     pub created_at: String,
     pub expires_at: Option<String>,
-    /// Trellis does not record who added a member, nor SAML identities. (Custom roles,
-    /// `member_role`, are GitLab EE's: CE leaves the key out, and clients crash on a `null`.)
-    #[schema(value_type = Option<Object>)]
-    pub created_by: Option<Value>,
-    #[schema(value_type = Option<Object>)]
-    pub group_saml_identity: Option<Value>,
-    pub membership_state: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
 }
 
-pub fn member(users: &UserViews, user: &UserRow, member: &MemberRow, admin: bool) -> MemberView {
+pub fn member(users: &UserViews, user: &UserRow, member: &MemberRow) -> MemberView {
     MemberView {
         user: users.summary(user),
         access_level: member.access_level,
         created_at: timestamp(member.created_at),
         expires_at: member.expires_at.clone(),
-        created_by: None,
-        group_saml_identity: None,
-        membership_state: "active",
-        email: admin.then(|| user.email.clone()),
     }
 }

@@ -9,7 +9,7 @@ use utoipa::openapi::schema::{Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::catalog_schema::{Property, object, typed};
-use super::namespace::GROUP_SETTINGS;
+use super::namespace::{EE_GROUP_SETTINGS, GROUP_SETTINGS};
 use super::project_view::ProjectView;
 
 /// A namespace as projects embed it.
@@ -26,17 +26,13 @@ pub struct NamespaceEmbedded {
     pub web_url: String,
 }
 
-/// A namespace of `GET /namespaces`.
+/// A namespace of `GET /namespaces`: CE's `Namespace` entity, the embedded form. EE's
+/// subscription keys (`billable_members_count`, `plan`, `trial`, `trial_ends_on`...) are not
+/// shown, nor CE's `members_count_with_descendants`, which GitLab shows only to a group's
+/// administrators.
 #[derive(Serialize, ToSchema)]
-pub struct NamespaceView {
-    #[serde(flatten)]
-    pub namespace: NamespaceEmbedded,
-    pub members_count_with_descendants: Option<i64>,
-    pub billable_members_count: Option<i64>,
-    pub plan: &'static str,
-    pub trial_ends_on: Option<String>,
-    pub trial: bool,
-}
+#[serde(transparent)]
+pub struct NamespaceView(pub NamespaceEmbedded);
 
 #[derive(Serialize, ToSchema)]
 pub struct GroupView {
@@ -52,11 +48,16 @@ pub struct GroupView {
     pub created_at: String,
     pub parent_id: Option<i64>,
     pub organization_id: i64,
-    /// Always null: Trellis has no LDAP, no deletion delay and no file templates for groups.
-    pub ldap_cn: Option<String>,
-    pub ldap_access: Option<i64>,
+    /// CE defaults of settings Trellis does not have: diff previews in email, math
+    /// rendering limits, archived groups and a per-group artifact size.
+    pub show_diff_preview_in_email: bool,
+    pub archived: bool,
+    pub math_rendering_limits_enabled: bool,
+    pub lock_math_rendering_limits_enabled: bool,
+    pub max_artifacts_size: Option<i64>,
+    /// Always null: groups are deleted at once. (EE's `ldap_cn`, `ldap_access` and
+    /// `file_template_project_id` are not shown.)
     pub marked_for_deletion_on: Option<String>,
-    pub file_template_project_id: Option<i64>,
     #[schema(value_type = Option<String>)]
     pub default_branch: Value,
     #[serde(flatten)]
@@ -80,7 +81,8 @@ pub struct GroupDetail {
     pub shared_with_groups: Vec<Value>,
 }
 
-/// A group's settings ([`GROUP_SETTINGS`]), each its stored value or its default.
+/// A group's settings ([`GROUP_SETTINGS`]), each its stored value or its default, but the
+/// EE ones ([`EE_GROUP_SETTINGS`]), which are stored and not shown.
 #[derive(Serialize)]
 #[serde(transparent)]
 pub struct GroupSettingsView(pub Map<String, Value>);
@@ -99,6 +101,7 @@ impl PartialSchema for GroupSettingsView {
         object(
             GROUP_SETTINGS
                 .iter()
+                .filter(|(key, _)| !EE_GROUP_SETTINGS.contains(key))
                 .map(|(key, default)| Property::always(key, schema_of(default))),
         )
     }

@@ -104,7 +104,7 @@ impl ProjectViews<'_> {
             .map(|ms| timestamp(ms)[..10].to_string());
         ProjectFull {
             simple: self.simple(project, ctx.namespace, ctx.owner),
-            settings: ProjectSettingsView::of(project, admin),
+            settings: ProjectSettingsView::of(project, admin, maintainer),
             links: ProjectLinks {
                 issues: format!("{base}/issues"),
                 merge_requests: format!("{base}/merge_requests"),
@@ -131,15 +131,12 @@ impl ProjectViews<'_> {
             service_desk_address: None,
             can_create_merge_request_in: effective >= AccessLevel::Developer,
             group_runners_enabled: true,
-            import_url: if maintainer {
-                project.import_url.as_deref().map(without_credentials)
-            } else {
-                None
-            },
-            import_type: None,
+            import_url: maintainer.then(|| project.import_url.as_deref().map(without_credentials)),
+            import_type: maintainer.then_some(None),
             import_status: project.import_status.clone(),
-            import_error: project.import_error.clone(),
-            open_issues_count: project.open_issues_count,
+            import_error: maintainer.then(|| project.import_error.clone()),
+            open_issues_count: issues_readable(&project.issues_access_level, admin, effective)
+                .then_some(project.open_issues_count),
             description_html: project
                 .description
                 .as_deref()
@@ -173,7 +170,6 @@ impl ProjectViews<'_> {
             emails_enabled: !setting(&settings, "emails_disabled")
                 .as_bool()
                 .unwrap_or(false),
-            compliance_frameworks: Vec::new(),
             warn_about_potentially_unwanted_characters: true,
             marked_for_deletion_at: marked_on.clone(),
             marked_for_deletion_on: marked_on,
@@ -181,7 +177,7 @@ impl ProjectViews<'_> {
                 project_access: level(ctx.permissions.project),
                 group_access: level(ctx.permissions.group_access()),
             },
-            license_url: None,
+            license_url: ctx.license.then_some(None),
             license: ctx.license.then_some(None),
             statistics: ctx.statistics.then_some(ProjectStatistics {
                 commit_count: project.commit_count,
@@ -207,6 +203,16 @@ impl ProjectViews<'_> {
                     .collect()
             }),
         }
+    }
+}
+
+/// GitLab's `feature_available?(:issues, user)`: the issues of a project whose issues are
+/// private are for its members.
+fn issues_readable(level: &str, admin: bool, effective: AccessLevel) -> bool {
+    match level {
+        "disabled" => false,
+        "private" => admin || effective >= AccessLevel::Guest,
+        _ => true,
     }
 }
 

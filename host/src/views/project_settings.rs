@@ -15,15 +15,19 @@ use crate::model::project_settings::{
 use crate::model::projects::ProjectRow;
 
 /// Catalog settings not shown under their own name: the template settings are only read when
-/// a project is created, `public_builds` is shown as `public_jobs`, and `repository_storage`
-/// only to administrators.
+/// a project is created, `public_builds` is shown as `public_jobs`, `repository_storage`
+/// only to administrators, `build_git_strategy` only to maintainers, and
+/// `approvals_before_merge` and `requirements_access_level` are GitLab EE's keys.
 const NOT_SHOWN: &[&str] = &[
     "use_custom_template",
     "template_name",
     "template_project_id",
     "group_with_project_templates_id",
     "public_builds",
+    "approvals_before_merge",
+    "requirements_access_level",
     ADMIN_ONLY,
+    MAINTAINER_ONLY,
 ];
 
 /// The names GitLab shows settings under besides (or instead of) their own: (shown as, setting).
@@ -36,6 +40,7 @@ const RENAMED: &[(&str, &str)] = &[
 ];
 
 const ADMIN_ONLY: &str = "repository_storage";
+const MAINTAINER_ONLY: &str = "build_git_strategy";
 
 /// The access levels kept in columns rather than in the settings (`issues_access_level` is
 /// filtered on), which the deprecated flags also read.
@@ -46,7 +51,7 @@ const COLUMN_LEVELS: [&str; 2] = ["issues_access_level", "merge_requests_access_
 pub struct ProjectSettingsView(Map<String, Value>);
 
 impl ProjectSettingsView {
-    pub fn of(project: &ProjectRow, admin: bool) -> ProjectSettingsView {
+    pub fn of(project: &ProjectRow, admin: bool, maintainer: bool) -> ProjectSettingsView {
         let settings = project.settings_json();
         let value = |key: &str| match key {
             "issues_access_level" => json!(project.issues_access_level),
@@ -71,6 +76,9 @@ impl ProjectSettingsView {
         }
         if admin {
             shown.insert(ADMIN_ONLY.to_string(), value(ADMIN_ONLY));
+        }
+        if maintainer {
+            shown.insert(MAINTAINER_ONLY.to_string(), value(MAINTAINER_ONLY));
         }
         ProjectSettingsView(shown)
     }
@@ -114,17 +122,17 @@ impl PartialSchema for ProjectSettingsView {
         let flags = DEPRECATED_FLAGS
             .iter()
             .map(|(flag, _)| Property::always(flag, typed(Type::Boolean, false)));
-        let admin_only = Property {
-            name: ADMIN_ONLY,
-            schema: schema_of(kind_of(ADMIN_ONLY)),
+        let conditional = [ADMIN_ONLY, MAINTAINER_ONLY].map(|name| Property {
+            name,
+            schema: schema_of(kind_of(name)),
             required: false,
-        };
+        });
         object(
             settings
                 .chain(renamed)
                 .chain(columns)
                 .chain(flags)
-                .chain([admin_only]),
+                .chain(conditional),
         )
     }
 }

@@ -46,6 +46,8 @@ pub struct ProjectFull {
     #[serde(rename = "_links")]
     pub links: ProjectLinks,
     pub visibility: String,
+    /// Only for personal projects, as GitLab shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<ProjectOwner>,
     pub creator_id: Option<i64>,
     pub empty_repo: bool,
@@ -56,12 +58,21 @@ pub struct ProjectFull {
     pub service_desk_address: Option<String>,
     pub can_create_merge_request_in: bool,
     pub group_runners_enabled: bool,
-    /// Maintainers only, without its credentials.
-    pub import_url: Option<String>,
-    pub import_type: Option<String>,
+    /// Maintainers only (as the other `Option<Option<_>>` keys: left out for others), without
+    /// its credentials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub import_url: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub import_type: Option<Option<String>>,
     pub import_status: String,
-    pub import_error: Option<String>,
-    pub open_issues_count: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub import_error: Option<Option<String>>,
+    /// Only for those who may read the project's issues.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_issues_count: Option<i64>,
     pub description_html: String,
     pub updated_at: String,
     pub ci_job_token_scope_enabled: bool,
@@ -70,6 +81,7 @@ pub struct ProjectFull {
     pub keep_latest_artifact: bool,
     pub restrict_user_defined_variables: bool,
     /// Maintainers only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub runners_token: Option<String>,
     pub runner_token_expiration_interval: Option<i64>,
     pub shared_with_groups: Vec<SharedWithGroup>,
@@ -79,13 +91,15 @@ pub struct ProjectFull {
     pub squash_commit_template: Option<String>,
     pub issue_branch_template: Option<String>,
     pub emails_enabled: bool,
-    pub compliance_frameworks: Vec<String>,
     pub warn_about_potentially_unwanted_characters: bool,
     pub marked_for_deletion_at: Option<String>,
     pub marked_for_deletion_on: Option<String>,
     pub permissions: ProjectPermissions,
-    pub license_url: Option<String>,
-    /// Only with `license=true`, and then null: Trellis does not detect licenses.
+    /// `license_url` and `license` only with `license=true`, and then null: Trellis does not
+    /// detect licenses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub license_url: Option<Option<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub license: Option<Option<Value>>,

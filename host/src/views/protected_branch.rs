@@ -7,6 +7,8 @@ use utoipa::ToSchema;
 use crate::model::protected_branches::{AccessLevelRow, ProtectedBranch};
 use crate::model::protected_tags::ProtectedTagRow;
 
+/// CE's protected branch. `code_owner_approval_required`, `inherited` and
+/// `unprotect_access_levels` are GitLab EE's keys: stored when given, not shown.
 #[derive(Clone, Serialize, ToSchema)]
 pub struct ProtectedBranchView {
     pub id: i64,
@@ -14,19 +16,16 @@ pub struct ProtectedBranchView {
     pub push_access_levels: Vec<AccessLevelView>,
     pub merge_access_levels: Vec<AccessLevelView>,
     pub allow_force_push: bool,
-    pub code_owner_approval_required: bool,
 }
 
-/// One access level of a protected ref. Users, groups and deploy keys are never named here
-/// (`null`); push and create levels carry `deploy_key_id`, merge levels do not. The unprotect
-/// levels are stored but not shown: `unprotect_access_levels` is GitLab EE's key.
+/// One access level of a protected ref (CE's `ProtectedRefAccess`). Deploy keys are never
+/// named here (`null`); push and create levels carry `deploy_key_id`, merge levels do not.
+/// `user_id` and `group_id` are GitLab EE's keys.
 #[derive(Clone, Serialize, ToSchema)]
 pub struct AccessLevelView {
     pub id: i64,
     pub access_level: i64,
     pub access_level_description: &'static str,
-    pub user_id: Option<i64>,
-    pub group_id: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deploy_key_id: Option<Option<i64>>,
 }
@@ -37,8 +36,6 @@ impl AccessLevelView {
             id,
             access_level,
             access_level_description: describe(access_level),
-            user_id: None,
-            group_id: None,
             deploy_key_id: with_deploy_key.then_some(None),
         }
     }
@@ -65,7 +62,6 @@ pub fn protected_branch(branch: &ProtectedBranch) -> ProtectedBranchView {
         push_access_levels: levels("push"),
         merge_access_levels: levels("merge"),
         allow_force_push: branch.row.allow_force_push,
-        code_owner_approval_required: branch.row.code_owner_approval_required,
     }
 }
 

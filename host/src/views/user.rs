@@ -41,14 +41,15 @@ pub struct UserPublic {
     pub work_information: Option<String>,
 }
 
+/// CE's identity: `saml_provider_id` is GitLab EE's (group SAML).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Identity {
     pub provider: String,
     pub extern_uid: String,
-    pub saml_provider_id: Option<i64>,
 }
 
-/// What a user sees of themselves, and the base of the admin view.
+/// What a user sees of themselves, and the base of the admin view. The CI minute limits
+/// (`shared_runners_minutes_limit`, `extra_...`) are GitLab EE's additions and not shown.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct UserSelf {
     #[serde(flatten)]
@@ -68,8 +69,6 @@ pub struct UserSelf {
     pub external: bool,
     pub private_profile: bool,
     pub commit_email: String,
-    pub shared_runners_minutes_limit: Option<i64>,
-    pub extra_shared_runners_minutes_limit: Option<i64>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -166,7 +165,6 @@ impl UserViews<'_> {
                 .map(|i| Identity {
                     provider: i.provider.clone(),
                     extern_uid: i.extern_uid.clone(),
-                    saml_provider_id: i.saml_provider_id,
                 })
                 .collect(),
             can_create_group: user.can_create_group,
@@ -175,8 +173,6 @@ impl UserViews<'_> {
             external: user.external,
             private_profile: user.private_profile,
             commit_email: user.email.clone(),
-            shared_runners_minutes_limit: user.shared_runners_minutes_limit,
-            extra_shared_runners_minutes_limit: user.extra_shared_runners_minutes_limit,
         }
     }
 
