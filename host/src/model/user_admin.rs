@@ -5,5 +5,4 @@ pub struct IdentityRow {
     pub user_id: i64,
     pub provider: String,
     pub extern_uid: String,
-    pub saml_provider_id: Option<i64>,
 }

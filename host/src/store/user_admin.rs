@@ -428,7 +428,7 @@ impl TenantDb {
 
     pub async fn identities_of(&self, user_ids: &[i64]) -> sqlx::Result<Vec<IdentityRow>> {
         self.rows_with_keys(
-            "SELECT user_id, provider, extern_uid, saml_provider_id FROM identities",
+            "SELECT user_id, provider, extern_uid FROM identities",
             "user_id",
             user_ids,
             " ORDER BY provider",

@@ -170,6 +170,7 @@ impl ProjectViews<'_> {
             emails_enabled: !setting(&settings, "emails_disabled")
                 .as_bool()
                 .unwrap_or(false),
+            compliance_frameworks: Vec::new(),
             warn_about_potentially_unwanted_characters: true,
             marked_for_deletion_at: marked_on.clone(),
             marked_for_deletion_on: marked_on,

@@ -91,6 +91,8 @@ pub struct ProjectFull {
     pub squash_commit_template: Option<String>,
     pub issue_branch_template: Option<String>,
     pub emails_enabled: bool,
+    /// Always empty: Trellis has no compliance frameworks, but the API's project lists the key.
+    pub compliance_frameworks: Vec<String>,
     pub warn_about_potentially_unwanted_characters: bool,
     pub marked_for_deletion_at: Option<String>,
     pub marked_for_deletion_on: Option<String>,
