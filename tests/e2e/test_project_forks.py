@@ -9,7 +9,6 @@ import secrets
 import subprocess
 from pathlib import Path
 
-import gitlab
 import pytest
 
 from conftest import PROJECT_NOT_FOUND, assert_json, make_user, other_tenant
