@@ -5,15 +5,13 @@ send yet, the set says so by name."""
 
 import pytest
 
-from conftest import assert_json, make_user
+from conftest import PUBLIC_FIELDS, SUMMARY_FIELDS, assert_json, make_user
 
-USER_BASIC = {"id", "username", "name", "state", "locked", "avatar_url", "web_url"}
+# `UserBasic`.
+USER_BASIC = SUMMARY_FIELDS
 # `User`; not yet sent (docs/compatibility.md, Users): followers, following, is_followed,
 # local_time.
-USER = USER_BASIC | {
-    "created_at", "bio", "location", "public_email", "skype", "linkedin", "twitter", "discord",
-    "website_url", "organization", "job_title", "pronouns", "bot", "work_information",
-}
+USER = PUBLIC_FIELDS
 USER_PUBLIC = USER | {
     "last_sign_in_at", "confirmed_at", "last_activity_on", "email", "theme_id",
     "color_scheme_id", "projects_limit", "current_sign_in_at", "identities", "can_create_group",
