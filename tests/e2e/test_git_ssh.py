@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 import subprocess
 import tarfile
@@ -210,6 +211,27 @@ def test_clone_push_and_fetch_over_both_url_forms(ssh, owner, home):
     assert (first / "later.txt").read_text() == "later\n"
     listed = ssh.git(key, "-c", "protocol.version=2", "ls-remote", ssh.ssh_url(path), cwd=first)
     assert f"refs/heads/{project.default_branch}" in listed.stdout
+
+
+def test_a_moved_project_is_served_at_its_old_path(ssh, owner, home):
+    """As GitLab's `Checks::ContainerMoved`: git keeps serving a renamed project's old path,
+    and a push there names the new SSH remote."""
+    user, gl, key, _ = owner
+    project = gl.projects.create({"name": "was" + secrets.token_hex(3),
+                                  "initialize_with_readme": True})
+    old_path = project.path_with_namespace
+    project.path = "now-" + secrets.token_hex(3)
+    project.save()
+    new_path = gl.projects.get(project.id).path_with_namespace
+    repo = workdir(home)
+    ssh.git(key, "clone", "-q", ssh.ssh_url(old_path), str(repo))
+    commit(ssh, key, repo, "moved.txt", "moved\n")
+    pushed = ssh.git(key, "push", "origin", "HEAD", cwd=repo)
+    assert f"Project '{old_path}' was moved to '{new_path}'." in pushed.stderr
+    # The host is the tenant's own (its base URL's), which the loopback listener does not know.
+    assert re.search(rf"git remote set-url origin ssh://git@[^/]+:{ssh.port}/{new_path}\.git",
+                     pushed.stderr), pushed.stderr
+    assert gl.projects.get(project.id).commits.list(get_all=False)[0].title == "add moved.txt"
 
 
 def test_unknown_keys_and_users_are_refused(ssh, home):
