@@ -30,7 +30,7 @@ use crate::settings::{SecretKey, SettingsCache};
 use crate::store::tenants::DEFAULT_TENANT_HOST;
 use crate::store::{self, Db, DbOptions};
 use crate::tenants::{self, RootCredentials, TenantRegistry};
-use crate::{api, auth, http};
+use crate::{auth, http, services};
 
 /// Runs the command the arguments name.
 pub fn main() -> anyhow::Result<()> {
@@ -231,7 +231,7 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));
     tokio::spawn(ratelimit::purge_loop(ctx.clone()));
-    tokio::spawn(api::project_deletion_loop(ctx.clone()));
+    tokio::spawn(services::project_deletion::sweep_loop(ctx.clone()));
     crate::webhooks::start(&ctx);
     crate::ssh::start(ctx.clone(), &config.ssh_listen).await?;
     let app = http::router(ctx);

@@ -1,9 +1,10 @@
 //! Stored files shared by avatars and project uploads: safe file names, content types by
 //! extension, and writing under `DATA_DIR/uploads/<tenant>/...`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::http::request::Api;
+use crate::services::projects;
 
 /// Image types by extension (what avatars accept and uploads embed with `![..](..)`).
 pub const IMAGE_TYPES: &[(&str, &str)] = &[
@@ -116,15 +117,7 @@ pub fn safe_filename(name: &str, fallback: &str) -> String {
 
 /// `DATA_DIR/uploads/<tenant>/<relative>`.
 pub fn directory(api: &Api, relative: &str) -> PathBuf {
-    directory_in(&api.ctx.config.storage.data_dir, api.tenant.id, relative)
-}
-
-/// `data_dir/uploads/<tenant>/<relative>`, for work outside a request.
-pub fn directory_in(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
-    data_dir
-        .join("uploads")
-        .join(tenant.to_string())
-        .join(relative)
+    projects::uploads_dir(&api.ctx.config.storage.data_dir, api.tenant.id, relative)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
+use crate::services::project_deletion;
 use crate::settings::keys;
 use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visibility_level};
 use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
@@ -614,7 +615,8 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .await?;
     groups.push(ctx.group.clone());
     let projects = api.db().delete_group(&ctx.group, actor).await?;
-    super::projects::delete::remove_files_of(&api, &projects).await;
+    project_deletion::remove_files_of(&api.ctx.config.storage.data_dir, api.tenant.id, &projects)
+        .await;
     for group in groups {
         if let Err(error) = avatar::remove(&api, avatar::GROUP, group.id).await {
             tracing::warn!(

@@ -18,7 +18,6 @@ mod projects;
 mod protected_branches;
 mod protected_tags;
 mod repository;
-pub use projects::delete::sweep_loop as project_deletion_loop;
 pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;

@@ -14,6 +14,7 @@ pub mod members;
 pub mod notes;
 pub mod notify;
 pub mod plugins;
+pub mod project_deletion;
 pub mod project_forks;
 pub mod project_placement;
 pub mod projects;

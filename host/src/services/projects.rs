@@ -3,7 +3,7 @@
 //! is open: on SQLite a transaction holds the one writer connection, so every tenant's writes
 //! would wait behind `git`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Refusal;
 use super::protected_branches::{DefaultBranchProtection, protect_default_branch};
@@ -14,6 +14,14 @@ use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
 use crate::model::users::UserRow;
 use crate::store::projects::ProjectChanges;
 use crate::store::{self, TenantDb};
+
+/// `DATA_DIR/uploads/<tenant>/<relative>`: where a tenant's uploaded files live.
+pub fn uploads_dir(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
+    data_dir
+        .join("uploads")
+        .join(tenant.to_string())
+        .join(relative)
+}
 
 /// The unique indexes a project write can run into, each as `(table, column, field)` with the
 /// field GitLab reports as "has already been taken".

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::fields::{Fields, Mode, check_visibility_allowed, default_visibility, restricted};
+use super::mirror;
 use super::reload;
-use super::{delete, mirror};
 use crate::access_level::AccessLevel;
 use crate::api::access;
 use crate::api::users::avatar::{self, AvatarChange};
@@ -21,6 +21,7 @@ use crate::model::project_names::{
 };
 use crate::model::projects::DEFAULT_BRANCH;
 use crate::model::users::UserRow;
+use crate::services::project_deletion;
 use crate::services::project_placement::{self as placement, Creator, NewPlacement};
 use crate::services::projects::{self, NewProject};
 use crate::services::protected_branches::DefaultBranchProtection;
@@ -107,7 +108,7 @@ async fn create_as(
     if let AvatarChange::Set(file, name) = &avatar
         && let Err(error) = avatar::store(api, avatar::PROJECT, project.id, file, name).await
     {
-        delete::purge(api.db(), data_dir, project.id, Some(api.user()?.user.id)).await?;
+        project_deletion::purge(api.db(), data_dir, project.id, Some(api.user()?.user.id)).await?;
         return Err(error);
     }
     let import = match import_url {

@@ -15,6 +15,7 @@ use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::now_ms;
 use crate::services::notify;
+use crate::services::project_deletion;
 use crate::services::users::{self, FirstPassword, NewAccount};
 use crate::store::user_admin::UserChanges;
 
@@ -178,7 +179,8 @@ pub async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     let user = user_by_id(&api, &id).await?;
     let projects = users::delete(api.db(), &user, hard_delete, admin_id).await?;
     // Files go only once the rows are gone for good.
-    crate::api::projects::delete::remove_files_of(&api, &projects).await;
+    project_deletion::remove_files_of(&api.ctx.config.storage.data_dir, api.tenant.id, &projects)
+        .await;
     avatar::remove(&api, avatar::USER, user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
