@@ -52,3 +52,22 @@ pub async fn group(api: &Api, key: &str) -> ApiResult<GroupCtx> {
 pub async fn refused_projects(api: &Api) -> ApiResult<Vec<i64>> {
     Ok(policy::refused_projects(&api.scope()).await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::path_with_id;
+
+    #[test]
+    fn the_segment_naming_the_project_becomes_its_id() {
+        assert_eq!(
+            path_with_id("/api/v4/projects/grp%2Fold/issues", "grp/old", 7).as_deref(),
+            Some("/api/v4/projects/7/issues")
+        );
+        // Lower-case escapes, and a path named in a query parameter instead.
+        assert_eq!(
+            path_with_id("/api/v4/projects/grp%2fold", "grp/old", 7).as_deref(),
+            Some("/api/v4/projects/7")
+        );
+        assert_eq!(path_with_id("/api/v4/search", "grp/old", 7), None);
+    }
+}
