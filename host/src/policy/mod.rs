@@ -3,6 +3,7 @@
 //! any transport's request. Refusals are [`Refusal`]s; each transport renders its own answer.
 
 pub mod groups;
+pub mod issues;
 pub mod projects;
 
 use crate::auth::Caller;

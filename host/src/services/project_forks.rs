@@ -195,6 +195,12 @@ pub async fn copy(
         anyhow::Ok(())
     }
     .await;
+    // Deleted while git copied (with its group or owner, say): the deletion removed the
+    // repository before git finished writing into it, so what git wrote is removed here.
+    if db.project_by_id(fork.id).await?.is_none() {
+        projects::remove_repositories(data_dir, db.tenant_id(), fork.id).await;
+        return Ok(());
+    }
     match copied {
         Ok(()) => db.set_import_status(fork.id, "finished", None).await?,
         Err(error) => {

@@ -24,7 +24,6 @@ use crate::http::routes::Router;
 use axum::routing::{get, post};
 
 use super::access::{self, ProjectCtx};
-use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
@@ -32,6 +31,8 @@ use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::users::UserRow;
+use crate::policy;
+pub use crate::policy::issues::{IssueCtx, is_owner, is_reporter, issues_readable};
 use crate::services::issues::Created;
 use crate::settings::keys;
 use crate::views::issue::{AwardView, IssueBatch, IssueShape, IssueViews, NoteView, TimeStats};
@@ -191,25 +192,6 @@ pub fn router() -> Router<ApiContext> {
         .doc(Method::GET, Doc::new().answers::<TimeStats>())
 }
 
-/// Whether the caller may read the project's issues at all (the issues feature's level).
-pub fn issues_readable(ctx: &ProjectCtx) -> bool {
-    match ctx.project.issues_access_level.as_str() {
-        "disabled" => false,
-        "private" => ctx.admin || ctx.level() >= AccessLevel::Guest,
-        _ => true,
-    }
-}
-
-/// Reporter access or above: sets labels, milestones, assignees; sees confidential issues.
-pub fn is_reporter(ctx: &ProjectCtx) -> bool {
-    ctx.admin || ctx.level() >= AccessLevel::Reporter
-}
-
-/// Administrators and project owners: may set `iid`, `created_at`, `updated_at`; may delete.
-pub fn is_owner(ctx: &ProjectCtx) -> bool {
-    ctx.admin || ctx.level() >= AccessLevel::Owner
-}
-
 /// The path parts of a project the request already loaded, as issue views and references use.
 pub fn project_ref(ctx: &ProjectCtx) -> ProjectRef {
     ProjectRef {
@@ -218,29 +200,6 @@ pub fn project_ref(ctx: &ProjectCtx) -> ProjectRef {
         path: ctx.project.path.clone(),
         namespace_full_path: ctx.namespace.full_path.clone(),
         namespace_full_name: ctx.namespace.full_name.clone(),
-    }
-}
-
-/// One issue the caller may read, with its project.
-pub struct IssueCtx {
-    pub project: ProjectCtx,
-    pub issue: IssueRow,
-    /// Its assignees, in order.
-    pub assignees: Vec<UserRow>,
-}
-
-impl IssueCtx {
-    pub fn assignee_ids(&self) -> Vec<i64> {
-        self.assignees.iter().map(|u| u.id).collect()
-    }
-
-    fn caller_is(&self, api: &Api, user_id: i64) -> bool {
-        api.caller.as_ref().is_some_and(|c| c.user.id == user_id)
-    }
-
-    pub fn is_author_or_assignee(&self, api: &Api) -> bool {
-        self.caller_is(api, self.issue.author_id)
-            || self.assignees.iter().any(|u| self.caller_is(api, u.id))
     }
 }
 
@@ -256,28 +215,7 @@ fn parse_iid(iid: &str) -> ApiResult<i64> {
 pub async fn load(api: &Api, id: &str, iid: &str) -> ApiResult<IssueCtx> {
     let iid = parse_iid(iid)?;
     let project = access::project(api, id).await?;
-    let issue = api
-        .db()
-        .issue_by_iid(project.project.id, iid)
-        .await?
-        .filter(|_| issues_readable(&project))
-        .ok_or(ApiError::NotFound("Issue"))?;
-    let assignees = api
-        .db()
-        .assignees_of_issues(&[issue.id])
-        .await?
-        .into_iter()
-        .map(|a| a.user)
-        .collect();
-    let ctx = IssueCtx {
-        project,
-        issue,
-        assignees,
-    };
-    if ctx.issue.confidential && !is_reporter(&ctx.project) && !ctx.is_author_or_assignee(api) {
-        return Err(ApiError::NotFound("Issue"));
-    }
-    Ok(ctx)
+    Ok(policy::issues::issue(&api.scope(), project, iid).await?)
 }
 
 pub fn views(api: &Api) -> IssueViews<'_> {
