@@ -295,6 +295,9 @@ def test_a_group_default_branch_names_new_projects_below_it(server, gl):
     assert assert_json(r, 200)["default_branch"] == "develop"
     assert gl.projects.create({"name": "d", "namespace_id": sub.id}).default_branch == "develop"
 
+    r = server.request("PUT", f"/groups/{sub.id}", token=server.root_token,
+                       json={"default_branch": ["develop"]})
+    assert_json(r, 400, {"error": "default_branch is invalid"})
     # Blank clears it; then the instance's setting, then `main`, apply.
     top.default_branch = ""
     top.save()

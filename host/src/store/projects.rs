@@ -471,9 +471,12 @@ impl TenantDb {
             return Ok(None);
         };
         let now = now_ms();
-        let moves = changes.get("path_lower").is_some() || changes.get("namespace_id").is_some();
+        // A new name sets the path too; only a path that changes (beyond its case) moves.
+        let moves = changes.get("namespace_id").is_some()
+            || changes
+                .text("path_lower")
+                .is_some_and(|path| path != before.path.to_lowercase());
         if moves {
-            // Recorded before the change, which releases it again if the path stays.
             redirects::record_project_move(&mut tx, self.tenant_id(), id).await?;
         }
         let mut sql = Sql::new("UPDATE projects SET updated_at = ");

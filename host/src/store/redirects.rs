@@ -2,25 +2,38 @@
 //! records the paths it leaves in the move's own transaction; a project or namespace that
 //! takes a path again releases it, and a deleted project's paths go with it.
 
+use super::sql::{Arg, Sql};
 use super::{TenantDb, now_ms};
 
 type Tx<'t> = sqlx::Transaction<'t, sqlx::Any>;
 
-/// The project's full path as the transaction sees it.
-async fn project_full_path(
+/// Records the current path of each project `filter` (on `p`, the project, and `n`, its
+/// namespace; `$3` is `value`) selects, which a move is about to leave. The WHERE clause also
+/// keeps SQLite from reading ON CONFLICT as part of the join.
+async fn record_moves(
     tx: &mut Tx<'_>,
     tenant_id: i64,
-    project_id: i64,
-) -> sqlx::Result<String> {
-    sqlx::query_scalar(
-        "SELECT n.full_path || '/' || p.path FROM projects p \
-         JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
-         WHERE p.tenant_id = $1 AND p.id = $2",
-    )
-    .bind(tenant_id)
-    .bind(project_id)
-    .fetch_one(&mut **tx)
-    .await
+    filter: &'static str,
+    value: impl Into<Arg>,
+) -> sqlx::Result<()> {
+    let mut sql = Sql::new(
+        "INSERT INTO redirect_routes (tenant_id, path_lower, project_id, created_at) \
+         SELECT p.tenant_id, n.full_path_lower || '/' || p.path_lower, p.id, ",
+    );
+    sql.bind(now_ms())
+        .push(
+            " FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+             WHERE p.tenant_id = ",
+        )
+        .bind(tenant_id)
+        .push(" AND ")
+        .push(filter)
+        .bind(value.into())
+        .push(
+            " ON CONFLICT (tenant_id, path_lower) DO UPDATE SET project_id = excluded.project_id, \
+             created_at = excluded.created_at",
+        );
+    sql.query().execute(&mut **tx).await.map(|_| ())
 }
 
 /// Records the project's current path, which a move is about to leave.
@@ -29,30 +42,7 @@ pub(super) async fn record_project_move(
     tenant_id: i64,
     project_id: i64,
 ) -> sqlx::Result<()> {
-    let old_full_path = project_full_path(tx, tenant_id, project_id).await?;
-    sqlx::query(
-        "INSERT INTO redirect_routes (tenant_id, path_lower, project_id, created_at) \
-         VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (tenant_id, path_lower) DO UPDATE SET project_id = excluded.project_id, \
-         created_at = excluded.created_at",
-    )
-    .bind(tenant_id)
-    .bind(old_full_path.to_lowercase())
-    .bind(project_id)
-    .bind(now_ms())
-    .execute(&mut **tx)
-    .await
-    .map(|_| ())
-}
-
-/// Releases the path the project now has (after its creation or a move).
-pub(super) async fn release_project_path(
-    tx: &mut Tx<'_>,
-    tenant_id: i64,
-    project_id: i64,
-) -> sqlx::Result<()> {
-    let full_path = project_full_path(tx, tenant_id, project_id).await?;
-    release_path(tx, tenant_id, &full_path).await
+    record_moves(tx, tenant_id, "p.id = ", project_id).await
 }
 
 /// Records the current paths of every project in the namespace whose traversal is
@@ -62,21 +52,25 @@ pub(super) async fn record_subtree_move(
     tenant_id: i64,
     traversal: &str,
 ) -> sqlx::Result<()> {
-    // The WHERE clause also keeps SQLite from reading ON CONFLICT as part of the join.
-    sqlx::query(
-        "INSERT INTO redirect_routes (tenant_id, path_lower, project_id, created_at) \
-         SELECT p.tenant_id, n.full_path_lower || '/' || p.path_lower, p.id, $1 \
-         FROM projects p JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
-         WHERE p.tenant_id = $2 AND n.traversal LIKE $3 \
-         ON CONFLICT (tenant_id, path_lower) DO UPDATE SET project_id = excluded.project_id, \
-         created_at = excluded.created_at",
+    record_moves(tx, tenant_id, "n.traversal LIKE ", format!("{traversal}%")).await
+}
+
+/// Releases the path the project now has (after its creation or a move).
+pub(super) async fn release_project_path(
+    tx: &mut Tx<'_>,
+    tenant_id: i64,
+    project_id: i64,
+) -> sqlx::Result<()> {
+    let full_path: String = sqlx::query_scalar(
+        "SELECT n.full_path_lower || '/' || p.path_lower FROM projects p \
+         JOIN namespaces n ON n.tenant_id = p.tenant_id AND n.id = p.namespace_id \
+         WHERE p.tenant_id = $1 AND p.id = $2",
     )
-    .bind(now_ms())
     .bind(tenant_id)
-    .bind(format!("{traversal}%"))
-    .execute(&mut **tx)
-    .await
-    .map(|_| ())
+    .bind(project_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    release_path(tx, tenant_id, &full_path).await
 }
 
 /// Releases `full_path` and every path below it, now that a project or namespace is there.
