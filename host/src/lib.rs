@@ -7,14 +7,12 @@
 //! (`git`) is ordered by `services`, between `api` and `store`. `auth` finds the caller,
 //! `tenants` the instance, `settings` its policy.
 
-pub(crate) mod access_level;
 pub(crate) mod api;
 pub(crate) mod auth;
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod connection_caps;
 pub(crate) mod context;
-pub(crate) mod events;
 /// The git layer, a crate of its own that knows nothing of the server.
 pub(crate) use trellis_git as git;
 pub(crate) mod git_access;
@@ -23,7 +21,6 @@ pub(crate) mod git_http;
 pub(crate) mod http;
 pub(crate) mod keys;
 pub(crate) mod mail;
-pub(crate) mod model;
 pub(crate) mod outbound;
 pub(crate) mod plugins;
 pub(crate) mod policy;
@@ -32,7 +29,9 @@ pub(crate) mod request_origin;
 pub(crate) mod services;
 pub(crate) mod settings;
 pub(crate) mod ssh;
-pub(crate) mod store;
+/// The store (SQL, rows, migrations, domain events, access levels), a crate of its own.
+pub(crate) use trellis_store as store;
+pub(crate) use trellis_store::{access_level, events, model};
 pub(crate) mod tenants;
 #[cfg(test)]
 mod test_support;

@@ -271,11 +271,9 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
             priority,
         )
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => {
-                ApiError::Conflict("Label already exists".into())
-            }
-            _ => ApiError::from(e),
+        .map_err(|e| match e.is_conflict() {
+            true => ApiError::Conflict("Label already exists".into()),
+            false => ApiError::from(e),
         })?;
     Ok((
         StatusCode::CREATED,

@@ -78,7 +78,7 @@ impl From<OauthTokenWithUser> for KnownToken {
 }
 
 /// A personal (or impersonation) token by digest, else an OAuth access token.
-async fn load(db: &TenantDb, digest: &str) -> sqlx::Result<Option<Arc<KnownToken>>> {
+async fn load(db: &TenantDb, digest: &str) -> crate::store::Result<Option<Arc<KnownToken>>> {
     if let Some(row) = db.token_with_user(digest).await? {
         return Ok(Some(Arc::new(row.into())));
     }
@@ -115,7 +115,7 @@ impl TokenCache {
         &self,
         db: &TenantDb,
         digest: &str,
-    ) -> sqlx::Result<Option<Arc<KnownToken>>> {
+    ) -> crate::store::Result<Option<Arc<KnownToken>>> {
         if self.ttl.is_zero() {
             return load(db, digest).await;
         }

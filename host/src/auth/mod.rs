@@ -78,7 +78,7 @@ impl Caller {
     /// external authorization need them on every request, so the token's owner's are read once
     /// per cache entry (any write drops it, as for the user row itself); a sudo target's are
     /// read each time.
-    pub async fn identities(&self, db: &TenantDb) -> sqlx::Result<Arc<[IdentityRow]>> {
+    pub async fn identities(&self, db: &TenantDb) -> crate::store::Result<Arc<[IdentityRow]>> {
         let own = self.sudo_by.is_none();
         if own && let Some(cached) = self.token.owner_identities.get() {
             return Ok(cached.clone());
@@ -237,7 +237,7 @@ pub async fn token_owner(
     tokens: &cache::TokenCache,
     headers: &HeaderMap,
     params: &Params,
-) -> sqlx::Result<Option<i64>> {
+) -> crate::store::Result<Option<i64>> {
     let Ok(Some(secret)) = presented_secret(headers, params) else {
         return Ok(None);
     };

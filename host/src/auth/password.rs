@@ -31,7 +31,11 @@ async fn verify(password: &str, digest: Option<String>) -> bool {
 /// locked account alike, after the same bcrypt work for each: the answer must not tell which
 /// accounts exist (as Devise's paranoid mode, which gives a locked account the message of a
 /// wrong password). Account states (blocked, deactivated) are the caller's to judge.
-pub async fn check(db: &TenantDb, login: &str, password: &str) -> sqlx::Result<Option<UserRow>> {
+pub async fn check(
+    db: &TenantDb,
+    login: &str,
+    password: &str,
+) -> crate::store::Result<Option<UserRow>> {
     let Some(user) = db.sign_in_candidate(login).await? else {
         verify(password, None).await;
         return Ok(None);

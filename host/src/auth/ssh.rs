@@ -24,7 +24,7 @@ pub async fn find_for_ssh_key(
     settings: &Settings,
     fingerprint_sha256: &str,
     now_ms: i64,
-) -> sqlx::Result<Option<KeyCaller>> {
+) -> crate::store::Result<Option<KeyCaller>> {
     let Some(key) = db.ssh_key_by_fingerprint(fingerprint_sha256).await? else {
         return Ok(None);
     };

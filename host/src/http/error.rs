@@ -167,12 +167,6 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<sqlx::Error> for ApiError {
-    fn from(error: sqlx::Error) -> Self {
-        Self::Internal(error.into())
-    }
-}
-
 impl From<store::Error> for ApiError {
     fn from(error: store::Error) -> Self {
         Self::Internal(error.into())
@@ -234,19 +228,15 @@ pub trait OnConstraint<T> {
     fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T>;
 }
 
-/// For store calls returning [`store::Error`] and those still returning `sqlx::Error`.
-impl<T, E: Into<store::Error>> OnConstraint<T> for Result<T, E> {
+impl<T> OnConstraint<T> for store::Result<T> {
     fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T> {
         self.on_constraints(&[(table, column, field)])
     }
 
     fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T> {
-        self.map_err(|error| {
-            let error = error.into();
-            match error.conflict_label(indexes) {
-                Some(field) => ApiError::field(field, "has already been taken"),
-                None => ApiError::from(error),
-            }
+        self.map_err(|error| match error.conflict_label(indexes) {
+            Some(field) => ApiError::field(field, "has already been taken"),
+            None => ApiError::from(error),
         })
     }
 }

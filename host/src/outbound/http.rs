@@ -72,6 +72,12 @@ pub struct Grant {
 }
 
 impl Grant {
+    /// The grant a binding's stored column holds, if any (a JSON array of origins).
+    pub fn of_column(column: Option<&str>) -> Option<Grant> {
+        let value = serde_json::from_str(column?).ok()?;
+        Grant::from_json(&value).ok()
+    }
+
     /// Parses the API parameter / stored column: an array of origin strings.
     pub fn from_json(value: &Value) -> Result<Grant, String> {
         let items = value

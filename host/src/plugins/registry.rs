@@ -239,7 +239,7 @@ impl Plugins {
                 fuel: row.fuel.map(|f| f.max(1) as u64),
                 memory_bytes: (row.memory_bytes.max(1 << 20) as u64).min(self.maxima.memory_bytes),
             },
-            outbound: row.outbound_grant().map(Arc::new),
+            outbound: Grant::of_column(row.outbound_http.as_deref()).map(Arc::new),
         }
     }
 

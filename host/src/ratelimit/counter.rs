@@ -141,7 +141,11 @@ impl Counters {
     }
 
     /// Adds one to every counter in `hits`; the new counts, in order.
-    pub async fn count(&self, db: &TenantDb, hits: &[CounterHit]) -> sqlx::Result<Vec<i64>> {
+    pub async fn count(
+        &self,
+        db: &TenantDb,
+        hits: &[CounterHit],
+    ) -> crate::store::Result<Vec<i64>> {
         match self {
             Counters::Memory(memory) => Ok(hits
                 .iter()
@@ -152,7 +156,7 @@ impl Counters {
     }
 
     /// Bans `key` until `until` (Unix seconds), whatever its counts.
-    pub async fn ban(&self, db: &TenantDb, key: &str, until: i64) -> sqlx::Result<()> {
+    pub async fn ban(&self, db: &TenantDb, key: &str, until: i64) -> crate::store::Result<()> {
         match self {
             Counters::Memory(memory) => {
                 memory.ban(db.tenant_id(), key, until);
@@ -163,7 +167,7 @@ impl Counters {
     }
 
     /// Whether `key` is banned at `now`.
-    pub async fn banned(&self, db: &TenantDb, key: &str, now: i64) -> sqlx::Result<bool> {
+    pub async fn banned(&self, db: &TenantDb, key: &str, now: i64) -> crate::store::Result<bool> {
         match self {
             Counters::Memory(memory) => Ok(memory.banned(db.tenant_id(), key, now)),
             Counters::Database => db.rate_limit_key_banned(key, now).await,
@@ -171,7 +175,7 @@ impl Counters {
     }
 
     /// Forgets finished windows (in the database: those of every process).
-    pub async fn purge(&self, db: &Db, now: i64) -> sqlx::Result<u64> {
+    pub async fn purge(&self, db: &Db, now: i64) -> crate::store::Result<u64> {
         match self {
             Counters::Memory(memory) => Ok(memory.purge(now) as u64),
             Counters::Database => db.purge_rate_limits(now).await,

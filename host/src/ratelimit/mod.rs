@@ -66,7 +66,7 @@ impl Limiter {
         })
     }
 
-    pub async fn purge(&self, db: &Db) -> sqlx::Result<u64> {
+    pub async fn purge(&self, db: &Db) -> crate::store::Result<u64> {
         self.counters.purge(db, unix_now()).await
     }
 }
@@ -80,7 +80,7 @@ const GIT_AUTH_BAN_TIME: i64 = 3600;
 
 impl Limiter {
     /// Whether git over HTTP is refused to `ip` for its failed authentications.
-    pub async fn git_auth_banned(&self, db: &TenantDb, ip: IpAddr) -> sqlx::Result<bool> {
+    pub async fn git_auth_banned(&self, db: &TenantDb, ip: IpAddr) -> crate::store::Result<bool> {
         self.counters
             .banned(db, &format!("git_basic_auth:ban:{ip}"), unix_now())
             .await
@@ -88,7 +88,7 @@ impl Limiter {
 
     /// Counts a failed git Basic authentication from `ip`; the one that reaches the limit
     /// within the window bans the address.
-    pub async fn git_auth_failed(&self, db: &TenantDb, ip: IpAddr) -> sqlx::Result<()> {
+    pub async fn git_auth_failed(&self, db: &TenantDb, ip: IpAddr) -> crate::store::Result<()> {
         let now = unix_now();
         let window = Window::at(now, GIT_AUTH_FIND_TIME);
         let hit = CounterHit {

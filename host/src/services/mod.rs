@@ -88,12 +88,6 @@ impl Refusal {
     }
 }
 
-impl From<sqlx::Error> for Refusal {
-    fn from(error: sqlx::Error) -> Self {
-        Refusal::Store(error.into())
-    }
-}
-
 /// A unique index's refusal of a row as GitLab's "has already been taken" on `field`; any
 /// other failure stays the store's.
 fn taken(

@@ -44,8 +44,8 @@ pub enum Error {
     Internal(#[from] anyhow::Error),
 }
 
-impl From<sqlx::Error> for Error {
-    fn from(error: sqlx::Error) -> Self {
+impl From<crate::store::Error> for Error {
+    fn from(error: crate::store::Error) -> Self {
         Error::Internal(error.into())
     }
 }

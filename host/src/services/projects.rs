@@ -86,7 +86,7 @@ async fn creator_membership(
     db: &TenantDb,
     namespace_id: i64,
     creator_id: i64,
-) -> sqlx::Result<Option<AccessLevel>> {
+) -> crate::store::Result<Option<AccessLevel>> {
     let Some(namespace) = db.namespace_by_id(namespace_id).await? else {
         return Ok(Some(AccessLevel::Owner));
     };

@@ -110,7 +110,7 @@ impl SettingsCache {
         }
     }
 
-    pub async fn get(&self, db: &TenantDb) -> sqlx::Result<Arc<Settings>> {
+    pub async fn get(&self, db: &TenantDb) -> crate::store::Result<Arc<Settings>> {
         let tenant = db.tenant_id();
         if let Some((loaded, settings)) = self.entries.lock().expect("settings cache").get(&tenant)
             && loaded.elapsed() < self.ttl

@@ -166,7 +166,7 @@ struct Listing {
 }
 
 impl Listing {
-    async fn load(web: &Web, session: &Session) -> sqlx::Result<Listing> {
+    async fn load(web: &Web, session: &Session) -> crate::store::Result<Listing> {
         let db = &web.tenant.db;
         Ok(Listing {
             own: db.applications_of(Some(session.user.id)).await?,

@@ -177,8 +177,8 @@ impl WebError {
     }
 }
 
-impl From<sqlx::Error> for WebError {
-    fn from(error: sqlx::Error) -> Self {
+impl From<crate::store::Error> for WebError {
+    fn from(error: crate::store::Error) -> Self {
         tracing::error!(error = %error, "page failed");
         WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.")
     }

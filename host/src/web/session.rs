@@ -41,7 +41,7 @@ fn csrf_for(kind: &str, cookie_value: &str) -> String {
 }
 
 impl Session {
-    pub async fn load(db: &TenantDb, headers: &HeaderMap) -> sqlx::Result<Option<Session>> {
+    pub async fn load(db: &TenantDb, headers: &HeaderMap) -> crate::store::Result<Option<Session>> {
         let Some(value) = cookie(headers, SESSION_COOKIE) else {
             return Ok(None);
         };

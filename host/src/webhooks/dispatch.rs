@@ -53,7 +53,7 @@ pub async fn run(ctx: ApiContext) {
         let tenants = match ctx.db.tenants_with_undispatched_events().await {
             Ok(tenants) => tenants,
             // The process is shutting down: what is left waits in the outbox for the next start.
-            Err(sqlx::Error::PoolClosed) => return,
+            Err(error) if error.is_pool_closed() => return,
             Err(error) => {
                 tracing::warn!(%error, "could not read the outbox");
                 continue;

@@ -245,8 +245,8 @@ pub struct BatchRows {
 async fn once<T: Clone>(
     map: &Mutex<HashMap<i64, T>>,
     id: i64,
-    load: impl Future<Output = sqlx::Result<T>>,
-) -> sqlx::Result<T> {
+    load: impl Future<Output = crate::store::Result<T>>,
+) -> crate::store::Result<T> {
     if let Some(row) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return Ok(row.clone());
     }
@@ -266,19 +266,19 @@ pub struct Loader<'a> {
 }
 
 impl Loader<'_> {
-    async fn user(&self, id: i64) -> sqlx::Result<Option<UserRow>> {
+    async fn user(&self, id: i64) -> crate::store::Result<Option<UserRow>> {
         once(&self.rows.users, id, self.db.user_by_id(id)).await
     }
 
-    async fn project(&self, id: i64) -> sqlx::Result<Option<ProjectRow>> {
+    async fn project(&self, id: i64) -> crate::store::Result<Option<ProjectRow>> {
         once(&self.rows.projects, id, self.db.project_by_id(id)).await
     }
 
-    async fn namespace(&self, id: i64) -> sqlx::Result<Option<NamespaceRow>> {
+    async fn namespace(&self, id: i64) -> crate::store::Result<Option<NamespaceRow>> {
         once(&self.rows.namespaces, id, self.db.namespace_by_id(id)).await
     }
 
-    async fn labels(&self, project_id: i64) -> sqlx::Result<Vec<LabelRow>> {
+    async fn labels(&self, project_id: i64) -> crate::store::Result<Vec<LabelRow>> {
         once(
             &self.rows.labels,
             project_id,
@@ -304,7 +304,7 @@ impl Loader<'_> {
         event: &EventRow,
         recorded: &Value,
         candidate: &Candidate,
-    ) -> sqlx::Result<Option<Value>> {
+    ) -> crate::store::Result<Option<Value>> {
         let after = &recorded["after"];
         let before = &recorded["before"];
         let urls = self.urls();
@@ -465,7 +465,7 @@ impl Loader<'_> {
         event: &EventRow,
         before: &Value,
         after: &Value,
-    ) -> sqlx::Result<Option<Value>> {
+    ) -> crate::store::Result<Option<Value>> {
         let current = if after.is_null() { before } else { after };
         let times = |object: &Value| {
             json!({

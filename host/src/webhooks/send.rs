@@ -334,7 +334,7 @@ pub async fn finish(
     db: &TenantDb,
     attempt: &Attempt,
     delivery: Option<&DeliveryRow>,
-) -> sqlx::Result<Option<DeliveryState>> {
+) -> crate::store::Result<Option<DeliveryState>> {
     let Some(log) = attempt.log() else {
         return Ok(None);
     };
@@ -374,7 +374,7 @@ pub async fn run(ctx: ApiContext) {
                     }
                 }
                 // The process is shutting down: leases left behind expire and are sent again.
-                Err(sqlx::Error::PoolClosed) => return,
+                Err(error) if error.is_pool_closed() => return,
                 Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
             }
         }
@@ -428,7 +428,7 @@ async fn deliver(ctx: ApiContext, delivery: DeliveryRow, _permit: OwnedSemaphore
             .await
         {
             Ok(claimed) => next = claimed,
-            Err(sqlx::Error::PoolClosed) => {}
+            Err(error) if error.is_pool_closed() => {}
             Err(error) => tracing::warn!(%error, "could not claim webhook deliveries"),
         }
     }

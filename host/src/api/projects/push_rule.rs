@@ -135,18 +135,14 @@ pub async fn create_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Res
     }
     let mut rule = PushRuleRow::defaults(ctx.project.id);
     apply_push_rule_params(&api.params, &mut rule)?;
-    let row = api
-        .db()
-        .insert_push_rule(&rule)
-        .await
-        .map_err(|error| match &error {
-            sqlx::Error::Database(db)
-                if matches!(db.kind(), sqlx::error::ErrorKind::UniqueViolation) =>
-            {
-                push_rule_exists()
-            }
-            _ => ApiError::from(error),
-        })?;
+    let row =
+        api.db()
+            .insert_push_rule(&rule)
+            .await
+            .map_err(|error| match error.is_conflict() {
+                true => push_rule_exists(),
+                false => ApiError::from(error),
+            })?;
     Ok(created(views::hook::push_rule(&row)))
 }
 

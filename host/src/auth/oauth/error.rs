@@ -126,8 +126,8 @@ impl OAuthError {
 
 pub type OAuthResult<T> = Result<T, OAuthError>;
 
-impl From<sqlx::Error> for OAuthError {
-    fn from(error: sqlx::Error) -> Self {
+impl From<crate::store::Error> for OAuthError {
+    fn from(error: crate::store::Error) -> Self {
         tracing::error!(error = %error, "oauth request failed");
         Self::new(Kind::ServerError)
     }

@@ -79,7 +79,7 @@ pub async fn create(
     db: &TenantDb,
     owner_id: Option<i64>,
     fields: &ApplicationFields<'_>,
-) -> sqlx::Result<(ApplicationRow, String)> {
+) -> crate::store::Result<(ApplicationRow, String)> {
     let (secret, digest) = new_secret();
     let row = db
         .insert_application(owner_id, &random_hex(), &digest, fields)

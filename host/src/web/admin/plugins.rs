@@ -356,8 +356,7 @@ impl BindForm {
                 timeout_ms: b.timeout_ms.to_string(),
                 fuel: b.fuel.map(|f| f.to_string()).unwrap_or_default(),
                 memory_bytes: b.memory_bytes.to_string(),
-                outbound_http: b
-                    .outbound_grant()
+                outbound_http: crate::outbound::http::Grant::of_column(b.outbound_http.as_deref())
                     .map(|g| {
                         g.to_json()
                             .as_array()
