@@ -2,9 +2,6 @@
 //! system hook (`POST|PUT /hooks`), and how it applies to the stored row: both take the same
 //! URL, toggles, formatter and token; project hooks add the push branch filter.
 
-use axum::http::StatusCode;
-use serde_json::json;
-
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParamsIn, Params};
 use crate::http::request::Api;
@@ -105,12 +102,7 @@ has_shared!(HookRow, SystemHookRow);
 /// "Invalid url given"; a host that does not resolve (yet) passes, since delivery checks
 /// again.
 pub async fn check_url(policy: &AddressPolicy, url: &str) -> ApiResult<()> {
-    let invalid = || {
-        ApiError::Custom(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({ "message": "Invalid url given" }),
-        )
-    };
+    let invalid = || ApiError::Unprocessable("Invalid url given".into());
     let parsed = url::Url::parse(url.trim()).map_err(|_| invalid())?;
     policy
         .check(&parsed, &["http", "https"], Unresolved::Allow)

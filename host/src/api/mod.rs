@@ -18,7 +18,6 @@ mod projects;
 mod protected_branches;
 mod protected_tags;
 mod repository;
-pub mod spam;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
 mod system_hooks;

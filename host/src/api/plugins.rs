@@ -22,6 +22,7 @@ use crate::outbound::http::Grant;
 use crate::plugins::spam::SpammableKind;
 use crate::plugins::{FailurePolicy, Hook};
 use crate::services::plugins::{self as service, Bind, Choice, Error, Trial, Upload};
+use crate::services::spam;
 use crate::settings::keys;
 use crate::views;
 use crate::views::plugin::{PluginHookView, PluginView, SpamTestView};
@@ -293,10 +294,14 @@ async fn test_spam_check(api: Api) -> ApiResult<Json<SpamTestView>> {
     {
         return Err(ApiError::NotFound("Hook binding"));
     }
-    let subject = super::spam::subject(
-        &api,
+    let origin = spam::Origin {
+        ip: api.client_ip,
+        user_agent: api.user_agent.as_deref(),
+    };
+    let subject = spam::subject(
+        &origin,
         &author,
-        &super::spam::Spammable {
+        &spam::Spammable {
             kind: SpammableKind::Issue,
             noteable_type: "Issue",
             title: &input.title,

@@ -250,10 +250,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = maintained(&api, &id).await?;
     let input: CreateProtectedBranch = api.input()?;
     if input.name.trim().is_empty() {
-        return Err(ApiError::Custom(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({ "message": ["Name can't be blank"] }),
-        ));
+        return Err(ApiError::Unprocessable(json!(["Name can't be blank"])));
     }
     let exists = || ApiError::Conflict(format!("Protected branch '{}' already exists", input.name));
     if api

@@ -132,12 +132,7 @@ pub async fn show(
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = maintained(&api, &id).await?;
     let input: CreateProtectedTag = api.input()?;
-    let refused = |message: &str| {
-        ApiError::Custom(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({ "message": [message] }),
-        )
-    };
+    let refused = |message: &str| ApiError::Unprocessable(json!([message]));
     if input.name.trim().is_empty() {
         return Err(refused("Name can't be blank"));
     }

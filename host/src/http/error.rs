@@ -54,9 +54,39 @@ pub enum ApiError {
     NotModified,
     #[error("payload too large")]
     PayloadTooLarge,
-    /// A rare status and body that no other variant describes.
-    #[error("{0}: {1}")]
-    Custom(StatusCode, Value),
+    /// GitLab's `render_api_error!(message, 400)`: the message alone.
+    #[error("rejected: {0}")]
+    Rejected(String),
+    /// 405 with GitLab's message (deleting the default branch).
+    #[error("not allowed: {0}")]
+    NotAllowed(String),
+    /// 405 from the pagination rules, as Grape's `error!`: `{"error": ...}`.
+    #[error("pagination: {0}")]
+    PaginationRefused(String),
+    /// 422 with GitLab's message, a string or a list of them: `{"message": ...}`.
+    #[error("unprocessable: {0}")]
+    Unprocessable(Value),
+    /// 422 as Grape's `error!`: `{"error": ...}`.
+    #[error("unprocessable: {0}")]
+    UnprocessableError(&'static str),
+    /// A model validation failure GitLab answers with 409 (a fork that cannot be made).
+    #[error("conflicting fields")]
+    ConflictFields(Map<String, Value>),
+    /// 413 with GitLab's message (a file too large to blame).
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// 429 with the message of a throttle outside the rate limiter (the fetch slots).
+    #[error("too many requests: {0}")]
+    TooManyRequests(&'static str),
+    /// No route matches: Grape's `{"error":"404 Not Found"}`.
+    #[error("no route")]
+    NoRoute,
+    /// The request ran past its deadline.
+    #[error("timed out")]
+    TimedOut,
+    /// The spam check refused the write: 400, or 409 asking for a CAPTCHA.
+    #[error("refused as spam")]
+    Spam(services::spam::SpamRefusal),
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
 }
@@ -96,7 +126,18 @@ impl ApiError {
             Self::NotModified => StatusCode::NOT_MODIFIED,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::Custom(status, _) => *status,
+            Self::Rejected(_) => StatusCode::BAD_REQUEST,
+            Self::NotAllowed(_) | Self::PaginationRefused(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Unprocessable(_) | Self::UnprocessableError(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            Self::ConflictFields(_) => StatusCode::CONFLICT,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::NoRoute => StatusCode::NOT_FOUND,
+            Self::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Spam(refusal) if refusal.captcha.is_some() => StatusCode::CONFLICT,
+            Self::Spam(_) => StatusCode::BAD_REQUEST,
         }
     }
 
@@ -132,8 +173,41 @@ impl ApiError {
             Self::NotModified => Value::Null,
             Self::PayloadTooLarge => json!({ "message": "413 Request Entity Too Large" }),
             Self::Internal(_) => json!({ "message": "500 Internal Server Error" }),
-            Self::Custom(_, body) => body.clone(),
+            Self::Rejected(message) | Self::NotAllowed(message) | Self::TooLarge(message) => {
+                json!({ "message": message })
+            }
+            Self::PaginationRefused(message) => json!({ "error": message }),
+            Self::Unprocessable(message) => json!({ "message": message }),
+            Self::UnprocessableError(message) => json!({ "error": message }),
+            Self::ConflictFields(fields) => json!({ "message": fields }),
+            Self::TooManyRequests(message) => json!({ "message": message }),
+            Self::NoRoute => json!({ "error": "404 Not Found" }),
+            Self::TimedOut => {
+                json!({ "message": "503 Service Unavailable: the request took too long" })
+            }
+            Self::Spam(refusal) => spam_body(refusal),
         }
+    }
+}
+
+/// GitLab's answers to a write the spam check refused
+/// (`SpammableActions::CaptchaCheck::RestApiActionsSupport`).
+fn spam_body(refusal: &services::spam::SpamRefusal) -> Value {
+    let entity = &refusal.entity;
+    match &refusal.captcha {
+        Some(captcha) => json!({
+            "needs_captcha_response": true,
+            "spam_log_id": captcha.spam_log_id,
+            "captcha_site_key": captcha.site_key,
+            "message": {
+                "error": format!("Your {entity} has been recognized as spam. Please, change the content or solve the reCAPTCHA to proceed.")
+            },
+        }),
+        None => json!({
+            "message": {
+                "base": [format!("Your {entity} has been recognized as spam. Please, change the content to proceed.")]
+            }
+        }),
     }
 }
 
@@ -202,17 +276,11 @@ impl From<services::Refusal> for ApiError {
                     .map(|(field, message)| (field.to_string(), json!([message])))
                     .collect(),
             ),
-            Refusal::Status(status, message) => Self::Custom(
-                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
-                json!({ "message": message }),
-            ),
-            Refusal::Rejected(message) => {
-                Self::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
-            }
-            Refusal::Hook(error) => match error.downcast::<ApiError>() {
-                Ok(error) => *error,
-                Err(error) => Self::Internal(anyhow::anyhow!(error)),
-            },
+            Refusal::Rejected(message) => Self::Rejected(message),
+            Refusal::NotAllowed(message) => Self::NotAllowed(message),
+            Refusal::Unprocessable(message) => Self::Unprocessable(Value::String(message)),
+            Refusal::Absent => Self::NotFoundMessage("404 Not Found".into()),
+            Refusal::Spam(refusal) => Self::Spam(refusal),
             Refusal::Store(error) => error.into(),
             Refusal::Git(error) => error.into(),
         }

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
@@ -103,11 +102,7 @@ pub async fn enforce(
         Ok(response) => response,
         Err(_) => {
             metrics::counter!("http_requests_timed_out_total").increment(1);
-            ApiError::Custom(
-                StatusCode::SERVICE_UNAVAILABLE,
-                serde_json::json!({ "message": "503 Service Unavailable: the request took too long" }),
-            )
-            .into_response()
+            ApiError::TimedOut.into_response()
         }
     }
 }

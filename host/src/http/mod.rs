@@ -95,11 +95,7 @@ async fn not_found(State(ctx): State<ApiContext>, request: Request) -> Response 
             Err(error) => error.into_response(),
         };
     }
-    ApiError::Custom(
-        axum::http::StatusCode::NOT_FOUND,
-        serde_json::json!({ "error": "404 Not Found" }),
-    )
-    .into_response()
+    ApiError::NoRoute.into_response()
 }
 
 async fn method_not_allowed() -> Response {

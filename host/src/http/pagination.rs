@@ -62,9 +62,8 @@ impl PageRequest {
         direction: Direction,
     ) -> ApiResult<Window> {
         if self.keyset && order_by != "id" {
-            return Err(ApiError::Custom(
-                axum::http::StatusCode::METHOD_NOT_ALLOWED,
-                serde_json::json!({ "error": "Keyset pagination is not yet available for this type of request" }),
+            return Err(ApiError::PaginationRefused(
+                "Keyset pagination is not yet available for this type of request".into(),
             ));
         }
         Ok(Window {
@@ -96,12 +95,9 @@ impl PageRequest {
         if self.keyset || self.offset() <= max_offset {
             return Ok(());
         }
-        Err(ApiError::Custom(
-            axum::http::StatusCode::METHOD_NOT_ALLOWED,
-            serde_json::json!({ "error": format!(
-                "Offset pagination has a maximum allowed offset of {max_offset} for requests that return objects of type {type_name}. Remaining records can be retrieved using keyset pagination."
-            ) }),
-        ))
+        Err(ApiError::PaginationRefused(format!(
+            "Offset pagination has a maximum allowed offset of {max_offset} for requests that return objects of type {type_name}. Remaining records can be retrieved using keyset pagination."
+        )))
     }
 }
 

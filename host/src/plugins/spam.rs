@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use wasmtime::Store;
 
 use super::call::{CallState, CallStats, PluginError};
@@ -15,7 +13,6 @@ use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
 use super::registry::{Binding, Plugins};
 use super::runtime::Compiled;
 use super::wit::since_v0_1::{self as v0_1, VerdictKind};
-use crate::http::error::ApiError;
 
 pub use v0_1::{SpamInput, SpammableKind};
 
@@ -174,41 +171,6 @@ pub fn action(verdict: Verdict, captcha_enabled: bool) -> SpamAction {
         Verdict::ConditionalAllow if captcha_enabled => SpamAction::NeedsCaptcha,
         Verdict::ConditionalAllow | Verdict::Disallow => SpamAction::Refuse,
         Verdict::BlockUser => SpamAction::RefuseAndBlock,
-    }
-}
-
-impl SpamOutcome {
-    /// The API error for a refused write of a `entity` ("issue"), as GitLab's API renders it:
-    /// 400 with the spammable's base error, or 409 asking for a CAPTCHA
-    /// (`SpammableActions::CaptchaCheck::RestApiActionsSupport`). `None` when the write goes on.
-    pub fn api_error(
-        &self,
-        entity: &str,
-        spam_log_id: Option<i64>,
-        captcha_site_key: Option<&str>,
-    ) -> Option<ApiError> {
-        match self.action {
-            SpamAction::Proceed => None,
-            SpamAction::NeedsCaptcha => Some(ApiError::Custom(
-                axum::http::StatusCode::CONFLICT,
-                json!({
-                    "needs_captcha_response": true,
-                    "spam_log_id": spam_log_id,
-                    "captcha_site_key": captcha_site_key,
-                    "message": {
-                        "error": format!("Your {entity} has been recognized as spam. Please, change the content or solve the reCAPTCHA to proceed.")
-                    },
-                }),
-            )),
-            SpamAction::Refuse | SpamAction::RefuseAndBlock => Some(ApiError::Custom(
-                axum::http::StatusCode::BAD_REQUEST,
-                json!({
-                    "message": {
-                        "base": [format!("Your {entity} has been recognized as spam. Please, change the content to proceed.")]
-                    }
-                }),
-            )),
-        }
     }
 }
 

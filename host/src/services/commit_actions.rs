@@ -94,7 +94,7 @@ impl File {
 
 /// Makes the commit and returns it.
 pub async fn commit(target: &Target<'_>, request: &CommitRequest) -> Result<Commit, Refusal> {
-    let refuse = |message: &str| Refusal::Status(400, message.to_string());
+    let refuse = |message: &str| Refusal::Rejected(message.to_string());
     // GitLab's wording when the branch a commit would create cannot be made.
     let cannot_create = |reason: &str| {
         refuse(&format!(
@@ -179,7 +179,7 @@ async fn plan(
     parent: Option<&str>,
     actions: &[Action],
 ) -> Result<Vec<Change>, Refusal> {
-    let refuse = |message: &str| Refusal::Status(400, message.to_string());
+    let refuse = |message: &str| Refusal::Rejected(message.to_string());
     let mut files: HashMap<String, File> = HashMap::new();
     if let Some(parent) = parent {
         let mut paths: Vec<&str> = Vec::new();

@@ -48,7 +48,7 @@ pub struct SpamText<'a> {
 /// The spam check, as the request provides it (the API runs the tenant's bound plugin).
 pub trait SpamCheck {
     /// `Ok(true)`: a check ran and allowed the write; `Ok(false)`: nothing checked it;
-    /// `Err`: the write is refused (`Refusal::Hook` carries the check's own answer).
+    /// `Err`: the write is refused (`Refusal::Spam` when the spam check refuses it).
     fn check(&self, text: SpamText<'_>) -> impl Future<Output = Result<bool, Refusal>> + Send;
 }
 

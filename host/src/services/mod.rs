@@ -26,6 +26,7 @@ mod readme;
 mod ref_names;
 pub mod repository;
 pub mod settings;
+pub mod spam;
 pub mod system_notes;
 pub mod tokens;
 pub mod users;
@@ -56,17 +57,23 @@ pub enum Refusal {
     /// Model validation failures on several fields at once, as one field map.
     #[error("invalid: {0:?}")]
     Fields(Vec<(&'static str, String)>),
-    /// Another status with GitLab's plain message, `{"message": "..."}` (the repository
-    /// API's `render_api_error!` answers: 400, 405, 409).
-    #[error("{0}: {1}")]
-    Status(u16, String),
     /// Any other refusal GitLab answers with 400 and its message as is (`{"message":"..."}`).
     #[error("rejected: {0}")]
     Rejected(String),
-    /// A policy hook the caller provides (the spam check) refused the change; its answer is
-    /// the caller's own, carried through unchanged.
-    #[error("refused by a policy hook: {0}")]
-    Hook(Box<dyn std::error::Error + Send + Sync>),
+    /// The change is not allowed on this object at all (deleting the default branch): GitLab's
+    /// 405 with its message.
+    #[error("not allowed: {0}")]
+    NotAllowed(String),
+    /// The change is well-formed but cannot be made as asked (a hook test whose URL changed):
+    /// GitLab's 422 with its message.
+    #[error("unprocessable: {0}")]
+    Unprocessable(String),
+    /// GitLab's bare `404 Not Found`, where it names no resource.
+    #[error("not found")]
+    Absent,
+    /// The spam check refused the write.
+    #[error("refused as spam")]
+    Spam(spam::SpamRefusal),
     #[error(transparent)]
     Store(#[from] store::Error),
     /// A repository that could not be read or changed: the server's failure.

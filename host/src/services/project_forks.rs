@@ -108,7 +108,7 @@ pub async fn create(
     request: ForkRequest,
 ) -> Result<ProjectRow, Refusal> {
     if !source.may_fork() {
-        return Err(Refusal::Status(404, "404 Not Found".into()));
+        return Err(Refusal::Absent);
     }
     let project = source.project;
     let namespace = namespace(db, creator, request.namespace.as_deref()).await?;
@@ -218,7 +218,7 @@ pub async fn link(db: &TenantDb, project: &ProjectRow, source: Source<'_>) -> Re
         return Err(Refusal::forbidden());
     }
     if project.forked_from_id.is_some() || source.project.id == project.id {
-        return Err(Refusal::Status(409, "Project already forked".into()));
+        return Err(Refusal::Conflict("Project already forked".into()));
     }
     db.set_forked_from(project.id, Some(source.project.id))
         .await?;

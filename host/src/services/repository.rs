@@ -82,10 +82,9 @@ pub async fn update_ref(target: &Target<'_>, update: &RefUpdate) -> Result<(), R
         Ok(()) => {}
         Err(git::Error::RefMoved(_)) => {
             let short = short_name(&update.name);
-            return Err(Refusal::Status(
-                400,
-                format!("Could not update {short}. Please refresh and try again."),
-            ));
+            return Err(Refusal::Rejected(format!(
+                "Could not update {short}. Please refresh and try again."
+            )));
         }
         Err(error) => return Err(error.into()),
     }
@@ -100,9 +99,9 @@ pub async fn create_branch(
     reference: &str,
 ) -> Result<String, Refusal> {
     if !valid_ref_name(name) {
-        return Err(Refusal::Status(400, "Branch name is invalid".into()));
+        return Err(Refusal::Rejected("Branch name is invalid".into()));
     }
-    let invalid_ref = || Refusal::Status(400, format!("Invalid reference name: {reference}"));
+    let invalid_ref = || Refusal::Rejected(format!("Invalid reference name: {reference}"));
     let revision = Revision::parse(reference).ok_or_else(invalid_ref)?;
     let commit = target
         .repo
@@ -111,7 +110,7 @@ pub async fn create_branch(
         .ok_or_else(invalid_ref)?;
     let full = format!("refs/heads/{name}");
     if target.repo.ref_target(&full).await?.is_some() {
-        return Err(Refusal::Status(400, "Branch already exists".into()));
+        return Err(Refusal::Rejected("Branch already exists".into()));
     }
     let update = RefUpdate {
         name: full,
@@ -122,7 +121,7 @@ pub async fn create_branch(
         .await
         .map_err(|refusal| match refusal {
             // Made by someone else between the check and the swap.
-            Refusal::Status(400, _) => Refusal::Status(400, "Branch already exists".into()),
+            Refusal::Rejected(_) => Refusal::Rejected("Branch already exists".into()),
             other => other,
         })?;
     Ok(commit)
@@ -139,8 +138,7 @@ pub async fn delete_branch(target: &Target<'_>, name: &str) -> Result<(), Refusa
         return Err(Refusal::NotFound("Branch"));
     };
     if target.project.default_branch.as_deref() == Some(name) {
-        return Err(Refusal::Status(
-            405,
+        return Err(Refusal::NotAllowed(
             "The default branch of a project cannot be deleted.".into(),
         ));
     }
@@ -161,9 +159,9 @@ pub async fn create_tag(
     message: Option<&str>,
 ) -> Result<(), Refusal> {
     if !valid_ref_name(name) {
-        return Err(Refusal::Status(400, "Tag name invalid".into()));
+        return Err(Refusal::Rejected("Tag name invalid".into()));
     }
-    let invalid_target = || Refusal::Status(400, format!("Target {reference} is invalid"));
+    let invalid_target = || Refusal::Rejected(format!("Target {reference} is invalid"));
     let revision = Revision::parse(reference).ok_or_else(invalid_target)?;
     let commit = target
         .repo
@@ -171,7 +169,7 @@ pub async fn create_tag(
         .await?
         .ok_or_else(invalid_target)?;
     let full = format!("refs/tags/{name}");
-    let exists = || Refusal::Status(409, format!("Tag {name} already exists"));
+    let exists = || Refusal::Conflict(format!("Tag {name} already exists"));
     if target.repo.ref_target(&full).await?.is_some() {
         return Err(exists());
     }
@@ -197,7 +195,7 @@ pub async fn create_tag(
     update_ref(target, &update)
         .await
         .map_err(|refusal| match refusal {
-            Refusal::Status(400, _) => exists(),
+            Refusal::Rejected(_) => exists(),
             other => other,
         })
 }

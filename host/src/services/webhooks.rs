@@ -225,9 +225,7 @@ async fn sample_push(
     };
     let ids: Vec<String> = newest.iter().map(|c| c.id.clone()).collect();
     let timeout = Timeouts::from_settings(settings).medium;
-    let commits = receive::described_commits(&repo, &ids, timeout)
-        .await
-        .map_err(|error| Refusal::Status(500, error.to_string()))?;
+    let commits = receive::described_commits(&repo, &ids, timeout).await?;
     let update = RefUpdate {
         old: ZERO_SHA.into(),
         new: head.id.clone(),
@@ -286,7 +284,7 @@ pub async fn resend(
     log: &LogRow,
 ) -> Result<Tried, Refusal> {
     if log.url != hook.url {
-        return Err(Refusal::Status(422, URL_CHANGED.into()));
+        return Err(Refusal::Unprocessable(URL_CHANGED.into()));
     }
     let message = Message {
         trigger: log.trigger_name.clone(),

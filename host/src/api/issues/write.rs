@@ -12,13 +12,13 @@ use axum::response::{IntoResponse, Response};
 use super::input::CreateIssueRequest;
 use super::{IssueCtx, is_owner, is_reporter, issues_readable, load, render, render_created};
 use crate::api::access::{self, ProjectCtx};
-use crate::api::spam::{self, Spammable};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::users::UserRow;
 use crate::plugins::spam::{SpamProject, SpammableKind};
 use crate::services::Refusal;
 use crate::services::issues::{self, Current, Editor, SpamCheck, SpamText, UpdateIssue};
+use crate::services::spam::{self, Spammable};
 use crate::store::issues::RequestOrigin;
 use crate::views::issue_view::IssueView;
 
@@ -100,11 +100,12 @@ impl SpamCheck for IssueSpamCheck<'_> {
             }),
         };
         async move {
-            // The check's refusal is already GitLab's answer (400 spam, 409 CAPTCHA).
-            match spam::check(self.api, self.author, &spammable).await {
-                Ok(outcome) => Ok(outcome.is_some()),
-                Err(error) => Err(Refusal::Hook(Box::new(error))),
-            }
+            let origin = spam::Origin {
+                ip: self.api.client_ip,
+                user_agent: self.api.user_agent.as_deref(),
+            };
+            let outcome = spam::check(&self.api.scope(), &origin, self.author, &spammable).await?;
+            Ok(outcome.is_some())
         }
     }
 }

@@ -8,7 +8,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use super::repository::spawn_logged;
 use super::write::creator;
@@ -57,9 +56,7 @@ impl FromParams for ForkRequest {
 /// GitLab answers a fork that fails validation with 409 and the field map.
 fn conflict(error: ApiError) -> ApiError {
     match error {
-        ApiError::Validation(map) => {
-            ApiError::Custom(StatusCode::CONFLICT, json!({ "message": map }))
-        }
+        ApiError::Validation(map) => ApiError::ConflictFields(map),
         other => other,
     }
 }

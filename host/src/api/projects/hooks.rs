@@ -7,7 +7,6 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::json;
 
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, ProjectCtx};
@@ -181,10 +180,7 @@ pub async fn resend_hook_event(
         Some(status) => Ok(created(HookResendView {
             response_status: status,
         })),
-        None => Err(ApiError::Custom(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({ "message": tried.message }),
-        )),
+        None => Err(ApiError::Unprocessable(tried.message.into())),
     }
 }
 
@@ -204,12 +200,7 @@ pub async fn test_hook(
             "trigger does not have a valid value".into(),
         ));
     }
-    let unprocessable = |message: String| {
-        ApiError::Custom(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            json!({ "message": message }),
-        )
-    };
+    let unprocessable = |message: String| ApiError::Unprocessable(message.into());
     let tester = &api.user()?.user;
     match hook_service::test_project_hook(&api.ctx, api.db(), &row, &trigger, tester).await? {
         Ok(tried) if tried.success => Ok(created(HookTestView {

@@ -249,10 +249,7 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     }
     let mirrored = project.settings_json().get("mirror") == Some(&json!(true));
     let Some(url) = project.import_url.clone().filter(|_| mirrored) else {
-        return Err(ApiError::Custom(
-            axum::http::StatusCode::BAD_REQUEST,
-            json!({ "message": "The project is not mirrored" }),
-        ));
+        return Err(ApiError::Rejected("The project is not mirrored".into()));
     };
     schedule_fetch(&api, &project, url).await?.start();
     Ok(Json(StartedView {}).into_response())

@@ -122,10 +122,7 @@ pub async fn show_push_rule(
 }
 
 fn push_rule_exists() -> ApiError {
-    ApiError::Custom(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        json!({ "error": "Project push rule exists" }),
-    )
+    ApiError::UnprocessableError("Project push rule exists")
 }
 
 pub async fn create_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Response> {

@@ -7,7 +7,6 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use super::reload;
 use super::write::creator;
@@ -20,10 +19,6 @@ use crate::http::request::Api;
 use crate::services::project_placement as placement;
 use crate::views::project_answers::ProjectGroupLinkView;
 use crate::views::project_view::ProjectView;
-
-fn api_error(status: StatusCode, message: &str) -> ApiError {
-    ApiError::Custom(status, json!({ "message": message }))
-}
 
 /// `POST /projects/:id/share`.
 pub(super) struct ShareProject {
@@ -65,14 +60,13 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Maintainer)?;
     if ctx.namespace.is_group() && setting_str(&ctx.namespace, "share_with_group_lock") == "true" {
-        return Err(api_error(
-            StatusCode::BAD_REQUEST,
-            "The project sharing with group is disabled",
+        return Err(ApiError::Rejected(
+            "The project sharing with group is disabled".into(),
         ));
     }
     let group = access::group(&api, &group_id.to_string())
         .await
-        .map_err(|_| api_error(StatusCode::NOT_FOUND, "Not Found"))?;
+        .map_err(|_| ApiError::NotFoundMessage("Not Found".into()))?;
     if let Some(date) = &expires_at
         && date.as_str() <= today().as_str()
     {
@@ -88,9 +82,8 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         )
         .await?
     else {
-        return Err(api_error(
-            StatusCode::CONFLICT,
-            "Group already shared with this group",
+        return Err(ApiError::Conflict(
+            "Group already shared with this group".into(),
         ));
     };
     let body = ProjectGroupLinkView {

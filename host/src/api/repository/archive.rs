@@ -5,8 +5,8 @@
 use crate::http::routes::Doc;
 use axum::body::Body;
 use axum::extract::Path;
+use axum::http::Method;
 use axum::http::header;
-use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
@@ -99,12 +99,7 @@ async fn archive(api: Api, id: String, format: ArchiveFormat) -> ApiResult<Respo
         .fetches
         .acquire(api.tenant.db.tenant_id(), api.client_ip)
         .await
-        .ok_or_else(|| {
-            ApiError::Custom(
-                StatusCode::TOO_MANY_REQUESTS,
-                serde_json::json!({ "message": TOO_MANY }),
-            )
-        })?;
+        .ok_or(ApiError::TooManyRequests(TOO_MANY))?;
     let clock = transfers.clock();
     let expired = clock.clone().expired();
     let stop = async move {

@@ -8,9 +8,7 @@ use crate::views::repository::{CommitView, CompareView};
 use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
-use axum::http::StatusCode;
 use axum::routing::get;
-use serde_json::json;
 
 use super::readable;
 use crate::context::ApiContext;
@@ -76,7 +74,7 @@ async fn merge_base(Path(id): Path<String>, api: Api) -> ApiResult<Json<CommitVi
     let query = api.input::<MergeBaseQuery>()?;
     let repo = readable(&api, &id).await?;
     if query.refs.len() < 2 {
-        return Err(bad_request("Provide at least 2 refs".into()));
+        return Err(ApiError::Rejected("Provide at least 2 refs".into()));
     }
     let mut commits = Vec::with_capacity(query.refs.len());
     let mut unknown = Vec::new();
@@ -90,7 +88,7 @@ async fn merge_base(Path(id): Path<String>, api: Api) -> ApiResult<Json<CommitVi
     if !unknown.is_empty() {
         let noun = if unknown.len() == 1 { "ref" } else { "refs" };
         let message = format!("Could not find {noun}: {}", unknown.join(", "));
-        return Err(bad_request(message));
+        return Err(ApiError::Rejected(message));
     }
     let commits: Vec<&str> = commits.iter().map(String::as_str).collect();
     let base = repo.repo.merge_base(&commits).await?;
@@ -100,11 +98,6 @@ async fn merge_base(Path(id): Path<String>, api: Api) -> ApiResult<Json<CommitVi
     };
     let commit = commit.ok_or(ApiError::NotFound("Merge Base"))?;
     Ok(Json(repo.views().commit(&commit)))
-}
-
-/// GitLab's `render_api_error!(message, 400)`: the message alone.
-fn bad_request(message: String) -> ApiError {
-    ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
 }
 
 async fn compare(Path(id): Path<String>, api: Api) -> ApiResult<Json<CompareView>> {

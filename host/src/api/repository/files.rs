@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{readable, writable};
@@ -286,7 +286,7 @@ fn blame_lines(
 ) -> ApiResult<Option<RangeInclusive<usize>>> {
     let Some((start, end)) = range else {
         return match file_lines > MAX_BLAME_LINES {
-            true => Err(too_large_to_blame(format!(
+            true => Err(ApiError::TooLarge(format!(
                 "The file has more than {MAX_BLAME_LINES} lines: blame it in parts with range[start] and range[end]"
             ))),
             false => Ok(None),
@@ -302,7 +302,7 @@ fn blame_lines(
     }
     let end = end.min(file_lines);
     if end - start >= MAX_BLAME_LINES {
-        return Err(too_large_to_blame(format!(
+        return Err(ApiError::TooLarge(format!(
             "A blame covers at most {MAX_BLAME_LINES} lines"
         )));
     }
@@ -310,11 +310,7 @@ fn blame_lines(
 }
 
 fn bad_request(message: &str) -> ApiError {
-    ApiError::Custom(StatusCode::BAD_REQUEST, json!({ "message": message }))
-}
-
-fn too_large_to_blame(message: String) -> ApiError {
-    ApiError::Custom(StatusCode::PAYLOAD_TOO_LARGE, json!({ "message": message }))
+    ApiError::Rejected(message.into())
 }
 
 /// How many lines the file `entry` has, or 413 when it is over [`MAX_BLAME_BYTES`] (read up
@@ -323,7 +319,7 @@ async fn file_line_count(repo: &super::Repo, entry: &Entry, timeout: Duration) -
     let limit = MAX_BLAME_BYTES as u64 + 1;
     let content = repo.repo.blob_start(&entry.id, limit, timeout).await?;
     if content.len() > MAX_BLAME_BYTES {
-        return Err(too_large_to_blame(format!(
+        return Err(ApiError::TooLarge(format!(
             "The file is larger than {MAX_BLAME_BYTES} bytes: it cannot be blamed"
         )));
     }
@@ -472,6 +468,7 @@ async fn remove(Path((id, path)): Path<(String, String)>, api: Api) -> ApiResult
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn status(result: ApiResult<Option<RangeInclusive<usize>>>) -> StatusCode {
         result.unwrap_err().status()

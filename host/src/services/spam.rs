@@ -1,14 +1,16 @@
-//! The spam check as the API applies it to a write (issue create and update...): runs the
-//! tenant's bound spam-check plugin (nothing when none is bound), records spam in the spam
-//! log, blocks the author on `block_user`, and turns a refusal into GitLab's error.
+//! The spam check as a write applies it (issue create and update...): runs the tenant's bound
+//! spam-check plugin (nothing when none is bound), records spam in the spam log, blocks the
+//! author on `block_user`, and refuses the write with a [`Refusal::Spam`].
 
+use std::net::IpAddr;
+
+use super::Refusal;
 use crate::events::EventKind;
-use crate::http::error::ApiResult;
-use crate::http::request::Api;
 use crate::model::users::UserRow;
 use crate::plugins::spam::{
     self, SpamAction, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind,
 };
+use crate::policy::Scope;
 use crate::settings::keys;
 use crate::store::plugins::SpamLogEntry;
 
@@ -24,7 +26,29 @@ pub struct Spammable<'a> {
     pub project: Option<SpamProject>,
 }
 
-pub fn subject(api: &Api, author: &UserRow, s: &Spammable<'_>) -> SpamSubject {
+/// Where a write comes from, as the spam check and the spam log see it.
+pub struct Origin<'a> {
+    pub ip: IpAddr,
+    pub user_agent: Option<&'a str>,
+}
+
+/// Why the spam check refused a write, as GitLab's API tells it.
+#[derive(Debug)]
+pub struct SpamRefusal {
+    /// The noun of the written object (`issue`).
+    pub entity: String,
+    /// A CAPTCHA would let the write through: the spam log entry and the site key to solve it
+    /// with. `None`: refused outright.
+    pub captcha: Option<Captcha>,
+}
+
+#[derive(Debug)]
+pub struct Captcha {
+    pub spam_log_id: Option<i64>,
+    pub site_key: Option<String>,
+}
+
+pub fn subject(origin: &Origin<'_>, author: &UserRow, s: &Spammable<'_>) -> SpamSubject {
     SpamSubject {
         kind: s.kind,
         title: s.title.to_string(),
@@ -38,37 +62,38 @@ pub fn subject(api: &Api, author: &UserRow, s: &Spammable<'_>) -> SpamSubject {
             is_admin: author.is_admin,
             external: author.external,
         },
-        ip: Some(api.client_ip.to_string()),
-        user_agent: api.user_agent.clone(),
+        ip: Some(origin.ip.to_string()),
+        user_agent: origin.user_agent.map(str::to_string),
         project: s.project.clone(),
     }
 }
 
 /// Checks a write. `Ok(None)`: no plugin bound; `Ok(Some(_))`: checked and allowed (the
 /// caller records `spam_filter_submitted` on the object's user agent detail); `Err`: the
-/// write is refused (400 spam, or 409 asking for a CAPTCHA).
+/// write is refused (spam, or a CAPTCHA to solve first).
 pub async fn check(
-    api: &Api,
+    scope: &Scope<'_>,
+    origin: &Origin<'_>,
     author: &UserRow,
     spammable: &Spammable<'_>,
-) -> ApiResult<Option<SpamOutcome>> {
-    let Some(binding) = api
+) -> Result<Option<SpamOutcome>, Refusal> {
+    let Some(binding) = scope
         .ctx
         .plugins
-        .binding(api.tenant.id, crate::plugins::Hook::SpamCheck)
+        .binding(scope.tenant.id, crate::plugins::Hook::SpamCheck)
     else {
         return Ok(None);
     };
-    let subject = subject(api, author, spammable);
-    let captcha = api.settings.get(keys::CAPTCHA_ENABLED);
-    let (outcome, _) = spam::check_with(&api.ctx.plugins, &binding, &subject, captcha).await;
+    let subject = subject(origin, author, spammable);
+    let captcha = scope.settings.get(keys::CAPTCHA_ENABLED);
+    let (outcome, _) = spam::check_with(&scope.ctx.plugins, &binding, &subject, captcha).await;
     // As GitLab's SpamActionService: spam verdicts go to the spam log, allowed writes do not
     // (nor does the write path pay for a log row). A failure that refuses the write
     // (fail-closed) is logged too, so an administrator can see why.
     let log_id = if outcome.action == SpamAction::Proceed {
         None
     } else {
-        let id = api
+        let id = scope
             .db()
             .insert_spam_log(&SpamLogEntry {
                 user_id: author.id,
@@ -86,14 +111,21 @@ pub async fn check(
     };
     if outcome.action == SpamAction::RefuseAndBlock && !author.is_admin {
         // The store tells the token cache after the commit, so the block takes effect at once.
-        api.db()
+        scope
+            .db()
             .set_user_state(author.id, "blocked", EventKind::UserBlocked, None)
             .await?;
     }
-    let site_key = api.settings.get(keys::CAPTCHA_SITE_KEY);
     let entity = spammable.noteable_type.to_ascii_lowercase();
-    match outcome.api_error(&entity, log_id, site_key.as_deref()) {
-        Some(error) => Err(error),
-        None => Ok(Some(outcome)),
-    }
+    let captcha = || Captcha {
+        spam_log_id: log_id,
+        site_key: scope.settings.get(keys::CAPTCHA_SITE_KEY),
+    };
+    // As GitLab's `SpammableActions::CaptchaCheck::RestApiActionsSupport`.
+    let captcha = match outcome.action {
+        SpamAction::Proceed => return Ok(Some(outcome)),
+        SpamAction::NeedsCaptcha => Some(captcha()),
+        SpamAction::Refuse | SpamAction::RefuseAndBlock => None,
+    };
+    Err(Refusal::Spam(SpamRefusal { entity, captcha }))
 }
