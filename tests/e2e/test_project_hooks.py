@@ -69,7 +69,8 @@ def test_hook_create_defaults_list_get_update_delete(server, owner, projects):
     assert "token" not in data and data["created_at"].endswith("Z")
     assert set(data) == {"id", "url", "project_id", "push_events_branch_filter", "created_at",
                          "branch_filter_strategy", "alert_status", "disabled_until", "formatter",
-                         "url_variables", "custom_headers", *HOOK_FLAGS}
+                         "url_variables", "custom_headers", "repository_update_events",
+                         *HOOK_FLAGS}
     assert data["alert_status"] == "executable" and data["disabled_until"] is None
     assert data["branch_filter_strategy"] == "wildcard" and data["formatter"] == "gitlab"
 

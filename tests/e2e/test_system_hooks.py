@@ -36,7 +36,8 @@ GROUP_EVENT = {"created_at", "updated_at", "event_name", "name", "path", "group_
 GROUP_MEMBER_EVENT = {"created_at", "updated_at", "event_name", "group_access", "group_id", "group_name",
                       "group_path", "user_email", "user_name", "user_username", "user_id"}
 HOOK_KEYS = {"id", "url", "created_at", "push_events", "tag_push_events", "merge_requests_events",
-             "repository_update_events", "enable_ssl_verification", "formatter", "url_variables"}
+             "repository_update_events", "enable_ssl_verification", "alert_status",
+             "disabled_until", "formatter", "url_variables", "custom_headers"}
 
 
 @pytest.fixture(scope="module")

@@ -90,11 +90,12 @@ fn push_rule_columns() -> String {
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UploadRow {
+    pub id: i64,
     pub secret: String,
     pub filename: String,
 }
 
-const UPLOAD_COLUMNS: &str = "secret, filename";
+const UPLOAD_COLUMNS: &str = "id, secret, filename";
 
 /// The `project_hooks` table, for a hook's [`Changes`].
 pub struct ProjectHooks;

@@ -25,6 +25,9 @@ pub struct HookView {
     pub project_id: i64,
     #[serde(flatten)]
     pub flags: HookFlags,
+    /// Always false: GitLab's `Hook` entity shows it on every hook, and only system hooks
+    /// receive repository updates.
+    pub repository_update_events: bool,
     pub push_events_branch_filter: Option<String>,
     pub branch_filter_strategy: String,
     pub alert_status: String,
@@ -46,10 +49,16 @@ pub struct SystemHookView {
     pub created_at: String,
     #[serde(flatten)]
     pub flags: SystemHookFlags,
+    /// Always `executable`: system hooks are never disabled (GitLab's `WebHooks::Unstoppable`).
+    pub alert_status: &'static str,
+    /// Always null, as `alert_status`.
+    pub disabled_until: Option<String>,
     pub formatter: String,
-    /// Always empty: Trellis has no URL variables.
+    /// Always empty: Trellis has no URL variables nor custom headers.
     #[schema(value_type = Vec<Object>)]
     pub url_variables: Vec<Value>,
+    #[schema(value_type = Vec<Object>)]
+    pub custom_headers: Vec<Value>,
 }
 
 /// A project hook's toggles, as [`HOOK_FLAGS`] lists them.
@@ -120,6 +129,7 @@ pub fn hook(row: &HookRow, alert_status: &str) -> HookView {
         url: row.url.clone(),
         project_id: row.project_id,
         flags: HookFlags(row.flags.clone()),
+        repository_update_events: false,
         push_events_branch_filter: row.push_events_branch_filter.clone(),
         branch_filter_strategy: row.branch_filter_strategy.clone(),
         alert_status: alert_status.to_string(),
@@ -137,8 +147,11 @@ pub fn system_hook(row: &SystemHookRow) -> SystemHookView {
         url: row.url.clone(),
         created_at: timestamp(row.created_at),
         flags: SystemHookFlags(row.flags.clone()),
+        alert_status: "executable",
+        disabled_until: None,
         formatter: row.formatter.clone(),
         url_variables: Vec::new(),
+        custom_headers: Vec::new(),
     }
 }
 
@@ -205,9 +218,11 @@ pub fn push_rule(row: &PushRuleRow) -> PushRuleView {
     }
 }
 
-/// GitLab's upload result.
+/// GitLab's upload result (`ProjectUpload`).
 #[derive(Serialize, ToSchema)]
 pub struct UploadView {
+    /// The upload's row id.
+    pub id: i64,
     pub alt: String,
     pub url: String,
     pub full_path: String,
@@ -216,7 +231,7 @@ pub struct UploadView {
 
 /// `alt` is the file name (without its extension for images and videos, underscores as
 /// spaces), `markdown` an image or a plain link.
-pub fn upload(filename: &str, url: &str, full_path: &str, embeddable: bool) -> UploadView {
+pub fn upload(id: i64, filename: &str, url: &str, full_path: &str, embeddable: bool) -> UploadView {
     let alt = if embeddable {
         filename.rsplit_once('.').map_or(filename, |(stem, _)| stem)
     } else {
@@ -225,6 +240,7 @@ pub fn upload(filename: &str, url: &str, full_path: &str, embeddable: bool) -> U
     .replace('_', " ");
     let bang = if embeddable { "!" } else { "" };
     UploadView {
+        id,
         markdown: format!("{bang}[{alt}]({url})"),
         alt,
         url: url.to_string(),

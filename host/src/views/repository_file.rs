@@ -4,8 +4,9 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::repository::{CommitView, RepoViews};
+use super::repository::git_date;
 use crate::git::blame::Blame;
+use crate::git::commits::Commit;
 
 /// A file at a ref (`GET .../files/:file_path`), its content in base64. GitLab repeats these
 /// fields in `X-Gitlab-*` headers, which is what `HEAD` is for.
@@ -46,13 +47,42 @@ pub struct BlobView {
 /// A run of a file's lines last changed by the same commit.
 #[derive(Serialize, ToSchema)]
 pub struct BlameRangeView {
-    pub commit: CommitView,
+    pub commit: BlameCommitView,
     pub lines: Vec<String>,
 }
 
+/// GitLab's `BlameRangeCommit`: fewer keys than the basic commit (no title, short id, links or
+/// trailers).
+#[derive(Clone, Serialize, ToSchema)]
+pub struct BlameCommitView {
+    pub id: String,
+    pub parent_ids: Vec<String>,
+    pub message: String,
+    pub authored_date: String,
+    pub author_name: String,
+    pub author_email: String,
+    pub committed_date: String,
+    pub committer_name: String,
+    pub committer_email: String,
+}
+
+fn blame_commit(commit: &Commit) -> BlameCommitView {
+    BlameCommitView {
+        id: commit.id.clone(),
+        parent_ids: commit.parent_ids.clone(),
+        message: commit.message.clone(),
+        authored_date: git_date(&commit.authored_date),
+        author_name: commit.author_name.clone(),
+        author_email: commit.author_email.clone(),
+        committed_date: git_date(&commit.committed_date),
+        committer_name: commit.committer_name.clone(),
+        committer_email: commit.committer_email.clone(),
+    }
+}
+
 /// GitLab's blame ranges: each run of lines last changed by the same commit, in file order.
-pub fn blame_ranges(views: &RepoViews<'_>, blame: &Blame) -> Vec<BlameRangeView> {
-    let commits: Vec<CommitView> = blame.commits.iter().map(|c| views.commit(c)).collect();
+pub fn blame_ranges(blame: &Blame) -> Vec<BlameRangeView> {
+    let commits: Vec<BlameCommitView> = blame.commits.iter().map(blame_commit).collect();
     let mut ranges: Vec<(usize, BlameRangeView)> = Vec::new();
     for line in &blame.lines {
         match ranges.last_mut() {

@@ -58,7 +58,8 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let secret = hex::encode(rand::random::<[u8; 16]>());
     file.persist(&directory(&api, ctx.project.id, &secret), &name)
         .await?;
-    api.db()
+    let row = api
+        .db()
         .insert_upload(
             ctx.project.id,
             caller.user.id,
@@ -70,7 +71,8 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .await?;
     let url = format!("/uploads/{secret}/{name}");
     let full_path = format!("/{}/{}{url}", ctx.namespace.full_path, ctx.project.path);
-    let body = views::hook::upload(&name, &url, &full_path, files::is_embeddable(&name));
+    let embeddable = files::is_embeddable(&name);
+    let body = views::hook::upload(row.id, &name, &url, &full_path, embeddable);
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 

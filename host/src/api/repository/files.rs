@@ -345,7 +345,7 @@ async fn blame(
         .repo
         .blame(&commit_id, &entry.path, lines, timeout)
         .await?;
-    Ok(Json(repository_file::blame_ranges(&repo.views(), &blame)))
+    Ok(Json(repository_file::blame_ranges(&blame)))
 }
 
 /// What `POST`, `PUT` and `DELETE` take: `branch`, `commit_message`, `content` (with
