@@ -226,6 +226,27 @@ def test_project_labels(server, project, callers):
         assert keys(single) == PROJECT_LABEL, caller
 
 
+def test_label_counts_are_of_the_issues_the_caller_sees(server, project, people, callers):
+    root, pid, outsider = server.root_token, project["id"], people["outsider"]["token"]
+    assert_json(server.request("POST", f"/projects/{pid}/labels", token=root,
+                               json={"name": "Secretive", "color": "#000000"}), 201)
+    for token, confidential in [(root, False), (root, True), (outsider, True)]:
+        r = server.request("POST", f"/projects/{pid}/issues", token=token,
+                           json={"title": "counted", "confidential": confidential})
+        created = assert_json(r, 201)
+        assert created["confidential"] is confidential
+        # A non-member may not label an issue: the administrator does.
+        r = server.request("PUT", f"/projects/{pid}/issues/{created['iid']}", token=root,
+                           json={"add_labels": "Secretive"})
+        assert assert_json(r, 200)["labels"] == ["Secretive"]
+    # GitLab counts with the caller's issue finder: confidential issues only for Reporters and
+    # up, their authors and assignees.
+    expected = {"admin": 3, "member": 3, "non-member": 2, "anonymous": 1}
+    for caller, token in callers.items():
+        counted = assert_json(server.request("GET", f"/projects/{pid}/labels/Secretive", token=token,
+                                             params={"with_counts": "true"}), 200)
+        assert counted["open_issues_count"] == expected[caller], caller
+
 def test_issue_labels_details(server, project, issue):
     r = server.request("GET", f"/projects/{project['id']}/issues/{issue['iid']}",
                        token=server.root_token, params={"with_labels_details": "true"})
