@@ -9,6 +9,17 @@ use crate::model::labels::{LabelCounts, LabelRow};
 /// The color of labels created by naming them on an issue (GitLab's default).
 pub const DEFAULT_LABEL_COLOR: &str = "#6699cc";
 
+/// Which confidential issues a label's counts include: those the caller may see.
+#[derive(Debug, Clone, Copy)]
+pub enum ConfidentialIssues {
+    /// All of them (Reporters and up, administrators).
+    All,
+    /// Those the user wrote or is assigned to.
+    Involving(i64),
+    /// None (anonymous callers).
+    None,
+}
+
 pub const LABEL_COLUMNS: &str = "id, project_id, name, color, description, priority";
 
 pub fn label_columns(alias: &str) -> String {
@@ -59,14 +70,29 @@ impl TenantDb {
         .await?)
     }
 
-    pub async fn label_counts(&self, label_id: i64) -> crate::Result<LabelCounts> {
+    /// The label's live open and closed issues among those `confidential` lets the caller
+    /// see, as GitLab counts them with the caller's `IssuesFinder`.
+    pub async fn label_counts(
+        &self,
+        label_id: i64,
+        confidential: ConfidentialIssues,
+    ) -> crate::Result<LabelCounts> {
+        let (all, user_id) = match confidential {
+            ConfidentialIssues::All => (1, -1),
+            ConfidentialIssues::Involving(user_id) => (0, user_id),
+            ConfidentialIssues::None => (0, -1),
+        };
         Ok(self.query_as(
             "SELECT COALESCE(SUM(CASE WHEN i.state = 'opened' THEN 1 ELSE 0 END), 0) AS open_issues_count, \
              COALESCE(SUM(CASE WHEN i.state = 'closed' THEN 1 ELSE 0 END), 0) AS closed_issues_count \
              FROM issue_labels il JOIN issues i ON i.tenant_id = il.tenant_id AND i.id = il.issue_id \
-             WHERE il.tenant_id = $1 AND il.label_id = $2 AND i.deleted_at IS NULL",
+             WHERE il.tenant_id = $1 AND il.label_id = $2 AND i.deleted_at IS NULL \
+             AND (i.confidential = 0 OR $3 = 1 OR i.author_id = $4 OR EXISTS (SELECT 1 FROM issue_assignees a \
+             WHERE a.tenant_id = i.tenant_id AND a.issue_id = i.id AND a.user_id = $4))",
         )
         .bind(label_id)
+        .bind(all)
+        .bind(user_id)
         .fetch_one(self.reader())
         .await?)
     }

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::access::{self, ProjectCtx};
-use super::issues::{page_of, views};
+use super::issues::{is_reporter, issues_readable, page_of, views};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
@@ -20,7 +20,8 @@ use crate::http::pagination::{Page, PageRequest};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::colors::label_color;
-use crate::model::labels::LabelRow;
+use crate::model::labels::{LabelCounts, LabelRow};
+use crate::store::labels::ConfidentialIssues;
 
 /// The longest label description: GitLab's limit for text columns
 /// (`Gitlab::Database::MAX_TEXT_SIZE_LIMIT`).
@@ -190,13 +191,34 @@ impl FromParams for LabelKey {
     }
 }
 
-async fn render(api: &Api, label: &LabelRow, shape: &LabelShape) -> ApiResult<LabelView> {
-    let counts = if shape.0 {
-        Some(api.db().label_counts(label.id).await?)
-    } else {
-        None
+async fn render(
+    api: &Api,
+    ctx: &ProjectCtx,
+    label: &LabelRow,
+    shape: &LabelShape,
+) -> ApiResult<LabelView> {
+    let counts = match (shape.0, issues_readable(ctx)) {
+        (false, _) => None,
+        // GitLab counts the issues the caller could list: none when the feature is off for them.
+        (true, false) => Some(LabelCounts::default()),
+        (true, true) => Some(
+            api.db()
+                .label_counts(label.id, confidential_counted(api, ctx))
+                .await?,
+        ),
     };
     Ok(views(api).label(label, counts, false))
+}
+
+/// The confidential issues a caller sees: all for Reporters and up, else their own.
+fn confidential_counted(api: &Api, ctx: &ProjectCtx) -> ConfidentialIssues {
+    if is_reporter(ctx) {
+        return ConfidentialIssues::All;
+    }
+    match &api.caller {
+        Some(caller) => ConfidentialIssues::Involving(caller.user.id),
+        None => ConfidentialIssues::None,
+    }
 }
 
 async fn label_of(api: &Api, ctx: &ProjectCtx, key: &str) -> ApiResult<LabelRow> {
@@ -224,7 +246,7 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let page = page_of(all, &request);
     let mut rendered = Vec::with_capacity(page.rows.len());
     for label in &page.rows {
-        rendered.push(render(&api, label, &query.shape).await?);
+        rendered.push(render(&api, &ctx, label, &query.shape).await?);
     }
     let views = Page {
         rows: rendered,
@@ -240,7 +262,7 @@ pub async fn show(
     let shape: LabelShape = api.input()?;
     let ctx = access::project(&api, &id).await?;
     let label = label_of(&api, &ctx, &label_id).await?;
-    Ok(Json(render(&api, &label, &shape).await?))
+    Ok(Json(render(&api, &ctx, &label, &shape).await?))
 }
 
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
@@ -277,7 +299,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         })?;
     Ok((
         StatusCode::CREATED,
-        Json(render(&api, &label, &shape).await?),
+        Json(render(&api, &ctx, &label, &shape).await?),
     )
         .into_response())
 }
@@ -312,7 +334,7 @@ async fn update_label(
         label.priority = priority;
     }
     api.db().update_label(&label).await?;
-    Ok(Json(render(api, &label, &input.shape).await?))
+    Ok(Json(render(api, &ctx, &label, &input.shape).await?))
 }
 
 pub async fn update(

@@ -57,7 +57,8 @@ pub fn router() -> Router<ApiContext> {
 
 async fn render(api: &Api, milestone: &MilestoneRow) -> ApiResult<MilestoneView> {
     let project = api.db().project_refs(&[milestone.project_id]).await?.pop();
-    Ok(views(api).milestone(milestone, project.as_ref(), true))
+    // GitLab's `Milestone` has no `closed_at`; only the spec's single issue adds it.
+    Ok(views(api).milestone(milestone, project.as_ref(), false))
 }
 
 async fn milestone_of(api: &Api, ctx: &ProjectCtx, key: &str) -> ApiResult<MilestoneRow> {
@@ -194,7 +195,7 @@ pub async fn list(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         &request,
         &api.origin,
         |m| m.id,
-        |m| views.milestone(m, project.as_ref(), true),
+        |m| views.milestone(m, project.as_ref(), false),
     ))
 }
 

@@ -79,7 +79,7 @@ pub struct MilestoneView {
     pub start_date: Option<String>,
     pub expired: bool,
     pub web_url: Option<String>,
-    /// Only in the milestones API and single issues, as GitLab shows it.
+    /// Only in single issues, as the spec shows it (GitLab's `Milestone` has no `closed_at`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_at: Option<Option<String>>,
 }
@@ -102,6 +102,9 @@ pub struct NoteView {
     pub resolvable: bool,
     pub confidential: bool,
     pub internal: bool,
+    /// Always false and `none`: Trellis imports no notes.
+    pub imported: bool,
+    pub imported_from: &'static str,
     pub noteable_iid: i64,
     #[schema(value_type = Object)]
     pub commands_changes: Map<String, Value>,
@@ -116,6 +119,16 @@ pub struct AwardView {
     pub updated_at: String,
     pub awardable_id: i64,
     pub awardable_type: &'static str,
+    /// Always null: only custom emoji have a URL, and Trellis has none.
+    pub url: Option<String>,
+}
+
+/// A label description as GitLab's single-line Markdown renders plain text: HTML-escaped,
+/// with no paragraph around it. Trellis renders no Markdown, so markup stays literal text.
+fn text_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// GitLab's label text color: dark on light backgrounds, white otherwise.
@@ -172,7 +185,11 @@ impl IssueViews<'_> {
             name: label.name.clone(),
             color: label.color.clone(),
             description: label.description.clone(),
-            description_html: label.description.clone().unwrap_or_default(),
+            description_html: label
+                .description
+                .as_deref()
+                .map(text_html)
+                .unwrap_or_default(),
             text_color: text_color(&label.color),
         }
     }
@@ -347,6 +364,8 @@ impl IssueViews<'_> {
             resolvable: false,
             confidential: note.internal,
             internal: note.internal,
+            imported: false,
+            imported_from: "none",
             noteable_iid: issue.iid,
             commands_changes: Map::new(),
         }
@@ -366,6 +385,7 @@ impl IssueViews<'_> {
                 award.note_id
             },
             awardable_type: if on_issue { "Issue" } else { "Note" },
+            url: None,
         }
     }
 
@@ -400,6 +420,11 @@ impl IssueViews<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_descriptions_are_escaped() {
+        assert_eq!(text_html("a <b> & c"), "a &lt;b&gt; &amp; c");
+    }
 
     #[test]
     fn label_text_colors() {
