@@ -13,11 +13,12 @@ use axum::routing::{delete, get};
 use super::keys::{admin_target, list_owned, named_user, path_id};
 use crate::api::users::validate_email;
 use crate::context::ApiContext;
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::keys::EmailRow;
 use crate::model::users::UserRow;
+use crate::services::TakenOn;
 use crate::services::notify;
 use crate::views::keys::EmailView;
 
@@ -100,7 +101,7 @@ async fn create_email(
             token.as_ref().map(|(_, digest)| digest.as_str()),
         )
         .await
-        .on_constraint("emails", "email_lower", "email")?
+        .taken_on(&[("emails", "email_lower", "email")])?
         .ok_or_else(|| ApiError::field("email", "has already been taken"))?;
     if let Some((token, _)) = token {
         notify::send_confirmation(&api.ctx, &api.tenant, &owner.name, &row.email, &token).await?;

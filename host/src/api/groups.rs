@@ -18,11 +18,12 @@ use super::projects::{self, Shape, check_visibility_allowed, default_visibility,
 use super::users::avatar::{self, AvatarChange};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
+use crate::services::TakenOn;
 use crate::services::project_deletion;
 use crate::settings::keys;
 use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visibility_level};
@@ -77,7 +78,7 @@ pub fn router() -> Router<ApiContext> {
 
 /// GitLab validates a namespace's description (`Namespace::Detail`) to this many characters.
 const DESCRIPTION_MAX: usize = 255;
-const GROUP_UNIQUES: &[(&str, &str, &str)] = &[("namespaces", "path_lower", "path")];
+const GROUP_UNIQUES: &[(&str, &str, &'static str)] = &[("namespaces", "path_lower", "path")];
 const GROUP_NAME_MESSAGE: &str = "can contain only letters, digits, emojis, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
 const GROUP_PATH_MESSAGE: &str = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
 
@@ -459,7 +460,7 @@ async fn create(api: Api) -> ApiResult<Response> {
             creator_id: caller.user.id,
         })
         .await
-        .on_constraints(GROUP_UNIQUES)?;
+        .taken_on(GROUP_UNIQUES)?;
     let group = match avatar {
         AvatarChange::Set(..) => {
             let mut changes = NamespaceChanges::default();
@@ -549,7 +550,7 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>
         .db()
         .update_group(group, &changes, &name, &path, api.user()?.user.id)
         .await
-        .on_constraints(GROUP_UNIQUES)?;
+        .taken_on(GROUP_UNIQUES)?;
     Ok(Json(group_view(&api, &updated, &input.shape).await?))
 }
 

@@ -15,11 +15,12 @@ use super::access::{self, ProjectCtx};
 use super::issues::{page_of, views};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::milestones::MilestoneRow;
+use crate::services::TakenOn;
 use crate::store::milestones::{MilestoneChanges, MilestoneFilter};
 
 /// The longest milestone description: GitLab's limit for text columns
@@ -217,7 +218,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .db()
         .create_milestone(ctx.project.id, &columns)
         .await
-        .on_constraint("milestones", "title", "title")?;
+        .taken_on(&[("milestones", "title", "title")])?;
     Ok((StatusCode::CREATED, Json(render(&api, &milestone).await?)).into_response())
 }
 
@@ -247,7 +248,7 @@ pub async fn update(
     api.db()
         .update_milestone(milestone.id, &columns)
         .await
-        .on_constraint("milestones", "title", "title")?;
+        .taken_on(&[("milestones", "title", "title")])?;
     let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
     Ok(Json(render(&api, &milestone).await?))
 }

@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use crate::services::{self, projects};
+use crate::services;
 use crate::{git, store};
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -255,12 +255,6 @@ impl From<git::Error> for ApiError {
     }
 }
 
-impl From<projects::Error> for ApiError {
-    fn from(error: projects::Error) -> Self {
-        services::Refusal::from(error).into()
-    }
-}
-
 impl From<services::Refusal> for ApiError {
     fn from(refusal: services::Refusal) -> Self {
         use services::Refusal;
@@ -284,27 +278,5 @@ impl From<services::Refusal> for ApiError {
             Refusal::Store(error) => error.into(),
             Refusal::Git(error) => error.into(),
         }
-    }
-}
-
-/// Turns a unique-key violation into a 400 field map, as GitLab's model validations answer
-/// "has already been taken"; any other database error stays a 500 (see
-/// [`store::Error::conflicts_on`] for how the indexes are recognised).
-pub trait OnConstraint<T> {
-    fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T>;
-    /// The same for several indexes: `(table, column, field)` each.
-    fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T>;
-}
-
-impl<T> OnConstraint<T> for store::Result<T> {
-    fn on_constraint(self, table: &str, column: &str, field: &str) -> ApiResult<T> {
-        self.on_constraints(&[(table, column, field)])
-    }
-
-    fn on_constraints(self, indexes: &[(&str, &str, &str)]) -> ApiResult<T> {
-        self.map_err(|error| match error.conflict_label(indexes) {
-            Some(field) => ApiError::field(field, "has already been taken"),
-            None => ApiError::from(error),
-        })
     }
 }

@@ -8,7 +8,7 @@
 use std::future::Future;
 
 use super::system_notes::{self, Named, named, project_reference};
-use super::{Refusal, taken};
+use super::{Refusal, TakenOn};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::milestones::MilestoneRow;
 use crate::model::users::UserRow;
@@ -235,7 +235,7 @@ pub async fn create(
     let created = db
         .create_issue(&issue)
         .await
-        .map_err(|error| taken(error, "issues", "iid", "iid"))?;
+        .taken_on(&[("issues", "iid", "iid")])?;
     Ok(Created {
         issue: created,
         assignees,

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Refusal, taken};
+use super::{Refusal, TakenOn};
 use crate::keys::{self, SSH_KEY_MAX_LEN, SshKey};
 use crate::model::keys::{GpgKeyRow, SshKeyRow};
 use crate::settings::keys::IntSetting;
@@ -76,9 +76,11 @@ pub async fn add_ssh_key(
         usage_type: request.usage_type,
         expires_at: request.expires_at.map(|at| at.timestamp_millis()),
     };
-    db.insert_ssh_key(new, actor)
-        .await
-        .map_err(|e| taken(e, "ssh_keys", "fingerprint_sha256", "fingerprint"))
+    db.insert_ssh_key(new, actor).await.taken_on(&[(
+        "ssh_keys",
+        "fingerprint_sha256",
+        "fingerprint",
+    )])
 }
 
 /// Adds a GPG key (an armored public key block) to `owner_id`'s account as `actor`.
@@ -99,7 +101,7 @@ pub async fn add_gpg_key(
     };
     db.insert_gpg_key(new, actor)
         .await
-        .map_err(|e| taken(e, "gpg_keys", "fingerprint", "fingerprint"))
+        .taken_on(&[("gpg_keys", "fingerprint", "fingerprint")])
 }
 
 #[cfg(test)]

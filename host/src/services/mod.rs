@@ -93,20 +93,25 @@ impl Refusal {
     pub fn invalid(field: &'static str, message: impl Into<String>) -> Self {
         Refusal::Invalid(field, message.into())
     }
+
+    /// [`TakenOn::taken_on`] for a store error at hand.
+    pub fn taken(error: store::Error, indexes: &[(&str, &str, &'static str)]) -> Self {
+        match error.conflict_label(indexes) {
+            Some(field) => Refusal::invalid(field, "has already been taken"),
+            None => Refusal::Store(error),
+        }
+    }
 }
 
-/// A unique index's refusal of a row as GitLab's "has already been taken" on `field`; any
-/// other failure stays the store's.
-fn taken(
-    error: impl Into<store::Error>,
-    table: &str,
-    column: &str,
-    field: &'static str,
-) -> Refusal {
-    let error = error.into();
-    if error.conflicts_on(table, column) {
-        Refusal::invalid(field, "has already been taken")
-    } else {
-        Refusal::Store(error)
+/// The one way a write says GitLab's "has already been taken": a unique index's refusal of a
+/// row, on the field of the first of `indexes` (`(table, column, field)` each) that refused
+/// it. Any other failure stays the store's.
+pub trait TakenOn<T> {
+    fn taken_on(self, indexes: &[(&str, &str, &'static str)]) -> Result<T, Refusal>;
+}
+
+impl<T> TakenOn<T> for store::Result<T> {
+    fn taken_on(self, indexes: &[(&str, &str, &'static str)]) -> Result<T, Refusal> {
+        self.map_err(|error| Refusal::taken(error, indexes))
     }
 }

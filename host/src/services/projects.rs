@@ -5,15 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Refusal;
 use super::protected_branches::{DefaultBranchProtection, protect_default_branch};
 use super::readme::readme;
+use super::{Refusal, TakenOn};
 use crate::access_level::AccessLevel;
 use crate::git::{self, Author, Repository};
 use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
 use crate::model::users::UserRow;
+use crate::store::TenantDb;
 use crate::store::projects::ProjectChanges;
-use crate::store::{self, TenantDb};
 
 /// `DATA_DIR/uploads/<tenant>/<relative>`: where a tenant's uploaded files live.
 pub fn uploads_dir(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
@@ -25,41 +25,10 @@ pub fn uploads_dir(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
 
 /// The unique indexes a project write can run into, each as `(table, column, field)` with the
 /// field GitLab reports as "has already been taken".
-pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
+pub const PROJECT_UNIQUES: &[(&str, &str, &'static str)] = &[
     ("projects", "path_lower", "path"),
     ("projects", "name", "name"),
 ];
-
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Another project in the namespace has this `name` or `path` (the field): a unique index
-    /// refused the row, when a concurrent create got there between the check and the insert.
-    #[error("{0} has already been taken")]
-    Taken(&'static str),
-    #[error(transparent)]
-    Store(store::Error),
-    #[error(transparent)]
-    Git(#[from] git::Error),
-}
-
-impl From<store::Error> for Error {
-    fn from(error: store::Error) -> Self {
-        match error.conflict_label(PROJECT_UNIQUES) {
-            Some(field) => Error::Taken(field),
-            None => Error::Store(error),
-        }
-    }
-}
-
-impl From<Error> for Refusal {
-    fn from(error: Error) -> Self {
-        match error {
-            Error::Taken(field) => Refusal::invalid(field, "has already been taken"),
-            Error::Store(error) => Refusal::Store(error),
-            Error::Git(error) => Refusal::Git(error),
-        }
-    }
-}
 
 /// A project to create.
 pub struct NewProject<'a> {
@@ -121,10 +90,8 @@ pub async fn create(
     db: &TenantDb,
     data_dir: &Path,
     new: NewProject<'_>,
-) -> Result<ProjectRow, Error> {
-    let creator_level = creator_membership(db, new.namespace_id, new.creator.id)
-        .await
-        .map_err(store::Error::from)?;
+) -> Result<ProjectRow, Refusal> {
+    let creator_level = creator_membership(db, new.namespace_id, new.creator.id).await?;
     let id = db.reserve_project_id().await?;
     let repo = Repository::project(data_dir, db.tenant_id(), id);
     let mut changes = new.changes;
@@ -166,7 +133,7 @@ pub async fn create(
         }
         Err(error) => {
             repo.remove().await;
-            Err(error.into())
+            Err(Refusal::taken(error, PROJECT_UNIQUES))
         }
     }
 }
@@ -211,7 +178,7 @@ pub async fn update(
 ) -> Result<(), Refusal> {
     db.update_project(project_id, changes, Some(actor))
         .await
-        .map_err(|error| Error::from(store::Error::from(error)))?
+        .taken_on(PROJECT_UNIQUES)?
         .ok_or(Refusal::NotFound("Project"))?;
     Ok(())
 }
@@ -224,7 +191,7 @@ pub async fn refresh_statistics(
     repo: &Repository,
     project_id: i64,
     branch: &str,
-) -> Result<(), Error> {
+) -> Result<(), Refusal> {
     let stats = repo.statistics(branch).await?;
     db.set_repository_statistics(
         project_id,
@@ -247,7 +214,7 @@ pub async fn delete(
     data_dir: &Path,
     project_id: i64,
     actor: Option<i64>,
-) -> Result<(), Error> {
+) -> Result<(), Refusal> {
     db.delete_project(project_id, actor).await?;
     remove_repositories(data_dir, db.tenant_id(), project_id).await;
     Ok(())
@@ -291,7 +258,7 @@ mod tests {
         let error = create(db, dir.path(), new_project("Blocked"))
             .await
             .unwrap_err();
-        assert!(matches!(error, Error::Git(_)), "{error:?}");
+        assert!(matches!(error, Refusal::Git(_)), "{error:?}");
         assert!(db.project_by_id(blocked).await.unwrap().is_none());
         std::fs::remove_file(repo(blocked).path()).unwrap();
 
@@ -299,7 +266,7 @@ mod tests {
         let error = create(db, dir.path(), new_project("Made"))
             .await
             .unwrap_err();
-        assert!(matches!(error, Error::Taken(_)), "{error:?}");
+        assert!(matches!(error, Refusal::Invalid("name", _)), "{error:?}");
         let unused = blocked + 1;
         assert!(db.project_by_id(unused).await.unwrap().is_none());
         assert!(!repo(unused).exists().await && !repo(unused).path().exists());

@@ -5,11 +5,12 @@
 use chrono::{Duration, NaiveDate};
 
 use super::Refusal;
+use super::TakenOn;
 use super::notify;
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::events::EventKind;
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::model::now_ms;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
@@ -179,7 +180,7 @@ pub async fn delete(
 }
 
 /// The unique indexes a user write can run into, and the field each reports.
-pub const USER_UNIQUES: &[(&str, &str, &str)] = &[
+pub const USER_UNIQUES: &[(&str, &str, &'static str)] = &[
     ("users", "username_lower", "username"),
     ("users", "email_lower", "email"),
     ("identities", "extern_uid", "extern_uid"),
@@ -348,7 +349,7 @@ pub async fn create(
     let user = db
         .create_user(new_user, &profile, identity, Some(admin_id))
         .await
-        .on_constraints(USER_UNIQUES)?;
+        .taken_on(USER_UNIQUES)?;
     Ok(Created {
         user,
         confirmation,

@@ -10,10 +10,11 @@ use axum::response::{IntoResponse, Response};
 use super::avatar::{self, AvatarChange};
 use super::profile::Profile;
 use super::{admin_view, user_by_id};
-use crate::http::error::{ApiError, ApiResult, OnConstraint};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::now_ms;
+use crate::services::TakenOn;
 use crate::services::notify;
 use crate::services::project_deletion;
 use crate::services::users::{self, FirstPassword, NewAccount};
@@ -149,7 +150,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .db()
         .update_user(user.id, &profile.changes, identity, api.user()?.user.id)
         .await
-        .on_constraints(users::USER_UNIQUES)?
+        .taken_on(users::USER_UNIQUES)?
         .ok_or(ApiError::NotFound("User"))?;
     match &avatar {
         AvatarChange::Set(file, name) => {
