@@ -398,7 +398,7 @@ impl TenantDb {
     /// its id before the row exists (no git runs inside a transaction), so the id is taken
     /// first; one whose creation then fails is never used, and project ids may have gaps.
     pub async fn reserve_project_id(&self) -> Result<i64> {
-        Ok(next_id(self.writer(), self.tenant_id(), "projects").await?)
+        next_id(self.writer(), self.tenant_id(), "projects").await
     }
 
     /// Inserts a project under a reserved `id` with `changes` (and its creator as a direct

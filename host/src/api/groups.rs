@@ -78,7 +78,7 @@ pub fn router() -> Router<ApiContext> {
 
 /// GitLab validates a namespace's description (`Namespace::Detail`) to this many characters.
 const DESCRIPTION_MAX: usize = 255;
-const GROUP_UNIQUES: &[(&str, &str, &'static str)] = &[("namespaces", "path_lower", "path")];
+const GROUP_UNIQUES: &[(&str, &str, &str)] = &[("namespaces", "path_lower", "path")];
 const GROUP_NAME_MESSAGE: &str = "can contain only letters, digits, emojis, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
 const GROUP_PATH_MESSAGE: &str = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
 

@@ -52,9 +52,9 @@ pub async fn award(
 ) -> Result<AwardRow, Refusal> {
     db.create_award(issue, note_id, user_id, name)
         .await
-        .map_err(|error| match crate::store::Error::from(error) {
-            crate::store::Error::Conflict(_) => Refusal::NotFound(AWARD_TAKEN),
-            other => Refusal::Store(other),
+        .map_err(|error| match error.is_conflict() {
+            true => Refusal::NotFound(AWARD_TAKEN),
+            false => Refusal::Store(error),
         })
 }
 

@@ -163,7 +163,7 @@ pub async fn create(
         with_readme: false,
         default_branch_protection: None,
     };
-    Ok(projects::create(db, data_dir, new).await?)
+    projects::create(db, data_dir, new).await
 }
 
 /// Copies the source's repository into the new fork (only `branches` when given) and records

@@ -25,7 +25,7 @@ pub fn uploads_dir(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
 
 /// The unique indexes a project write can run into, each as `(table, column, field)` with the
 /// field GitLab reports as "has already been taken".
-pub const PROJECT_UNIQUES: &[(&str, &str, &'static str)] = &[
+pub const PROJECT_UNIQUES: &[(&str, &str, &str)] = &[
     ("projects", "path_lower", "path"),
     ("projects", "name", "name"),
 ];

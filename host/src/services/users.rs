@@ -180,7 +180,7 @@ pub async fn delete(
 }
 
 /// The unique indexes a user write can run into, and the field each reports.
-pub const USER_UNIQUES: &[(&str, &str, &'static str)] = &[
+pub const USER_UNIQUES: &[(&str, &str, &str)] = &[
     ("users", "username_lower", "username"),
     ("users", "email_lower", "email"),
     ("identities", "extern_uid", "extern_uid"),

@@ -18,7 +18,6 @@ use crate::model::users::UserRow;
 use crate::model::webhooks::{EventRow, LogRow};
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
-use crate::store::error::Error;
 use crate::views::hook_test::SYSTEM_HOOK_SAMPLE;
 use crate::views::user::UserViews;
 use crate::webhooks::dispatch::uuid_v4;
@@ -123,9 +122,7 @@ async fn run(
     message: Message,
 ) -> Result<Tried, Refusal> {
     let attempt = send::attempt(ctx, db, target, &message).await;
-    send::finish(db, &attempt, None)
-        .await
-        .map_err(Error::from)?;
+    send::finish(db, &attempt, None).await?;
     Ok(tried(&attempt))
 }
 
@@ -141,7 +138,7 @@ pub async fn test_project_hook(
     let Some((_, kinds, missing)) = TEST_TRIGGERS.iter().find(|(t, _, _)| *t == trigger) else {
         return Ok(Err("Testing not available for this hook".into()));
     };
-    let settings = ctx.settings.get(db).await.map_err(Error::from)?;
+    let settings = ctx.settings.get(db).await?;
     let rows = BatchRows::default();
     let loader = Loader {
         db,
@@ -152,9 +149,7 @@ pub async fn test_project_hook(
     let mut events = if kinds.is_empty() {
         Vec::new()
     } else {
-        db.recent_project_events(hook.project_id, kinds, 50)
-            .await
-            .map_err(Error::from)?
+        db.recent_project_events(hook.project_id, kinds, 50).await?
     };
     if events.is_empty() && trigger == "push_events" {
         events.extend(sample_push(ctx, db, &settings, hook, tester).await?);
@@ -166,10 +161,7 @@ pub async fn test_project_hook(
             if !wanted {
                 continue;
             }
-            let body = loader
-                .build(event, &recorded, &candidate)
-                .await
-                .map_err(Error::from)?;
+            let body = loader.build(event, &recorded, &candidate).await?;
             let Some(body) = body else { continue };
             let message = Message {
                 trigger: candidate.trigger.to_string(),
@@ -197,11 +189,7 @@ async fn sample_push(
     hook: &HookRow,
     tester: &UserRow,
 ) -> Result<Option<EventRow>, Refusal> {
-    let Some(project) = db
-        .project_by_id(hook.project_id)
-        .await
-        .map_err(Error::from)?
-    else {
+    let Some(project) = db.project_by_id(hook.project_id).await? else {
         return Ok(None);
     };
     let repo = Repository::project(&ctx.config.storage.data_dir, db.tenant_id(), project.id);
