@@ -21,6 +21,7 @@ use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::colors::label_color;
 use crate::model::labels::{LabelCounts, LabelRow};
+use crate::services::labels::{self, LabelChanges, NewLabel};
 use crate::store::labels::ConfidentialIssues;
 
 /// The longest label description: GitLab's limit for text columns
@@ -275,28 +276,13 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         shape,
     } = api.input()?;
     let ctx = writable(&api, &id).await?;
-    if api
-        .db()
-        .project_label(ctx.project.id, &name)
-        .await?
-        .is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
-    {
-        return Err(ApiError::Conflict("Label already exists".into()));
-    }
-    let label = api
-        .db()
-        .create_label(
-            ctx.project.id,
-            &name,
-            &color,
-            description.as_deref(),
-            priority,
-        )
-        .await
-        .map_err(|e| match e.is_conflict() {
-            true => ApiError::Conflict("Label already exists".into()),
-            false => ApiError::from(e),
-        })?;
+    let new = NewLabel {
+        name: &name,
+        color: &color,
+        description: description.as_deref(),
+        priority,
+    };
+    let label = labels::create(api.db(), ctx.project.id, new).await?;
     Ok((
         StatusCode::CREATED,
         Json(render(&api, &ctx, &label, &shape).await?),
@@ -311,29 +297,14 @@ async fn update_label(
     input: UpdateLabel,
 ) -> ApiResult<Json<LabelView>> {
     let ctx = writable(api, id).await?;
-    let mut label = label_of(api, &ctx, key).await?;
-    if let Some(name) = input.new_name {
-        if !name.eq_ignore_ascii_case(&label.name)
-            && api
-                .db()
-                .project_label(ctx.project.id, &name)
-                .await?
-                .is_some_and(|l| l.name.eq_ignore_ascii_case(&name))
-        {
-            return Err(ApiError::Conflict("Label already exists".into()));
-        }
-        label.name = name;
-    }
-    if let Some(color) = input.color {
-        label.color = color;
-    }
-    if let Some(description) = input.description {
-        label.description = description;
-    }
-    if let Some(priority) = input.priority {
-        label.priority = priority;
-    }
-    api.db().update_label(&label).await?;
+    let label = label_of(api, &ctx, key).await?;
+    let changes = LabelChanges {
+        name: input.new_name,
+        color: input.color,
+        description: input.description,
+        priority: input.priority,
+    };
+    let label = labels::update(api.db(), label, changes).await?;
     Ok(Json(render(api, &ctx, &label, &input.shape).await?))
 }
 
@@ -356,7 +327,7 @@ pub async fn update_by_name(Path(id): Path<String>, api: Api) -> ApiResult<Json<
 async fn delete_label(api: &Api, id: &str, key: &str) -> ApiResult<StatusCode> {
     let ctx = writable(api, id).await?;
     let label = label_of(api, &ctx, key).await?;
-    api.db().delete_label(label.id).await?;
+    labels::delete(api.db(), &label).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

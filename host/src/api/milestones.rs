@@ -20,8 +20,8 @@ use crate::http::pagination::PageRequest;
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::milestones::MilestoneRow;
-use crate::services::TakenOn;
-use crate::store::milestones::{MilestoneChanges, MilestoneFilter};
+use crate::services::milestones::{self, MilestoneFields, StateEvent};
+use crate::store::milestones::MilestoneFilter;
 
 /// The longest milestone description: GitLab's limit for text columns
 /// (`Gitlab::Database::MAX_TEXT_SIZE_LIMIT`), as for issues.
@@ -81,14 +81,6 @@ async fn writable(api: &Api, id: &str) -> ApiResult<ProjectCtx> {
     Ok(ctx)
 }
 
-/// The fields a create or update may set; `None` leaves a column alone, `Some(None)` clears it.
-struct MilestoneFields {
-    title: Option<String>,
-    description: Option<Option<String>>,
-    due_date: Option<Option<String>>,
-    start_date: Option<Option<String>>,
-}
-
 impl FromParams for MilestoneFields {
     fn from_params(p: &Params) -> ApiResult<Self> {
         let title = p.string("title")?;
@@ -114,25 +106,6 @@ impl FromParams for MilestoneFields {
     }
 }
 
-impl MilestoneFields {
-    fn columns(self) -> MilestoneChanges {
-        let mut columns = MilestoneChanges::default();
-        if let Some(title) = self.title {
-            columns.set("title", title);
-        }
-        if let Some(description) = self.description {
-            columns.set("description", description);
-        }
-        if let Some(due_date) = self.due_date {
-            columns.set("due_date", due_date);
-        }
-        if let Some(start_date) = self.start_date {
-            columns.set("start_date", start_date);
-        }
-        columns
-    }
-}
-
 /// `POST .../milestones`: a title is required.
 struct CreateMilestone(MilestoneFields);
 
@@ -146,14 +119,19 @@ impl FromParams for CreateMilestone {
 /// `PUT .../milestones/:milestone_id`.
 struct UpdateMilestone {
     fields: MilestoneFields,
-    state_event: Option<String>,
+    state_event: Option<StateEvent>,
 }
 
 impl FromParams for UpdateMilestone {
     fn from_params(p: &Params) -> ApiResult<Self> {
         Ok(UpdateMilestone {
             fields: MilestoneFields::from_params(p)?,
-            state_event: p.one_of("state_event", &["close", "activate"])?,
+            state_event: p
+                .one_of("state_event", &["close", "activate"])?
+                .map(|event| match event.as_str() {
+                    "close" => StateEvent::Close,
+                    _ => StateEvent::Activate,
+                }),
         })
     }
 }
@@ -213,12 +191,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let CreateMilestone(fields) = api.input()?;
     let ctx = writable(&api, &id).await?;
-    let columns = fields.columns();
-    let milestone = api
-        .db()
-        .create_milestone(ctx.project.id, &columns)
-        .await
-        .taken_on(&[("milestones", "title", "title")])?;
+    let milestone = milestones::create(api.db(), ctx.project.id, fields).await?;
     Ok((StatusCode::CREATED, Json(render(&api, &milestone).await?)).into_response())
 }
 
@@ -233,22 +206,7 @@ pub async fn update(
     } = api.input()?;
     let ctx = writable(&api, &id).await?;
     let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
-    let mut columns = fields.columns();
-    match state_event.as_deref() {
-        Some("close") if milestone.state != "closed" => {
-            columns.set("state", "closed");
-            columns.set("closed_at", crate::model::now_ms());
-        }
-        Some("activate") if milestone.state != "active" => {
-            columns.set("state", "active");
-            columns.set("closed_at", None::<i64>);
-        }
-        _ => {}
-    }
-    api.db()
-        .update_milestone(milestone.id, &columns)
-        .await
-        .taken_on(&[("milestones", "title", "title")])?;
+    milestones::update(api.db(), &milestone, fields, state_event).await?;
     let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
     Ok(Json(render(&api, &milestone).await?))
 }
@@ -259,6 +217,6 @@ pub async fn remove(
 ) -> ApiResult<StatusCode> {
     let ctx = writable(&api, &id).await?;
     let milestone = milestone_of(&api, &ctx, &milestone_id).await?;
-    api.db().delete_milestone(milestone.id).await?;
+    milestones::delete(api.db(), &milestone).await?;
     Ok(StatusCode::NO_CONTENT)
 }

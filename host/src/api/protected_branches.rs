@@ -10,7 +10,7 @@ use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::access::{self, ProjectCtx};
 use super::issues::page_of;
@@ -22,7 +22,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::protected_branches::ProtectedBranch;
-use crate::services::protected_branches::{KINDS, PUSH_AND_MERGE_LEVELS, UNPROTECT_LEVELS};
+use crate::services::protected_branches::{self, KINDS, PUSH_AND_MERGE_LEVELS, UNPROTECT_LEVELS};
 use crate::store::protected_branches::{NewProtectedBranch, ProtectedBranchUpdate};
 use crate::views::protected_branch::{ProtectedBranchView, protected_branch};
 
@@ -249,18 +249,6 @@ pub async fn show(
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = maintained(&api, &id).await?;
     let input: CreateProtectedBranch = api.input()?;
-    if input.name.trim().is_empty() {
-        return Err(ApiError::Unprocessable(json!(["Name can't be blank"])));
-    }
-    let exists = || ApiError::Conflict(format!("Protected branch '{}' already exists", input.name));
-    if api
-        .db()
-        .protected_branch(ctx.project.id, &input.name)
-        .await?
-        .is_some()
-    {
-        return Err(exists());
-    }
     let new = NewProtectedBranch {
         name: &input.name,
         allow_force_push: input.allow_force_push,
@@ -268,17 +256,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         levels: input.levels.clone(),
     };
     let actor = api.user()?.user.id;
-    let created = api
-        .db()
-        .create_protected_branch(ctx.project.id, &new, Some(actor))
-        .await
-        .map_err(|error| {
-            if error.conflicts_on("protected_branches", "name") {
-                exists()
-            } else {
-                error.into()
-            }
-        })?;
+    let created = protected_branches::create(api.db(), ctx.project.id, &new, actor).await?;
     Ok((StatusCode::CREATED, Json(protected_branch(&created))).into_response())
 }
 
@@ -289,17 +267,9 @@ pub async fn update(
     let ctx = maintained(&api, &id).await?;
     let branch = find(&api, &ctx, &name).await?;
     let input: UpdateProtectedBranch = api.input()?;
-    // An entry naming another branch's level (or another kind's) names nothing here.
-    for (kind, level_id) in &input.named {
-        if !branch.levels(kind).any(|l| l.id == *level_id) {
-            return Err(ApiError::NotFoundMessage("404 Not Found".into()));
-        }
-    }
     let actor = api.user()?.user.id;
-    let updated = api
-        .db()
-        .update_protected_branch(branch.row.id, &input.update, actor)
-        .await?;
+    let updated =
+        protected_branches::update(api.db(), &branch, &input.named, &input.update, actor).await?;
     Ok(Json(protected_branch(&updated)))
 }
 
@@ -307,8 +277,6 @@ pub async fn remove(Path((id, name)): Path<(String, String)>, api: Api) -> ApiRe
     let ctx = maintained(&api, &id).await?;
     let branch = find(&api, &ctx, &name).await?;
     let actor = api.user()?.user.id;
-    api.db()
-        .delete_protected_branch(branch.row.id, actor)
-        .await?;
+    protected_branches::delete(api.db(), &branch, actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -10,7 +10,7 @@ use axum::http::Method;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::access::{self, ProjectCtx};
 use super::issues::page_of;
@@ -22,7 +22,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::protected_tags::ProtectedTagRow;
-use crate::services::protected_branches::PUSH_AND_MERGE_LEVELS;
+use crate::services::protected_branches::{self, PUSH_AND_MERGE_LEVELS};
 use crate::views::protected_branch::{ProtectedTagView, protected_tag};
 
 pub fn router() -> Router<ApiContext> {
@@ -132,27 +132,15 @@ pub async fn show(
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = maintained(&api, &id).await?;
     let input: CreateProtectedTag = api.input()?;
-    let refused = |message: &str| ApiError::Unprocessable(json!([message]));
-    if input.name.trim().is_empty() {
-        return Err(refused("Name can't be blank"));
-    }
     let actor = api.user()?.user.id;
-    let created = api
-        .db()
-        .create_protected_tag(
-            ctx.project.id,
-            &input.name,
-            input.create_access_level,
-            actor,
-        )
-        .await
-        .map_err(|error| {
-            if error.conflicts_on("protected_tags", "name") {
-                refused("Name has already been taken")
-            } else {
-                error.into()
-            }
-        })?;
+    let created = protected_branches::create_tag(
+        api.db(),
+        ctx.project.id,
+        &input.name,
+        input.create_access_level,
+        actor,
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(protected_tag(&created))).into_response())
 }
 
@@ -160,6 +148,6 @@ pub async fn remove(Path((id, name)): Path<(String, String)>, api: Api) -> ApiRe
     let ctx = maintained(&api, &id).await?;
     let tag = find(&api, &ctx, &name).await?;
     let actor = api.user()?.user.id;
-    api.db().delete_protected_tag(&tag, actor).await?;
+    protected_branches::delete_tag(api.db(), &tag, actor).await?;
     Ok(StatusCode::NO_CONTENT)
 }

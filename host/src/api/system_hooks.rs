@@ -18,6 +18,7 @@ use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::hooks::SystemHookRow;
 use crate::model::webhooks::HookKind;
+use crate::services::hooks;
 use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
@@ -85,7 +86,7 @@ async fn create(api: Api) -> ApiResult<Response> {
     let input: HookInput = api.input_in(HookKind::System)?;
     let mut hook = SystemHookRow::defaults();
     input.apply_to_system_hook(&api, &mut hook).await?;
-    let row = api.db().insert_system_hook(&hook).await?;
+    let row = hooks::create_system_hook(api.db(), &hook).await?;
     Ok((StatusCode::CREATED, Json(views::hook::system_hook(&row))).into_response())
 }
 
@@ -94,18 +95,14 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<SystemHookVi
     let input: HookInput = api.input_in(HookKind::System)?;
     let mut row = existing(&api, &id).await?;
     input.apply_to_system_hook(&api, &mut row).await?;
-    let row = api
-        .db()
-        .update_system_hook(&row)
-        .await?
-        .ok_or(ApiError::NotFound("Hook"))?;
+    let row = hooks::update_system_hook(api.db(), &row).await?;
     Ok(Json(views::hook::system_hook(&row)))
 }
 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     api.admin()?;
     let row = existing(&api, &id).await?;
-    api.db().delete_system_hook(row.id).await?;
+    hooks::delete_system_hook(api.db(), &row).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

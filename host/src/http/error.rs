@@ -273,6 +273,7 @@ impl From<services::Refusal> for ApiError {
             Refusal::Rejected(message) => Self::Rejected(message),
             Refusal::NotAllowed(message) => Self::NotAllowed(message),
             Refusal::Unprocessable(message) => Self::Unprocessable(Value::String(message)),
+            Refusal::ModelErrors(messages) => Self::Unprocessable(json!(messages)),
             Refusal::Absent => Self::NotFoundMessage("404 Not Found".into()),
             Refusal::Spam(refusal) => Self::Spam(refusal),
             Refusal::Store(error) => error.into(),

@@ -7,10 +7,13 @@
 
 pub mod commit_actions;
 pub mod diffs;
+pub mod hooks;
 pub mod issue_actions;
 pub mod issues;
 pub mod keys;
+pub mod labels;
 pub mod members;
+pub mod milestones;
 pub mod notes;
 pub mod notify;
 pub mod plugins;
@@ -68,6 +71,10 @@ pub enum Refusal {
     /// GitLab's 422 with its message.
     #[error("unprocessable: {0}")]
     Unprocessable(String),
+    /// A model's full error messages, which GitLab answers with 422 and the list
+    /// (`render_api_error!(record.errors.full_messages, 422)`).
+    #[error("invalid: {0:?}")]
+    ModelErrors(Vec<String>),
     /// GitLab's bare `404 Not Found`, where it names no resource.
     #[error("not found")]
     Absent,

@@ -3,13 +3,14 @@
 //! project's default branch. The push decision (`services::push`) and the API
 //! (`api::protected_branches`) both use these; they are pure functions with unit tests.
 
+use super::Refusal;
 use crate::access_level::AccessLevel;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::protected_branches::{AccessLevelRow, ProtectedBranch};
 use crate::model::protected_tags::ProtectedTagRow;
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
-use crate::store::protected_branches::NewProtectedBranch;
+use crate::store::protected_branches::{NewProtectedBranch, ProtectedBranchUpdate};
 
 /// GitLab's "No one" access level for protected refs.
 pub const NO_ONE: i64 = 0;
@@ -186,6 +187,81 @@ pub async fn protect_default_branch(
         Err(error) if error.conflicts_on("protected_branches", "name") => Ok(()),
         other => other.map(|_| ()),
     }
+}
+
+fn blank_name(name: &str) -> Result<(), Refusal> {
+    match name.trim().is_empty() {
+        true => Err(Refusal::ModelErrors(vec!["Name can't be blank".into()])),
+        false => Ok(()),
+    }
+}
+
+/// Protects the branches `new` names: GitLab's 409 when a rule of that name exists.
+pub async fn create(
+    db: &TenantDb,
+    project_id: i64,
+    new: &NewProtectedBranch<'_>,
+    actor: i64,
+) -> Result<ProtectedBranch, Refusal> {
+    blank_name(new.name)?;
+    let exists = || Refusal::Conflict(format!("Protected branch '{}' already exists", new.name));
+    if db.protected_branch(project_id, new.name).await?.is_some() {
+        return Err(exists());
+    }
+    db.create_protected_branch(project_id, new, Some(actor))
+        .await
+        .map_err(
+            |error| match error.conflicts_on("protected_branches", "name") {
+                true => exists(),
+                false => Refusal::Store(error),
+            },
+        )
+}
+
+/// Changes a rule; `named` are the access level entries the update names by id, each
+/// `(kind, id)`: one that is not this rule's (or not of that kind) names nothing here.
+pub async fn update(
+    db: &TenantDb,
+    branch: &ProtectedBranch,
+    named: &[(&str, i64)],
+    update: &ProtectedBranchUpdate,
+    actor: i64,
+) -> Result<ProtectedBranch, Refusal> {
+    for (kind, level_id) in named {
+        if !branch.levels(kind).any(|l| l.id == *level_id) {
+            return Err(Refusal::Absent);
+        }
+    }
+    Ok(db
+        .update_protected_branch(branch.row.id, update, actor)
+        .await?)
+}
+
+pub async fn delete(db: &TenantDb, branch: &ProtectedBranch, actor: i64) -> Result<(), Refusal> {
+    db.delete_protected_branch(branch.row.id, actor).await?;
+    Ok(())
+}
+
+/// Protects the tags `name` matches, created by `create_level` and above.
+pub async fn create_tag(
+    db: &TenantDb,
+    project_id: i64,
+    name: &str,
+    create_level: i64,
+    actor: i64,
+) -> Result<ProtectedTagRow, Refusal> {
+    blank_name(name)?;
+    db.create_protected_tag(project_id, name, create_level, actor)
+        .await
+        .map_err(|error| match error.conflicts_on("protected_tags", "name") {
+            true => Refusal::ModelErrors(vec!["Name has already been taken".into()]),
+            false => Refusal::Store(error),
+        })
+}
+
+pub async fn delete_tag(db: &TenantDb, tag: &ProtectedTagRow, actor: i64) -> Result<(), Refusal> {
+    db.delete_protected_tag(tag, actor).await?;
+    Ok(())
 }
 
 #[cfg(test)]

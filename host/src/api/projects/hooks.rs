@@ -18,6 +18,7 @@ use crate::http::request::Api;
 use crate::model::hooks::HookRow;
 use crate::model::now_ms;
 use crate::model::webhooks::HookKind;
+use crate::services::hooks;
 use crate::services::webhooks as hook_service;
 use crate::store::window::Direction;
 use crate::views;
@@ -84,7 +85,7 @@ pub async fn create_hook(Path(id): Path<String>, api: Api) -> ApiResult<Response
     let input: HookInput = api.input_in(HookKind::Project)?;
     let mut hook = HookRow::defaults(ctx.project.id);
     input.apply_to_project_hook(&api, &mut hook).await?;
-    let row = api.db().insert_hook(&hook).await?;
+    let row = hooks::create_project_hook(api.db(), &hook).await?;
     Ok(created(hook_view(&row)))
 }
 
@@ -96,11 +97,7 @@ pub async fn update_hook(
     let input: HookInput = api.input_in(HookKind::Project)?;
     let mut row = existing_hook(&api, &ctx, &hook).await?;
     input.apply_to_project_hook(&api, &mut row).await?;
-    let row = api
-        .db()
-        .update_hook(&row)
-        .await?
-        .ok_or(ApiError::NotFound("Hook"))?;
+    let row = hooks::update_project_hook(api.db(), &row).await?;
     Ok(Json(hook_view(&row)))
 }
 
@@ -111,9 +108,7 @@ pub async fn delete_hook(
 ) -> ApiResult<StatusCode> {
     let ctx = managed_project(&api, &id).await?;
     let hook_id = hook_id(&hook)?;
-    if api.db().delete_hook(ctx.project.id, hook_id).await? {
-        api.db().forget_project_hook(hook_id).await?;
-    }
+    hooks::delete_project_hook(api.db(), ctx.project.id, hook_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
