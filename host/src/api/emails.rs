@@ -18,8 +18,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::keys::EmailRow;
 use crate::model::users::UserRow;
-use crate::services::TakenOn;
-use crate::services::notify;
+use crate::services::{notify, users};
 use crate::views::keys::EmailView;
 
 pub fn router() -> Router<ApiContext> {
@@ -93,16 +92,8 @@ async fn create_email(
     }
     validate_email("email", email)?;
     let token = (!confirmed).then(notify::confirmation_token);
-    let row = api
-        .db()
-        .insert_email(
-            owner.id,
-            email,
-            token.as_ref().map(|(_, digest)| digest.as_str()),
-        )
-        .await
-        .taken_on(&[("emails", "email_lower", "email")])?
-        .ok_or_else(|| ApiError::field("email", "has already been taken"))?;
+    let digest = token.as_ref().map(|(_, digest)| digest.as_str());
+    let row = users::add_email(api.db(), owner.id, email, digest).await?;
     if let Some((token, _)) = token {
         notify::send_confirmation(&api.ctx, &api.tenant, &owner.name, &row.email, &token).await?;
     }

@@ -20,7 +20,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::tokens::TokenRow;
 use crate::model::users::UserRow;
-use crate::services::tokens::TokenRequest;
+use crate::services::tokens::{self, TokenRequest};
 use crate::store::tokens::{TokenFilter, TokenState};
 use crate::views::token::TokenView;
 
@@ -127,6 +127,6 @@ async fn revoke(
 ) -> ApiResult<StatusCode> {
     let user = admin_target(&api, &user_id).await?;
     let token = find(&api, &user, &token_id).await?;
-    api.db().revoke_token(token.id, api.user()?.user.id).await?;
+    tokens::revoke(api.db(), token.id, api.user()?.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

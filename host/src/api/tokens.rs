@@ -182,7 +182,7 @@ async fn show_self(api: Api) -> ApiResult<Json<TokenView>> {
 
 async fn revoke(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     let token = visible_token(&api, &id).await?;
-    api.db().revoke_token(token.id, api.user()?.user.id).await?;
+    tokens::revoke(api.db(), token.id, api.user()?.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -191,7 +191,7 @@ async fn revoke_self(api: Api) -> ApiResult<StatusCode> {
     let id = caller
         .personal_token_id()
         .ok_or(ApiError::NotFound("Personal Access Token"))?;
-    api.db().revoke_token(id, caller.user.id).await?;
+    tokens::revoke(api.db(), id, caller.user.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

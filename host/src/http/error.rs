@@ -274,6 +274,7 @@ impl From<services::Refusal> for ApiError {
             Refusal::NotAllowed(message) => Self::NotAllowed(message),
             Refusal::Unprocessable(message) => Self::Unprocessable(Value::String(message)),
             Refusal::ModelErrors(messages) => Self::Unprocessable(json!(messages)),
+            Refusal::Exists(message) => Self::UnprocessableError(message),
             Refusal::Absent => Self::NotFoundMessage("404 Not Found".into()),
             Refusal::Spam(refusal) => Self::Spam(refusal),
             Refusal::Store(error) => error.into(),

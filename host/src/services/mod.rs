@@ -75,6 +75,10 @@ pub enum Refusal {
     /// (`render_api_error!(record.errors.full_messages, 422)`).
     #[error("invalid: {0:?}")]
     ModelErrors(Vec<String>),
+    /// The one object of its kind is there already (a project's push rule): GitLab's 422
+    /// with its message as Grape's `error!` gives it.
+    #[error("exists: {0}")]
+    Exists(&'static str),
     /// GitLab's bare `404 Not Found`, where it names no resource.
     #[error("not found")]
     Absent,

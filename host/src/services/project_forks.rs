@@ -224,3 +224,8 @@ pub async fn link(db: &TenantDb, project: &ProjectRow, source: Source<'_>) -> Re
         .await?;
     Ok(())
 }
+
+/// Ends a fork's link to its source; `false` when the project is no fork.
+pub async fn unlink(db: &TenantDb, project_id: i64) -> Result<bool, Refusal> {
+    Ok(db.set_forked_from(project_id, None).await?)
+}

@@ -220,5 +220,14 @@ pub async fn transfer(
         changes.set("visibility", namespace.visibility.as_str());
         changes.set("visibility_level", visibility_level(&namespace.visibility));
     }
-    super::projects::update(db, project.id, &changes, creator.user.id).await
+    super::projects::update(db, project.id, &changes, creator.user.id).await?;
+    Ok(())
+}
+
+/// Ends a project's share with a group: GitLab's 404 Group Link Not Found when there is none.
+pub async fn unshare(db: &TenantDb, project_id: i64, group_id: i64) -> Result<(), Refusal> {
+    match db.remove_share(project_id, group_id).await? {
+        true => Ok(()),
+        false => Err(Refusal::NotFound("Group Link")),
+    }
 }

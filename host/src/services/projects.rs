@@ -175,12 +175,11 @@ pub async fn update(
     project_id: i64,
     changes: &ProjectChanges,
     actor: i64,
-) -> Result<(), Refusal> {
+) -> Result<ProjectRow, Refusal> {
     db.update_project(project_id, changes, Some(actor))
         .await
         .taken_on(PROJECT_UNIQUES)?
-        .ok_or(Refusal::NotFound("Project"))?;
-    Ok(())
+        .ok_or(Refusal::NotFound("Project"))
 }
 
 /// Stores the repository's commit count, size and languages on the project row (after the
@@ -229,6 +228,16 @@ pub async fn remove_repositories(data_dir: &Path, tenant: i64, project_id: i64) 
     Repository::wiki(data_dir, tenant, project_id)
         .remove()
         .await;
+}
+
+/// Stars or unstars a project for `user_id`; `false` when it already was as asked.
+pub async fn star(
+    db: &TenantDb,
+    project_id: i64,
+    user_id: i64,
+    star: bool,
+) -> Result<bool, Refusal> {
+    Ok(db.set_star(project_id, user_id, star).await?.is_some())
 }
 
 #[cfg(test)]

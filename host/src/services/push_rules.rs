@@ -26,6 +26,8 @@ use crate::plugins::push_rules::{
 use crate::plugins::{Hook, Plugins};
 use crate::store::TenantDb;
 
+use super::Refusal;
+
 /// Emails whose owner is remembered during one push (an adversarial push with more distinct
 /// emails only costs more lookups).
 const EMAIL_CACHE: usize = 10_000;
@@ -234,6 +236,32 @@ fn wit_rule(row: &PushRuleRow) -> Rule {
         reject_unsigned_commits: flag("reject_unsigned_commits"),
         max_file_size: row.max_file_size.max(0) as u64,
     }
+}
+
+/// Sets a project's first push rule: GitLab's 422 when it has one.
+pub async fn create_rule(db: &TenantDb, rule: &PushRuleRow) -> Result<PushRuleRow, Refusal> {
+    let exists = || Refusal::Exists("Project push rule exists");
+    if db.push_rule(rule.project_id).await?.is_some() {
+        return Err(exists());
+    }
+    db.insert_push_rule(rule)
+        .await
+        .map_err(|error| match error.is_conflict() {
+            true => exists(),
+            false => Refusal::Store(error),
+        })
+}
+
+pub async fn update_rule(db: &TenantDb, rule: &PushRuleRow) -> Result<PushRuleRow, Refusal> {
+    db.update_push_rule(rule)
+        .await?
+        .ok_or(Refusal::NotFound("Push Rule"))
+}
+
+/// Drops a project's push rule, if it has one.
+pub async fn delete_rule(db: &TenantDb, project_id: i64) -> Result<(), Refusal> {
+    db.delete_push_rule(project_id).await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -82,6 +82,12 @@ pub async fn issue(
     Ok((row, secret))
 }
 
+/// Revokes a token as `actor` (the owner, or an administrator).
+pub async fn revoke(db: &TenantDb, token_id: i64, actor: i64) -> Result<(), Refusal> {
+    db.revoke_token(token_id, actor).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

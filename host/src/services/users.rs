@@ -11,12 +11,13 @@ use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::events::EventKind;
 use crate::http::error::{ApiError, ApiResult};
+use crate::model::keys::EmailRow;
 use crate::model::now_ms;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
 use crate::settings::keys::{self, BoolSetting};
 use crate::store::TenantDb;
-use crate::store::user_admin::{Contributions, UserChanges, UserDeletion};
+use crate::store::user_admin::{Contributions, StatusRow, UserChanges, UserDeletion};
 use crate::store::users::NewUser;
 use crate::tenants::Tenant;
 
@@ -386,6 +387,54 @@ pub async fn undo_create(db: &TenantDb, user_id: i64, admin_id: i64) -> ApiResul
     };
     db.delete_user(user_id, &nothing, admin_id).await?;
     Ok(())
+}
+
+/// Applies an administrator's or the user's own changes (and an external identity, when
+/// given) as `actor`; a username or email another user has is GitLab's "has already been
+/// taken".
+pub async fn update(
+    db: &TenantDb,
+    user_id: i64,
+    changes: &UserChanges,
+    identity: Option<(&str, &str)>,
+    actor: i64,
+) -> Result<UserRow, Refusal> {
+    db.update_user(user_id, changes, identity, actor)
+        .await
+        .taken_on(USER_UNIQUES)?
+        .ok_or(Refusal::NotFound("User"))
+}
+
+/// Unlinks a user's identity at `provider`.
+pub async fn remove_identity(db: &TenantDb, user_id: i64, provider: &str) -> Result<(), Refusal> {
+    match db.delete_identity(user_id, provider).await? {
+        true => Ok(()),
+        false => Err(Refusal::NotFound("Identity")),
+    }
+}
+
+/// Replaces a user's status; `None` clears it.
+pub async fn set_status(
+    db: &TenantDb,
+    user_id: i64,
+    status: Option<&StatusRow>,
+) -> Result<(), Refusal> {
+    db.set_user_status(user_id, status).await?;
+    Ok(())
+}
+
+/// Adds a secondary email, unconfirmed when `confirmation_digest` is given. An address any
+/// user has is GitLab's "has already been taken".
+pub async fn add_email(
+    db: &TenantDb,
+    owner_id: i64,
+    email: &str,
+    confirmation_digest: Option<&str>,
+) -> Result<EmailRow, Refusal> {
+    db.insert_email(owner_id, email, confirmation_digest)
+        .await
+        .taken_on(&[("emails", "email_lower", "email")])?
+        .ok_or_else(|| Refusal::invalid("email", "has already been taken"))
 }
 
 #[cfg(test)]

@@ -118,7 +118,7 @@ pub async fn unlink(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.user()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
-    if api.db().set_forked_from(ctx.project.id, None).await? {
+    if forks::unlink(api.db(), ctx.project.id).await? {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {
         Err(ApiError::NotModified)

@@ -25,7 +25,7 @@ use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::projects::ProjectRow;
 use crate::outbound::{AddressPolicy, Unresolved};
-use crate::services::projects::refresh_statistics;
+use crate::services::projects::{self, refresh_statistics};
 use crate::store::projects::ProjectChanges;
 use crate::views::project_answers::StartedView;
 
@@ -241,11 +241,7 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         let mut changes = ProjectChanges::default();
         changes.set("import_url", url.trim());
         changes.set("settings", serde_json::Value::Object(settings).to_string());
-        project = api
-            .db()
-            .update_project(project.id, &changes, Some(api.user()?.user.id))
-            .await?
-            .ok_or(ApiError::NotFound("Project"))?;
+        project = projects::update(api.db(), project.id, &changes, api.user()?.user.id).await?;
     }
     let mirrored = project.settings_json().get("mirror") == Some(&json!(true));
     let Some(url) = project.import_url.clone().filter(|_| mirrored) else {

@@ -14,6 +14,7 @@ use crate::http::params::Params;
 use crate::http::request::Api;
 pub(super) use crate::model::hooks::PushRuleRow;
 use crate::model::hooks::{PUSH_RULE_FLAGS, PUSH_RULE_REGEXES};
+use crate::services::push_rules;
 use crate::views;
 use crate::views::hook::PushRuleView;
 
@@ -121,25 +122,11 @@ pub async fn show_push_rule(
     Ok(Json(rule.as_ref().map(views::hook::push_rule)))
 }
 
-fn push_rule_exists() -> ApiError {
-    ApiError::UnprocessableError("Project push rule exists")
-}
-
 pub async fn create_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let ctx = managed_project(&api, &id).await?;
-    if api.db().push_rule(ctx.project.id).await?.is_some() {
-        return Err(push_rule_exists());
-    }
     let mut rule = PushRuleRow::defaults(ctx.project.id);
     apply_push_rule_params(&api.params, &mut rule)?;
-    let row =
-        api.db()
-            .insert_push_rule(&rule)
-            .await
-            .map_err(|error| match error.is_conflict() {
-                true => push_rule_exists(),
-                false => ApiError::from(error),
-            })?;
+    let row = push_rules::create_rule(api.db(), &rule).await?;
     Ok(created(views::hook::push_rule(&row)))
 }
 
@@ -151,18 +138,14 @@ pub async fn update_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<Jso
         .await?
         .ok_or(ApiError::NotFound("Push Rule"))?;
     apply_push_rule_params(&api.params, &mut rule)?;
-    let row = api
-        .db()
-        .update_push_rule(&rule)
-        .await?
-        .ok_or(ApiError::NotFound("Push Rule"))?;
+    let row = push_rules::update_rule(api.db(), &rule).await?;
     Ok(Json(views::hook::push_rule(&row)))
 }
 
 /// Idempotent, as the spec says: 204 whether or not a rule existed.
 pub async fn delete_push_rule(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     let ctx = managed_project(&api, &id).await?;
-    api.db().delete_push_rule(ctx.project.id).await?;
+    push_rules::delete_rule(api.db(), ctx.project.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

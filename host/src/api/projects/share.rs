@@ -104,11 +104,8 @@ pub async fn remove(Path((id, group_id)): Path<(String, String)>, api: Api) -> A
     let group_id: i64 = group_id
         .parse()
         .map_err(|_| ApiError::invalid("group_id"))?;
-    if api.db().remove_share(ctx.project.id, group_id).await? {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(ApiError::NotFound("Group Link"))
-    }
+    placement::unshare(api.db(), ctx.project.id, group_id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `PUT /projects/:id/transfer`: `namespace`, an id or a full path.

@@ -12,16 +12,16 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
+use crate::services::projects;
 use crate::views::project_answers::StarrerView;
 use crate::views::timestamp;
 
 async fn set_star(id: &str, api: &Api, star: bool) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = access::project(api, id).await?;
-    api.db()
-        .set_star(ctx.project.id, caller.user.id, star)
-        .await?
-        .ok_or(ApiError::NotModified)?;
+    if !projects::star(api.db(), ctx.project.id, caller.user.id, star).await? {
+        return Err(ApiError::NotModified);
+    }
     Ok((
         StatusCode::CREATED,
         Json(reload(api, ctx.project.id).await?),

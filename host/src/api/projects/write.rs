@@ -214,9 +214,7 @@ async fn set_archived(id: &str, api: &Api, archived: bool) -> ApiResult<Response
     if ctx.project.archived != archived {
         let mut changes = crate::store::projects::ProjectChanges::default();
         changes.set("archived", archived);
-        api.db()
-            .update_project(ctx.project.id, &changes, Some(api.user()?.user.id))
-            .await?;
+        projects::update(api.db(), ctx.project.id, &changes, api.user()?.user.id).await?;
     }
     Ok((
         StatusCode::CREATED,

@@ -14,7 +14,6 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::now_ms;
-use crate::services::TakenOn;
 use crate::services::notify;
 use crate::services::project_deletion;
 use crate::services::users::{self, FirstPassword, NewAccount};
@@ -146,12 +145,8 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .identity
         .as_ref()
         .map(|(provider, uid)| (provider.as_str(), uid.as_str()));
-    let updated = api
-        .db()
-        .update_user(user.id, &profile.changes, identity, api.user()?.user.id)
-        .await
-        .taken_on(users::USER_UNIQUES)?
-        .ok_or(ApiError::NotFound("User"))?;
+    let actor = api.user()?.user.id;
+    let updated = users::update(api.db(), user.id, &profile.changes, identity, actor).await?;
     match &avatar {
         AvatarChange::Set(file, name) => {
             avatar::store(&api, avatar::USER, user.id, file, name).await?
@@ -192,9 +187,6 @@ pub async fn remove_identity(
 ) -> ApiResult<StatusCode> {
     api.admin()?;
     let user = user_by_id(&api, &id).await?;
-    if api.db().delete_identity(user.id, &provider).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::NotFound("Identity"))
-    }
+    users::remove_identity(api.db(), user.id, &provider).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

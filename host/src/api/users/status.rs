@@ -9,6 +9,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::now_ms;
+use crate::services::users;
 use crate::store::user_admin::StatusRow;
 use crate::views::timestamp_opt;
 use crate::views::user_status::UserStatusView;
@@ -165,9 +166,7 @@ pub async fn update(api: Api) -> ApiResult<Json<UserStatusView>> {
                 .map(|minutes| now_ms() + Duration::minutes(minutes).num_milliseconds()),
         })
     };
-    api.db()
-        .set_user_status(caller.user.id, status.as_ref())
-        .await?;
+    users::set_status(api.db(), caller.user.id, status.as_ref()).await?;
     Ok(Json(view(status.as_ref())))
 }
 
