@@ -8,6 +8,7 @@
 pub mod commit_actions;
 pub mod diffs;
 pub mod hooks;
+pub mod imports;
 pub mod issue_actions;
 pub mod issues;
 pub mod keys;
@@ -125,4 +126,20 @@ impl<T> TakenOn<T> for store::Result<T> {
     fn taken_on(self, indexes: &[(&str, &str, &'static str)]) -> Result<T, Refusal> {
         self.map_err(|error| Refusal::taken(error, indexes))
     }
+}
+
+/// Runs `work` in the background and logs its failure (housekeeping, fork copies, mirrors).
+pub fn spawn_logged<F>(what: &'static str, work: F)
+where
+    F: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        if let Err(error) = work.await {
+            tracing::warn!(
+                task = what,
+                error = format!("{error:#}"),
+                "background task failed"
+            );
+        }
+    });
 }

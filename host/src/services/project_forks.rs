@@ -16,7 +16,7 @@ use crate::model::project_names::{
     NAME_MESSAGE, PATH_MESSAGE, path_from_name, valid_name, valid_path,
 };
 use crate::model::project_settings::setting;
-use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
+use crate::model::projects::ProjectRow;
 use crate::store::TenantDb;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
@@ -175,17 +175,12 @@ pub async fn copy(
     fork: &ProjectRow,
     branches: Option<&[String]>,
 ) -> anyhow::Result<()> {
-    let default_branch = |p: &ProjectRow| {
-        p.default_branch
-            .clone()
-            .unwrap_or_else(|| DEFAULT_BRANCH.into())
-    };
     let from = Repository::project(data_dir, db.tenant_id(), source.id);
     let into = Repository::project(data_dir, db.tenant_id(), fork.id);
-    let branch = default_branch(fork);
+    let branch = fork.head_branch();
     db.set_import_status(fork.id, "started", None).await?;
     let copied = async {
-        from.ensure(&default_branch(source)).await?;
+        from.ensure(&source.head_branch()).await?;
         into.fetch(&from.path().to_string_lossy(), branches, &[])
             .await?;
         if into.branch_exists(&branch).await? {

@@ -224,6 +224,23 @@ pub async fn transfer(
     Ok(())
 }
 
+/// Shares a project with a group at `access` until `expires_at` (`YYYY-MM-DD`, in the future);
+/// the new link's id. A group already shared with is GitLab's 409.
+pub async fn share(
+    db: &TenantDb,
+    project_id: i64,
+    group_id: i64,
+    access: AccessLevel,
+    expires_at: Option<&str>,
+) -> Result<i64, Refusal> {
+    if expires_at.is_some_and(|date| date <= today().as_str()) {
+        return Err(Refusal::invalid("expires_at", "must be in the future"));
+    }
+    db.add_share(project_id, group_id, access.as_i64(), expires_at)
+        .await?
+        .ok_or_else(|| Refusal::Conflict("Group already shared with this group".into()))
+}
+
 /// Ends a project's share with a group: GitLab's 404 Group Link Not Found when there is none.
 pub async fn unshare(db: &TenantDb, project_id: i64, group_id: i64) -> Result<(), Refusal> {
     match db.remove_share(project_id, group_id).await? {

@@ -13,7 +13,6 @@ use crate::git::commits::LogQuery;
 use crate::git::receive::{self, RefUpdate, ZERO_SHA};
 use crate::git::refs::Revision;
 use crate::model::hooks::{HookRow, SystemHookRow};
-use crate::model::projects::DEFAULT_BRANCH;
 use crate::model::users::UserRow;
 use crate::model::webhooks::{EventRow, LogRow};
 use crate::settings::{Settings, keys};
@@ -193,10 +192,7 @@ async fn sample_push(
         return Ok(None);
     };
     let repo = Repository::project(&ctx.config.storage.data_dir, db.tenant_id(), project.id);
-    let branch = project
-        .default_branch
-        .clone()
-        .unwrap_or_else(|| DEFAULT_BRANCH.into());
+    let branch = project.head_branch();
     let Some(revision) = Revision::parse(&format!("refs/heads/{branch}")) else {
         return Ok(None);
     };

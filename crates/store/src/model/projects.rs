@@ -59,6 +59,13 @@ pub fn classification_label(settings: &str) -> String {
 }
 
 impl ProjectRow {
+    /// The default branch, or GitLab's default for a project that has none yet.
+    pub fn head_branch(&self) -> String {
+        self.default_branch
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BRANCH.into())
+    }
+
     pub fn classification_label(&self) -> String {
         classification_label(&self.settings)
     }

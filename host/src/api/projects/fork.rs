@@ -9,7 +9,6 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::repository::spawn_logged;
 use super::write::creator;
 use super::{VISIBILITIES, reload};
 use crate::access_level::AccessLevel;
@@ -18,6 +17,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::services::project_forks::{self as forks, ForkRequest, Source};
+use crate::services::spawn_logged;
 
 /// `POST /projects/:id/fork`: what is not given comes from the source project.
 impl FromParams for ForkRequest {

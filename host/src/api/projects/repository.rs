@@ -16,8 +16,8 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::http::stream::stream_body;
-use crate::model::projects::{DEFAULT_BRANCH, ProjectRow};
 use crate::services::projects::refresh_statistics;
+use crate::services::spawn_logged;
 use crate::views::project_answers::{LanguagesView, StartedView};
 
 /// The project's repository (`wiki`: its wiki repository).
@@ -28,22 +28,6 @@ pub fn repository(api: &Api, project_id: i64, wiki: bool) -> Repository {
     } else {
         Repository::project(data_dir, api.tenant.id, project_id)
     }
-}
-
-/// Runs `work` in the background and logs its failure (housekeeping, fork copies, mirrors).
-pub fn spawn_logged<F>(what: &'static str, work: F)
-where
-    F: Future<Output = anyhow::Result<()>> + Send + 'static,
-{
-    tokio::spawn(async move {
-        if let Err(error) = work.await {
-            tracing::warn!(
-                task = what,
-                error = format!("{error:#}"),
-                "background task failed"
-            );
-        }
-    });
 }
 
 /// `GET /projects/:id/languages`: shares of the default branch (`{}` when empty).
@@ -101,7 +85,7 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
     ctx.require(AccessLevel::Maintainer)?;
     let repo = repository(&api, ctx.project.id, false);
     let db = api.db().clone();
-    let branch = default_branch(&ctx.project);
+    let branch = ctx.project.head_branch();
     let project_id = ctx.project.id;
     spawn_logged("housekeeping", async move {
         repo.ensure(&branch).await?;
@@ -110,13 +94,6 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
         anyhow::Ok(())
     });
     Ok((StatusCode::CREATED, Json(StartedView {})).into_response())
-}
-
-pub fn default_branch(project: &ProjectRow) -> String {
-    project
-        .default_branch
-        .clone()
-        .unwrap_or_else(|| DEFAULT_BRANCH.into())
 }
 
 /// Statistics are shown to reporters and above (and administrators).

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use super::reload;
 use super::write::creator;
 use crate::access_level::AccessLevel;
-use crate::api::access::{self, today};
+use crate::api::access;
 use crate::api::groups::setting_str;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
@@ -67,25 +67,14 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let group = access::group(&api, &group_id.to_string())
         .await
         .map_err(|_| ApiError::NotFoundMessage("Not Found".into()))?;
-    if let Some(date) = &expires_at
-        && date.as_str() <= today().as_str()
-    {
-        return Err(ApiError::field("expires_at", "must be in the future"));
-    }
-    let Some(link_id) = api
-        .db()
-        .add_share(
-            ctx.project.id,
-            group.group.id,
-            group_access.as_i64(),
-            expires_at.as_deref(),
-        )
-        .await?
-    else {
-        return Err(ApiError::Conflict(
-            "Group already shared with this group".into(),
-        ));
-    };
+    let link_id = placement::share(
+        api.db(),
+        ctx.project.id,
+        group.group.id,
+        group_access,
+        expires_at.as_deref(),
+    )
+    .await?;
     let body = ProjectGroupLinkView {
         id: link_id,
         project_id: ctx.project.id,

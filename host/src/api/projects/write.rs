@@ -8,7 +8,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::fields::{Fields, Mode, check_visibility_allowed, default_visibility, restricted};
-use super::mirror;
 use super::reload;
 use crate::access_level::AccessLevel;
 use crate::api::access;
@@ -21,6 +20,7 @@ use crate::model::project_names::{
 };
 use crate::model::projects::DEFAULT_BRANCH;
 use crate::model::users::UserRow;
+use crate::services::imports;
 use crate::services::project_deletion;
 use crate::services::project_placement::{self as placement, Creator, NewPlacement};
 use crate::services::projects::{self, NewProject};
@@ -49,7 +49,7 @@ async fn create_as(
     fields.merge_settings(&mut settings);
     let import_url = fields.import_url.take();
     if let Some(url) = &import_url {
-        mirror::check_import_url(api, url).await?;
+        imports::check_import_url(&api.ctx, &api.settings, url).await?;
     }
     let (name, path) = match (fields.name.take(), fields.path.take()) {
         (None, None) => {
@@ -112,7 +112,9 @@ async fn create_as(
         return Err(error);
     }
     let import = match import_url {
-        Some(url) => Some(mirror::schedule_fetch(api, &project, url).await?),
+        Some(url) => Some(
+            imports::schedule_fetch(&api.ctx, &api.tenant, &api.settings, &project, url).await?,
+        ),
         None => None,
     };
     let body = reload(api, project.id).await?;
@@ -157,7 +159,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectV
     let mut settings = ctx.project.settings_json();
     fields.merge_settings(&mut settings);
     if let Some(url) = &fields.import_url {
-        mirror::check_import_url(&api, url).await?;
+        imports::check_import_url(&api.ctx, &api.settings, url).await?;
     }
     let mut changes = fields.changes;
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
