@@ -7,6 +7,7 @@
 
 pub mod commit_actions;
 pub mod diffs;
+pub mod groups;
 pub mod issue_actions;
 pub mod issues;
 pub mod keys;
