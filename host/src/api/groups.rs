@@ -1,7 +1,7 @@
 //! Groups (`/groups`, `/groups/:id`, `/groups/:id/subgroups`, `/groups/:id/descendant_groups`,
 //! `/groups/:id/projects`) and the
-//! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; a group's visibility
-//! may not exceed its parent's nor fall below what it contains.
+//! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; the rules
+//! and steps of creating, changing and deleting one are `services::groups`.
 
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
@@ -14,7 +14,7 @@ use axum::routing::get;
 use serde_json::{Map, Value, json};
 
 use super::access::{self, today};
-use super::projects::{self, Shape, check_visibility_allowed, default_visibility, valid_path};
+use super::projects::{self, Shape, check_visibility_allowed, default_visibility, restricted};
 use super::users::avatar::{self, AvatarChange};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
@@ -23,11 +23,11 @@ use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
-use crate::services::TakenOn;
-use crate::services::project_deletion;
+use crate::services::groups::{self, GivenSettings, Parent};
+use crate::services::project_placement::Creator;
 use crate::settings::keys;
-use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visibility_level};
-use crate::store::projects::{GroupScope, ProjectFilter, Viewer};
+use crate::store::namespaces::NamespaceFilter;
+use crate::store::projects::{GroupScope, ProjectFilter};
 use crate::store::window::{Direction, Window};
 use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
 use crate::views::namespace_view::{GroupDetail, GroupView, NamespaceView};
@@ -78,9 +78,6 @@ pub fn router() -> Router<ApiContext> {
 
 /// GitLab validates a namespace's description (`Namespace::Detail`) to this many characters.
 const DESCRIPTION_MAX: usize = 255;
-const GROUP_UNIQUES: &[(&str, &str, &str)] = &[("namespaces", "path_lower", "path")];
-const GROUP_NAME_MESSAGE: &str = "can contain only letters, digits, emojis, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
-const GROUP_PATH_MESSAGE: &str = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
 
 /// A group setting from its JSON column, as text.
 pub fn setting_str(ns: &NamespaceRow, key: &str) -> String {
@@ -94,17 +91,6 @@ fn views(api: &Api) -> NamespaceViews<'_> {
     NamespaceViews {
         base_url: &api.tenant.base_url,
     }
-}
-
-fn valid_group_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    let ok_first =
-        |c: char| c.is_alphanumeric() || c == '_' || ('\u{00A9}'..='\u{1f9ff}').contains(&c);
-    match chars.next() {
-        Some(c) if ok_first(c) => {}
-        _ => return false,
-    }
-    chars.all(|c| ok_first(c) || matches!(c, '.' | '-' | ' ' | '(' | ')'))
 }
 
 /// `GET /groups` and `GET /groups/:id/subgroups`.
@@ -296,11 +282,11 @@ async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> 
 }
 
 /// The group settings a create or update gives, typed as their defaults are.
-struct GroupSettings(Map<String, Value>);
+struct GroupSettings(GivenSettings);
 
 impl FromParams for GroupSettings {
     fn from_params(p: &Params) -> ApiResult<Self> {
-        let mut settings = Map::new();
+        let mut values = Map::new();
         for (key, default) in GROUP_SETTINGS {
             if !p.has(key) {
                 continue;
@@ -311,23 +297,18 @@ impl FromParams for GroupSettings {
                 _ => p.string(key)?.map(Value::from),
             };
             if let Some(value) = value {
-                settings.insert(key.to_string(), value);
+                values.insert(key.to_string(), value);
             }
         }
         // GitLab's parameter, and the setting's own name, which some clients send.
-        let branch = match p.string("default_branch")? {
+        let default_branch = match p.string("default_branch")? {
             Some(branch) => Some(branch),
             None => p.string("default_branch_name")?,
         };
-        if let Some(branch) = branch {
-            // Blank clears it, as GitLab normalises a blank name to none.
-            let value = match branch.trim() {
-                "" => Value::Null,
-                _ => Value::from(branch),
-            };
-            settings.insert("default_branch".into(), value);
-        }
-        Ok(GroupSettings(settings))
+        Ok(GroupSettings(GivenSettings {
+            values,
+            default_branch,
+        }))
     }
 }
 
@@ -346,7 +327,7 @@ impl FromParams for CreateGroup {
     fn from_params(p: &Params) -> ApiResult<Self> {
         let name = p.required_string("name")?.trim().to_string();
         let path = p.required_string("path")?.trim().to_string();
-        check_name_path(&name, &path)?;
+        groups::check_name_path(&name, &path)?;
         Ok(CreateGroup {
             name,
             path,
@@ -384,119 +365,47 @@ impl FromParams for UpdateGroup {
     }
 }
 
-fn check_name_path(name: &str, path: &str) -> ApiResult<()> {
-    if name.trim().is_empty() {
-        return Err(ApiError::field("name", "can't be blank"));
-    }
-    if !valid_group_name(name) {
-        return Err(ApiError::field("name", GROUP_NAME_MESSAGE));
-    }
-    if !valid_path(path) {
-        return Err(ApiError::field("path", GROUP_PATH_MESSAGE));
-    }
-    Ok(())
-}
-
-fn check_parent_visibility(parent: Option<&NamespaceRow>, visibility: &str) -> ApiResult<()> {
-    if let Some(parent) = parent
-        && visibility_level(visibility) > visibility_level(&parent.visibility)
-    {
-        return Err(ApiError::field(
-            "visibility_level",
-            format!(
-                "{visibility} is not allowed since the parent group has a {} visibility.",
-                parent.visibility
-            ),
-        ));
-    }
-    Ok(())
-}
-
 async fn create(api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let avatar: AvatarChange = api.input()?;
-    let CreateGroup {
-        name,
-        path,
-        visibility,
-        parent_id,
-        settings: GroupSettings(settings),
-        description,
-        shape,
-    } = api.input()?;
-    let visibility = match visibility {
+    let input: CreateGroup = api.input()?;
+    let visibility = match input.visibility {
         Some(v) => v,
         None => default_visibility(&api, keys::DEFAULT_GROUP_VISIBILITY),
     };
     check_visibility_allowed(&api, &visibility)?;
-    let parent = match parent_id {
-        Some(parent_id) => {
-            let ctx = access::group(&api, &parent_id.to_string()).await?;
-            let needed = if setting_str(&ctx.group, "subgroup_creation_level") == "maintainer" {
-                AccessLevel::Maintainer
-            } else {
-                AccessLevel::Owner
-            };
-            ctx.require(needed)?;
-            Some(ctx.group)
-        }
-        None => {
-            if !caller.is_admin() && !caller.user.can_create_group {
-                return Err(ApiError::forbidden());
-            }
-            None
-        }
+    let parent = match input.parent_id {
+        Some(parent_id) => Some(access::group(&api, &parent_id.to_string()).await?),
+        None => None,
     };
-    check_parent_visibility(parent.as_ref(), &visibility)?;
-    let group = api
-        .db()
-        .create_group(NewGroup {
-            name: &name,
-            path: &path,
-            description: &description,
-            visibility: &visibility,
-            parent: parent.as_ref(),
-            settings: &Value::Object(settings).to_string(),
-            creator_id: caller.user.id,
-        })
-        .await
-        .taken_on(GROUP_UNIQUES)?;
-    let group = match avatar {
-        AvatarChange::Set(..) => {
-            let mut changes = NamespaceChanges::default();
-            set_avatar(&api, &group, avatar, &mut changes).await?;
-            api.db()
-                .update_group(&group, &changes, &name, &path, caller.user.id)
-                .await?
+    let creator = Creator {
+        user: &caller.user,
+        admin: caller.is_admin(),
+    };
+    let parent = parent.as_ref().map(|ctx| Parent {
+        group: &ctx.group,
+        level: ctx.level,
+    });
+    let new = groups::CreateGroup {
+        name: input.name,
+        path: input.path,
+        description: input.description,
+        visibility,
+        settings: input.settings.0,
+    };
+    let group = groups::create(api.db(), creator, parent, new).await?;
+    let group = match &avatar {
+        AvatarChange::Set(file, name) => {
+            avatar::store(&api, avatar::GROUP, group.id, file, name).await?;
+            groups::set_avatar(api.db(), &group, name, caller.user.id).await?
         }
         _ => group,
     };
     Ok((
         StatusCode::CREATED,
-        Json(group_view(&api, &group, &shape).await?),
+        Json(group_view(&api, &group, &input.shape).await?),
     )
         .into_response())
-}
-
-/// Stores or removes the group's avatar file as `avatar` asks, and records it in `changes`.
-async fn set_avatar(
-    api: &Api,
-    group: &NamespaceRow,
-    avatar: AvatarChange,
-    changes: &mut NamespaceChanges,
-) -> ApiResult<()> {
-    match avatar {
-        AvatarChange::Keep => {}
-        AvatarChange::Set(file, name) => {
-            avatar::store(api, avatar::GROUP, group.id, &file, &name).await?;
-            changes.set("avatar_path", name);
-        }
-        AvatarChange::Remove => {
-            avatar::remove(api, avatar::GROUP, group.id).await?;
-            changes.set("avatar_path", None::<String>);
-        }
-    }
-    Ok(())
 }
 
 /// `GET /uploads/-/system/group/avatar/:id/:filename`: the avatar, to whoever may see the
@@ -513,120 +422,46 @@ async fn serve_avatar(
 }
 
 async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> {
-    api.user()?;
+    let caller = api.user()?;
     let input: UpdateGroup = api.input()?;
     let avatar: AvatarChange = api.input()?;
     let ctx = access::group(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
     let group = &ctx.group;
-    let name = input.name.unwrap_or_else(|| group.name.clone());
-    let path = input.path.unwrap_or_else(|| group.path.clone());
-    check_name_path(&name, &path)?;
-    let mut changes = NamespaceChanges::default();
-    changes.set("name", name.as_str());
-    changes.set("path", path.as_str());
-    changes.set("path_lower", path.to_lowercase());
-    if let Some(description) = input.description {
-        changes.set("description", description);
-    }
-    if let Some(visibility) = input.visibility {
-        if visibility != group.visibility {
-            check_visibility_allowed(&api, &visibility)?;
-            let parent = match group.parent_id {
-                Some(id) => api.db().namespace_by_id(id).await?,
-                None => None,
-            };
-            check_parent_visibility(parent.as_ref(), &visibility)?;
-            check_contents_visibility(&api, group, &visibility).await?;
+    let update = groups::UpdateGroup {
+        restricted: input
+            .visibility
+            .as_deref()
+            .is_some_and(|v| restricted(&api, v)),
+        name: input.name,
+        path: input.path,
+        description: input.description,
+        visibility: input.visibility,
+        settings: input.settings.0,
+    };
+    let mut change = groups::check_update(api.db(), group, caller.is_admin(), update).await?;
+    // The file changes once every rule passed, before the row names it.
+    match &avatar {
+        AvatarChange::Keep => {}
+        AvatarChange::Set(file, name) => {
+            avatar::store(&api, avatar::GROUP, group.id, file, name).await?;
+            change.set_avatar(Some(name));
         }
-        changes.set("visibility_level", visibility_level(&visibility));
-        changes.set("visibility", visibility);
+        AvatarChange::Remove => {
+            avatar::remove(&api, avatar::GROUP, group.id).await?;
+            change.set_avatar(None);
+        }
     }
-    let mut settings = group.settings_json();
-    settings.extend(input.settings.0);
-    changes.set("settings", Value::Object(settings).to_string());
-    set_avatar(&api, group, avatar, &mut changes).await?;
-    let updated = api
-        .db()
-        .update_group(group, &changes, &name, &path, api.user()?.user.id)
-        .await
-        .taken_on(GROUP_UNIQUES)?;
+    let updated = groups::save(api.db(), group, change, caller.user.id).await?;
     Ok(Json(group_view(&api, &updated, &input.shape).await?))
-}
-
-/// A group may not become more private than a subgroup or project in it.
-async fn check_contents_visibility(
-    api: &Api,
-    group: &NamespaceRow,
-    visibility: &str,
-) -> ApiResult<()> {
-    let level = visibility_level(visibility);
-    let filter = NamespaceFilter {
-        kind: Some("group"),
-        parent: Some(Some(group.id)),
-        admin: true,
-        today: today(),
-        ..NamespaceFilter::default()
-    };
-    let window = Window::first_by_id(10_000);
-    let children = api.db().list_namespaces(&filter, &window).await?;
-    if children
-        .iter()
-        .any(|c| visibility_level(&c.visibility) > level)
-    {
-        return Err(ApiError::field(
-            "visibility_level",
-            format!(
-                "{visibility} is not allowed since there are sub-groups with higher visibility."
-            ),
-        ));
-    }
-    let projects = ProjectFilter {
-        viewer: Viewer::Admin { id: 0 },
-        today: today(),
-        namespace_id: Some(group.id),
-        ..ProjectFilter::default()
-    };
-    let rows = api.db().list_projects(&projects, &window).await?;
-    if rows.iter().any(|p| visibility_level(&p.visibility) > level) {
-        return Err(ApiError::field(
-            "visibility_level",
-            format!(
-                "{visibility} is not allowed since this group contains projects with higher visibility."
-            ),
-        ));
-    }
-    Ok(())
 }
 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let actor = api.user()?.user.id;
     let ctx = access::group(&api, &id).await?;
     ctx.require(AccessLevel::Owner)?;
-    // The subgroups go with the group: their avatars too.
-    let subgroups = NamespaceFilter {
-        kind: Some("group"),
-        descendants_of: Some(ctx.group.traversal.clone()),
-        admin: true,
-        ..NamespaceFilter::default()
-    };
-    let mut groups = api
-        .db()
-        .list_namespaces(&subgroups, &Window::first_by_id(100_000))
-        .await?;
-    groups.push(ctx.group.clone());
-    let projects = api.db().delete_group(&ctx.group, actor).await?;
-    project_deletion::remove_files_of(&api.ctx.config.storage.data_dir, api.tenant.id, &projects)
-        .await;
-    for group in groups {
-        if let Err(error) = avatar::remove(&api, avatar::GROUP, group.id).await {
-            tracing::warn!(
-                group = group.id,
-                ?error,
-                "could not remove a group's avatar"
-            );
-        }
-    }
+    let data_dir = &api.ctx.config.storage.data_dir;
+    groups::delete(api.db(), data_dir, &ctx.group, actor).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "message": "202 Accepted" })),

@@ -7,6 +7,7 @@
 
 pub mod commit_actions;
 pub mod diffs;
+pub mod groups;
 pub mod hooks;
 pub mod imports;
 pub mod issue_actions;

@@ -14,8 +14,7 @@ mod star;
 pub mod uploads;
 mod write;
 
-pub use crate::model::project_names::valid_path;
-pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility};
+pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility, restricted};
 pub use read::{ListKind, group_projects, list_doc, user_projects};
 
 use crate::api::hook_input::HookInput;
