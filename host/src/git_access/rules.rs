@@ -5,6 +5,7 @@
 use crate::access_level::AccessLevel;
 use crate::git::smart_http::Service;
 use crate::model::project_settings;
+use crate::model::visibility::Visibility;
 use crate::policy::ProjectCtx;
 
 /// Why a request is refused with 403, in GitLab's words (git shows them as `remote: ...`).
@@ -28,7 +29,7 @@ pub fn credential_allows(service: Service, download: bool, push: bool) -> Result
 /// `private`: members, Reporter and up in a private project), then Reporter and up, or anyone
 /// who may see a public or internal project (Guest included).
 fn may_download(ctx: &ProjectCtx) -> bool {
-    let private = ctx.project.visibility == "private";
+    let private = ctx.project.visibility == Visibility::Private;
     let feature =
         project_settings::setting(&ctx.project.settings_json(), "repository_access_level");
     let member_minimum = if private {

@@ -48,7 +48,7 @@ pub async fn group(scope: &Scope<'_>, key: &str) -> Result<GroupCtx, Refusal> {
         level,
         admin: scope.is_admin(),
     };
-    if ctx.admin || ctx.level.is_some() || scope.open_to(&ctx.group.visibility) {
+    if ctx.admin || ctx.level.is_some() || scope.open_to(ctx.group.visibility) {
         return Ok(ctx);
     }
     if let Some(caller) = scope.caller

@@ -8,6 +8,7 @@ pub mod projects;
 
 use crate::auth::Caller;
 use crate::context::ApiContext;
+use crate::model::visibility::Visibility;
 use crate::settings::Settings;
 use crate::settings::keys;
 use crate::store::TenantDb;
@@ -51,11 +52,11 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether something of `visibility` is open to the caller without membership.
-    fn open_to(&self, visibility: &str) -> bool {
+    fn open_to(&self, visibility: Visibility) -> bool {
         match visibility {
-            "public" => true,
-            "internal" => self.caller.is_some_and(|c| !c.user.external),
-            _ => false,
+            Visibility::Public => true,
+            Visibility::Internal => self.caller.is_some_and(|c| !c.user.external),
+            Visibility::Private => false,
         }
     }
 

@@ -132,7 +132,7 @@ pub async fn project(scope: &Scope<'_>, key: &str) -> Result<Found, Refusal> {
         admin: scope.is_admin(),
     };
     let member = ctx.level() >= AccessLevel::Guest;
-    if !(ctx.admin || member || scope.open_to(&ctx.project.visibility)) {
+    if !(ctx.admin || member || scope.open_to(ctx.project.visibility)) {
         return Err(Refusal::NotFound("Project"));
     }
     external_authorization(scope, &ctx.project).await?;

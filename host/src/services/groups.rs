@@ -58,7 +58,7 @@ pub fn check_parent_visibility(
     visibility: &str,
 ) -> Result<(), Refusal> {
     if let Some(parent) = parent
-        && visibility_level(visibility) > visibility_level(&parent.visibility)
+        && visibility_level(visibility) > parent.visibility.level()
     {
         return Err(Refusal::invalid(
             "visibility_level",
@@ -261,7 +261,7 @@ pub async fn check_update(
         changes.set("description", description);
     }
     if let Some(visibility) = update.visibility {
-        if visibility != group.visibility {
+        if visibility != group.visibility.as_str() {
             check_visibility_allowed(admin, &visibility, update.restricted)?;
             let parent = match group.parent_id {
                 Some(id) => db.namespace_by_id(id).await?,
@@ -348,6 +348,7 @@ pub async fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::visibility::Visibility;
 
     fn group(visibility: &str, settings: &str) -> NamespaceRow {
         NamespaceRow {
@@ -361,7 +362,7 @@ mod tests {
             full_name: "Group".into(),
             traversal: "/1/".into(),
             description: String::new(),
-            visibility: visibility.into(),
+            visibility: Visibility::parse(visibility).unwrap_or(Visibility::Private),
             avatar_path: None,
             settings: settings.into(),
             created_at: 0,

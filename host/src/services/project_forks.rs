@@ -17,6 +17,7 @@ use crate::model::project_names::{
 };
 use crate::model::project_settings::setting;
 use crate::model::projects::ProjectRow;
+use crate::model::visibility::Visibility;
 use crate::store::TenantDb;
 use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
@@ -45,7 +46,7 @@ impl Source<'_> {
         let members_only = match setting(&settings, "forking_access_level").as_str() {
             Some("disabled") => return false,
             Some("private") => true,
-            _ => self.project.visibility == "private",
+            _ => self.project.visibility == Visibility::Private,
         };
         !members_only || self.level >= AccessLevel::Reporter
     }
@@ -87,9 +88,9 @@ async fn namespace(
 
 /// The fork is at most as visible as its source, its group and the requested level.
 fn visibility(source: &ProjectRow, namespace: &NamespaceRow, requested: Option<&str>) -> i64 {
-    let mut level = visibility_level(&source.visibility);
+    let mut level = source.visibility.level();
     if namespace.is_group() {
-        level = level.min(visibility_level(&namespace.visibility));
+        level = level.min(namespace.visibility.level());
     }
     if let Some(requested) = requested {
         level = level.min(visibility_level(requested));

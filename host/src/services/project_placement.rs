@@ -96,9 +96,7 @@ pub fn check_visibility_allowed(
 
 /// A project's visibility may not exceed its group's.
 pub fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> Result<(), Refusal> {
-    if namespace.is_group()
-        && visibility_level(visibility) > visibility_level(&namespace.visibility)
-    {
+    if namespace.is_group() && visibility_level(visibility) > namespace.visibility.level() {
         return Err(Refusal::invalid(
             "visibility_level",
             format!(
@@ -214,11 +212,9 @@ pub async fn transfer(
     }
     let mut changes = ProjectChanges::default();
     changes.set("namespace_id", namespace.id);
-    if namespace.is_group()
-        && visibility_level(&project.visibility) > visibility_level(&namespace.visibility)
-    {
+    if namespace.is_group() && project.visibility > namespace.visibility {
         changes.set("visibility", namespace.visibility.as_str());
-        changes.set("visibility_level", visibility_level(&namespace.visibility));
+        changes.set("visibility_level", namespace.visibility.level());
     }
     super::projects::update(db, project.id, &changes, creator.user.id).await?;
     Ok(())

@@ -106,7 +106,7 @@ impl NamespaceViews<'_> {
             name: ns.name.clone(),
             path: ns.path.clone(),
             description: ns.description.clone(),
-            visibility: ns.visibility.clone(),
+            visibility: ns.visibility.to_string(),
             avatar_url: self.avatar_url(ns, None, &users),
             full_name: ns.full_name.clone(),
             full_path: ns.full_path.clone(),

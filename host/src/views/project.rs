@@ -115,7 +115,7 @@ impl ProjectViews<'_> {
                 cluster_agents: format!("{base}/cluster_agents"),
                 this: base,
             },
-            visibility: project.visibility.clone(),
+            visibility: project.visibility.to_string(),
             owner: ctx.owner.map(|u| ProjectOwner {
                 user: self.users.summary(u),
                 created_at: timestamp(u.created_at),

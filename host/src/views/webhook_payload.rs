@@ -29,15 +29,6 @@ pub fn utc_text(ms: i64) -> String {
         .to_string()
 }
 
-/// GitLab's numeric visibility levels.
-pub fn visibility_level(visibility: &str) -> i64 {
-    match visibility {
-        "public" => 20,
-        "internal" => 10,
-        _ => 0,
-    }
-}
-
 /// Where a tenant's pages and repositories are, for the links in payloads.
 pub struct PayloadUrls<'a> {
     /// The tenant's base URL (`http://host:port`).
@@ -101,7 +92,7 @@ impl PayloadUrls<'_> {
             "git_ssh_url": ssh_url,
             "git_http_url": http_url,
             "namespace": p.namespace.name,
-            "visibility_level": visibility_level(&p.project.visibility),
+            "visibility_level": p.project.visibility.level(),
             "path_with_namespace": p.full_path(),
             "default_branch": p.project.default_branch,
             "ci_config_path": null,
@@ -133,7 +124,7 @@ impl PayloadUrls<'_> {
             "homepage": web_url,
             "git_http_url": format!("{web_url}.git"),
             "git_ssh_url": self.ssh_url(p),
-            "visibility_level": visibility_level(&p.project.visibility),
+            "visibility_level": p.project.visibility.level(),
         })
     }
 
@@ -477,6 +468,7 @@ mod tests {
 #[cfg(test)]
 mod push_tests {
     use super::*;
+    use crate::model::visibility::Visibility;
 
     fn project() -> (ProjectRow, NamespaceRow) {
         let project = ProjectRow {
@@ -487,7 +479,7 @@ mod push_tests {
             path: "diaspora".into(),
             description: None,
             default_branch: Some("master".into()),
-            visibility: "private".into(),
+            visibility: Visibility::Private,
             archived: false,
             star_count: 0,
             forks_count: 0,
@@ -523,7 +515,7 @@ mod push_tests {
             full_name: "Mike".into(),
             traversal: "3/".into(),
             description: String::new(),
-            visibility: "private".into(),
+            visibility: Visibility::Private,
             avatar_path: None,
             settings: "{}".into(),
             created_at: 0,

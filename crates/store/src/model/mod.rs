@@ -31,6 +31,7 @@ pub mod protected_tags;
 pub mod tokens;
 pub mod user_admin;
 pub mod users;
+pub mod visibility;
 pub mod webhooks;
 
 /// Milliseconds since the epoch, the stored form of every timestamp.

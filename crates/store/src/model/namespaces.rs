@@ -1,5 +1,7 @@
 //! Namespaces: groups and users' personal namespaces.
 
+use super::visibility::Visibility;
+
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct NamespaceRow {
     pub id: i64,
@@ -12,7 +14,7 @@ pub struct NamespaceRow {
     pub full_name: String,
     pub traversal: String,
     pub description: String,
-    pub visibility: String,
+    pub visibility: Visibility,
     pub avatar_path: Option<String>,
     /// Never part of an event's payload: it holds the runners token.
     #[serde(skip)]

@@ -1,6 +1,7 @@
 //! Project rows.
 
 use super::Flag;
+use super::visibility::Visibility;
 
 /// The branch a new repository starts on when neither the project nor the instance's
 /// `default_branch_name` names one: GitLab's default since 14.0.
@@ -15,7 +16,7 @@ pub struct ProjectRow {
     pub path: String,
     pub description: Option<String>,
     pub default_branch: Option<String>,
-    pub visibility: String,
+    pub visibility: Visibility,
     #[sqlx(try_from = "Flag")]
     pub archived: bool,
     pub star_count: i64,

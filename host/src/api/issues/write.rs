@@ -96,7 +96,7 @@ impl SpamCheck for IssueSpamCheck<'_> {
             project: Some(SpamProject {
                 id: project.project.id,
                 path: format!("{}/{}", project.namespace.full_path, project.project.path),
-                visibility: project.project.visibility.clone(),
+                visibility: project.project.visibility.to_string(),
             }),
         };
         async move {

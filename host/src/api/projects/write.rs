@@ -165,7 +165,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectV
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
     let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());
     if let Some(visibility) = &fields.visibility {
-        if *visibility != ctx.project.visibility {
+        if *visibility != ctx.project.visibility.as_str() {
             check_visibility_allowed(&api, visibility)?;
         }
         placement::check_group_visibility(&ctx.namespace, visibility)?;
