@@ -21,7 +21,7 @@ use crate::http::request::Api;
 use crate::outbound::http::Grant;
 use crate::plugins::spam::SpammableKind;
 use crate::plugins::{FailurePolicy, Hook};
-use crate::services::plugins::{self as service, Bind, Choice, Error, Trial, Upload};
+use crate::services::plugins::{self as service, Bind, Choice, Trial, Upload};
 use crate::services::spam;
 use crate::settings::keys;
 use crate::views;
@@ -54,21 +54,6 @@ pub fn router() -> Router<ApiContext> {
             Method::POST,
             Doc::new().input::<TrySpamCheck>().answers::<SpamTestView>(),
         )
-}
-
-impl From<Error> for ApiError {
-    fn from(error: Error) -> Self {
-        match error {
-            Error::Param(message) => ApiError::InvalidParam(message),
-            Error::Field(field, message) => ApiError::field(field, message),
-            Error::Rejected(reason) => ApiError::BadRequest(reason),
-            Error::Forbidden(reason) => ApiError::forbidden_because(reason),
-            Error::NotFound(what) => ApiError::NotFound(what),
-            Error::Conflict(message) => ApiError::Conflict(message.into()),
-            Error::TooLarge => ApiError::PayloadTooLarge,
-            Error::Internal(error) => ApiError::Internal(error),
-        }
-    }
 }
 
 async fn list(api: Api) -> ApiResult<Json<Vec<PluginView>>> {

@@ -277,8 +277,12 @@ impl From<services::Refusal> for ApiError {
             Refusal::Exists(message) => Self::UnprocessableError(message),
             Refusal::Absent => Self::NotFoundMessage("404 Not Found".into()),
             Refusal::Spam(refusal) => Self::Spam(refusal),
+            Refusal::InvalidParam(message) => Self::InvalidParam(message),
+            Refusal::Unusable(reason) => Self::BadRequest(reason),
+            Refusal::UploadTooLarge => Self::PayloadTooLarge,
             Refusal::Store(error) => error.into(),
             Refusal::Git(error) => error.into(),
+            Refusal::Internal(error) => Self::Internal(error),
         }
     }
 }

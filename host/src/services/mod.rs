@@ -87,11 +87,26 @@ pub enum Refusal {
     /// The spam check refused the write.
     #[error("refused as spam")]
     Spam(spam::SpamRefusal),
+    /// A parameter of the wrong type or value, in Grape's words: 400 `{"error": ...}`.
+    #[error("{0}")]
+    InvalidParam(String),
+    /// What the request carries or names cannot be used as asked (a component that does not
+    /// compile, a plugin of another world, a configuration its plugin refuses): GitLab's
+    /// `400 Bad request - reason`.
+    #[error("{0}")]
+    Unusable(String),
+    /// An uploaded file over the instance's upload limit: 413.
+    #[error("the file is larger than the upload limit")]
+    UploadTooLarge,
     #[error(transparent)]
     Store(#[from] store::Error),
     /// A repository that could not be read or changed: the server's failure.
     #[error(transparent)]
     Git(#[from] crate::git::Error),
+    /// Any other failure of the server's (a plugin that cannot be loaded): 500, the cause
+    /// only logged.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
 }
 
 impl Refusal {
@@ -105,6 +120,25 @@ impl Refusal {
 
     pub fn invalid(field: &'static str, message: impl Into<String>) -> Self {
         Refusal::Invalid(field, message.into())
+    }
+
+    /// The refusal in words for a person, as the admin console shows it beside a form: the
+    /// reason or message alone, without what GitLab's API adds around it; the server's own
+    /// failures name no cause.
+    pub fn message(&self) -> String {
+        match self {
+            Refusal::Forbidden(Some(reason)) => reason.clone(),
+            Refusal::Conflict(message)
+            | Refusal::Rejected(message)
+            | Refusal::NotAllowed(message)
+            | Refusal::Unprocessable(message) => message.clone(),
+            Refusal::Exists(message) => message.to_string(),
+            Refusal::ModelErrors(messages) => messages.join(", "),
+            Refusal::Store(_) | Refusal::Git(_) | Refusal::Internal(_) => {
+                "Something went wrong.".into()
+            }
+            other => other.to_string(),
+        }
     }
 
     /// [`TakenOn::taken_on`] for a store error at hand.
@@ -143,4 +177,46 @@ where
             );
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Refusal;
+
+    #[test]
+    fn a_message_is_the_reason_alone_and_never_a_failures_cause() {
+        let cases = [
+            (
+                Refusal::forbidden_because("Built-in plugins cannot be deleted"),
+                "Built-in plugins cannot be deleted",
+            ),
+            (
+                Refusal::Conflict("Plugin is bound to a hook; unbind it first".into()),
+                "Plugin is bound to a hook; unbind it first",
+            ),
+            (
+                Refusal::invalid("name", "must be between 1 and 255 characters"),
+                "name must be between 1 and 255 characters",
+            ),
+            (
+                Refusal::InvalidParam("config must be a JSON object".into()),
+                "config must be a JSON object",
+            ),
+            (
+                Refusal::Unusable("config is invalid: no".into()),
+                "config is invalid: no",
+            ),
+            (
+                Refusal::UploadTooLarge,
+                "the file is larger than the upload limit",
+            ),
+            (
+                Refusal::Internal(anyhow::anyhow!("/var/lib/trellis is unreadable")),
+                "Something went wrong.",
+            ),
+        ];
+        for (refusal, message) in cases {
+            assert_eq!(refusal.message(), message);
+        }
+    }
 }

@@ -15,42 +15,10 @@ use crate::plugins::runtime::Compiled;
 use crate::plugins::spam::{self, SpamOutcome, SpamSubject};
 use crate::plugins::trial;
 use crate::plugins::{Binding, CallStats, FailurePolicy, Hook, Limits, Maxima, builtin};
+use crate::services::Refusal;
 use crate::store::TenantDb;
 use crate::store::plugins::{NewBinding, NewPlugin};
 use crate::tenants::Tenant;
-
-/// Why a plugin operation is refused. The API renders each as GitLab's answer for the case;
-/// the console shows [`Error::message`] next to the form.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A parameter's type or value: 400 `{"error": ...}`.
-    #[error("{0}")]
-    Param(String),
-    /// One field's model validation: 400 `{"message": {"field": [...]}}`.
-    #[error("{0} {1}")]
-    Field(&'static str, &'static str),
-    /// The plugin or the binding is refused: 400 `400 Bad request - reason`.
-    #[error("{0}")]
-    Rejected(String),
-    #[error("{0}")]
-    Forbidden(&'static str),
-    #[error("{0} Not Found")]
-    NotFound(&'static str),
-    #[error("{0}")]
-    Conflict(&'static str),
-    #[error("the file is larger than the upload limit")]
-    TooLarge,
-    #[error("internal error")]
-    Internal(#[from] anyhow::Error),
-}
-
-impl From<crate::store::Error> for Error {
-    fn from(error: crate::store::Error) -> Self {
-        Error::Internal(error.into())
-    }
-}
-
-pub type Result<T> = std::result::Result<T, Error>;
 
 fn catalog_entry(compiled: &Compiled) -> (&'static str, &str) {
     (
@@ -60,7 +28,7 @@ fn catalog_entry(compiled: &Compiled) -> (&'static str, &str) {
 }
 
 /// Enters this binary's built-in plugins in the tenant's catalog (once per version).
-pub async fn ensure_built_ins(ctx: &ApiContext, db: &TenantDb) -> Result<()> {
+pub async fn ensure_built_ins(ctx: &ApiContext, db: &TenantDb) -> Result<(), Refusal> {
     for (built_in, sha256) in builtin::with_digests() {
         if db.plugin_by_sha256(sha256).await?.is_some() {
             continue;
@@ -86,7 +54,7 @@ pub async fn ensure_built_ins(ctx: &ApiContext, db: &TenantDb) -> Result<()> {
 }
 
 /// The catalog without built-in entries of other releases (their binaries are not in this one).
-pub async fn catalog(ctx: &ApiContext, db: &TenantDb) -> Result<Vec<PluginRow>> {
+pub async fn catalog(ctx: &ApiContext, db: &TenantDb) -> Result<Vec<PluginRow>, Refusal> {
     ensure_built_ins(ctx, db).await?;
     let mut rows = db.list_plugins().await?;
     rows.retain(|row| !row.built_in || builtin::by_sha256(&row.sha256).is_some());
@@ -94,11 +62,11 @@ pub async fn catalog(ctx: &ApiContext, db: &TenantDb) -> Result<Vec<PluginRow>> 
 }
 
 /// Uploads must be allowed by the operator (`--allow-tenant-plugin-uploads`).
-pub fn check_uploads_allowed(ctx: &ApiContext) -> Result<()> {
+pub fn check_uploads_allowed(ctx: &ApiContext) -> Result<(), Refusal> {
     if ctx.config.allow_tenant_plugin_uploads {
         Ok(())
     } else {
-        Err(Error::Forbidden(
+        Err(Refusal::forbidden_because(
             "Plugin uploads are disabled on this instance",
         ))
     }
@@ -117,9 +85,9 @@ pub async fn upload(
     ctx: &ApiContext,
     db: &TenantDb,
     upload: Upload<'_>,
-) -> Result<(PluginRow, bool)> {
+) -> Result<(PluginRow, bool), Refusal> {
     if upload.file.size > ctx.config.plugin_max_upload_bytes as u64 {
-        return Err(Error::TooLarge);
+        return Err(Refusal::UploadTooLarge);
     }
     let name = match upload.name {
         Some(name) => name,
@@ -131,14 +99,17 @@ pub async fn upload(
             .to_string(),
     };
     if name.is_empty() || name.len() > 255 {
-        return Err(Error::Field("name", "must be between 1 and 255 characters"));
+        return Err(Refusal::invalid(
+            "name",
+            "must be between 1 and 255 characters",
+        ));
     }
     let bytes = upload.file.read().await.map_err(anyhow::Error::from)?;
     let compiled = ctx
         .plugins
         .compile_upload(db.tenant_id(), Arc::from(bytes.as_slice()))
         .await
-        .map_err(Error::Rejected)?;
+        .map_err(Refusal::Unusable)?;
     ensure_built_ins(ctx, db).await?;
     let (world, api_version) = catalog_entry(&compiled);
     Ok(db
@@ -155,8 +126,8 @@ pub async fn upload(
 }
 
 /// A catalog entry of this tenant by id (404 for another tenant's ids).
-pub async fn plugin(db: &TenantDb, id: i64) -> Result<PluginRow> {
-    db.plugin(id).await?.ok_or(Error::NotFound("Plugin"))
+pub async fn plugin(db: &TenantDb, id: i64) -> Result<PluginRow, Refusal> {
+    db.plugin(id).await?.ok_or(Refusal::NotFound("Plugin"))
 }
 
 /// How a binding names its plugin.
@@ -167,23 +138,25 @@ pub enum Choice {
 
 /// The plugin a binding or a trial names, when this binary can run it (a built-in entry of
 /// another release cannot be).
-pub async fn chosen(db: &TenantDb, choice: Choice) -> Result<PluginRow> {
+pub async fn chosen(db: &TenantDb, choice: Choice) -> Result<PluginRow, Refusal> {
     let row = match choice {
         Choice::Id(id) => db.plugin(id).await?,
         Choice::Sha256(sha256) => db.plugin_by_sha256(&sha256.to_ascii_lowercase()).await?,
     };
     row.filter(|row| !row.built_in || builtin::by_sha256(&row.sha256).is_some())
-        .ok_or(Error::NotFound("Plugin"))
+        .ok_or(Refusal::NotFound("Plugin"))
 }
 
 /// Deletes an uploaded plugin that no hook binds.
-pub async fn remove(db: &TenantDb, row: &PluginRow) -> Result<()> {
+pub async fn remove(db: &TenantDb, row: &PluginRow) -> Result<(), Refusal> {
     if row.built_in {
-        return Err(Error::Forbidden("Built-in plugins cannot be deleted"));
+        return Err(Refusal::forbidden_because(
+            "Built-in plugins cannot be deleted",
+        ));
     }
     if !db.delete_plugin(row.id).await? {
-        return Err(Error::Conflict(
-            "Plugin is bound to a hook; unbind it first",
+        return Err(Refusal::Conflict(
+            "Plugin is bound to a hook; unbind it first".into(),
         ));
     }
     Ok(())
@@ -196,7 +169,7 @@ pub struct HookState {
 }
 
 /// Every hook with its binding, in [`Hook::ALL`] order.
-pub async fn hooks(db: &TenantDb) -> Result<Vec<HookState>> {
+pub async fn hooks(db: &TenantDb) -> Result<Vec<HookState>, Refusal> {
     let bindings = db.plugin_bindings().await?;
     let plugins = db.list_plugins().await?;
     Ok(Hook::ALL
@@ -217,18 +190,18 @@ pub async fn hooks(db: &TenantDb) -> Result<Vec<HookState>> {
 }
 
 /// The hook of this name (404 otherwise).
-pub fn hook_named(name: &str) -> Result<Hook> {
+pub fn hook_named(name: &str) -> Result<Hook, Refusal> {
     Hook::ALL
         .into_iter()
         .find(|h| h.name() == name)
-        .ok_or(Error::NotFound("Hook"))
+        .ok_or(Refusal::NotFound("Hook"))
 }
 
 /// A configuration given as JSON text must be a JSON object.
-pub fn config_from_text(text: &str) -> Result<String> {
+pub fn config_from_text(text: &str) -> Result<String, Refusal> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(value @ serde_json::Value::Object(_)) => Ok(value.to_string()),
-        _ => Err(Error::Param("config must be a JSON object".into())),
+        _ => Err(Refusal::InvalidParam("config must be a JSON object".into())),
     }
 }
 
@@ -238,14 +211,14 @@ pub fn limits(
     timeout_ms: Option<u64>,
     fuel: Option<u64>,
     memory_bytes: Option<u64>,
-) -> Result<Limits> {
+) -> Result<Limits, Refusal> {
     let defaults = maxima.defaults();
     let limits = Limits {
         timeout_ms: timeout_ms.unwrap_or(defaults.timeout_ms),
         fuel: fuel.or(defaults.fuel),
         memory_bytes: memory_bytes.unwrap_or(defaults.memory_bytes),
     };
-    maxima.check(&limits).map_err(Error::Param)?;
+    maxima.check(&limits).map_err(Refusal::InvalidParam)?;
     Ok(limits)
 }
 
@@ -273,14 +246,14 @@ async fn compiled_for(
     tenant: &Tenant,
     hook: Hook,
     row: &PluginRow,
-) -> Result<Arc<Compiled>> {
+) -> Result<Arc<Compiled>, Refusal> {
     let compiled = ctx
         .plugins
         .load(&ctx.db, tenant.id, &row.sha256)
         .await
-        .map_err(|e| Error::Internal(anyhow::anyhow!(e)))?;
+        .map_err(|e| Refusal::Internal(anyhow::anyhow!(e)))?;
     if compiled.target.world != hook.world() {
-        return Err(Error::Rejected(format!(
+        return Err(Refusal::Unusable(format!(
             "{} implements {}, but the {} hook needs {}",
             row.name,
             compiled.target.world.world_name(),
@@ -300,11 +273,11 @@ async fn validate_config(
     compiled: Arc<Compiled>,
     config: &str,
     limits: Limits,
-) -> Result<()> {
+) -> Result<(), Refusal> {
     ctx.plugins
         .validate_config(tenant.id, hook, compiled, &label(row), config, limits)
         .await
-        .map_err(|reason| Error::Rejected(format!("config is invalid: {reason}")))
+        .map_err(|reason| Refusal::Unusable(format!("config is invalid: {reason}")))
 }
 
 /// Binds (or rebinds) a hook, once the plugin fits it and accepts the configuration.
@@ -312,10 +285,10 @@ pub async fn bind(
     ctx: &ApiContext,
     tenant: &Tenant,
     bind: Bind,
-) -> Result<Option<(BindingRow, PluginRow)>> {
+) -> Result<Option<(BindingRow, PluginRow)>, Refusal> {
     let compiled = compiled_for(ctx, tenant, bind.hook, &bind.plugin).await?;
     if compiled.imports_outbound_http && bind.outbound_http.is_none() {
-        return Err(Error::Rejected(format!(
+        return Err(Refusal::Unusable(format!(
             "{} imports outbound-http: grant it the origins it may reach with outbound_http",
             bind.plugin.name
         )));
@@ -351,9 +324,9 @@ pub async fn bind(
 }
 
 /// Removes a hook's binding (404 when nothing is bound).
-pub async fn unbind(ctx: &ApiContext, tenant: &Tenant, hook: Hook) -> Result<()> {
+pub async fn unbind(ctx: &ApiContext, tenant: &Tenant, hook: Hook) -> Result<(), Refusal> {
     if !tenant.db.unbind_plugin(hook.name()).await? {
-        return Err(Error::NotFound("Hook binding"));
+        return Err(Refusal::NotFound("Hook binding"));
     }
     ctx.plugins.refresh(&ctx.db).await?;
     Ok(())
@@ -385,7 +358,7 @@ pub async fn try_spam_check(
     trial: Trial,
     subject: &SpamSubject,
     captcha_enabled: bool,
-) -> Result<TrialReport> {
+) -> Result<TrialReport, Refusal> {
     let binding = trial_binding(ctx, tenant, Hook::SpamCheck, trial).await?;
     let (outcome, stats) = spam::check_with(&ctx.plugins, &binding, subject, captcha_enabled).await;
     Ok(TrialReport { outcome, stats })
@@ -399,7 +372,7 @@ pub async fn try_hook(
     hook: Hook,
     trial: Trial,
     input: trial::Input,
-) -> Result<trial::Report> {
+) -> Result<trial::Report, Refusal> {
     let binding = trial_binding(ctx, tenant, hook, trial).await?;
     Ok(trial::run(&ctx.plugins, &binding, input).await)
 }
@@ -411,14 +384,14 @@ async fn trial_binding(
     tenant: &Tenant,
     hook: Hook,
     trial: Trial,
-) -> Result<Arc<Binding>> {
+) -> Result<Arc<Binding>, Refusal> {
     Ok(match trial {
         // A copy of the live binding: the same plugin and settings, not counted as live.
         Trial::Bound => {
             let live = ctx
                 .plugins
                 .binding(tenant.id, hook)
-                .ok_or(Error::NotFound("Hook binding"))?;
+                .ok_or(Refusal::NotFound("Hook binding"))?;
             Arc::new(Binding::clone(&live))
         }
         Trial::Candidate {

@@ -192,6 +192,10 @@ impl From<crate::services::Refusal> for WebError {
 
 impl From<ApiError> for WebError {
     fn from(error: ApiError) -> Self {
+        // The page names no cause; the log keeps the server's (a store, git or plugin failure).
+        if let ApiError::Internal(cause) = &error {
+            tracing::error!(error = format!("{cause:#}"), "page failed");
+        }
         WebError::new(error.status(), "The request could not be processed.")
     }
 }

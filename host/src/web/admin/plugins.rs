@@ -18,7 +18,8 @@ use crate::model::plugins::{BindingRow, PluginRow};
 use crate::outbound::http::Grant;
 use crate::plugins::trial::{self, Report, SampleUser};
 use crate::plugins::{FailurePolicy, Hook, Limits};
-use crate::services::plugins::{self as service, Bind, Error, HookState, Trial, Upload};
+use crate::services::Refusal;
+use crate::services::plugins::{self as service, Bind, HookState, Trial, Upload};
 use crate::web::layout::csrf_field;
 use crate::web::{WebError, WebResult, found};
 
@@ -34,15 +35,16 @@ pub fn router() -> Router<ApiContext> {
         .route("/admin/hooks/{hook}/unbind", post(unbind))
 }
 
-/// A service error on a console page: the failures a form can show, or an error page.
-fn page_error(error: Error) -> WebError {
-    match error {
-        Error::NotFound(_) => WebError::not_found(),
-        Error::Internal(error) => {
-            tracing::error!(error = format!("{error:#}"), "console page failed");
+/// A service refusal on a console page: the console's 404 page, a 500 for the server's own
+/// failure (its cause only logged), or the refusal's message.
+fn page_error(refusal: Refusal) -> WebError {
+    match refusal {
+        Refusal::NotFound(_) | Refusal::Absent => WebError::not_found(),
+        Refusal::Internal(_) | Refusal::Store(_) | Refusal::Git(_) => {
+            tracing::error!(error = format!("{refusal:#}"), "console page failed");
             WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.")
         }
-        other => WebError::new(StatusCode::BAD_REQUEST, other.to_string()),
+        other => WebError::new(StatusCode::BAD_REQUEST, other.message()),
     }
 }
 
@@ -76,14 +78,18 @@ impl Problems {
     }
 
     /// A service refusal placed next to the field it is about.
-    fn from_error(error: Error) -> Result<Problems, WebError> {
-        Ok(match error {
-            Error::Rejected(reason) if reason.starts_with("config is invalid") => {
+    fn from_error(refusal: Refusal) -> Result<Problems, WebError> {
+        Ok(match refusal {
+            Refusal::Unusable(reason) if reason.starts_with("config is invalid") => {
                 Problems::on("config", reason)
             }
-            Error::Field(field, message) => Problems::on(field, format!("{field} {message}")),
-            Error::NotFound(_) | Error::Internal(_) => return Err(page_error(error)),
-            other => Problems::whole(other.to_string()),
+            Refusal::Invalid(field, _) => Problems::on(field, refusal.message()),
+            Refusal::NotFound(_)
+            | Refusal::Absent
+            | Refusal::Internal(_)
+            | Refusal::Store(_)
+            | Refusal::Git(_) => return Err(page_error(refusal)),
+            other => Problems::whole(other.message()),
         })
     }
 }
@@ -280,9 +286,9 @@ async fn upload(admin: Admin) -> WebResult {
         web.params.file("file"),
     ) {
         (Err(error), _) => Err(error),
-        (Ok(()), None) => Err(Error::Field("file", "must be a .wasm file to upload")),
+        (Ok(()), None) => Err(Refusal::invalid("file", "must be a .wasm file to upload")),
         (Ok(()), Some(file)) if file.size == 0 => {
-            Err(Error::Field("file", "must be a .wasm file to upload"))
+            Err(Refusal::invalid("file", "must be a .wasm file to upload"))
         }
         (Ok(()), Some(file)) => {
             let upload = Upload {
@@ -301,8 +307,8 @@ async fn upload(admin: Admin) -> WebResult {
         Err(error) => {
             let problems = match error {
                 // The compiler's reason goes next to the file it is about.
-                Error::Rejected(reason) => Problems::on("file", reason),
-                Error::TooLarge => {
+                Refusal::Unusable(reason) => Problems::on("file", reason),
+                Refusal::UploadTooLarge => {
                     Problems::on("file", "is larger than this instance's upload limit")
                 }
                 other => Problems::from_error(other)?,
@@ -408,7 +414,7 @@ impl BindForm {
         let fuel = number("fuel", &self.fuel)?;
         let memory_bytes = number("memory_bytes", &self.memory_bytes)?;
         service::limits(&admin.ctx().plugins.maxima, timeout_ms, fuel, memory_bytes)
-            .map_err(|error| Problems::on("limits", error.to_string()))
+            .map_err(|refusal| Problems::on("limits", refusal.message()))
     }
 
     fn config(&self) -> Result<String, Problems> {
@@ -417,7 +423,7 @@ impl BindForm {
         } else {
             &self.config
         };
-        service::config_from_text(text).map_err(|error| Problems::on("config", error.to_string()))
+        service::config_from_text(text).map_err(|refusal| Problems::on("config", refusal.message()))
     }
 
     fn grant(&self) -> Result<Option<Grant>, Problems> {
@@ -688,8 +694,8 @@ async fn plugin(Path(id): Path<String>, admin: Admin) -> WebResult {
 type Attempt<T> = Result<Result<T, Problems>, WebError>;
 
 /// A service refusal as problems on the form (a missing object or a failure stays a page error).
-fn refused<T>(error: Error) -> Attempt<T> {
-    Problems::from_error(error).map(Err)
+fn refused<T>(refusal: Refusal) -> Attempt<T> {
+    Problems::from_error(refusal).map(Err)
 }
 
 async fn attempt_bind(admin: &Admin, row: &PluginRow, hook: Hook, form: &BindForm) -> Attempt<()> {
@@ -758,7 +764,7 @@ async fn attempt_trial(
     };
     match service::try_hook(admin.ctx(), &admin.web.tenant, hook, trial, input).await {
         Ok(report) => Ok(Ok(report)),
-        Err(Error::NotFound("Hook binding")) => {
+        Err(Refusal::NotFound("Hook binding")) => {
             Ok(Err(Problems::whole("No plugin is bound to this hook.")))
         }
         Err(error) => refused(error),
@@ -933,7 +939,7 @@ async fn unbind(Path(name): Path<String>, admin: Admin) -> WebResult {
     admin.web.check_csrf()?;
     let hook = hook_of(&name)?;
     match service::unbind(admin.ctx(), &admin.web.tenant, hook).await {
-        Ok(()) | Err(Error::NotFound(_)) => {
+        Ok(()) | Err(Refusal::NotFound(_)) => {
             Ok(found(&format!("/admin/hooks/{}?done=unbound", hook.name())))
         }
         Err(error) => Err(page_error(error)),
