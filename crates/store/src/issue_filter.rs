@@ -9,6 +9,7 @@ use super::sql::{Sql, escape_like};
 use super::window::Window;
 use super::{Engine, TenantDb};
 use crate::model::issues::IssueRow;
+use crate::model::states::UserState;
 use crate::model::users::UserRow;
 
 /// How one query of a list is built.
@@ -451,7 +452,7 @@ impl TenantDb {
         let tenant_id = self.tenant_id();
         let mut kept = Vec::new();
         for user in users {
-            if user.state != "active" {
+            if user.state != UserState::Active {
                 continue;
             }
             let confidential = match check.issue {

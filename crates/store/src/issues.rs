@@ -16,6 +16,7 @@ use super::{Engine, TenantDb, ids::next_id, locked_row, now_ms, row_by_id};
 use crate::events::{Event, EventKind};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::LabelRow;
+use crate::model::states::IssueState;
 use crate::model::users::UserRow;
 
 pub const ISSUE_COLUMNS: &str = "id, project_id, iid, author_id, title, description, state, confidential, \
@@ -49,7 +50,7 @@ pub struct NewIssue {
     pub discussion_locked: bool,
     pub milestone_id: Option<i64>,
     pub due_date: Option<String>,
-    pub state: Option<String>,
+    pub state: Option<IssueState>,
     pub time_estimate: i64,
     pub total_time_spent: i64,
     pub created_at: Option<i64>,
@@ -344,10 +345,10 @@ async fn adjust_open_count(
 /// How an update asking for `requested` (+1 reopen, -1 close) moves the project's open issue
 /// count, given the state the locked row had: a concurrent close or reopen that got there
 /// first leaves nothing to count.
-fn open_delta(locked_state: &str, requested: i64) -> i64 {
+fn open_delta(locked_state: IssueState, requested: i64) -> i64 {
     match (requested, locked_state) {
-        (d, "opened") if d < 0 => d,
-        (d, "closed") if d > 0 => d,
+        (d, IssueState::Opened) if d < 0 => d,
+        (d, IssueState::Closed) if d > 0 => d,
         _ => 0,
     }
 }
@@ -462,7 +463,7 @@ async fn insert_issue(
     };
     let created_at = issue.created_at.unwrap_or_else(now_ms);
     let updated_at = issue.updated_at.unwrap_or(created_at);
-    let state = issue.state.as_deref().unwrap_or("opened");
+    let state = issue.state.unwrap_or(IssueState::Opened);
     sqlx::query(
         "INSERT INTO issues (tenant_id, id, project_id, iid, author_id, title, description, state, confidential, \
          discussion_locked, milestone_id, due_date, time_estimate, total_time_spent, created_at, updated_at) \
@@ -475,7 +476,7 @@ async fn insert_issue(
     .bind(issue.author_id)
     .bind(&issue.title)
     .bind(issue.description.as_deref())
-    .bind(state)
+    .bind(state.as_str())
     .bind(i64::from(issue.confidential))
     .bind(i64::from(issue.discussion_locked))
     .bind(issue.milestone_id)
@@ -507,7 +508,7 @@ async fn insert_issue(
         tx,
         tenant_id,
         issue.project_id,
-        i64::from(state == "opened"),
+        i64::from(state == IssueState::Opened),
     )
     .await?;
     insert_system_notes(tx, tenant_id, id, &issue.notes).await?;
@@ -518,7 +519,7 @@ async fn insert_issue(
         author_id: issue.author_id,
         title: issue.title.clone(),
         description: issue.description.clone(),
-        state: state.to_string(),
+        state,
         confidential: issue.confidential,
         discussion_locked: issue.discussion_locked,
         milestone_id: issue.milestone_id,
@@ -583,7 +584,7 @@ impl TenantDb {
         .bind(moved.id)
         .execute(&mut *tx)
         .await?;
-        if locked.state == "opened" {
+        if locked.state == IssueState::Opened {
             adjust_open_count(&mut tx, tenant_id, old.project_id, -1).await?;
         }
         let closed: IssueRow =
@@ -674,7 +675,7 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         }
-        let open_delta = open_delta(&locked.state, changes.open_delta);
+        let open_delta = open_delta(locked.state, changes.open_delta);
         adjust_open_count(&mut tx, tenant_id, issue.project_id, open_delta).await?;
         insert_system_notes(&mut tx, tenant_id, issue.id, &changes.notes).await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
@@ -775,7 +776,7 @@ impl TenantDb {
             .bind(now_ms())
             .execute(&mut *tx)
             .await?;
-            let open = i64::from(issue.state == "opened");
+            let open = i64::from(issue.state == IssueState::Opened);
             adjust_open_count(&mut tx, tenant_id, issue.project_id, -open).await?;
             let event = Event::new(EventKind::IssueDeleted, Some(deleter), issue.id)
                 .in_project(issue.project_id)
@@ -996,10 +997,10 @@ mod tests {
 
     #[test]
     fn open_count_moves_only_on_a_real_transition() {
-        assert_eq!(open_delta("opened", -1), -1);
-        assert_eq!(open_delta("closed", -1), 0);
-        assert_eq!(open_delta("closed", 1), 1);
-        assert_eq!(open_delta("opened", 1), 0);
-        assert_eq!(open_delta("opened", 0), 0);
+        assert_eq!(open_delta(IssueState::Opened, -1), -1);
+        assert_eq!(open_delta(IssueState::Closed, -1), 0);
+        assert_eq!(open_delta(IssueState::Closed, 1), 1);
+        assert_eq!(open_delta(IssueState::Opened, 1), 0);
+        assert_eq!(open_delta(IssueState::Opened, 0), 0);
     }
 }

@@ -14,6 +14,7 @@ use super::{TenantDb, ids::next_id, now_ms, outbox, row_in};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::namespaces::NamespaceRow;
+use crate::model::states::UserState;
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
 
@@ -285,7 +286,7 @@ impl TenantDb {
     pub async fn set_user_state(
         &self,
         id: i64,
-        state: &str,
+        state: UserState,
         kind: EventKind,
         actor: Option<i64>,
     ) -> crate::Result<bool> {
@@ -297,7 +298,7 @@ impl TenantDb {
             "UPDATE users SET state = $1, updated_at = $2 WHERE tenant_id = $3 AND id = $4 \
              RETURNING {USER_COLUMNS}"
         )))
-        .bind(state)
+        .bind(state.as_str())
         .bind(now_ms())
         .bind(self.tenant_id())
         .bind(id)

@@ -19,6 +19,7 @@ use crate::git::Repository;
 use crate::git::smart_http::Service;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
+use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::policy::{self, Scope};
 use crate::services::Refusal;
@@ -38,12 +39,12 @@ pub const NO_REPOSITORY: &str = "A repository for this project does not exist ye
 /// (`Gitlab::Auth::UserAccessDeniedReason`); `None` for an active user. `base_url` is where
 /// a deactivated user signs in again.
 pub fn inactive_account(user: &UserRow, base_url: &str) -> Option<String> {
-    Some(match user.state.as_str() {
+    Some(match user.state {
         _ if user.can_use_api() => return None,
-        "blocked_pending_approval" => {
+        UserState::BlockedPendingApproval => {
             "Your account is pending approval from your administrator and hence blocked.".into()
         }
-        "deactivated" => format!(
+        UserState::Deactivated => format!(
             "Your account has been deactivated by your administrator. Please log back in from a web browser to reactivate your account at {base_url}"
         ),
         _ => "Your account has been blocked.".into(),

@@ -11,6 +11,7 @@ use super::system_notes::{self, Named, named, project_reference};
 use super::{Refusal, TakenOn};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::milestones::MilestoneRow;
+use crate::model::states::IssueState;
 use crate::model::users::UserRow;
 use crate::model::{now_ms, today};
 use crate::store::TenantDb;
@@ -62,10 +63,10 @@ pub enum StateEvent {
 impl StateEvent {
     /// The state the event leads to from `state`; `None` when it changes nothing (closing a
     /// closed issue, reopening an open one).
-    pub fn transition(self, state: &str) -> Option<&'static str> {
+    pub fn transition(self, state: IssueState) -> Option<IssueState> {
         match (self, state) {
-            (StateEvent::Close, "opened") => Some("closed"),
-            (StateEvent::Reopen, "closed") => Some("opened"),
+            (StateEvent::Close, IssueState::Opened) => Some(IssueState::Closed),
+            (StateEvent::Reopen, IssueState::Closed) => Some(IssueState::Opened),
             _ => None,
         }
     }
@@ -335,15 +336,15 @@ fn update_columns(
             changes.columns.set("created_at", at);
         }
     }
-    match input.state_event.and_then(|e| e.transition(&issue.state)) {
-        Some("closed") => {
-            changes.columns.set("state", "closed");
+    match input.state_event.and_then(|e| e.transition(issue.state)) {
+        Some(IssueState::Closed) => {
+            changes.columns.set("state", IssueState::Closed.as_str());
             changes.columns.set("closed_at", now_ms());
             changes.columns.set("closed_by_id", editor.user.id);
             changes.open_delta = -1;
         }
-        Some(_) => {
-            changes.columns.set("state", "opened");
+        Some(IssueState::Opened) => {
+            changes.columns.set("state", IssueState::Opened.as_str());
             changes.columns.set("closed_at", None::<i64>);
             changes.columns.set("closed_by_id", None::<i64>);
             changes.open_delta = 1;
@@ -585,9 +586,15 @@ mod tests {
 
     #[test]
     fn state_events_change_only_the_other_state() {
-        assert_eq!(StateEvent::Close.transition("opened"), Some("closed"));
-        assert_eq!(StateEvent::Close.transition("closed"), None);
-        assert_eq!(StateEvent::Reopen.transition("closed"), Some("opened"));
-        assert_eq!(StateEvent::Reopen.transition("opened"), None);
+        assert_eq!(
+            StateEvent::Close.transition(IssueState::Opened),
+            Some(IssueState::Closed)
+        );
+        assert_eq!(StateEvent::Close.transition(IssueState::Closed), None);
+        assert_eq!(
+            StateEvent::Reopen.transition(IssueState::Closed),
+            Some(IssueState::Opened)
+        );
+        assert_eq!(StateEvent::Reopen.transition(IssueState::Opened), None);
     }
 }

@@ -6,6 +6,7 @@ use std::net::IpAddr;
 
 use super::Refusal;
 use crate::events::EventKind;
+use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::plugins::spam::{
     self, SpamAction, SpamAuthor, SpamOutcome, SpamProject, SpamSubject, SpammableKind,
@@ -113,7 +114,7 @@ pub async fn check(
         // The store tells the token cache after the commit, so the block takes effect at once.
         scope
             .db()
-            .set_user_state(author.id, "blocked", EventKind::UserBlocked, None)
+            .set_user_state(author.id, UserState::Blocked, EventKind::UserBlocked, None)
             .await?;
     }
     let entity = spammable.noteable_type.to_ascii_lowercase();

@@ -13,6 +13,7 @@ use crate::events::EventKind;
 use crate::http::error::{ApiError, ApiResult};
 use crate::model::keys::EmailRow;
 use crate::model::now_ms;
+use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::settings::Settings;
 use crate::settings::keys::{self, BoolSetting};
@@ -39,10 +40,7 @@ pub enum StateAction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// The user moves to `state`, recorded as `event`; GitLab answers `true`.
-    Changed {
-        state: &'static str,
-        event: EventKind,
-    },
+    Changed { state: UserState, event: EventKind },
     /// Nothing changes; GitLab answers this body (`null`, `true` or `false`).
     Unchanged(Option<bool>),
 }
@@ -50,7 +48,7 @@ pub enum Outcome {
 /// The user a state action is about, as far as the rules look at it.
 #[derive(Debug, Clone, Copy)]
 pub struct Subject<'a> {
-    pub state: &'a str,
+    pub state: UserState,
     /// The administrator acting on their own account.
     pub is_actor: bool,
     /// `YYYY-MM-DD`.
@@ -73,45 +71,45 @@ pub fn transition(
             "The API initiating user cannot be blocked by the API",
         )),
         StateAction::Block => match state {
-            "ldap_blocked" => Err(Refusal::forbidden_because(LDAP_BLOCKED)),
-            "blocked" => Ok(Unchanged(None)),
+            UserState::LdapBlocked => Err(Refusal::forbidden_because(LDAP_BLOCKED)),
+            UserState::Blocked => Ok(Unchanged(None)),
             _ => Ok(Changed {
-                state: "blocked",
+                state: UserState::Blocked,
                 event: EventKind::UserBlocked,
             }),
         },
         StateAction::Unblock => match state {
-            "ldap_blocked" => Err(Refusal::forbidden_because(LDAP_UNBLOCK)),
-            "deactivated" => Err(Refusal::forbidden_because(
+            UserState::LdapBlocked => Err(Refusal::forbidden_because(LDAP_UNBLOCK)),
+            UserState::Deactivated => Err(Refusal::forbidden_because(
                 "Deactivated users cannot be unblocked by the API",
             )),
-            "blocked" => Ok(Changed {
-                state: "active",
+            UserState::Blocked => Ok(Changed {
+                state: UserState::Active,
                 event: EventKind::UserUnblocked,
             }),
             _ => Ok(Unchanged(Some(false))),
         },
         StateAction::Deactivate => match state {
-            "blocked" | "ldap_blocked" => Err(Refusal::forbidden_because(
+            UserState::Blocked | UserState::LdapBlocked => Err(Refusal::forbidden_because(
                 "A blocked user cannot be deactivated by the API",
             )),
-            "deactivated" => Ok(Unchanged(Some(true))),
+            UserState::Deactivated => Ok(Unchanged(Some(true))),
             _ if recently_active(subject.last_activity_on, today) => {
                 Err(Refusal::forbidden_because(format!(
                     "The user you are trying to deactivate has been active in the past {DEACTIVATION_INACTIVE_DAYS} days and cannot be deactivated"
                 )))
             }
             _ => Ok(Changed {
-                state: "deactivated",
+                state: UserState::Deactivated,
                 event: EventKind::UserDeactivated,
             }),
         },
         StateAction::Activate => match state {
-            "blocked" | "ldap_blocked" => Err(Refusal::forbidden_because(
+            UserState::Blocked | UserState::LdapBlocked => Err(Refusal::forbidden_because(
                 "A blocked user must be unblocked to be activated",
             )),
-            "deactivated" => Ok(Changed {
-                state: "active",
+            UserState::Deactivated => Ok(Changed {
+                state: UserState::Active,
                 event: EventKind::UserActivated,
             }),
             _ => Ok(Unchanged(Some(true))),
@@ -136,7 +134,7 @@ pub async fn change_state(
     today: NaiveDate,
 ) -> Result<Outcome, Refusal> {
     let subject = Subject {
-        state: &user.state,
+        state: user.state,
         is_actor: user.id == actor,
         last_activity_on: user.last_activity_on.as_deref(),
     };
@@ -445,15 +443,16 @@ mod tests {
         NaiveDate::from_ymd_opt(2026, 6, 30).unwrap()
     }
 
-    fn subject(state: &str) -> Subject<'_> {
+    fn subject(state: &str) -> Subject<'static> {
         Subject {
-            state,
+            state: UserState::parse(state).unwrap(),
             is_actor: false,
             last_activity_on: None,
         }
     }
 
-    fn changed(state: &'static str, event: EventKind) -> Outcome {
+    fn changed(state: &str, event: EventKind) -> Outcome {
+        let state = UserState::parse(state).unwrap();
         Outcome::Changed { state, event }
     }
 

@@ -288,7 +288,7 @@ impl IssueViews<'_> {
             project_id: issue.project_id,
             title: issue.title.clone(),
             description: issue.description.clone(),
-            state: issue.state.clone(),
+            state: issue.state.to_string(),
             created_at: timestamp(issue.created_at),
             updated_at: timestamp(issue.updated_at),
             closed_at: timestamp_opt(issue.closed_at),

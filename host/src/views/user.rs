@@ -104,7 +104,7 @@ impl UserViews<'_> {
             id: user.id,
             username: user.username.clone(),
             name: user.name.clone(),
-            state: user.state.clone(),
+            state: user.state.to_string(),
             locked: user.is_locked(crate::model::now_ms()),
             avatar_url: self.avatar_url(user),
             web_url: format!("{}/{}", self.base_url, user.username),

@@ -2,6 +2,7 @@
 //! `/users/sign_out`.
 
 use crate::http::routes::Router;
+use crate::model::states::UserState;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -98,10 +99,10 @@ async fn sign_in(web: Web) -> WebResult {
     let Some(user) = password::check(db, &login, &password).await? else {
         return refuse("Invalid login or password.");
     };
-    match user.state.as_str() {
+    match user.state {
         // A deactivated user who signs in is active again (GitLab).
-        "active" | "deactivated" => {}
-        "blocked_pending_approval" => {
+        UserState::Active | UserState::Deactivated => {}
+        UserState::BlockedPendingApproval => {
             return refuse(
                 "Your account is pending approval from your administrator and hence blocked.",
             );

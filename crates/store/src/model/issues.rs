@@ -1,6 +1,7 @@
 //! Issue rows, and the project path parts issue URLs and references are built from.
 
 use super::Flag;
+use super::states::IssueState;
 
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct IssueRow {
@@ -10,7 +11,7 @@ pub struct IssueRow {
     pub author_id: i64,
     pub title: String,
     pub description: Option<String>,
-    pub state: String,
+    pub state: IssueState,
     #[sqlx(try_from = "Flag")]
     pub confidential: bool,
     #[sqlx(try_from = "Flag")]

@@ -1,6 +1,7 @@
 //! User rows. The JSON forms of a user live in `views::user`; this is the stored shape.
 
 use super::Flag;
+use super::states::UserState;
 
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct UserRow {
@@ -8,7 +9,7 @@ pub struct UserRow {
     pub username: String,
     pub email: String,
     pub name: String,
-    pub state: String,
+    pub state: UserState,
     pub user_type: String,
     #[sqlx(try_from = "Flag")]
     pub is_admin: bool,
@@ -57,7 +58,7 @@ pub struct UserRow {
 impl UserRow {
     /// Blocked, deactivated and pending users cannot use the API.
     pub fn can_use_api(&self) -> bool {
-        self.state == "active"
+        self.state == UserState::Active
     }
 
     /// Locked by failed sign-ins until a moment still to come.

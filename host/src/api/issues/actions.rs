@@ -14,6 +14,7 @@ use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
+use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::services::issue_actions;
 use crate::services::issues::{self, MoveEnd};
@@ -92,7 +93,7 @@ pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Res
     let list: Vec<UserRow> = unique
         .iter()
         .filter_map(|id| users.iter().find(|u| u.id == *id))
-        .filter(|u| u.state != "blocked")
+        .filter(|u| u.state != UserState::Blocked)
         .cloned()
         .collect();
     let request = PageRequest::from_params(&api.params)?;

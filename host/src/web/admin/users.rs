@@ -18,6 +18,7 @@ use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::params::Params;
 use crate::http::routes::Router;
+use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::services::Refusal;
 use crate::services::users::{self, Outcome, StateAction};
@@ -56,13 +57,13 @@ fn when(ms: Option<i64>) -> String {
         )
 }
 
-fn state_badge(state: &str) -> Markup {
+fn state_badge(state: UserState) -> Markup {
     let class = match state {
-        "active" => "badge ok",
-        "deactivated" => "badge warn",
+        UserState::Active => "badge ok",
+        UserState::Deactivated => "badge warn",
         _ => "badge bad",
     };
-    html! { span class=(class) { (state) } }
+    html! { span class=(class) { (state.as_str()) } }
 }
 
 /// The list's filter: all users, or the active or blocked ones.
@@ -134,7 +135,7 @@ async fn list(admin: Admin) -> WebResult {
                                  @if user.is_admin { " " span.badge { "Admin" } } }
                             td { (user.username) }
                             td class="hide-narrow" { (user.email) }
-                            td { (state_badge(&user.state)) }
+                            td { (state_badge(user.state)) }
                             td class="hide-narrow" { (user.last_activity_on.as_deref().unwrap_or("Never")) }
                         }
                     }
@@ -188,7 +189,7 @@ fn user_page(
                 dl.facts {
                     dt { "Username" } dd { (user.username) }
                     dt { "Email" } dd { (user.email) }
-                    dt { "State" } dd id="user-state" { (state_badge(&user.state)) }
+                    dt { "State" } dd id="user-state" { (state_badge(user.state)) }
                     dt { "Administrator" } dd { @if user.is_admin { "Yes" } @else { "No" } }
                     dt { "External" } dd { @if user.external { "Yes" } @else { "No" } }
                     dt { "Created" } dd { (when(Some(user.created_at))) }
@@ -201,7 +202,7 @@ fn user_page(
                 p.hint { "Blocking signs the user out and stops their tokens; a blocked user cannot be deactivated or activated until unblocked. Only users inactive for "
                     (users::DEACTIVATION_INACTIVE_DAYS) " days can be deactivated." }
                 div.row-actions {
-                    @for (name, action, _) in ACTIONS.into_iter().filter(|(_, action, _)| offered(&user.state, *action)) {
+                    @for (name, action, _) in ACTIONS.into_iter().filter(|(_, action, _)| offered(user.state, *action)) {
                         form method="post" action={ "/admin/users/" (user.id) "/" (name) } {
                             (csrf_field(admin.csrf()))
                             @let class = if action == StateAction::Block { "danger" } else { "secondary" };
@@ -217,11 +218,11 @@ fn user_page(
 
 /// The actions worth offering in a state (GitLab shows Block or Unblock, Deactivate or
 /// Activate); the rules are checked on submit whatever is offered.
-fn offered(state: &str, action: StateAction) -> bool {
+fn offered(state: UserState, action: StateAction) -> bool {
     match state {
-        "active" => matches!(action, StateAction::Block | StateAction::Deactivate),
-        "blocked" => action == StateAction::Unblock,
-        "deactivated" => matches!(action, StateAction::Block | StateAction::Activate),
+        UserState::Active => matches!(action, StateAction::Block | StateAction::Deactivate),
+        UserState::Blocked => action == StateAction::Unblock,
+        UserState::Deactivated => matches!(action, StateAction::Block | StateAction::Activate),
         _ => true,
     }
 }
