@@ -32,7 +32,7 @@ pub(super) async fn record(
             [
                 Arg::from(tenant_id),
                 Arg::from(first + n as i64),
-                Arg::from(event.kind.name()),
+                Arg::from(event.kind.as_str()),
                 Arg::from(event.actor_id),
                 Arg::from(event.project_id),
                 Arg::from(event.subject_id),

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::Refusal;
 use super::push::{Pushed, Timeouts, push_payload};
 use crate::context::ApiContext;
+use crate::events::EventKind;
 use crate::git::Repository;
 use crate::git::commits::LogQuery;
 use crate::git::receive::{self, RefUpdate, ZERO_SHA};
@@ -229,7 +230,7 @@ async fn sample_push(
     let payload = push_payload(tester, avatar.as_deref(), &update, false, &pushed);
     Ok(Some(EventRow {
         id: 0,
-        kind: "push".into(),
+        kind: EventKind::Push,
         actor_id: Some(tester.id),
         project_id: Some(project.id),
         subject_id: project.id,

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::events::changes;
+use crate::events::{EventKind, changes};
 use crate::model::labels::LabelRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
@@ -197,33 +197,35 @@ pub fn candidates(event: &EventRow, recorded: &Value) -> Vec<Candidate> {
             group_name
         })
     };
-    match event.kind.as_str() {
-        "issue.opened" => issue("open", after).into_iter().collect(),
-        "issue.updated" => issue("update", after).into_iter().collect(),
-        "issue.closed" | "issue.moved" => issue("close", after).into_iter().collect(),
-        "issue.reopened" => issue("reopen", after).into_iter().collect(),
-        "note.created" => note("create"),
-        "note.updated" => note("update"),
-        "push" => push(false),
-        "tag_push" => push(true),
-        "project.created" => vec![system("project_create")],
-        "project.destroyed" => vec![system("project_destroy")],
-        "project.renamed" => vec![system("project_rename")],
-        "project.transferred" => vec![system("project_transfer")],
-        "project.updated" => vec![system("project_update")],
-        "user.created" => vec![system("user_create")],
-        "user.destroyed" => vec![system("user_destroy")],
-        "user.renamed" => vec![system("user_rename")],
-        "key.added" => vec![system("key_create")],
-        "key.removed" => vec![system("key_destroy")],
-        "group.created" => vec![system("group_create")],
-        "group.destroyed" => vec![system("group_destroy")],
-        "group.updated" if text(before, "full_path") != text(after, "full_path") => {
+    match event.kind {
+        EventKind::IssueOpened => issue("open", after).into_iter().collect(),
+        EventKind::IssueUpdated => issue("update", after).into_iter().collect(),
+        EventKind::IssueClosed | EventKind::IssueMoved => {
+            issue("close", after).into_iter().collect()
+        }
+        EventKind::IssueReopened => issue("reopen", after).into_iter().collect(),
+        EventKind::NoteCreated => note("create"),
+        EventKind::NoteUpdated => note("update"),
+        EventKind::Push => push(false),
+        EventKind::TagPush => push(true),
+        EventKind::ProjectCreated => vec![system("project_create")],
+        EventKind::ProjectDestroyed => vec![system("project_destroy")],
+        EventKind::ProjectRenamed => vec![system("project_rename")],
+        EventKind::ProjectTransferred => vec![system("project_transfer")],
+        EventKind::ProjectUpdated => vec![system("project_update")],
+        EventKind::UserCreated => vec![system("user_create")],
+        EventKind::UserDestroyed => vec![system("user_destroy")],
+        EventKind::UserRenamed => vec![system("user_rename")],
+        EventKind::KeyAdded => vec![system("key_create")],
+        EventKind::KeyRemoved => vec![system("key_destroy")],
+        EventKind::GroupCreated => vec![system("group_create")],
+        EventKind::GroupDestroyed => vec![system("group_destroy")],
+        EventKind::GroupUpdated if text(before, "full_path") != text(after, "full_path") => {
             vec![system("group_rename")]
         }
-        "member.added" => vec![member("user_add_to_team", "user_add_to_group")],
-        "member.updated" => vec![member("user_update_for_team", "user_update_for_group")],
-        "member.removed" => vec![member("user_remove_from_team", "user_remove_from_group")],
+        EventKind::MemberAdded => vec![member("user_add_to_team", "user_add_to_group")],
+        EventKind::MemberUpdated => vec![member("user_update_for_team", "user_update_for_group")],
+        EventKind::MemberRemoved => vec![member("user_remove_from_team", "user_remove_from_group")],
         _ => Vec::new(),
     }
 }
@@ -585,7 +587,7 @@ mod tests {
     fn event(kind: &str, project_id: Option<i64>, recorded: &Value) -> EventRow {
         EventRow {
             id: 1,
-            kind: kind.into(),
+            kind: EventKind::parse(kind).unwrap(),
             actor_id: Some(1),
             project_id,
             subject_id: 5,

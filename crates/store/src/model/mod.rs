@@ -10,67 +10,6 @@
 //! ([`project_settings`]) is here too: it is the schema of a stored column; so are the pure
 //! readings of stored issue text and durations ([`issue_text`]) that views and services share.
 
-/// A closed set of names stored in a text column: the enum, its names, and how rows decode and
-/// events serialize it. Variants are listed narrowest or earliest first, which their order
-/// follows.
-macro_rules! stored_names {
-    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant,)+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)+
-                }
-            }
-
-            pub fn parse(text: &str) -> Option<$name> {
-                match text {
-                    $($text => Some($name::$variant),)+
-                    _ => None,
-                }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl sqlx::Type<sqlx::Any> for $name {
-            fn type_info() -> sqlx::any::AnyTypeInfo {
-                <String as sqlx::Type<sqlx::Any>>::type_info()
-            }
-
-            fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-                <String as sqlx::Type<sqlx::Any>>::compatible(ty)
-            }
-        }
-
-        impl<'r> sqlx::Decode<'r, sqlx::Any> for $name {
-            fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-                let text = <&str as sqlx::Decode<sqlx::Any>>::decode(value)?;
-                $name::parse(text).ok_or_else(|| {
-                    format!(concat!("unknown ", stringify!($name), " {:?}"), text).into()
-                })
-            }
-        }
-    };
-}
-
 pub mod colors;
 pub mod hooks;
 pub mod issue_notes;

@@ -1,6 +1,8 @@
 //! Webhook delivery rows: the outbox events the dispatcher reads, the queued deliveries the
 //! senders claim, and the delivery log the hook events API shows.
 
+use crate::events::EventKind;
+
 /// Which table a hook lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookKind {
@@ -29,7 +31,7 @@ impl HookKind {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EventRow {
     pub id: i64,
-    pub kind: String,
+    pub kind: EventKind,
     pub actor_id: Option<i64>,
     pub project_id: Option<i64>,
     pub subject_id: i64,
