@@ -95,7 +95,7 @@ async fn create_email(
     let digest = token.as_ref().map(|(_, digest)| digest.as_str());
     let row = users::add_email(api.db(), owner.id, email, digest).await?;
     if let Some((token, _)) = token {
-        notify::send_confirmation(&api.ctx, &api.tenant, &owner.name, &row.email, &token).await?;
+        notify::send_confirmation(&api.ctx, &api.tenant, &owner.name, &row.email, &token).await;
     }
     Ok((StatusCode::CREATED, Json(EmailView::new(&row))).into_response())
 }

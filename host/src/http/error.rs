@@ -264,12 +264,17 @@ impl From<services::Refusal> for ApiError {
             Refusal::NotFound(what) => Self::NotFound(what),
             Refusal::Conflict(message) => Self::Conflict(message),
             Refusal::Invalid(field, message) => Self::field(field, message),
-            Refusal::Fields(fields) => Self::Validation(
-                fields
-                    .into_iter()
-                    .map(|(field, message)| (field.to_string(), json!([message])))
-                    .collect(),
-            ),
+            Refusal::Fields(fields) => {
+                // A field refused for several reasons lists them all, in order.
+                let mut map = Map::new();
+                for (field, message) in fields {
+                    let messages = map.entry(field).or_insert_with(|| json!([]));
+                    if let Value::Array(list) = messages {
+                        list.push(Value::String(message));
+                    }
+                }
+                Self::Validation(map)
+            }
             Refusal::Rejected(message) => Self::Rejected(message),
             Refusal::NotAllowed(message) => Self::NotAllowed(message),
             Refusal::Unprocessable(message) => Self::Unprocessable(Value::String(message)),

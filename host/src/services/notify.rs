@@ -3,7 +3,6 @@
 
 use crate::auth::secrets;
 use crate::context::ApiContext;
-use crate::http::error::ApiResult;
 use crate::mail::Mail;
 use crate::tenants::Tenant;
 
@@ -20,7 +19,7 @@ pub async fn send_confirmation(
     name: &str,
     email: &str,
     token: &str,
-) -> ApiResult<()> {
+) {
     let link = format!(
         "{}/users/confirmation?confirmation_token={token}",
         tenant.base_url
@@ -31,13 +30,13 @@ pub async fn send_confirmation(
         "Confirmation instructions",
         format!("Welcome, {name}!\n\nYou can confirm your email ({email}) through the link below:\n\n{link}\n"),
     )
-    .await
+    .await;
 }
 
 /// Sends a mail. The change that caused it is already stored, so a mail that cannot be
 /// delivered (an address the mail library refuses, a relay that is down) is logged as an
 /// error rather than turned into a failed request.
-pub async fn send(ctx: &ApiContext, to: &str, subject: &str, body: String) -> ApiResult<()> {
+pub async fn send(ctx: &ApiContext, to: &str, subject: &str, body: String) {
     if let Err(error) = ctx.mailer.send(Mail { to, subject, body }).await {
         tracing::error!(
             error = format!("{error:#}"),
@@ -45,5 +44,4 @@ pub async fn send(ctx: &ApiContext, to: &str, subject: &str, body: String) -> Ap
             "could not send a mail"
         );
     }
-    Ok(())
 }

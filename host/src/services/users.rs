@@ -10,7 +10,6 @@ use super::notify;
 use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::events::EventKind;
-use crate::http::error::{ApiError, ApiResult};
 use crate::model::keys::EmailRow;
 use crate::model::now_ms;
 use crate::model::states::UserState;
@@ -219,10 +218,14 @@ pub struct Created {
 }
 
 /// An email that is another user's secondary email is taken (`owner` may hold it).
-pub async fn check_not_secondary(db: &TenantDb, email: &str, owner: Option<i64>) -> ApiResult<()> {
+pub async fn check_not_secondary(
+    db: &TenantDb,
+    email: &str,
+    owner: Option<i64>,
+) -> Result<(), Refusal> {
     match db.secondary_email_owner(email).await? {
         Some(user_id) if Some(user_id) != owner => {
-            Err(ApiError::field("email", "has already been taken"))
+            Err(Refusal::invalid("email", "has already been taken"))
         }
         _ => Ok(()),
     }
@@ -236,7 +239,7 @@ const MAX_PASSWORD_LENGTH: usize = 128;
 
 /// Checks a new password against the length limits and the `password_*_required` settings,
 /// and returns its bcrypt digest.
-pub fn hash_new_password(settings: &Settings, password: &str) -> ApiResult<String> {
+pub fn hash_new_password(settings: &Settings, password: &str) -> Result<String, Refusal> {
     let length = password.chars().count();
     let mut problems = Vec::new();
     if length < MIN_PASSWORD_LENGTH {
@@ -277,11 +280,10 @@ pub fn hash_new_password(settings: &Settings, password: &str) -> ApiResult<Strin
         }
     }
     if !problems.is_empty() {
-        let mut fields = serde_json::Map::new();
-        fields.insert("password".into(), serde_json::json!(problems));
-        return Err(ApiError::Validation(fields));
+        let fields = problems.into_iter().map(|p| ("password", p)).collect();
+        return Err(Refusal::Fields(fields));
     }
-    secrets::hash_password(password).map_err(ApiError::Internal)
+    Ok(secrets::hash_password(password)?)
 }
 
 /// Creates the account with GitLab's rules: the password rules of the instance (a reset or
@@ -293,7 +295,7 @@ pub async fn create(
     settings: &Settings,
     admin_id: i64,
     account: NewAccount,
-) -> ApiResult<Created> {
+) -> Result<Created, Refusal> {
     let NewAccount {
         email,
         name,
@@ -310,7 +312,7 @@ pub async fn create(
     let digest = match &password {
         FirstPassword::Given(password) => hash_new_password(settings, password)?,
         FirstPassword::Reset | FirstPassword::Random => {
-            secrets::hash_password(&secrets::generate("", 32)).map_err(ApiError::Internal)?
+            secrets::hash_password(&secrets::generate("", 32))?
         }
     };
     if !external_given && settings.get(keys::USER_DEFAULT_EXTERNAL) {
@@ -358,10 +360,10 @@ pub async fn create(
 
 impl Created {
     /// The confirmation instructions, and the link to set a first password when asked for.
-    pub async fn send_mails(&self, ctx: &ApiContext, tenant: &Tenant) -> ApiResult<()> {
+    pub async fn send_mails(&self, ctx: &ApiContext, tenant: &Tenant) {
         let user = &self.user;
         if let Some(token) = &self.confirmation {
-            notify::send_confirmation(ctx, tenant, &user.name, &user.email, token).await?;
+            notify::send_confirmation(ctx, tenant, &user.name, &user.email, token).await;
         }
         if let Some(token) = &self.reset {
             let base = &tenant.base_url;
@@ -370,15 +372,14 @@ impl Created {
                 "Hello {},\n\nAn administrator created an account for you on {base}.\nYour username is {}.\n\nSet your password here: {link}\n",
                 user.name, user.username
             ))
-            .await?;
+            .await;
         }
-        Ok(())
     }
 }
 
 /// A user just created that must go again (what was to be stored with it failed): nothing
 /// refers to it yet, so a hard delete leaves no ghost behind.
-pub async fn undo_create(db: &TenantDb, user_id: i64, admin_id: i64) -> ApiResult<()> {
+pub async fn undo_create(db: &TenantDb, user_id: i64, admin_id: i64) -> Result<(), Refusal> {
     let nothing = UserDeletion {
         groups: &[],
         contributions: Contributions::Delete,

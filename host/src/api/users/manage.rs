@@ -79,7 +79,7 @@ pub async fn create(api: Api) -> ApiResult<Response> {
         users::undo_create(api.db(), user.id, admin_id).await?;
         return Err(error);
     }
-    created.send_mails(&api.ctx, &api.tenant).await?;
+    created.send_mails(&api.ctx, &api.tenant).await;
     Ok((StatusCode::CREATED, Json(admin_view(&api, user).await?)).into_response())
 }
 
@@ -156,7 +156,7 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     }
     if let Some(token) = confirmation {
         notify::send_confirmation(&api.ctx, &api.tenant, &updated.name, &updated.email, &token)
-            .await?;
+            .await;
     }
     Ok(Json(admin_view(&api, &updated).await?).into_response())
 }

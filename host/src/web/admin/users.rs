@@ -401,7 +401,7 @@ async fn create(admin: Admin) -> WebResult {
         let account = account_from(&form.params())?;
         let created =
             users::create(&web.tenant.db, &web.settings, admin.user().id, account).await?;
-        created.send_mails(admin.ctx(), &web.tenant).await?;
+        created.send_mails(admin.ctx(), &web.tenant).await;
         Ok::<_, ApiError>(created.user)
     }
     .await;
