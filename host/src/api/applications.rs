@@ -97,15 +97,14 @@ async fn instance_application(api: &Api, id: &str) -> ApiResult<ApplicationRow> 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     api.admin()?;
     let app = instance_application(&api, &id).await?;
-    api.db().delete_application(app.id).await?;
+    registration::delete(api.db(), &app).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn renew(Path(id): Path<String>, api: Api) -> ApiResult<(StatusCode, Json<ApplicationView>)> {
     api.admin()?;
     let app = instance_application(&api, &id).await?;
-    let (secret, digest) = registration::new_secret();
-    api.db().renew_application_secret(app.id, &digest).await?;
+    let secret = registration::renew_secret(api.db(), &app).await?;
     Ok((
         StatusCode::CREATED,
         Json(ApplicationView::new(&app, Some(secret))),

@@ -383,7 +383,7 @@ async fn change(Path(id): Path<String>, web: Web) -> WebResult {
     web.check_csrf()?;
     let app = owned(&web, session, &id).await?;
     if web.field("_method").eq_ignore_ascii_case("delete") {
-        web.tenant.db.delete_application(app.id).await?;
+        registration::delete(&web.tenant.db, &app).await?;
         return Ok(found(base(&web)));
     }
     let form = Form::read(&web);
@@ -397,10 +397,7 @@ async fn change(Path(id): Path<String>, web: Web) -> WebResult {
             StatusCode::UNPROCESSABLE_ENTITY,
         ));
     }
-    web.tenant
-        .db
-        .update_application(app.id, &form.fields())
-        .await?;
+    registration::update(&web.tenant.db, &app, &form.fields()).await?;
     Ok(found(&format!("{}/{}", base(&web), app.id)))
 }
 
@@ -408,11 +405,7 @@ async fn renew(Path(id): Path<String>, web: Web) -> WebResult {
     let session = web.require_session()?;
     web.check_csrf()?;
     let app = owned(&web, session, &id).await?;
-    let (secret, digest) = registration::new_secret();
-    web.tenant
-        .db
-        .renew_application_secret(app.id, &digest)
-        .await?;
+    let secret = registration::renew_secret(&web.tenant.db, &app).await?;
     Ok(fresh_secret_page(
         &web,
         session,

@@ -68,7 +68,7 @@ pub fn normalize_uris(input: &str) -> String {
 }
 
 /// A new client secret and its digest.
-pub fn new_secret() -> (String, String) {
+fn new_secret() -> (String, String) {
     let secret = format!("{SECRET_PREFIX}{}", random_hex());
     let digest = secrets::digest(&secret);
     (secret, digest)
@@ -85,4 +85,27 @@ pub async fn create(
         .insert_application(owner_id, &random_hex(), &digest, fields)
         .await?;
     Ok((row, secret))
+}
+
+/// Changes an application's validated fields (its id and secret stay).
+pub async fn update(
+    db: &TenantDb,
+    app: &ApplicationRow,
+    fields: &ApplicationFields<'_>,
+) -> crate::store::Result<()> {
+    db.update_application(app.id, fields).await?;
+    Ok(())
+}
+
+/// Gives an application a new secret (the old one stops working); returns it in clear.
+pub async fn renew_secret(db: &TenantDb, app: &ApplicationRow) -> crate::store::Result<String> {
+    let (secret, digest) = new_secret();
+    db.renew_application_secret(app.id, &digest).await?;
+    Ok(secret)
+}
+
+/// Deletes an application, and with it the grants and tokens issued to it.
+pub async fn delete(db: &TenantDb, app: &ApplicationRow) -> crate::store::Result<()> {
+    db.delete_application(app.id).await?;
+    Ok(())
 }
