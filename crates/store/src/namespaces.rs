@@ -11,6 +11,7 @@ use super::{TenantDb, ids::next_id, now_ms, outbox, redirects};
 use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::namespaces::NamespaceRow;
+use crate::model::visibility::Visibility;
 
 pub const NAMESPACE_COLUMNS: &str = "id, kind, owner_id, parent_id, name, path, full_path, full_name, \
     traversal, description, visibility, avatar_path, settings, created_at, updated_at";
@@ -23,13 +24,9 @@ pub fn namespace_columns(alias: &str) -> String {
         .join(", ")
 }
 
-/// GitLab's numeric visibility levels.
+/// GitLab's numeric level of a visibility given by name (an unknown name is private's).
 pub fn visibility_level(visibility: &str) -> i64 {
-    match visibility {
-        "public" => 20,
-        "internal" => 10,
-        _ => 0,
-    }
+    Visibility::parse(visibility).map_or(0, Visibility::level)
 }
 
 /// What creating a group needs.
