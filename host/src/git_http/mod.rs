@@ -28,7 +28,7 @@ use crate::git_access::slots::{Slot, TOO_MANY, TOO_MANY_PUSHES};
 use crate::git_access::transfers::{Clock, Marked};
 use crate::git_access::{self, Abilities, Denied, GitClient, Transport};
 use crate::http::error::ApiError;
-use crate::request_origin::Origin;
+use crate::http::resolve::RequestTenant;
 use crate::services::push::Push;
 
 /// A request the fallback hands to git.
@@ -94,8 +94,8 @@ pub async fn serve(ctx: ApiContext, request: Request, route: GitRoute) -> Respon
         }
         GitRoute::Rpc { project, service } => (project, service),
     };
-    let (parts, body) = request.into_parts();
-    match prepare(&ctx, &parts, &project, service).await {
+    let (mut parts, body) = request.into_parts();
+    match prepare(&ctx, &mut parts, &project, service).await {
         Ok(prepared) => run(&ctx, &parts, body, prepared, service).await,
         Err(response) => *response,
     }
@@ -113,14 +113,14 @@ struct Prepared {
 /// Authenticates and authorizes (`git_access`); every refusal is the response GitLab gives.
 async fn prepare(
     ctx: &ApiContext,
-    parts: &Parts,
+    parts: &mut Parts,
     project: &str,
     service: Service,
 ) -> Result<Prepared, Box<Response>> {
-    let origin = Origin::from_parts(&parts.headers, &parts.uri)
-        .map_err(|_| api_error(ApiError::BadRequest("Host header is malformed".into())))?;
-    let tenant = ctx.tenant_for(&origin);
-    let settings = ctx.settings.get(&tenant.db).await.map_err(api_error)?;
+    let resolved = RequestTenant::of(ctx, parts).await;
+    resolved.origin().map_err(api_error)?;
+    let settings = resolved.settings(ctx).await.map_err(api_error)?;
+    let tenant = resolved.tenant;
     let client_ip = crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies);
     // GitLab's Rack::Attack ban of an address after repeated failed git authentications.
     if ctx

@@ -18,6 +18,7 @@ use tokio::sync::Semaphore;
 
 use super::error::ApiError;
 use super::fair_share::FairShare;
+use super::resolve::RequestTenant;
 use crate::context::ApiContext;
 
 /// Requests this process is serving now (health checks aside), for background work that
@@ -49,8 +50,6 @@ pub struct RequestLimits {
     slots: Arc<Semaphore>,
     timeout: Duration,
     fair_share: FairShare,
-    /// Tells which tenant a request is for.
-    ctx: ApiContext,
 }
 
 impl RequestLimits {
@@ -60,7 +59,6 @@ impl RequestLimits {
             slots: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
             timeout: Duration::from_secs(config.request_timeout_seconds),
             fair_share: ctx.fair_share.clone(),
-            ctx: ctx.clone(),
         }
     }
 }
@@ -79,10 +77,9 @@ pub async fn enforce(
         request.uri().query(),
     )
     .is_some();
-    let tenant = (!health && !git_transfer).then(|| {
-        let host = crate::request_origin::request_host_name(request.headers(), request.uri());
-        limits.ctx.tenants.resolve(&host)
-    });
+    let tenant = (!health && !git_transfer)
+        .then(|| RequestTenant::peek(&request).map(|resolved| resolved.tenant.id))
+        .flatten();
     let served = async {
         let _share = match tenant {
             Some(tenant) => Some(limits.fair_share.admit(tenant).await),

@@ -10,6 +10,7 @@ pub mod ops;
 pub mod pagination;
 pub mod params;
 pub mod request;
+pub mod resolve;
 pub mod routes;
 pub mod serve;
 pub mod stream;
@@ -66,6 +67,8 @@ pub fn router(ctx: ApiContext) -> Router {
             request_limits,
             limits::enforce,
         ))
+        // Outside the limits and the rate limiter, which count by the tenant it resolves.
+        .layer(middleware::from_fn_with_state(ctx.clone(), resolve::resolve))
         .layer(middleware::from_fn(record_metrics))
         .layer(
             // Spans carry the method and route template only: query strings and headers can

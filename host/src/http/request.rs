@@ -1,6 +1,7 @@
-//! `Api`: what every API handler receives. It resolves the tenant from `Host`, merges the
-//! parameters, and authenticates the caller (which needs the merged parameters for `sudo`
-//! and `access_token`), so handlers start from a known tenant, caller and parameter set.
+//! `Api`: what every API handler receives. It takes the tenant `Host` names and its settings
+//! (resolved once per request, `resolve.rs`), merges the parameters, and authenticates the
+//! caller (which needs the merged parameters for `sudo` and `access_token`), so handlers start
+//! from a known tenant, caller and parameter set.
 
 use axum::body::Body;
 use axum::extract::{FromRequest, MatchedPath, Request};
@@ -9,6 +10,7 @@ use axum::http::{Method, header};
 
 use super::error::{ApiError, ApiResult};
 use super::params::{Audience, BodyLimits, FromParams, FromParamsIn, Params, is_multipart};
+use super::resolve::RequestTenant;
 use crate::auth::{self, Caller};
 use crate::context::ApiContext;
 use crate::policy::Scope;
@@ -92,26 +94,18 @@ impl Api {
     }
 }
 
-/// What every extractor (API, OAuth endpoints, web pages) reads first: the tenant the Host
-/// header names, and the query merged with the body (GET and HEAD bodies are not read).
-/// `multipart_limit` caps multipart bodies; other bodies get `max_body_bytes`.
+/// What the OAuth endpoints read first: the tenant the Host header names, its settings, and
+/// the query merged with the body (GET and HEAD bodies are not read).
 pub async fn tenant_and_params(
     ctx: &ApiContext,
-    parts: &Parts,
+    parts: &mut Parts,
     body: Body,
-    multipart_limit: usize,
-) -> ApiResult<(Origin, Tenant, Params)> {
-    let (origin, tenant) = origin_and_tenant(ctx, parts)?;
-    let params = read_params(ctx, parts, body, multipart_limit).await?;
-    Ok((origin, tenant, params))
-}
-
-/// The request's origin and the tenant its Host names.
-pub fn origin_and_tenant(ctx: &ApiContext, parts: &Parts) -> ApiResult<(Origin, Tenant)> {
-    let origin = Origin::from_parts(&parts.headers, &parts.uri)
-        .map_err(|_| ApiError::BadRequest("Host header is malformed".into()))?;
-    let tenant = ctx.tenant_for(&origin);
-    Ok((origin, tenant))
+) -> ApiResult<(Tenant, Arc<Settings>, Params)> {
+    let resolved = RequestTenant::of(ctx, parts).await;
+    resolved.origin()?;
+    let params = read_params(ctx, parts, body, ctx.config.max_body_bytes).await?;
+    let settings = resolved.settings(ctx).await?;
+    Ok((resolved.tenant, settings, params))
 }
 
 /// The query merged with the body; multipart files are streamed to the data directory.
@@ -138,16 +132,17 @@ impl FromRequest<ApiContext> for Api {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
+        let resolved = RequestTenant::of(ctx, &mut parts).await;
         // Uploads are for callers who authenticate in the head: only a valid token there
         // (checked before a byte of the body is read) opens `--max-upload-bytes`; anyone
         // else's multipart body gets the small limit.
-        let (origin, tenant) = origin_and_tenant(ctx, &parts)?;
+        resolved.origin()?;
         // Looked up only for a multipart body: for any other, the limit does not apply, and
         // `authenticate` below finds the token anyway.
         let authenticated = is_multipart(&parts.headers) && {
             let query = Params::from_query(parts.uri.query());
-            auth::token_owner(&tenant.db, &ctx.tokens, &parts.headers, &query)
+            auth::token_owner(&resolved.tenant.db, &ctx.tokens, &parts.headers, &query)
                 .await?
                 .is_some()
         };
@@ -157,7 +152,8 @@ impl FromRequest<ApiContext> for Api {
             ctx.config.max_upload_bytes.min(ctx.config.max_body_bytes)
         };
         let params = read_params(ctx, &parts, body, multipart_limit).await?;
-        let settings = ctx.settings.get(&tenant.db).await?;
+        let settings = resolved.settings(ctx).await?;
+        let (origin, tenant) = resolved.into_origin_and_tenant()?;
         let route = parts
             .extensions
             .get::<MatchedPath>()

@@ -6,8 +6,8 @@
 //! Why a middleware rather than the `Api` extractor: the throttles cover requests no handler
 //! extracts `Api` for (web paths, unknown routes answered 404, health checks excluded), GitLab
 //! checks them before routing, and a rejected request should not have its body read first. The
-//! price is a second look at the token, kept small: the limiter resolves the tenant from the
-//! in-memory registry and the settings from their cache, decides from the path and settings
+//! price is a second look at the token, kept small: the limiter takes the tenant and settings
+//! resolved once for the request (`http::resolve`), decides from the path and settings
 //! alone whether any rule could apply (by default only requests with `search=`, raw
 //! file paths and blames do), and only then looks the token up through the shared
 //! token cache — which the extractor then hits, so a request is still authenticated against
@@ -33,7 +33,8 @@ use axum::response::{IntoResponse, Response};
 
 use crate::context::ApiContext;
 use crate::http::params::{BodyLimits, Params, read_limited};
-use crate::request_origin::{client_ip, request_host_name};
+use crate::http::resolve::RequestTenant;
+use crate::request_origin::client_ip;
 use crate::settings::keys;
 use crate::store::rate_limits::CounterHit;
 use crate::store::{Db, Engine, TenantDb};
@@ -183,11 +184,11 @@ async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Resp
     {
         return Ok(body);
     }
-    let tenant_id = ctx
-        .tenants
-        .resolve(&request_host_name(&parts.headers, &parts.uri));
-    let db = ctx.db.tenant(tenant_id);
-    let settings = match ctx.settings.get(&db).await {
+    let Some(resolved) = parts.extensions.get::<RequestTenant>() else {
+        return Ok(body);
+    };
+    let db = &resolved.tenant.db;
+    let settings = match resolved.settings(ctx).await {
         Ok(settings) => settings,
         Err(error) => {
             tracing::warn!(%error, "rate limiter: could not read the settings");
@@ -208,7 +209,7 @@ async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Resp
         return Ok(body);
     }
     let (user, body) = if candidates.iter().any(|r| r.who != Who::PerPath) {
-        caller_of(ctx, &db, parts, body).await?
+        caller_of(ctx, db, parts, body).await?
     } else {
         (None, body)
     };
@@ -235,7 +236,7 @@ async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Resp
     if hits.is_empty() {
         return Ok(body);
     }
-    let counts = match ctx.limiter.counters.count(&db, &hits).await {
+    let counts = match ctx.limiter.counters.count(db, &hits).await {
         Ok(counts) => counts,
         Err(error) => {
             tracing::warn!(%error, "rate limiter: could not count the request");

@@ -22,7 +22,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::params::Params;
-use crate::http::request::{origin_and_tenant, read_params};
+use crate::http::request::read_params;
+use crate::http::resolve::RequestTenant;
 use crate::request_origin::Origin;
 use crate::request_origin::client_ip;
 use crate::settings::Settings;
@@ -77,11 +78,13 @@ impl FromRequest<ApiContext> for Web {
     type Rejection = WebError;
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let unreadable =
             |error: ApiError| WebError::new(error.status(), "The request could not be read.");
-        let (origin, tenant) = origin_and_tenant(ctx, &parts).map_err(unreadable)?;
-        let settings = ctx.settings.get(&tenant.db).await?;
+        let resolved = RequestTenant::of(ctx, &mut parts).await;
+        resolved.origin().map_err(unreadable)?;
+        let settings = resolved.settings(ctx).await?;
+        let (origin, tenant) = resolved.into_origin_and_tenant().map_err(unreadable)?;
         // A signed-in browser may upload a plugin (the admin console checks the size and who
         // may); the session is checked before the body is read, and without one a multipart
         // body gets the small limit.

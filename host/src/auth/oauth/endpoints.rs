@@ -57,10 +57,8 @@ impl FromRequest<ApiContext> for OAuthRequest {
     type Rejection = OAuthError;
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
-        let (parts, body) = request.into_parts();
-        let (_, tenant, params) =
-            tenant_and_params(ctx, &parts, body, ctx.config.max_body_bytes).await?;
-        let settings = ctx.settings.get(&tenant.db).await?;
+        let (mut parts, body) = request.into_parts();
+        let (tenant, settings, params) = tenant_and_params(ctx, &mut parts, body).await?;
         Ok(OAuthRequest {
             ctx: ctx.clone(),
             tenant,

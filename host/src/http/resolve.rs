@@ -1,0 +1,104 @@
+//! The request's tenant, resolved once: a middleware outside the request limits finds the
+//! tenant the `Host` header names and reads its settings, and leaves them in the request's
+//! extensions for the fair share, the rate limiter and the extractors (API, OAuth, web pages,
+//! git over HTTP), which would otherwise each resolve and read them again.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Uri};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::error::{ApiError, ApiResult};
+use crate::context::ApiContext;
+use crate::request_origin::{Origin, request_host_name};
+use crate::settings::Settings;
+use crate::tenants::Tenant;
+
+/// What the middleware resolved for one request.
+#[derive(Clone)]
+pub struct RequestTenant {
+    /// `None` when the host is malformed: such a request is answered 400 by whatever reads
+    /// its origin, and only counted (fair share, rate limits) under the tenant its host
+    /// name falls back to.
+    origin: Option<Origin>,
+    pub tenant: Tenant,
+    /// `None` when reading them failed: the reader asks again and answers the error its way.
+    settings: Option<Arc<Settings>>,
+}
+
+impl RequestTenant {
+    async fn resolve(ctx: &ApiContext, headers: &HeaderMap, uri: &Uri) -> RequestTenant {
+        let origin = Origin::from_parts(headers, uri).ok();
+        let tenant = match &origin {
+            Some(origin) => ctx.tenant_for(origin),
+            None => {
+                let id = ctx.tenants.resolve(&request_host_name(headers, uri));
+                Tenant {
+                    id,
+                    db: ctx.db.tenant(id),
+                    base_url: String::new(),
+                }
+            }
+        };
+        let settings = ctx.settings.get(&tenant.db).await.ok();
+        RequestTenant {
+            origin,
+            tenant,
+            settings,
+        }
+    }
+
+    /// The middleware's answer for this request, taken out of its extensions (or resolved
+    /// here, for a request that did not pass through it).
+    pub async fn of(ctx: &ApiContext, parts: &mut Parts) -> RequestTenant {
+        match parts.extensions.remove::<RequestTenant>() {
+            Some(resolved) => resolved,
+            None => RequestTenant::resolve(ctx, &parts.headers, &parts.uri).await,
+        }
+    }
+
+    /// The middleware's answer, left in place for the layers further in.
+    pub fn peek(request: &Request) -> Option<&RequestTenant> {
+        request.extensions().get::<RequestTenant>()
+    }
+
+    /// The request's origin, or 400 for a malformed host.
+    pub fn origin(&self) -> ApiResult<&Origin> {
+        self.origin.as_ref().ok_or_else(malformed_host)
+    }
+
+    /// The origin and tenant, or 400 for a malformed host.
+    pub fn into_origin_and_tenant(self) -> ApiResult<(Origin, Tenant)> {
+        match self.origin {
+            Some(origin) => Ok((origin, self.tenant)),
+            None => Err(malformed_host()),
+        }
+    }
+
+    /// The tenant's settings, read again only when the middleware could not read them.
+    pub async fn settings(&self, ctx: &ApiContext) -> crate::store::Result<Arc<Settings>> {
+        match &self.settings {
+            Some(settings) => Ok(settings.clone()),
+            None => ctx.settings.get(&self.tenant.db).await,
+        }
+    }
+}
+
+fn malformed_host() -> ApiError {
+    ApiError::BadRequest("Host header is malformed".into())
+}
+
+/// The middleware. Health checks are left alone: they name no tenant and must answer while
+/// the database does not.
+pub async fn resolve(State(ctx): State<ApiContext>, mut request: Request, next: Next) -> Response {
+    if crate::ratelimit::rules::classify(request.uri().path())
+        != crate::ratelimit::rules::PathClass::Health
+    {
+        let resolved = RequestTenant::resolve(&ctx, request.headers(), request.uri()).await;
+        request.extensions_mut().insert(resolved);
+    }
+    next.run(request).await
+}
