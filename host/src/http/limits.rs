@@ -11,8 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
 
@@ -63,11 +62,11 @@ impl RequestLimits {
     }
 }
 
-/// The middleware.
+/// Serves `request` with `next` within the limits (a step of `http::admit`).
 pub async fn enforce(
-    State(limits): State<RequestLimits>,
+    limits: &RequestLimits,
     request: Request,
-    next: Next,
+    next: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
     let health = crate::ratelimit::rules::classify(request.uri().path())
         == crate::ratelimit::rules::PathClass::Health;
@@ -93,7 +92,7 @@ pub async fn enforce(
                 Serving::start(),
             ))
         };
-        next.run(request).await
+        next(request).await
     };
     match tokio::time::timeout(limits.timeout, served).await {
         Ok(response) => response,

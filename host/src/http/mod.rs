@@ -57,19 +57,13 @@ pub fn router(ctx: ApiContext) -> Router {
         .into_inner()
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        // Inside the metrics layer, so that 429s are recorded by route like any answer.
         .layer(middleware::from_fn_with_state(
-            ctx.clone(),
-            crate::ratelimit::enforce,
+            Admission {
+                ctx: ctx.clone(),
+                limits: request_limits,
+            },
+            admit,
         ))
-        // Inside the metrics layer too, so that 503s for time are recorded by route.
-        .layer(middleware::from_fn_with_state(
-            request_limits,
-            limits::enforce,
-        ))
-        // Outside the limits and the rate limiter, which count by the tenant it resolves.
-        .layer(middleware::from_fn_with_state(ctx.clone(), resolve::resolve))
-        .layer(middleware::from_fn(record_metrics))
         .layer(
             // Spans carry the method and route template only: query strings and headers can
             // hold tokens, and are never logged.
@@ -105,15 +99,35 @@ async fn method_not_allowed() -> Response {
     ApiError::MethodNotAllowed.into_response()
 }
 
-/// Requests by route template, method and status, and a latency histogram by route.
-async fn record_metrics(request: Request, next: Next) -> Response {
+#[derive(Clone)]
+struct Admission {
+    ctx: ApiContext,
+    limits: limits::RequestLimits,
+}
+
+/// What every request passes before its handler, in one middleware (a middleware layer costs
+/// a clone of the route it wraps per request). From the outside in: metrics by route (so that
+/// 429s and 503s are recorded like any answer), the tenant resolved once (`resolve.rs`), the
+/// request limits, which count by that tenant, then the rate limiter.
+async fn admit(State(admission): State<Admission>, mut request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
     let method = request.method().to_string();
-    let response = next.run(request).await;
+    let ctx = &admission.ctx;
+    resolve::resolve(ctx, &mut request).await;
+    let response =
+        limits::enforce(
+            &admission.limits,
+            request,
+            async |request| match crate::ratelimit::enforce(ctx, request).await {
+                Ok(request) => next.run(request).await,
+                Err(limited) => limited,
+            },
+        )
+        .await;
     let status = response.status().as_u16().to_string();
     metrics::counter!("http_requests_total", "route" => route.clone(), "method" => method, "status" => status)
         .increment(1);

@@ -5,11 +5,9 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Uri};
-use axum::middleware::Next;
-use axum::response::Response;
 
 use super::error::{ApiError, ApiResult};
 use crate::context::ApiContext;
@@ -91,14 +89,13 @@ fn malformed_host() -> ApiError {
     ApiError::BadRequest("Host header is malformed".into())
 }
 
-/// The middleware. Health checks are left alone: they name no tenant and must answer while
-/// the database does not.
-pub async fn resolve(State(ctx): State<ApiContext>, mut request: Request, next: Next) -> Response {
+/// A step of `http::admit`: leaves the request's tenant in its extensions. Health checks are
+/// left alone: they name no tenant and must answer while the database does not.
+pub async fn resolve(ctx: &ApiContext, request: &mut Request) {
     if crate::ratelimit::rules::classify(request.uri().path())
         != crate::ratelimit::rules::PathClass::Health
     {
-        let resolved = RequestTenant::resolve(&ctx, request.headers(), request.uri()).await;
+        let resolved = RequestTenant::resolve(ctx, request.headers(), request.uri()).await;
         request.extensions_mut().insert(resolved);
     }
-    next.run(request).await
 }

@@ -25,10 +25,9 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderName, Method};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::context::ApiContext;
@@ -115,14 +114,12 @@ pub fn counter_key(rule: &Rule, subject: &str) -> String {
     format!("{}:{}:{}", rule.name, rule.period, subject)
 }
 
-/// The middleware: a limited request is answered 429 here; others go on unchanged (with
-/// their body, when the limiter had to read it to find a token).
-pub async fn enforce(State(ctx): State<ApiContext>, request: Request, next: Next) -> Response {
+/// A step of `http::admit`: a limited request is answered 429 here; others go on unchanged
+/// (with their body, when the limiter had to read it to find a token).
+pub async fn enforce(ctx: &ApiContext, request: Request) -> Result<Request, Response> {
     let (parts, body) = request.into_parts();
-    match check(&ctx, &parts, body).await {
-        Ok(body) => next.run(Request::from_parts(parts, body)).await,
-        Err(limited) => limited,
-    }
+    let body = check(ctx, &parts, body).await?;
+    Ok(Request::from_parts(parts, body))
 }
 
 /// The caller's user id, from a token in the headers, the query or, failing those, the body
