@@ -33,6 +33,11 @@ pub struct KnownToken {
 }
 
 impl KnownToken {
+    /// The token's scopes (stored space-separated).
+    pub fn scope_list(&self) -> impl Iterator<Item = &str> {
+        self.scopes.split_whitespace()
+    }
+
     /// Whether the token has expired (personal tokens on their date, OAuth tokens at their
     /// instant).
     pub fn is_expired(&self) -> bool {

@@ -44,10 +44,9 @@ pub async fn find_for_git_client(
         if found.revoked || found.is_expired() || !found.user.can_use_api() {
             return Ok(None);
         }
-        let scopes: Vec<String> = found.scopes.split_whitespace().map(String::from).collect();
-        let has = |allowed: &[&str]| scopes.iter().any(|s| allowed.contains(&s.as_str()));
+        let has = |allowed: &[&str]| found.scope_list().any(|s| allowed.contains(&s));
         let (download, push) = (has(DOWNLOAD_SCOPES), has(PUSH_SCOPES));
-        let caller = Caller::for_token(found, scopes, settings);
+        let caller = Caller::for_token(found, settings);
         return Ok(Some(GitCaller {
             caller,
             download,
@@ -86,5 +85,5 @@ pub fn tokenless_caller(user: UserRow, settings: &Settings) -> Caller {
         user: Arc::new(user),
         owner_identities: OnceLock::new(),
     });
-    Caller::for_token(token, Vec::new(), settings)
+    Caller::for_token(token, settings)
 }

@@ -32,7 +32,6 @@ pub struct Caller {
     pub token_id: i64,
     /// The token is an OAuth access token (`token_id` is not a personal access token's id).
     pub oauth: bool,
-    pub scopes: Vec<String>,
     /// The administrator behind a sudo request.
     pub sudo_by: Option<i64>,
     /// Whether the instance's admin mode requires the `admin_mode` scope for admin rights.
@@ -43,16 +42,11 @@ pub struct Caller {
 
 impl Caller {
     /// The caller a known token makes, acting as its owner (no sudo yet).
-    fn for_token(
-        token: Arc<cache::KnownToken>,
-        scopes: Vec<String>,
-        settings: &Settings,
-    ) -> Caller {
+    fn for_token(token: Arc<cache::KnownToken>, settings: &Settings) -> Caller {
         Caller {
             user: token.user.clone(),
             token_id: token.id,
             oauth: token.oauth,
-            scopes,
             sudo_by: None,
             admin_mode: settings.get(keys::ADMIN_MODE),
             token,
@@ -71,7 +65,7 @@ impl Caller {
     }
 
     pub fn has_scope(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|s| s == scope)
+        self.token.scope_list().any(|s| s == scope)
     }
 
     /// The identities (external providers) of the user the request acts as. `GET /user` and
@@ -184,13 +178,8 @@ pub async fn authenticate(
     if !found.user.can_use_api() {
         return Err(ApiError::Unauthorized);
     }
-    let scopes: Vec<String> = found
-        .scopes
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
     let allowed = allowed_scopes(request.method, request.route);
-    if !scopes.iter().any(|s| allowed.contains(&s.as_str())) {
+    if !found.scope_list().any(|s| allowed.contains(&s)) {
         return Err(ApiError::InsufficientScope(allowed[0]));
     }
     if !found.oauth
@@ -206,7 +195,7 @@ pub async fn authenticate(
     if found.user.last_activity_on.as_deref() != Some(today_str) {
         db.record_activity(found.user.id, today_str).await?;
     }
-    let mut caller = Caller::for_token(found.clone(), scopes, settings);
+    let mut caller = Caller::for_token(found.clone(), settings);
     if let Some(target) = sudo {
         if !caller.is_admin() {
             return Err(ApiError::forbidden_because("Must be admin to use sudo"));

@@ -372,6 +372,24 @@ pub static CATALOG: &[Entry] = &[
 static BY_NAME: LazyLock<HashMap<&'static str, &'static Entry>> =
     LazyLock::new(|| CATALOG.iter().map(|entry| (entry.name, entry)).collect());
 
+/// Each name's position in [`CATALOG`], an alias's being that of the setting it reads.
+static POSITION: LazyLock<HashMap<&'static str, usize>> = LazyLock::new(|| {
+    let own: HashMap<&str, usize> = CATALOG
+        .iter()
+        .enumerate()
+        .map(|(at, entry)| (entry.name, at))
+        .collect();
+    CATALOG
+        .iter()
+        .map(|entry| (entry.name, own[entry.alias_of.unwrap_or(entry.name)]))
+        .collect()
+});
+
+/// Where `name`'s value is in a list ordered as [`CATALOG`] (see `Settings`).
+pub fn position(name: &str) -> Option<usize> {
+    POSITION.get(name).copied()
+}
+
 static DEFAULTS: LazyLock<HashMap<&'static str, Value>> = LazyLock::new(|| {
     CATALOG
         .iter()

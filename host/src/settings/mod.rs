@@ -23,16 +23,33 @@ pub struct Settings {
     pub created_at: i64,
     pub updated_at: i64,
     values: Map<String, Value>,
+    /// What each catalog setting reads as, in catalog order, resolved once when the settings
+    /// are loaded: every request reads several, and each was four lookups and a parse.
+    effective: Vec<Value>,
 }
 
 impl Settings {
     pub fn from_stored(id: i64, created_at: i64, updated_at: i64, data: &str) -> Settings {
         let values = serde_json::from_str::<Map<String, Value>>(data).unwrap_or_default();
+        let effective = catalog::CATALOG
+            .iter()
+            .map(|entry| {
+                let name = catalog::canonical(entry.name);
+                if catalog::entry(name).is_some_and(|target| target.secret) {
+                    return Value::Null;
+                }
+                values
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| catalog::default_of(name))
+            })
+            .collect();
         Settings {
             id,
             created_at,
             updated_at,
             values,
+            effective,
         }
     }
 
@@ -49,14 +66,10 @@ impl Settings {
     /// The value of a setting (deprecated aliases read their replacement), else GitLab's
     /// default. Write-only secrets read as `null` here: use [`Settings::secret`].
     fn value(&self, key: &str) -> Value {
-        let key = catalog::canonical(key);
-        if catalog::entry(key).is_some_and(|e| e.secret) {
-            return Value::Null;
+        match catalog::position(key) {
+            Some(at) => self.effective[at].clone(),
+            None => self.values.get(key).cloned().unwrap_or(Value::Null),
         }
-        self.values
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| catalog::default_of(key))
     }
 
     /// The plaintext of a write-only secret, if one is set and `key` decrypts it.
