@@ -10,6 +10,12 @@
 //! git and calls nothing above it (it is a crate of its own, which the server depends on): work
 //! that spans the database and repositories is ordered in the server's `services`.
 
+/// What every enum of `stored_names!` is: a closed set of names, for code that handles any of
+/// them (parameters that take one, schemas that list them).
+pub trait StoredName: Copy + 'static {
+    fn name(self) -> &'static str;
+}
+
 /// A closed set of names stored in a text column: the enum, its names, and how rows decode and
 /// events serialize it. Variants are listed narrowest or earliest first, which their order
 /// follows.
@@ -35,6 +41,12 @@ macro_rules! stored_names {
                     $($text => Some($name::$variant),)+
                     _ => None,
                 }
+            }
+        }
+
+        impl crate::StoredName for $name {
+            fn name(self) -> &'static str {
+                self.as_str()
             }
         }
 

@@ -11,12 +11,13 @@ use super::project_placement::{Creator, check_projects_limit, check_taken};
 use super::projects::{self, NewProject, refresh_statistics};
 use crate::access_level::AccessLevel;
 use crate::git::Repository;
+use crate::model::feature_access::FeatureAccess;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_names::{
     NAME_MESSAGE, PATH_MESSAGE, path_from_name, valid_name, valid_path,
 };
-use crate::model::project_settings::setting;
 use crate::model::projects::ProjectRow;
+use crate::model::states::ImportStatus;
 use crate::model::visibility::Visibility;
 use crate::store::TenantDb;
 use crate::store::namespaces::visibility_level;
@@ -43,10 +44,15 @@ impl Source<'_> {
             return true;
         }
         let settings = self.project.settings_json();
-        let members_only = match setting(&settings, "forking_access_level").as_str() {
-            Some("disabled") => return false,
-            Some("private") => true,
-            _ => self.project.visibility == Visibility::Private,
+        let members_only = match self
+            .project
+            .feature_access(&settings, "forking_access_level")
+        {
+            FeatureAccess::Disabled => return false,
+            FeatureAccess::Private => true,
+            FeatureAccess::Enabled | FeatureAccess::Public => {
+                self.project.visibility == Visibility::Private
+            }
         };
         !members_only || self.level >= AccessLevel::Reporter
     }
@@ -156,7 +162,7 @@ pub async fn create(
     );
     changes.set("settings", Value::Object(settings).to_string());
     changes.set("forked_from_id", project.id);
-    changes.set("import_status", "scheduled");
+    changes.set("import_status", ImportStatus::Scheduled.as_str());
     let new = NewProject {
         namespace_id: namespace.id,
         creator: creator.user,
@@ -179,7 +185,8 @@ pub async fn copy(
     let from = Repository::project(data_dir, db.tenant_id(), source.id);
     let into = Repository::project(data_dir, db.tenant_id(), fork.id);
     let branch = fork.head_branch();
-    db.set_import_status(fork.id, "started", None).await?;
+    db.set_import_status(fork.id, ImportStatus::Started, None)
+        .await?;
     let copied = async {
         from.ensure(&source.head_branch()).await?;
         into.fetch(&from.path().to_string_lossy(), branches, &[])
@@ -198,9 +205,12 @@ pub async fn copy(
         return Ok(());
     }
     match copied {
-        Ok(()) => db.set_import_status(fork.id, "finished", None).await?,
+        Ok(()) => {
+            db.set_import_status(fork.id, ImportStatus::Finished, None)
+                .await?
+        }
         Err(error) => {
-            db.set_import_status(fork.id, "failed", Some(&format!("{error:#}")))
+            db.set_import_status(fork.id, ImportStatus::Failed, Some(&format!("{error:#}")))
                 .await?
         }
     }

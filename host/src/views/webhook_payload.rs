@@ -468,6 +468,8 @@ mod tests {
 #[cfg(test)]
 mod push_tests {
     use super::*;
+    use crate::model::feature_access::FeatureAccess;
+    use crate::model::states::ImportStatus;
     use crate::model::visibility::Visibility;
 
     fn project() -> (ProjectRow, NamespaceRow) {
@@ -487,10 +489,10 @@ mod push_tests {
             tag_list: String::new(),
             avatar_path: None,
             import_url: None,
-            import_status: "none".into(),
+            import_status: ImportStatus::None,
             import_error: None,
-            issues_access_level: "enabled".into(),
-            merge_requests_access_level: "enabled".into(),
+            issues_access_level: FeatureAccess::Enabled,
+            merge_requests_access_level: FeatureAccess::Enabled,
             repository_size: 0,
             storage_size: 0,
             wiki_size: 0,

@@ -6,9 +6,10 @@ use serde_json::{Map, Value, json};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{Audience, FromParamsIn, Params};
 use crate::http::request::Api;
+use crate::model::feature_access::FeatureAccess;
 use crate::model::project_names::{NAME_MESSAGE, PATH_MESSAGE, valid_name, valid_path};
 use crate::model::project_settings::{
-    ACCESS, DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, PUBLIC_ACCESS, default_expiration_policy,
+    DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy,
 };
 use crate::services::project_placement as placement;
 use crate::settings::keys::{self, StrSetting};
@@ -109,13 +110,17 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
     // Deprecated booleans first, so that an explicit access level wins over them.
     for (flag, level) in DEPRECATED_FLAGS {
         if let Some(enabled) = p.bool(flag)? {
-            let value = if enabled { "enabled" } else { "disabled" };
+            let value = if enabled {
+                FeatureAccess::Enabled
+            } else {
+                FeatureAccess::Disabled
+            };
             set_level(&mut changes, &mut settings, level, value);
         }
     }
     for level in ["issues_access_level", "merge_requests_access_level"] {
-        if let Some(value) = p.one_of(level, ACCESS)? {
-            set_level(&mut changes, &mut settings, level, &value);
+        if let Some(value) = p.one_of_named(level, FeatureAccess::NOT_PUBLIC)? {
+            set_level(&mut changes, &mut settings, level, value);
         }
     }
     for (key, kind, _) in PROJECT_SETTINGS {
@@ -131,8 +136,8 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
             Kind::Int => p.int(key)?.map(Value::from),
             Kind::OptInt => p.int(key)?.map(Value::from),
             Kind::Str => p.string(key)?.map(Value::from),
-            Kind::Access => p.one_of(key, ACCESS)?.map(Value::from),
-            Kind::PublicAccess => p.one_of(key, PUBLIC_ACCESS)?.map(Value::from),
+            Kind::Access => stored_level(p.one_of_named(key, FeatureAccess::NOT_PUBLIC)?),
+            Kind::PublicAccess => stored_level(p.one_of_named(key, FeatureAccess::ALL)?),
             Kind::Enum(allowed) => p.one_of(key, allowed)?.map(Value::from),
         };
         if let Some(value) = value {
@@ -247,18 +252,23 @@ fn expiration_policy(attributes: &Map<String, Value>) -> ApiResult<Map<String, V
     Ok(policy)
 }
 
+/// An access level as the settings keep it: by name.
+fn stored_level(value: Option<FeatureAccess>) -> Option<Value> {
+    value.map(|level| Value::from(level.as_str()))
+}
+
 /// Issues and merge requests levels are columns (lists filter on them); the rest are settings.
 fn set_level(
     changes: &mut ProjectChanges,
     settings: &mut Map<String, Value>,
     level: &str,
-    value: &str,
+    value: FeatureAccess,
 ) {
     match level {
-        "issues_access_level" => changes.set("issues_access_level", value),
-        "merge_requests_access_level" => changes.set("merge_requests_access_level", value),
+        "issues_access_level" => changes.set("issues_access_level", value.as_str()),
+        "merge_requests_access_level" => changes.set("merge_requests_access_level", value.as_str()),
         _ => {
-            settings.insert(level.to_string(), Value::from(value));
+            settings.insert(level.to_string(), Value::from(value.as_str()));
         }
     }
 }
