@@ -30,7 +30,7 @@ macro_rules! stored_names {
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text,)+
                 }

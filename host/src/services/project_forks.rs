@@ -20,13 +20,10 @@ use crate::model::projects::ProjectRow;
 use crate::model::states::ImportStatus;
 use crate::model::visibility::Visibility;
 use crate::store::TenantDb;
-use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
 /// Settings a fork does not inherit: mirroring belongs to the source.
 const NOT_INHERITED: &[&str] = &["mirror", "mirror_user_id", "mirror_trigger_builds"];
-
-const VISIBILITIES: &[&str] = &["private", "internal", "public"];
 
 /// A project and the standing of whoever wants to fork it (or link a fork to it).
 #[derive(Debug, Clone, Copy)]
@@ -66,7 +63,7 @@ pub struct ForkRequest {
     /// Whether `name` is given (even as null): the path then derives from the name.
     pub name_given: bool,
     pub path: Option<String>,
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     /// Only these branches are copied; all when absent.
     pub branches: Option<Vec<String>>,
     pub description: Option<String>,
@@ -93,15 +90,19 @@ async fn namespace(
 }
 
 /// The fork is at most as visible as its source, its group and the requested level.
-fn visibility(source: &ProjectRow, namespace: &NamespaceRow, requested: Option<&str>) -> i64 {
-    let mut level = source.visibility.level();
+fn visibility(
+    source: &ProjectRow,
+    namespace: &NamespaceRow,
+    requested: Option<Visibility>,
+) -> Visibility {
+    let mut visibility = source.visibility;
     if namespace.is_group() {
-        level = level.min(namespace.visibility.level());
+        visibility = visibility.min(namespace.visibility);
     }
     if let Some(requested) = requested {
-        level = level.min(visibility_level(requested));
+        visibility = visibility.min(requested);
     }
-    level
+    visibility
 }
 
 /// Creates the fork of `source` for `creator` (its row and an empty repository, `import_status`
@@ -131,12 +132,7 @@ pub async fn create(
     if !valid_path(&path) {
         return Err(Refusal::invalid("path", PATH_MESSAGE));
     }
-    let level = visibility(project, &namespace, request.visibility.as_deref());
-    let visibility = VISIBILITIES
-        .iter()
-        .copied()
-        .find(|v| visibility_level(v) == level)
-        .unwrap_or("private");
+    let visibility = visibility(project, &namespace, request.visibility);
     check_projects_limit(db, creator.user, &namespace).await?;
     check_taken(db, namespace.id, &name, &path, None).await?;
 
@@ -149,8 +145,8 @@ pub async fn create(
     }
     let mut changes = ProjectChanges::default();
     changes.set_name_and_path(&name, &path);
-    changes.set("visibility", visibility);
-    changes.set("visibility_level", level);
+    changes.set("visibility", visibility.as_str());
+    changes.set("visibility_level", visibility.level());
     let description = request.description.or_else(|| project.description.clone());
     changes.set("description", description);
     changes.set("default_branch", project.default_branch.clone());

@@ -188,8 +188,13 @@ impl FromParams for IssueListQuery {
     fn from_params(p: &Params) -> ApiResult<Self> {
         exclusive(p, "author_id", "author_username")?;
         exclusive(p, "assignee_id", "assignee_username")?;
-        // `all` is no state: every issue.
-        let state = match p.one_of("state", &["opened", "closed", "all"])?.as_deref() {
+        // `all` names no state: every issue.
+        let states = [
+            IssueState::Opened.as_str(),
+            IssueState::Closed.as_str(),
+            "all",
+        ];
+        let state = match p.one_of("state", &states)?.as_deref() {
             Some(state) => IssueState::parse(state),
             None => None,
         };
