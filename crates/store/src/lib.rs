@@ -16,9 +16,9 @@ pub trait StoredName: Copy + 'static {
     fn name(self) -> &'static str;
 }
 
-/// A closed set of names stored in a text column: the enum, its names, and how rows decode and
-/// events serialize it. Variants are listed narrowest or earliest first, which their order
-/// follows.
+/// A closed set of names stored in a text column: the enum, its names, and how rows decode it
+/// and events serialize and read it back. Variants are listed narrowest or earliest first,
+/// which their order follows.
 macro_rules! stored_names {
     ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
         $(#[$meta])*
@@ -59,6 +59,18 @@ macro_rules! stored_names {
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+                $name::parse(&text).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        concat!("unknown ", stringify!($name), " {:?}"),
+                        text
+                    ))
+                })
             }
         }
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Refusal;
 use super::project_placement::{Creator, check_projects_limit, check_taken};
@@ -141,7 +141,7 @@ pub async fn create(
         settings.remove(*key);
     }
     if let Some(own) = request.mr_default_target_self {
-        settings.insert("mr_default_target_self".into(), json!(own));
+        settings.insert("mr_default_target_self".into(), Value::Bool(own));
     }
     let mut changes = ProjectChanges::default();
     changes.set_name_and_path(&name, &path);
