@@ -25,15 +25,15 @@ use crate::webhooks::send::{self, Attempt, Message, Target};
 
 /// GitLab's test triggers, with the outbox events a sample comes from and the message when
 /// the project has none.
-pub const TEST_TRIGGERS: &[(&str, &[&str], &str)] = &[
+pub const TEST_TRIGGERS: &[(&str, &[EventKind], &str)] = &[
     (
         "push_events",
-        &["push"],
+        &[EventKind::Push],
         "Ensure the project has at least one commit.",
     ),
     (
         "tag_push_events",
-        &["tag_push"],
+        &[EventKind::TagPush],
         "Ensure the project has tags.",
     ),
     (
@@ -71,13 +71,13 @@ pub const TEST_TRIGGERS: &[(&str, &[&str], &str)] = &[
     ("releases_events", &[], "Ensure the project has releases."),
 ];
 
-const ISSUE_EVENTS: &[&str] = &[
-    "issue.opened",
-    "issue.updated",
-    "issue.closed",
-    "issue.reopened",
+const ISSUE_EVENTS: &[EventKind] = &[
+    EventKind::IssueOpened,
+    EventKind::IssueUpdated,
+    EventKind::IssueClosed,
+    EventKind::IssueReopened,
 ];
-const NOTE_EVENTS: &[&str] = &["note.created", "note.updated"];
+const NOTE_EVENTS: &[EventKind] = &[EventKind::NoteCreated, EventKind::NoteUpdated];
 
 /// How a test or resend went, for the API's answer.
 pub struct Tried {
