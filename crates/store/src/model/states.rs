@@ -62,4 +62,15 @@ mod tests {
         }
         assert_eq!(UserState::parse("banned"), None);
     }
+
+    #[test]
+    fn events_read_back_the_names_they_wrote() {
+        let written = serde_json::to_value(IssueState::Closed).unwrap();
+        assert_eq!(written, "closed");
+        assert_eq!(
+            serde_json::from_value::<IssueState>(written).unwrap(),
+            IssueState::Closed
+        );
+        assert!(serde_json::from_value::<IssueState>("reopened".into()).is_err());
+    }
 }
