@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::model::visibility::Visibility;
 use crate::services::projects::{self, NewProject};
 use crate::services::protected_branches::DefaultBranchProtection;
 use crate::store::projects::ProjectChanges;
@@ -56,8 +57,8 @@ impl Tenant {
         let mut changes = ProjectChanges::default();
         changes.set_name_and_path(name, &name.to_lowercase());
         changes.set("default_branch", "main");
-        changes.set("visibility", "private");
-        changes.set("visibility_level", 0);
+        changes.set("visibility", Visibility::Private.as_str());
+        changes.set("visibility_level", Visibility::Private.level());
         NewProject {
             namespace_id: self.namespace,
             creator: &self.root,

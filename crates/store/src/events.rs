@@ -9,7 +9,7 @@
 //! each field whose value differs to `{"previous", "current"}`, the shape of GitLab's hook
 //! payloads.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 stored_names! {
@@ -157,6 +157,52 @@ pub fn changes(before: &Value, after: &Value) -> Map<String, Value> {
         }
     }
     changed
+}
+
+/// What a `push` or `tag_push` event records (its `after`): the reference update, the pusher
+/// and the commits, the fields of GitLab's Push Hook and Tag Push Hook that come from the push
+/// (the webhooks add the project's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushRecord {
+    pub before: String,
+    pub after: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// Events recorded before pushes knew their protection carry none: not protected.
+    #[serde(default)]
+    pub ref_protected: bool,
+    pub checkout_sha: Option<String>,
+    /// An annotated tag's message.
+    pub message: Option<String>,
+    pub user_id: i64,
+    pub user_name: String,
+    pub user_username: String,
+    pub user_email: String,
+    pub user_avatar: Option<String>,
+    /// The last of the commits the push brought (all of them: `total_commits_count`).
+    pub commits: Vec<CommitRecord>,
+    pub total_commits_count: i64,
+}
+
+/// A commit a [`PushRecord`] lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitRecord {
+    pub id: String,
+    pub message: String,
+    /// The message's first line.
+    pub title: String,
+    /// ISO 8601 with the author's offset.
+    pub timestamp: String,
+    pub author: CommitAuthor,
+    pub added: Vec<String>,
+    pub modified: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitAuthor {
+    pub name: String,
+    pub email: String,
 }
 
 #[cfg(test)]

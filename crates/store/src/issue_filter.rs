@@ -9,7 +9,7 @@ use super::sql::{Sql, escape_like};
 use super::window::Window;
 use super::{Engine, TenantDb};
 use crate::model::issues::IssueRow;
-use crate::model::states::UserState;
+use crate::model::states::{IssueState, UserState};
 use crate::model::users::UserRow;
 
 /// How one query of a list is built.
@@ -49,8 +49,8 @@ pub enum Wildcard<T> {
 /// The criteria of an issue list that the API passes through as the client gave them.
 #[derive(Debug, Clone)]
 pub struct IssueCriteria {
-    /// `opened` or `closed`; `None` for all.
-    pub state: Option<String>,
+    /// `None` for all.
+    pub state: Option<IssueState>,
     /// `None` / `Any` / all of these names (lower-cased).
     pub labels: Wildcard<Vec<String>>,
     /// `None`, `Any` or a title.
@@ -300,8 +300,8 @@ impl IssueFilter {
     /// label's index, `counting` picking the cheaper label form for a count.
     fn push_conditions(&self, sql: &mut Sql, tenant_id: i64, mode: Mode) {
         self.push_confidentiality(sql, tenant_id);
-        if let Some(state) = &self.criteria.state {
-            sql.push(" AND i.state = ").bind(state);
+        if let Some(state) = self.criteria.state {
+            sql.push(" AND i.state = ").bind(state.as_str());
         }
         if mode.labels {
             self.push_labels(sql, tenant_id, mode.counting);

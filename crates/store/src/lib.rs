@@ -10,9 +10,15 @@
 //! git and calls nothing above it (it is a crate of its own, which the server depends on): work
 //! that spans the database and repositories is ordered in the server's `services`.
 
-/// A closed set of names stored in a text column: the enum, its names, and how rows decode and
-/// events serialize it. Variants are listed narrowest or earliest first, which their order
-/// follows.
+/// What every enum of `stored_names!` is: a closed set of names, for code that handles any of
+/// them (parameters that take one, schemas that list them).
+pub trait StoredName: Copy + 'static {
+    fn name(self) -> &'static str;
+}
+
+/// A closed set of names stored in a text column: the enum, its names, and how rows decode it
+/// and events serialize and read it back. Variants are listed narrowest or earliest first,
+/// which their order follows.
 macro_rules! stored_names {
     ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
         $(#[$meta])*
@@ -24,7 +30,7 @@ macro_rules! stored_names {
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text,)+
                 }
@@ -38,6 +44,12 @@ macro_rules! stored_names {
             }
         }
 
+        impl crate::StoredName for $name {
+            fn name(self) -> &'static str {
+                self.as_str()
+            }
+        }
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
@@ -47,6 +59,18 @@ macro_rules! stored_names {
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+                $name::parse(&text).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        concat!("unknown ", stringify!($name), " {:?}"),
+                        text
+                    ))
+                })
             }
         }
 

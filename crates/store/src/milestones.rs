@@ -3,6 +3,7 @@
 use super::changes::{Changes, Table};
 use super::{TenantDb, ids::next_id, now_ms, row_by_id};
 use crate::model::milestones::MilestoneRow;
+use crate::model::states::MilestoneState;
 
 pub const MILESTONE_COLUMNS: &str = "id, project_id, iid, title, description, state, due_date, start_date, \
     closed_at, created_at, updated_at";
@@ -10,7 +11,7 @@ pub const MILESTONE_COLUMNS: &str = "id, project_id, iid, title, description, st
 #[derive(Debug, Default)]
 pub struct MilestoneFilter {
     pub project_id: i64,
-    pub state: Option<String>,
+    pub state: Option<MilestoneState>,
     pub iids: Vec<i64>,
     pub title: Option<String>,
     pub search: Option<String>,
@@ -36,8 +37,8 @@ impl TenantDb {
             "SELECT {MILESTONE_COLUMNS} FROM milestones WHERE tenant_id = "
         ));
         sql.push(" AND project_id = ").bind(filter.project_id);
-        if let Some(state) = &filter.state {
-            sql.push(" AND state = ").bind(state);
+        if let Some(state) = filter.state {
+            sql.push(" AND state = ").bind(state.as_str());
         }
         if !filter.iids.is_empty() {
             sql.push(" AND iid IN (")

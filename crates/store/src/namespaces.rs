@@ -24,17 +24,12 @@ pub fn namespace_columns(alias: &str) -> String {
         .join(", ")
 }
 
-/// GitLab's numeric level of a visibility given by name (an unknown name is private's).
-pub fn visibility_level(visibility: &str) -> i64 {
-    Visibility::parse(visibility).map_or(0, Visibility::level)
-}
-
 /// What creating a group needs.
 pub struct NewGroup<'a> {
     pub name: &'a str,
     pub path: &'a str,
     pub description: &'a str,
-    pub visibility: &'a str,
+    pub visibility: Visibility,
     pub parent: Option<&'a NamespaceRow>,
     pub settings: &'a str,
     /// Becomes the group's first owner.
@@ -59,7 +54,7 @@ pub struct NamespaceFilter {
     pub min_access_level: Option<i64>,
     /// Only groups the viewer owns (`GET /groups?owned=true`).
     pub owned: bool,
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     pub skip: Vec<i64>,
     pub today: String,
     /// Only the viewer's own namespace and the groups they belong to (`GET /namespaces`).
@@ -111,7 +106,7 @@ impl NamespaceFilter {
                 .push(" AND n.traversal <> ")
                 .bind(traversal.as_str());
         }
-        if let Some(visibility) = &self.visibility {
+        if let Some(visibility) = self.visibility {
             sql.push(" AND n.visibility = ").bind(visibility.as_str());
         }
         if !self.skip.is_empty() {
@@ -308,8 +303,8 @@ impl TenantDb {
         .bind(&full_name)
         .bind(&traversal)
         .bind(group.description)
-        .bind(group.visibility)
-        .bind(visibility_level(group.visibility))
+        .bind(group.visibility.as_str())
+        .bind(group.visibility.level())
         .bind(group.settings)
         .bind(now)
         .fetch_one(&mut *tx)

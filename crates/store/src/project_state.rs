@@ -8,6 +8,7 @@ use super::sql::Sql;
 use super::{Result, TenantDb, now_ms, outbox};
 use crate::events::{Event, EventKind};
 use crate::model::projects::ProjectRow;
+use crate::model::states::ImportStatus;
 
 /// Recounts a source project's `forks_count` inside a transaction.
 pub(super) async fn count_forks(
@@ -90,18 +91,18 @@ impl TenantDb {
         Ok(())
     }
 
-    /// `import_status` (scheduled, started, finished, failed) and its error.
+    /// `import_status` and its error.
     pub async fn set_import_status(
         &self,
         id: i64,
-        status: &str,
+        status: ImportStatus,
         error: Option<&str>,
     ) -> crate::Result<()> {
         self.query(
             "UPDATE projects SET import_status = $3, import_error = $4 WHERE tenant_id = $1 AND id = $2",
         )
         .bind(id)
-        .bind(status)
+        .bind(status.as_str())
         .bind(error)
         .execute(self.writer())
         .await?;

@@ -15,6 +15,7 @@ use crate::access_level::AccessLevel;
 use crate::events::{Event, EventKind};
 use crate::model::projects::{ProjectRow, classification_label};
 use crate::model::users::UserRow;
+use crate::model::visibility::Visibility;
 
 pub const PROJECT_COLUMNS: &str = "id, namespace_id, creator_id, name, path, description, default_branch, \
     visibility, archived, star_count, forks_count, open_issues_count, tag_list, avatar_path, import_url, \
@@ -59,7 +60,7 @@ pub struct ProjectFilter {
     pub viewer: Viewer,
     pub today: String,
     pub archived: Option<bool>,
-    pub visibility: Option<i64>,
+    pub visibility: Option<Visibility>,
     pub search: Option<String>,
     pub search_namespaces: bool,
     pub owned: bool,
@@ -239,8 +240,9 @@ impl ProjectFilter {
         if let Some(archived) = self.archived {
             sql.push(" AND p.archived = ").bind(archived);
         }
-        if let Some(level) = self.visibility {
-            sql.push(" AND p.visibility_level = ").bind(level);
+        if let Some(visibility) = self.visibility {
+            sql.push(" AND p.visibility_level = ")
+                .bind(visibility.level());
         }
         if let Some(search) = &self.search {
             let pattern = format!("%{}%", escape_like(&search.to_lowercase()));

@@ -13,6 +13,7 @@ use super::ids::next_ids;
 use super::sql::{Arg, Sql};
 use super::window::Window;
 use super::{Db, Engine, TenantDb, now_ms};
+use crate::events::EventKind;
 use crate::model::hooks::{DeliveryState, HookRow, SystemHookRow};
 use crate::model::webhooks::{DeliveryRow, EventRow, HookKind, LogRow, NewDelivery};
 
@@ -142,7 +143,7 @@ impl TenantDb {
     pub async fn recent_project_events(
         &self,
         project_id: i64,
-        kinds: &[&str],
+        kinds: &[EventKind],
         limit: i64,
     ) -> crate::Result<Vec<EventRow>> {
         let mut sql = self.sql(
@@ -152,7 +153,7 @@ impl TenantDb {
         sql.push(" AND project_id = ")
             .bind(project_id)
             .push(" AND kind IN (")
-            .bind_list(kinds.iter().copied())
+            .bind_list(kinds.iter().map(|kind| kind.as_str()))
             .push(") ORDER BY id DESC LIMIT ")
             .bind(limit);
         Ok(sql.query_as().fetch_all(self.reader()).await?)

@@ -23,6 +23,7 @@ use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::params::{FromParams, Params, flag_input};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
+use crate::model::visibility::Visibility;
 use crate::services::groups::{self, GivenSettings, Parent};
 use crate::services::project_placement::Creator;
 use crate::settings::keys;
@@ -98,7 +99,7 @@ struct GroupListQuery {
     search: Option<String>,
     owned: bool,
     min_access_level: Option<i64>,
-    visibility: Option<String>,
+    visibility: Option<Visibility>,
     skip_groups: Vec<i64>,
     top_level_only: bool,
     /// Every visible group rather than the caller's own; the default depends on the caller.
@@ -115,7 +116,7 @@ impl FromParams for GroupListQuery {
             .filter(|s| !s.is_empty());
         let owned = p.bool("owned")?.unwrap_or(false);
         let min_access_level = p.int("min_access_level")?;
-        let visibility = p.one_of("visibility", projects::VISIBILITIES)?;
+        let visibility = p.one_of_named("visibility", Visibility::ALL)?;
         let skip_groups = p.int_list("skip_groups")?.unwrap_or_default();
         let top_level_only = p.bool("top_level_only")?.unwrap_or(false);
         let all_available = p.bool("all_available")?;
@@ -151,7 +152,7 @@ fn filter(api: &Api, query: &GroupListQuery) -> NamespaceFilter {
         admin,
         owned: query.owned,
         min_access_level: query.min_access_level,
-        visibility: query.visibility.clone(),
+        visibility: query.visibility,
         skip: query.skip_groups.clone(),
         today: today(),
         ..NamespaceFilter::default()
@@ -316,7 +317,7 @@ impl FromParams for GroupSettings {
 struct CreateGroup {
     name: String,
     path: String,
-    visibility: Option<String>,
+    visibility: Option<Visibility>,
     parent_id: Option<i64>,
     settings: GroupSettings,
     description: String,
@@ -331,7 +332,7 @@ impl FromParams for CreateGroup {
         Ok(CreateGroup {
             name,
             path,
-            visibility: p.one_of("visibility", projects::VISIBILITIES)?,
+            visibility: p.one_of_named("visibility", Visibility::ALL)?,
             parent_id: p.int("parent_id")?,
             settings: GroupSettings::from_params(p)?,
             description: p
@@ -347,7 +348,7 @@ struct UpdateGroup {
     name: Option<String>,
     path: Option<String>,
     description: Option<String>,
-    visibility: Option<String>,
+    visibility: Option<Visibility>,
     settings: GroupSettings,
     shape: GroupShape,
 }
@@ -358,7 +359,7 @@ impl FromParams for UpdateGroup {
             name: p.string("name")?.map(|s| s.trim().to_string()),
             path: p.string("path")?.map(|s| s.trim().to_string()),
             description: p.string_at_most("description", DESCRIPTION_MAX)?,
-            visibility: p.one_of("visibility", projects::VISIBILITIES)?,
+            visibility: p.one_of_named("visibility", Visibility::ALL)?,
             settings: GroupSettings::from_params(p)?,
             shape: GroupShape::from_params(p)?,
         })
@@ -373,7 +374,7 @@ async fn create(api: Api) -> ApiResult<Response> {
         Some(v) => v,
         None => default_visibility(&api, keys::DEFAULT_GROUP_VISIBILITY),
     };
-    check_visibility_allowed(&api, &visibility)?;
+    check_visibility_allowed(&api, visibility)?;
     let parent = match input.parent_id {
         Some(parent_id) => Some(access::group(&api, &parent_id.to_string()).await?),
         None => None,
@@ -429,10 +430,7 @@ async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>
     ctx.require(AccessLevel::Owner)?;
     let group = &ctx.group;
     let update = groups::UpdateGroup {
-        restricted: input
-            .visibility
-            .as_deref()
-            .is_some_and(|v| restricted(&api, v)),
+        restricted: input.visibility.is_some_and(|v| restricted(&api, v)),
         name: input.name,
         path: input.path,
         description: input.description,

@@ -20,6 +20,7 @@ use crate::http::pagination::PageRequest;
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::milestones::MilestoneRow;
+use crate::model::states::MilestoneState;
 use crate::services::milestones::{self, MilestoneFields, StateEvent};
 use crate::store::milestones::MilestoneFilter;
 
@@ -138,7 +139,7 @@ impl FromParams for UpdateMilestone {
 
 /// `GET .../milestones`.
 struct MilestoneListQuery {
-    state: Option<String>,
+    state: Option<MilestoneState>,
     iids: Vec<i64>,
     title: Option<String>,
     search: Option<String>,
@@ -147,7 +148,7 @@ struct MilestoneListQuery {
 impl FromParams for MilestoneListQuery {
     fn from_params(p: &Params) -> ApiResult<Self> {
         Ok(MilestoneListQuery {
-            state: p.one_of("state", &["active", "closed"])?,
+            state: p.one_of_named("state", MilestoneState::ALL)?,
             iids: p.int_list("iids")?.unwrap_or_default(),
             title: p.string("title")?,
             search: p.string("search")?.filter(|s| !s.is_empty()),

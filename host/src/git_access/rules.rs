@@ -4,7 +4,7 @@
 
 use crate::access_level::AccessLevel;
 use crate::git::smart_http::Service;
-use crate::model::project_settings;
+use crate::model::feature_access::FeatureAccess;
 use crate::model::visibility::Visibility;
 use crate::policy::ProjectCtx;
 
@@ -30,17 +30,20 @@ pub fn credential_allows(service: Service, download: bool, push: bool) -> Result
 /// who may see a public or internal project (Guest included).
 fn may_download(ctx: &ProjectCtx) -> bool {
     let private = ctx.project.visibility == Visibility::Private;
-    let feature =
-        project_settings::setting(&ctx.project.settings_json(), "repository_access_level");
+    let feature = ctx
+        .project
+        .feature_access(&ctx.project.settings_json(), "repository_access_level");
     let member_minimum = if private {
         AccessLevel::Reporter
     } else {
         AccessLevel::Guest
     };
-    match feature.as_str().unwrap_or("enabled") {
-        "disabled" => false,
-        "private" => ctx.admin || ctx.level() >= member_minimum,
-        _ => ctx.admin || !private || ctx.level() >= AccessLevel::Reporter,
+    match feature {
+        FeatureAccess::Disabled => false,
+        FeatureAccess::Private => ctx.admin || ctx.level() >= member_minimum,
+        FeatureAccess::Enabled | FeatureAccess::Public => {
+            ctx.admin || !private || ctx.level() >= AccessLevel::Reporter
+        }
     }
 }
 

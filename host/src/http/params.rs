@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, ApiResult};
 pub use super::input_doc::{ParamKind, ParamRead};
+use crate::store::StoredName;
 
 /// An endpoint's typed input: what it accepts, read from the merged parameters in one place
 /// with Grape's coercion and messages (`Params`' accessors). Handlers call `api.input()` first
@@ -366,6 +367,14 @@ impl Params {
             )),
             other => Ok(other),
         }
+    }
+
+    /// One of `allowed` by its name (a state, a visibility, an access level...), with
+    /// [`Params::one_of`]'s check and message.
+    pub fn one_of_named<T: StoredName>(&self, name: &str, allowed: &[T]) -> ApiResult<Option<T>> {
+        let names: Vec<&str> = allowed.iter().map(|value| value.name()).collect();
+        let given = self.one_of(name, &names)?;
+        Ok(given.and_then(|given| allowed.iter().copied().find(|value| value.name() == given)))
     }
 
     /// An array of strings: a JSON array, repeated `name[]`, or a comma-separated string.

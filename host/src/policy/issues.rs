@@ -10,11 +10,9 @@ use crate::services::Refusal;
 
 /// Whether the caller may read the project's issues at all (the issues feature's level).
 pub fn issues_readable(ctx: &ProjectCtx) -> bool {
-    match ctx.project.issues_access_level.as_str() {
-        "disabled" => false,
-        "private" => ctx.admin || ctx.level() >= AccessLevel::Guest,
-        _ => true,
-    }
+    ctx.project
+        .issues_access_level
+        .open_to(ctx.admin || ctx.level() >= AccessLevel::Guest)
 }
 
 /// Reporter access or above: sets labels, milestones, assignees; sees confidential issues.

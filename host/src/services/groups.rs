@@ -15,8 +15,9 @@ use crate::access_level::AccessLevel;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_names::valid_path;
 use crate::model::today;
+use crate::model::visibility::Visibility;
 use crate::store::TenantDb;
-use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup, visibility_level};
+use crate::store::namespaces::{NamespaceChanges, NamespaceFilter, NewGroup};
 use crate::store::projects::{ProjectFilter, Viewer};
 use crate::store::window::Window;
 
@@ -55,10 +56,10 @@ pub fn check_name_path(name: &str, path: &str) -> Result<(), Refusal> {
 /// A group's visibility may not exceed its parent's.
 pub fn check_parent_visibility(
     parent: Option<&NamespaceRow>,
-    visibility: &str,
+    visibility: Visibility,
 ) -> Result<(), Refusal> {
     if let Some(parent) = parent
-        && visibility_level(visibility) > parent.visibility.level()
+        && visibility > parent.visibility
     {
         return Err(Refusal::invalid(
             "visibility_level",
@@ -73,9 +74,12 @@ pub fn check_parent_visibility(
 
 /// A group may not become more private than a subgroup or project in it (`subgroups` and
 /// `projects` are their visibilities).
-fn check_contents(visibility: &str, subgroups: &[&str], projects: &[&str]) -> Result<(), Refusal> {
-    let level = visibility_level(visibility);
-    let above = |visibilities: &[&str]| visibilities.iter().any(|v| visibility_level(v) > level);
+fn check_contents(
+    visibility: Visibility,
+    subgroups: &[Visibility],
+    projects: &[Visibility],
+) -> Result<(), Refusal> {
+    let above = |visibilities: &[Visibility]| visibilities.iter().any(|v| *v > visibility);
     if above(subgroups) {
         return Err(Refusal::invalid(
             "visibility_level",
@@ -99,7 +103,7 @@ fn check_contents(visibility: &str, subgroups: &[&str], projects: &[&str]) -> Re
 async fn check_contents_visibility(
     db: &TenantDb,
     group: &NamespaceRow,
-    visibility: &str,
+    visibility: Visibility,
 ) -> Result<(), Refusal> {
     let window = Window::first_by_id(10_000);
     let subgroups = NamespaceFilter {
@@ -117,8 +121,8 @@ async fn check_contents_visibility(
         ..ProjectFilter::default()
     };
     let projects = db.list_projects(&projects, &window).await?;
-    let subgroups: Vec<&str> = subgroups.iter().map(|g| g.visibility.as_str()).collect();
-    let projects: Vec<&str> = projects.iter().map(|p| p.visibility.as_str()).collect();
+    let subgroups: Vec<Visibility> = subgroups.iter().map(|g| g.visibility).collect();
+    let projects: Vec<Visibility> = projects.iter().map(|p| p.visibility).collect();
     check_contents(visibility, &subgroups, &projects)
 }
 
@@ -183,7 +187,7 @@ pub struct CreateGroup {
     pub name: String,
     pub path: String,
     pub description: String,
-    pub visibility: String,
+    pub visibility: Visibility,
     pub settings: GivenSettings,
 }
 
@@ -200,12 +204,12 @@ pub async fn create(
         parent.as_ref(),
     )?;
     let parent = parent.map(|p| p.group);
-    check_parent_visibility(parent, &new.visibility)?;
+    check_parent_visibility(parent, new.visibility)?;
     db.create_group(NewGroup {
         name: &new.name,
         path: &new.path,
         description: &new.description,
-        visibility: &new.visibility,
+        visibility: new.visibility,
         parent,
         settings: &Value::Object(new.settings.into_values()).to_string(),
         creator_id: creator.user.id,
@@ -219,7 +223,7 @@ pub struct UpdateGroup {
     pub name: Option<String>,
     pub path: Option<String>,
     pub description: Option<String>,
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     /// Whether the administrator restricted `visibility`.
     pub restricted: bool,
     pub settings: GivenSettings,
@@ -261,17 +265,17 @@ pub async fn check_update(
         changes.set("description", description);
     }
     if let Some(visibility) = update.visibility {
-        if visibility != group.visibility.as_str() {
-            check_visibility_allowed(admin, &visibility, update.restricted)?;
+        if visibility != group.visibility {
+            check_visibility_allowed(admin, visibility, update.restricted)?;
             let parent = match group.parent_id {
                 Some(id) => db.namespace_by_id(id).await?,
                 None => None,
             };
-            check_parent_visibility(parent.as_ref(), &visibility)?;
-            check_contents_visibility(db, group, &visibility).await?;
+            check_parent_visibility(parent.as_ref(), visibility)?;
+            check_contents_visibility(db, group, visibility).await?;
         }
-        changes.set("visibility_level", visibility_level(&visibility));
-        changes.set("visibility", visibility);
+        changes.set("visibility_level", visibility.level());
+        changes.set("visibility", visibility.as_str());
     }
     let mut settings = group.settings_json();
     settings.extend(update.settings.into_values());
@@ -348,9 +352,9 @@ pub async fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::visibility::Visibility;
+    use crate::model::visibility::Visibility::{Internal, Private, Public};
 
-    fn group(visibility: &str, settings: &str) -> NamespaceRow {
+    fn group(visibility: Visibility, settings: &str) -> NamespaceRow {
         NamespaceRow {
             id: 1,
             kind: "group".into(),
@@ -362,7 +366,7 @@ mod tests {
             full_name: "Group".into(),
             traversal: "/1/".into(),
             description: String::new(),
-            visibility: Visibility::parse(visibility).unwrap_or(Visibility::Private),
+            visibility,
             avatar_path: None,
             settings: settings.into(),
             created_at: 0,
@@ -395,12 +399,12 @@ mod tests {
 
     #[test]
     fn a_group_is_no_more_visible_than_its_parent() {
-        let internal = group("internal", "{}");
-        assert!(check_parent_visibility(None, "public").is_ok());
-        assert!(check_parent_visibility(Some(&internal), "internal").is_ok());
-        assert!(check_parent_visibility(Some(&internal), "private").is_ok());
+        let internal = group(Internal, "{}");
+        assert!(check_parent_visibility(None, Public).is_ok());
+        assert!(check_parent_visibility(Some(&internal), Internal).is_ok());
+        assert!(check_parent_visibility(Some(&internal), Private).is_ok());
         assert!(matches!(
-            check_parent_visibility(Some(&internal), "public"),
+            check_parent_visibility(Some(&internal), Public),
             Err(Refusal::Invalid("visibility_level", m))
                 if m == "public is not allowed since the parent group has a internal visibility."
         ));
@@ -408,15 +412,15 @@ mod tests {
 
     #[test]
     fn a_group_is_no_more_private_than_its_contents() {
-        assert!(check_contents("private", &[], &[]).is_ok());
-        assert!(check_contents("internal", &["internal", "private"], &["internal"]).is_ok());
+        assert!(check_contents(Private, &[], &[]).is_ok());
+        assert!(check_contents(Internal, &[Internal, Private], &[Internal]).is_ok());
         assert!(matches!(
-            check_contents("private", &["internal"], &[]),
+            check_contents(Private, &[Internal], &[]),
             Err(Refusal::Invalid("visibility_level", m))
                 if m == "private is not allowed since there are sub-groups with higher visibility."
         ));
         assert!(matches!(
-            check_contents("internal", &["internal"], &["public"]),
+            check_contents(Internal, &[Internal], &[Public]),
             Err(Refusal::Invalid("visibility_level", m))
                 if m == "internal is not allowed since this group contains projects with higher visibility."
         ));
@@ -424,8 +428,8 @@ mod tests {
 
     #[test]
     fn subgroups_need_the_parents_creation_level() {
-        let owners_only = group("private", "{}");
-        let maintainers = group("private", r#"{"subgroup_creation_level":"maintainer"}"#);
+        let owners_only = group(Private, "{}");
+        let maintainers = group(Private, r#"{"subgroup_creation_level":"maintainer"}"#);
         let member = |group, level| {
             let parent = Parent {
                 group,

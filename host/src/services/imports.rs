@@ -17,6 +17,7 @@ use super::projects::refresh_statistics;
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::model::projects::ProjectRow;
+use crate::model::states::ImportStatus;
 use crate::outbound::{AddressPolicy, Unresolved};
 use crate::settings::Settings;
 use crate::tenants::Tenant;
@@ -158,7 +159,8 @@ pub async fn schedule_fetch(
     url: String,
 ) -> Result<PendingFetch, Refusal> {
     let db = tenant.db.clone();
-    db.set_import_status(project.id, "scheduled", None).await?;
+    db.set_import_status(project.id, ImportStatus::Scheduled, None)
+        .await?;
     let policy =
         AddressPolicy::for_hooks_and_services(&ctx.config.outbound_allow_networks, settings);
     let repo = Repository::project(&ctx.config.storage.data_dir, tenant.id, project.id);
@@ -169,7 +171,8 @@ pub async fn schedule_fetch(
     let ctx = ctx.clone();
     Ok(PendingFetch(Box::pin(async move {
         let _slot = ctx.imports.acquire().await.expect("never closed");
-        db.set_import_status(id, "started", None).await?;
+        db.set_import_status(id, ImportStatus::Started, None)
+            .await?;
         let fetched = async {
             let parsed = url::Url::parse(url.trim())?;
             let addresses = policy
@@ -198,11 +201,15 @@ pub async fn schedule_fetch(
         }
         .await;
         match fetched {
-            Ok(()) => db.set_import_status(id, "finished", None).await?,
+            Ok(()) => {
+                db.set_import_status(id, ImportStatus::Finished, None)
+                    .await?
+            }
             Err(error) => {
                 // never show credentials from the URL
                 let message = format!("{error:#}").replace(url.trim(), "[import url]");
-                db.set_import_status(id, "failed", Some(&message)).await?
+                db.set_import_status(id, ImportStatus::Failed, Some(&message))
+                    .await?
             }
         }
         Ok(())

@@ -4,6 +4,7 @@
 use super::{Refusal, TakenOn};
 use crate::model::milestones::MilestoneRow;
 use crate::model::now_ms;
+use crate::model::states::MilestoneState;
 use crate::store::TenantDb;
 use crate::store::milestones::MilestoneChanges;
 
@@ -43,6 +44,18 @@ pub enum StateEvent {
     Activate,
 }
 
+impl StateEvent {
+    /// The state the event leads to from `state`; `None` when it changes nothing (closing a
+    /// closed milestone, activating an active one).
+    pub fn transition(self, state: MilestoneState) -> Option<MilestoneState> {
+        match (self, state) {
+            (StateEvent::Close, MilestoneState::Active) => Some(MilestoneState::Closed),
+            (StateEvent::Activate, MilestoneState::Closed) => Some(MilestoneState::Active),
+            _ => None,
+        }
+    }
+}
+
 pub async fn create(
     db: &TenantDb,
     project_id: i64,
@@ -61,16 +74,12 @@ pub async fn update(
     event: Option<StateEvent>,
 ) -> Result<(), Refusal> {
     let mut columns = fields.columns();
-    match event {
-        Some(StateEvent::Close) if milestone.state != "closed" => {
-            columns.set("state", "closed");
-            columns.set("closed_at", now_ms());
+    if let Some(state) = event.and_then(|e| e.transition(milestone.state)) {
+        columns.set("state", state.as_str());
+        match state {
+            MilestoneState::Closed => columns.set("closed_at", now_ms()),
+            MilestoneState::Active => columns.set("closed_at", None::<i64>),
         }
-        Some(StateEvent::Activate) if milestone.state != "active" => {
-            columns.set("state", "active");
-            columns.set("closed_at", None::<i64>);
-        }
-        _ => {}
     }
     db.update_milestone(milestone.id, &columns)
         .await

@@ -4,28 +4,26 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Refusal;
 use super::project_placement::{Creator, check_projects_limit, check_taken};
 use super::projects::{self, NewProject, refresh_statistics};
 use crate::access_level::AccessLevel;
 use crate::git::Repository;
+use crate::model::feature_access::FeatureAccess;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_names::{
     NAME_MESSAGE, PATH_MESSAGE, path_from_name, valid_name, valid_path,
 };
-use crate::model::project_settings::setting;
 use crate::model::projects::ProjectRow;
+use crate::model::states::ImportStatus;
 use crate::model::visibility::Visibility;
 use crate::store::TenantDb;
-use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
 /// Settings a fork does not inherit: mirroring belongs to the source.
 const NOT_INHERITED: &[&str] = &["mirror", "mirror_user_id", "mirror_trigger_builds"];
-
-const VISIBILITIES: &[&str] = &["private", "internal", "public"];
 
 /// A project and the standing of whoever wants to fork it (or link a fork to it).
 #[derive(Debug, Clone, Copy)]
@@ -43,10 +41,15 @@ impl Source<'_> {
             return true;
         }
         let settings = self.project.settings_json();
-        let members_only = match setting(&settings, "forking_access_level").as_str() {
-            Some("disabled") => return false,
-            Some("private") => true,
-            _ => self.project.visibility == Visibility::Private,
+        let members_only = match self
+            .project
+            .feature_access(&settings, "forking_access_level")
+        {
+            FeatureAccess::Disabled => return false,
+            FeatureAccess::Private => true,
+            FeatureAccess::Enabled | FeatureAccess::Public => {
+                self.project.visibility == Visibility::Private
+            }
         };
         !members_only || self.level >= AccessLevel::Reporter
     }
@@ -60,7 +63,7 @@ pub struct ForkRequest {
     /// Whether `name` is given (even as null): the path then derives from the name.
     pub name_given: bool,
     pub path: Option<String>,
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     /// Only these branches are copied; all when absent.
     pub branches: Option<Vec<String>>,
     pub description: Option<String>,
@@ -87,15 +90,19 @@ async fn namespace(
 }
 
 /// The fork is at most as visible as its source, its group and the requested level.
-fn visibility(source: &ProjectRow, namespace: &NamespaceRow, requested: Option<&str>) -> i64 {
-    let mut level = source.visibility.level();
+fn visibility(
+    source: &ProjectRow,
+    namespace: &NamespaceRow,
+    requested: Option<Visibility>,
+) -> Visibility {
+    let mut visibility = source.visibility;
     if namespace.is_group() {
-        level = level.min(namespace.visibility.level());
+        visibility = visibility.min(namespace.visibility);
     }
     if let Some(requested) = requested {
-        level = level.min(visibility_level(requested));
+        visibility = visibility.min(requested);
     }
-    level
+    visibility
 }
 
 /// Creates the fork of `source` for `creator` (its row and an empty repository, `import_status`
@@ -125,12 +132,7 @@ pub async fn create(
     if !valid_path(&path) {
         return Err(Refusal::invalid("path", PATH_MESSAGE));
     }
-    let level = visibility(project, &namespace, request.visibility.as_deref());
-    let visibility = VISIBILITIES
-        .iter()
-        .copied()
-        .find(|v| visibility_level(v) == level)
-        .unwrap_or("private");
+    let visibility = visibility(project, &namespace, request.visibility);
     check_projects_limit(db, creator.user, &namespace).await?;
     check_taken(db, namespace.id, &name, &path, None).await?;
 
@@ -139,12 +141,12 @@ pub async fn create(
         settings.remove(*key);
     }
     if let Some(own) = request.mr_default_target_self {
-        settings.insert("mr_default_target_self".into(), json!(own));
+        settings.insert("mr_default_target_self".into(), Value::Bool(own));
     }
     let mut changes = ProjectChanges::default();
     changes.set_name_and_path(&name, &path);
-    changes.set("visibility", visibility);
-    changes.set("visibility_level", level);
+    changes.set("visibility", visibility.as_str());
+    changes.set("visibility_level", visibility.level());
     let description = request.description.or_else(|| project.description.clone());
     changes.set("description", description);
     changes.set("default_branch", project.default_branch.clone());
@@ -156,7 +158,7 @@ pub async fn create(
     );
     changes.set("settings", Value::Object(settings).to_string());
     changes.set("forked_from_id", project.id);
-    changes.set("import_status", "scheduled");
+    changes.set("import_status", ImportStatus::Scheduled.as_str());
     let new = NewProject {
         namespace_id: namespace.id,
         creator: creator.user,
@@ -179,7 +181,8 @@ pub async fn copy(
     let from = Repository::project(data_dir, db.tenant_id(), source.id);
     let into = Repository::project(data_dir, db.tenant_id(), fork.id);
     let branch = fork.head_branch();
-    db.set_import_status(fork.id, "started", None).await?;
+    db.set_import_status(fork.id, ImportStatus::Started, None)
+        .await?;
     let copied = async {
         from.ensure(&source.head_branch()).await?;
         into.fetch(&from.path().to_string_lossy(), branches, &[])
@@ -198,9 +201,12 @@ pub async fn copy(
         return Ok(());
     }
     match copied {
-        Ok(()) => db.set_import_status(fork.id, "finished", None).await?,
+        Ok(()) => {
+            db.set_import_status(fork.id, ImportStatus::Finished, None)
+                .await?
+        }
         Err(error) => {
-            db.set_import_status(fork.id, "failed", Some(&format!("{error:#}")))
+            db.set_import_status(fork.id, ImportStatus::Failed, Some(&format!("{error:#}")))
                 .await?
         }
     }

@@ -8,8 +8,8 @@ use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
 use crate::model::today;
 use crate::model::users::UserRow;
+use crate::model::visibility::Visibility;
 use crate::store::TenantDb;
-use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 
 /// Who creates, forks or moves a project.
@@ -82,7 +82,7 @@ pub async fn check_projects_limit(
 /// `restricted_visibility_levels`) is for administrators only.
 pub fn check_visibility_allowed(
     admin: bool,
-    visibility: &str,
+    visibility: Visibility,
     restricted: bool,
 ) -> Result<(), Refusal> {
     if restricted && !admin {
@@ -95,8 +95,11 @@ pub fn check_visibility_allowed(
 }
 
 /// A project's visibility may not exceed its group's.
-pub fn check_group_visibility(namespace: &NamespaceRow, visibility: &str) -> Result<(), Refusal> {
-    if namespace.is_group() && visibility_level(visibility) > namespace.visibility.level() {
+pub fn check_group_visibility(
+    namespace: &NamespaceRow,
+    visibility: Visibility,
+) -> Result<(), Refusal> {
+    if namespace.is_group() && visibility > namespace.visibility {
         return Err(Refusal::invalid(
             "visibility_level",
             format!(
@@ -135,7 +138,7 @@ pub struct NewPlacement<'a> {
     pub namespace: Option<&'a str>,
     pub name: &'a str,
     pub path: &'a str,
-    pub visibility: &'a str,
+    pub visibility: Visibility,
     /// Whether the administrator restricted `visibility`.
     pub restricted: bool,
 }

@@ -19,6 +19,7 @@ use crate::keys::GpgVerifier;
 use crate::model::hooks::PushRuleRow;
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::model::visibility::Visibility as ProjectVisibility;
 use crate::plugins::push_rules::{
     self as hook, ChangedFile, Commit, Project, Push, PushVerdict, Pusher, RefUpdate, Rule,
     Signature, UNAVAILABLE, User, Visibility,
@@ -103,10 +104,10 @@ async fn run(
         project: Project {
             id: subject.project.id.max(0) as u64,
             path: format!("{namespace}{}", subject.project.path),
-            visibility: match subject.project.visibility.as_str() {
-                "public" => Visibility::Public,
-                "internal" => Visibility::Internal,
-                _ => Visibility::Private,
+            visibility: match subject.project.visibility {
+                ProjectVisibility::Public => Visibility::Public,
+                ProjectVisibility::Internal => Visibility::Internal,
+                ProjectVisibility::Private => Visibility::Private,
             },
         },
         default_branch: subject.project.default_branch.clone().unwrap_or_default(),

@@ -3,12 +3,10 @@
 //! attempt at once (not through the queue), logged like every delivery; a project hook's
 //! success re-enables it and a failure counts against it, as in GitLab.
 
-use serde_json::json;
-
 use super::Refusal;
 use super::push::{Pushed, Timeouts, push_payload};
 use crate::context::ApiContext;
-use crate::events::EventKind;
+use crate::events::{Event, EventKind};
 use crate::git::Repository;
 use crate::git::commits::LogQuery;
 use crate::git::receive::{self, RefUpdate, ZERO_SHA};
@@ -20,21 +18,22 @@ use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 use crate::views::hook_test::SYSTEM_HOOK_SAMPLE;
 use crate::views::user::UserViews;
+use crate::views::webhook_payload::body_text;
 use crate::webhooks::dispatch::uuid_v4;
 use crate::webhooks::payload::{self, Audience, BatchRows, Loader};
 use crate::webhooks::send::{self, Attempt, Message, Target};
 
 /// GitLab's test triggers, with the outbox events a sample comes from and the message when
 /// the project has none.
-pub const TEST_TRIGGERS: &[(&str, &[&str], &str)] = &[
+pub const TEST_TRIGGERS: &[(&str, &[EventKind], &str)] = &[
     (
         "push_events",
-        &["push"],
+        &[EventKind::Push],
         "Ensure the project has at least one commit.",
     ),
     (
         "tag_push_events",
-        &["tag_push"],
+        &[EventKind::TagPush],
         "Ensure the project has tags.",
     ),
     (
@@ -72,13 +71,13 @@ pub const TEST_TRIGGERS: &[(&str, &[&str], &str)] = &[
     ("releases_events", &[], "Ensure the project has releases."),
 ];
 
-const ISSUE_EVENTS: &[&str] = &[
-    "issue.opened",
-    "issue.updated",
-    "issue.closed",
-    "issue.reopened",
+const ISSUE_EVENTS: &[EventKind] = &[
+    EventKind::IssueOpened,
+    EventKind::IssueUpdated,
+    EventKind::IssueClosed,
+    EventKind::IssueReopened,
 ];
-const NOTE_EVENTS: &[&str] = &["note.created", "note.updated"];
+const NOTE_EVENTS: &[EventKind] = &[EventKind::NoteCreated, EventKind::NoteUpdated];
 
 /// How a test or resend went, for the API's answer.
 pub struct Tried {
@@ -166,7 +165,7 @@ pub async fn test_project_hook(
             let message = Message {
                 trigger: candidate.trigger.to_string(),
                 event_name: candidate.event_name.to_string(),
-                payload: body.to_string(),
+                payload: body,
                 event_uuid: uuid_v4(),
                 idempotency_key: uuid_v4(),
             };
@@ -228,14 +227,17 @@ async fn sample_push(
     };
     let avatar = users.avatar_url(tester);
     let payload = push_payload(tester, avatar.as_deref(), &update, false, &pushed);
+    // As the outbox records an event: the state after it, nothing before.
+    let event = Event::new(EventKind::Push, Some(tester.id), project.id)
+        .in_project(project.id)
+        .after(&payload);
     Ok(Some(EventRow {
         id: 0,
-        kind: EventKind::Push,
-        actor_id: Some(tester.id),
-        project_id: Some(project.id),
-        subject_id: project.id,
-        // As the outbox records an event: the state after it, nothing before.
-        payload: json!({ "before": null, "after": payload }).to_string(),
+        kind: event.kind,
+        actor_id: event.actor_id,
+        project_id: event.project_id,
+        subject_id: event.subject_id,
+        payload: event.payload(),
         created_at: crate::model::now_ms(),
     }))
 }
@@ -250,7 +252,7 @@ pub async fn test_system_hook(
     let message = Message {
         trigger: "system_hooks".into(),
         event_name: "System Hook".into(),
-        payload: json!(SYSTEM_HOOK_SAMPLE).to_string(),
+        payload: body_text(&SYSTEM_HOOK_SAMPLE),
         event_uuid: uuid_v4(),
         idempotency_key: uuid_v4(),
     };

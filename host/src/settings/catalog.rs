@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
+use crate::model::visibility::Visibility;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Bool,
@@ -422,9 +424,9 @@ pub fn default_of(name: &str) -> Value {
 pub type Choices = &'static [(&'static str, &'static str)];
 
 const VISIBILITY_CHOICES: Choices = &[
-    ("private", "Private"),
-    ("internal", "Internal"),
-    ("public", "Public"),
+    (Visibility::Private.as_str(), "Private"),
+    (Visibility::Internal.as_str(), "Internal"),
+    (Visibility::Public.as_str(), "Public"),
 ];
 
 pub static CHOICES: &[(&str, Choices)] = &[

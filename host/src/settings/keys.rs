@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::model::visibility::Visibility;
+
 #[cfg(test)]
 use super::catalog::Kind;
 
@@ -64,6 +66,23 @@ key_kind!(
     /// A list of strings, as its JSON (an array, or null): the parsers that read lists take
     /// the JSON form.
     StrListSetting: StrList => Value, |value| value
+);
+key_kind!(
+    /// A visibility, by name (`None` when the setting names none).
+    VisibilitySetting: Str => Option<Visibility>, |value| value.as_str().and_then(Visibility::parse)
+);
+key_kind!(
+    /// A list of visibilities, each by name or by GitLab's level (as text or a number); what
+    /// names none is left out.
+    VisibilityListSetting: StrList => Vec<Visibility>, |value| value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|level| match level {
+            Value::String(text) => Visibility::named_or_numbered(text),
+            _ => level.as_i64().and_then(Visibility::from_level),
+        })
+        .collect()
 );
 
 /// A write-only secret (a string setting stored encrypted): read with
@@ -165,8 +184,8 @@ keys! {
 
     CAPTCHA_SITE_KEY: StrSetting = "captcha_site_key";
     DEFAULT_BRANCH_NAME: StrSetting = "default_branch_name";
-    DEFAULT_GROUP_VISIBILITY: StrSetting = "default_group_visibility";
-    DEFAULT_PROJECT_VISIBILITY: StrSetting = "default_project_visibility";
+    DEFAULT_GROUP_VISIBILITY: VisibilitySetting = "default_group_visibility";
+    DEFAULT_PROJECT_VISIBILITY: VisibilitySetting = "default_project_visibility";
     ENABLED_GIT_ACCESS_PROTOCOL: StrSetting = "enabled_git_access_protocol";
     EXTERNAL_AUTH_CLIENT_CERT: StrSetting = "external_auth_client_cert";
     EXTERNAL_AUTHORIZATION_SERVICE_DEFAULT_LABEL: StrSetting =
@@ -176,7 +195,7 @@ keys! {
     RATE_LIMITING_RESPONSE_TEXT: StrSetting = "rate_limiting_response_text";
 
     OUTBOUND_LOCAL_REQUESTS_WHITELIST: StrListSetting = "outbound_local_requests_whitelist";
-    RESTRICTED_VISIBILITY_LEVELS: StrListSetting = "restricted_visibility_levels";
+    RESTRICTED_VISIBILITY_LEVELS: VisibilityListSetting = "restricted_visibility_levels";
     PROTECTED_PATHS: StrListSetting = "protected_paths";
     }
 

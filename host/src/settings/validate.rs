@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::catalog::{CATALOG, CHOICES, Entry, Kind, canonical, default_of, entry as entry_of};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
+use crate::model::visibility::Visibility;
 
 /// A validated update: canonical name → new value. Secrets hold their plaintext (the
 /// caller encrypts them); `Value::Null` on a secret means "clear it".
@@ -437,12 +438,12 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
     if let Some(Value::Array(levels)) = update.get("restricted_visibility_levels").cloned() {
         let mut names = Vec::new();
         for level in &levels {
-            let name = match level.as_str().map(str::trim) {
-                Some("0") => "private",
-                Some("10") => "internal",
-                Some("20") => "public",
-                Some(s) if matches!(s, "private" | "internal" | "public") => s,
-                _ => {
+            let name = match level
+                .as_str()
+                .and_then(|text| Visibility::named_or_numbered(text.trim()))
+            {
+                Some(visibility) => visibility.as_str(),
+                None => {
                     fail(
                         "restricted_visibility_levels",
                         format!(

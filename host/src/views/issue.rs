@@ -228,7 +228,7 @@ impl IssueViews<'_> {
             project_id: milestone.project_id,
             title: milestone.title.clone(),
             description: milestone.description.clone(),
-            state: milestone.state.clone(),
+            state: milestone.state.to_string(),
             created_at: timestamp(milestone.created_at),
             updated_at: timestamp(milestone.updated_at),
             due_date: milestone.due_date.clone(),

@@ -22,6 +22,7 @@ pub mod protected_branch;
 pub mod repository;
 pub mod repository_file;
 pub mod settings;
+pub mod system_hook_payload;
 pub mod token;
 pub mod user;
 pub mod user_admin;

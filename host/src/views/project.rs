@@ -12,6 +12,7 @@ use super::project_view::{
 use super::timestamp;
 use super::user::UserViews;
 use crate::access_level::{AccessLevel, Permissions};
+use crate::model::feature_access::FeatureAccess;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::project_settings::{default_expiration_policy, setting};
 use crate::model::project_shares::ShareRow;
@@ -133,9 +134,9 @@ impl ProjectViews<'_> {
             group_runners_enabled: true,
             import_url: maintainer.then(|| project.import_url.as_deref().map(without_credentials)),
             import_type: maintainer.then_some(None),
-            import_status: project.import_status.clone(),
+            import_status: project.import_status.to_string(),
             import_error: maintainer.then(|| project.import_error.clone()),
-            open_issues_count: issues_readable(&project.issues_access_level, admin, effective)
+            open_issues_count: issues_readable(project.issues_access_level, admin, effective)
                 .then_some(project.open_issues_count),
             description_html: project
                 .description
@@ -209,12 +210,8 @@ impl ProjectViews<'_> {
 
 /// GitLab's `feature_available?(:issues, user)`: the issues of a project whose issues are
 /// private are for its members.
-fn issues_readable(level: &str, admin: bool, effective: AccessLevel) -> bool {
-    match level {
-        "disabled" => false,
-        "private" => admin || effective >= AccessLevel::Guest,
-        _ => true,
-    }
+fn issues_readable(level: FeatureAccess, admin: bool, effective: AccessLevel) -> bool {
+    level.open_to(admin || effective >= AccessLevel::Guest)
 }
 
 /// A URL without its user name and password (import URLs may carry a token).

@@ -9,10 +9,10 @@ use utoipa::openapi::schema::{Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::catalog_schema::{Property, object, one_of, typed};
-use crate::model::project_settings::{
-    ACCESS, DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, PUBLIC_ACCESS, setting,
-};
+use crate::model::feature_access::FeatureAccess;
+use crate::model::project_settings::{DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, setting};
 use crate::model::projects::ProjectRow;
+use crate::store::StoredName;
 
 /// Catalog settings not shown under their own name: the template settings are only read when
 /// a project is created, `public_builds` is shown as `public_jobs`, `repository_storage`
@@ -54,8 +54,9 @@ impl ProjectSettingsView {
     pub fn of(project: &ProjectRow, admin: bool, maintainer: bool) -> ProjectSettingsView {
         let settings = project.settings_json();
         let value = |key: &str| match key {
-            "issues_access_level" => json!(project.issues_access_level),
-            "merge_requests_access_level" => json!(project.merge_requests_access_level),
+            "issues_access_level" | "merge_requests_access_level" => {
+                json!(project.feature_access(&settings, key))
+            }
             _ => setting(&settings, key),
         };
         let mut shown = Map::new();
@@ -69,10 +70,8 @@ impl ProjectSettingsView {
             shown.insert(key.to_string(), value(key));
         }
         for (flag, level) in DEPRECATED_FLAGS {
-            shown.insert(
-                flag.to_string(),
-                json!(value(level).as_str() != Some("disabled")),
-            );
+            let enabled = project.feature_access(&settings, level) != FeatureAccess::Disabled;
+            shown.insert(flag.to_string(), json!(enabled));
         }
         if admin {
             shown.insert(ADMIN_ONLY.to_string(), value(ADMIN_ONLY));
@@ -103,10 +102,14 @@ fn schema_of(kind: Kind) -> Schema {
         Kind::Int => typed(Type::Integer, false),
         Kind::OptInt => typed(Type::Integer, true),
         Kind::Str => typed(Type::String, true),
-        Kind::Access => one_of(ACCESS),
-        Kind::PublicAccess => one_of(PUBLIC_ACCESS),
+        Kind::Access => levels(FeatureAccess::NOT_PUBLIC),
+        Kind::PublicAccess => levels(FeatureAccess::ALL),
         Kind::Enum(values) => one_of(values),
     }
+}
+
+fn levels(levels: &[FeatureAccess]) -> Schema {
+    one_of(&levels.iter().map(|l| l.name()).collect::<Vec<_>>())
 }
 
 impl PartialSchema for ProjectSettingsView {
@@ -118,7 +121,7 @@ impl PartialSchema for ProjectSettingsView {
             .map(|(name, key)| Property::always(name, schema_of(kind_of(key))));
         let columns = COLUMN_LEVELS
             .iter()
-            .map(|key| Property::always(key, one_of(ACCESS)));
+            .map(|key| Property::always(key, levels(FeatureAccess::NOT_PUBLIC)));
         let flags = DEPRECATED_FLAGS
             .iter()
             .map(|(flag, _)| Property::always(flag, typed(Type::Boolean, false)));

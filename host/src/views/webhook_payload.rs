@@ -1,17 +1,24 @@
-//! GitLab's webhook and system hook bodies ("Webhook events" and "System hooks" in GitLab's
-//! documentation), field by field, from rows and the objects the outbox recorded. These are
+//! GitLab's webhook bodies ("Webhook events" in GitLab's documentation) and the system hooks'
+//! `repository_update`, field by field, as structs built from rows and from the objects the
+//! outbox recorded; the other system hook bodies are in `views::system_hook_payload`. These are
 //! the standard payloads every formatter receives; `crate::webhooks::payload` loads what they
 //! need. Timestamps follow the documented examples: `2013-12-03T17:15:43Z` in an issue's
 //! attributes and in system hooks, `2015-05-17 17:06:40 UTC` in notes and in `changes`.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::user::UserViews;
+use crate::events::{CommitRecord, PushRecord};
 use crate::model::issue_text::human_duration;
+use crate::model::issues::IssueRow;
 use crate::model::labels::LabelRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
+use crate::model::states::IssueState;
 use crate::model::users::UserRow;
 
 /// `2013-12-03T17:15:43Z`.
@@ -27,6 +34,13 @@ pub fn utc_text(ms: i64) -> String {
         .unwrap_or_default()
         .format("%Y-%m-%d %H:%M:%S UTC")
         .to_string()
+}
+
+/// A body as it is sent: JSON whose objects list their keys alphabetically at every level
+/// (serde_json's map orders them), whatever order a struct declares its fields in (here,
+/// GitLab's documented order).
+pub fn body_text(body: &impl Serialize) -> String {
+    serde_json::to_value(body).unwrap_or_default().to_string()
 }
 
 /// Where a tenant's pages and repositories are, for the links in payloads.
@@ -46,6 +60,98 @@ impl ProjectRef<'_> {
     pub fn full_path(&self) -> String {
         format!("{}/{}", self.namespace.full_path, self.project.path)
     }
+}
+
+/// The `project` object of every project event.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookProject {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub web_url: String,
+    pub avatar_url: Option<String>,
+    pub git_ssh_url: String,
+    pub git_http_url: String,
+    pub namespace: String,
+    pub visibility_level: i64,
+    pub path_with_namespace: String,
+    pub default_branch: Option<String>,
+    /// Null: no CI configuration is read.
+    pub ci_config_path: Option<String>,
+    pub homepage: String,
+    pub url: String,
+    pub ssh_url: String,
+    pub http_url: String,
+}
+
+/// The `repository` object of issue and note events.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookRepository {
+    pub name: String,
+    pub url: String,
+    pub description: String,
+    pub homepage: String,
+}
+
+/// The `repository` object of push and tag push events (with the clone URLs).
+#[derive(Debug, Clone, Serialize)]
+pub struct PushRepository {
+    pub name: String,
+    pub url: String,
+    pub description: String,
+    pub homepage: String,
+    pub git_http_url: String,
+    pub git_ssh_url: String,
+    pub visibility_level: i64,
+}
+
+/// The `user` of an event (who did it).
+#[derive(Debug, Clone, Serialize)]
+pub struct HookUser {
+    pub id: i64,
+    pub name: String,
+    pub username: String,
+    pub avatar_url: Option<String>,
+    pub email: String,
+}
+
+/// An assignee in `assignees`: only its id once the user is gone.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum HookAssignee {
+    User {
+        id: i64,
+        name: String,
+        username: String,
+        avatar_url: Option<String>,
+    },
+    Gone {
+        id: i64,
+    },
+}
+
+/// A label as payloads show it: only its title once the project no longer has it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum HookLabel {
+    Label(ProjectLabel),
+    Gone { title: String },
+}
+
+/// A project's label. Trellis keeps no label timestamps in its rows (null).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectLabel {
+    pub id: i64,
+    pub title: String,
+    pub color: String,
+    pub project_id: i64,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub template: bool,
+    pub description: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub group_id: Option<i64>,
 }
 
 impl PayloadUrls<'_> {
@@ -68,166 +174,139 @@ impl PayloadUrls<'_> {
         format!("git@{}:{}.git", self.host(), project.full_path())
     }
 
-    fn avatar_url(&self, project: &ProjectRef) -> Value {
-        match &project.project.avatar_path {
-            Some(file) => json!(format!(
+    fn avatar_url(&self, project: &ProjectRef) -> Option<String> {
+        project.project.avatar_path.as_ref().map(|file| {
+            format!(
                 "{}/uploads/-/system/project/avatar/{}/{file}",
                 self.base_url, project.project.id
-            )),
-            None => Value::Null,
-        }
+            )
+        })
     }
 
     /// The `project` object of every project event.
-    pub fn project(&self, p: &ProjectRef) -> Value {
+    pub fn project(&self, p: &ProjectRef) -> HookProject {
         let web_url = self.web_url(p);
         let http_url = format!("{web_url}.git");
         let ssh_url = self.ssh_url(p);
-        json!({
-            "id": p.project.id,
-            "name": p.project.name,
-            "description": p.project.description.clone().unwrap_or_default(),
-            "web_url": web_url,
-            "avatar_url": self.avatar_url(p),
-            "git_ssh_url": ssh_url,
-            "git_http_url": http_url,
-            "namespace": p.namespace.name,
-            "visibility_level": p.project.visibility.level(),
-            "path_with_namespace": p.full_path(),
-            "default_branch": p.project.default_branch,
-            "ci_config_path": null,
-            "homepage": web_url,
-            "url": http_url,
-            "ssh_url": ssh_url,
-            "http_url": http_url,
-        })
+        HookProject {
+            id: p.project.id,
+            name: p.project.name.clone(),
+            description: p.project.description.clone().unwrap_or_default(),
+            web_url: web_url.clone(),
+            avatar_url: self.avatar_url(p),
+            git_ssh_url: ssh_url.clone(),
+            git_http_url: http_url.clone(),
+            namespace: p.namespace.name.clone(),
+            visibility_level: p.project.visibility.level(),
+            path_with_namespace: p.full_path(),
+            default_branch: p.project.default_branch.clone(),
+            ci_config_path: None,
+            homepage: web_url,
+            url: http_url.clone(),
+            ssh_url,
+            http_url,
+        }
     }
 
     /// The `repository` object of issue and note events.
-    pub fn repository(&self, p: &ProjectRef) -> Value {
+    pub fn repository(&self, p: &ProjectRef) -> HookRepository {
         let web_url = self.web_url(p);
-        json!({
-            "name": p.project.name,
-            "url": format!("{web_url}.git"),
-            "description": p.project.description.clone().unwrap_or_default(),
-            "homepage": web_url,
-        })
+        HookRepository {
+            name: p.project.name.clone(),
+            url: format!("{web_url}.git"),
+            description: p.project.description.clone().unwrap_or_default(),
+            homepage: web_url,
+        }
     }
 
     /// The `repository` object of push and tag push events (with the clone URLs).
-    pub fn push_repository(&self, p: &ProjectRef) -> Value {
+    pub fn push_repository(&self, p: &ProjectRef) -> PushRepository {
         let web_url = self.web_url(p);
-        json!({
-            "name": p.project.name,
-            "url": self.ssh_url(p),
-            "description": p.project.description.clone().unwrap_or_default(),
-            "homepage": web_url,
-            "git_http_url": format!("{web_url}.git"),
-            "git_ssh_url": self.ssh_url(p),
-            "visibility_level": p.project.visibility.level(),
-        })
+        PushRepository {
+            name: p.project.name.clone(),
+            url: self.ssh_url(p),
+            description: p.project.description.clone().unwrap_or_default(),
+            homepage: web_url.clone(),
+            git_http_url: format!("{web_url}.git"),
+            git_ssh_url: self.ssh_url(p),
+            visibility_level: p.project.visibility.level(),
+        }
     }
 
     /// The `user` of an event (who did it).
-    pub fn user(&self, user: &UserRow) -> Value {
-        json!({
-            "id": user.id,
-            "name": user.name,
-            "username": user.username,
-            "avatar_url": self.users.summary(user).avatar_url,
-            "email": hook_email(user),
-        })
+    pub fn user(&self, user: &UserRow) -> HookUser {
+        HookUser {
+            id: user.id,
+            name: user.name.clone(),
+            username: user.username.clone(),
+            avatar_url: self.users.avatar_url(user),
+            email: hook_email(user),
+        }
     }
 
     /// An assignee in `assignees`.
-    pub fn assignee(&self, user: &UserRow) -> Value {
-        json!({
-            "id": user.id,
-            "name": user.name,
-            "username": user.username,
-            "avatar_url": self.users.summary(user).avatar_url,
-        })
+    pub fn assignee(&self, user: &UserRow) -> HookAssignee {
+        HookAssignee::User {
+            id: user.id,
+            name: user.name.clone(),
+            username: user.username.clone(),
+            avatar_url: self.users.avatar_url(user),
+        }
     }
 
-    /// A Push Hook or Tag Push Hook body from what the push recorded in the outbox (`push` and
-    /// `tag_push` events: `before`, `after`, `ref`, `checkout_sha`, the pusher's `user_*`,
-    /// `commits` and `total_commits_count`); commits get their `url`.
-    pub fn push(&self, p: &ProjectRef, pushed: &Value, tag: bool) -> Value {
+    /// A Push Hook or Tag Push Hook body from what the push recorded in the outbox; commits get
+    /// their `url`.
+    pub fn push(&self, p: &ProjectRef, pushed: &PushRecord, tag: bool) -> PushHook {
         let kind = if tag { "tag_push" } else { "push" };
-        let mut body = Map::new();
-        body.insert("object_kind".into(), json!(kind));
-        body.insert("event_name".into(), json!(kind));
-        let recorded = |field: &str| pushed.get(field).cloned().unwrap_or(Value::Null);
-        for field in ["before", "after", "ref"] {
-            body.insert(field.into(), recorded(field));
-        }
-        // Events recorded before pushes knew their protection carry none: not protected.
-        body.insert(
-            "ref_protected".into(),
-            pushed.get("ref_protected").cloned().unwrap_or(json!(false)),
-        );
-        let pusher = [
-            "user_id",
-            "user_name",
-            "user_username",
-            "user_email",
-            "user_avatar",
-        ];
-        for field in ["checkout_sha"]
-            .into_iter()
-            .chain(pusher)
-            .chain(["message"])
-        {
-            body.insert(field.into(), recorded(field));
-        }
-        body.insert("project_id".into(), json!(p.project.id));
-        body.insert("project".into(), self.project(p));
         let web_url = self.web_url(p);
-        let commits: Vec<Value> = pushed["commits"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                let mut c = c.clone();
-                let id = c
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                c["url"] = json!(format!("{web_url}/-/commit/{id}"));
-                c
+        let commits = pushed
+            .commits
+            .iter()
+            .map(|commit| HookCommit {
+                url: format!("{web_url}/-/commit/{}", commit.id),
+                commit: commit.clone(),
             })
             .collect();
-        body.insert("commits".into(), json!(commits));
-        body.insert(
-            "total_commits_count".into(),
-            pushed
-                .get("total_commits_count")
-                .cloned()
-                .unwrap_or(json!(0)),
-        );
-        body.insert("push_options".into(), json!({}));
-        body.insert("repository".into(), self.push_repository(p));
-        Value::Object(body)
+        PushHook {
+            object_kind: kind,
+            event_name: kind,
+            before: pushed.before.clone(),
+            after: pushed.after.clone(),
+            reference: pushed.reference.clone(),
+            ref_protected: pushed.ref_protected,
+            checkout_sha: pushed.checkout_sha.clone(),
+            user_id: pushed.user_id,
+            user_name: pushed.user_name.clone(),
+            user_username: pushed.user_username.clone(),
+            user_email: pushed.user_email.clone(),
+            user_avatar: pushed.user_avatar.clone(),
+            message: pushed.message.clone(),
+            project_id: p.project.id,
+            project: self.project(p),
+            commits,
+            total_commits_count: pushed.total_commits_count,
+            push_options: PushOptions {},
+            repository: self.push_repository(p),
+        }
     }
 
     /// The system hooks' `repository_update` body of a push.
-    pub fn repository_update(&self, p: &ProjectRef, pushed: &Value) -> Value {
-        json!({
-            "event_name": "repository_update",
-            "user_id": pushed.get("user_id"),
-            "user_name": pushed.get("user_name"),
-            "user_email": pushed.get("user_email"),
-            "user_avatar": pushed.get("user_avatar"),
-            "project_id": p.project.id,
-            "project": self.project(p),
-            "changes": [{
-                "before": pushed.get("before"),
-                "after": pushed.get("after"),
-                "ref": pushed.get("ref"),
+    pub fn repository_update(&self, p: &ProjectRef, pushed: &PushRecord) -> RepositoryUpdate {
+        RepositoryUpdate {
+            event_name: "repository_update",
+            user_id: pushed.user_id,
+            user_name: pushed.user_name.clone(),
+            user_email: pushed.user_email.clone(),
+            user_avatar: pushed.user_avatar.clone(),
+            project_id: p.project.id,
+            project: self.project(p),
+            changes: vec![RefChange {
+                before: pushed.before.clone(),
+                after: pushed.after.clone(),
+                reference: pushed.reference.clone(),
             }],
-            "refs": [pushed.get("ref")],
-        })
+            refs: vec![pushed.reference.clone()],
+        }
     }
 
     /// The issue's URL on the web.
@@ -244,113 +323,292 @@ pub fn hook_email(user: &UserRow) -> String {
         .unwrap_or_else(|| "[REDACTED]".into())
 }
 
-/// A label as payloads show it. Trellis keeps no label timestamps in its rows (null).
-pub fn label(label: &LabelRow) -> Value {
-    json!({
-        "id": label.id,
-        "title": label.name,
-        "color": label.color,
-        "project_id": label.project_id,
-        "created_at": null,
-        "updated_at": null,
-        "template": false,
-        "description": label.description,
-        "type": "ProjectLabel",
-        "group_id": null,
+/// A label of the project as payloads show it.
+pub fn label(label: &LabelRow) -> HookLabel {
+    HookLabel::Label(ProjectLabel {
+        id: label.id,
+        title: label.name.clone(),
+        color: label.color.clone(),
+        project_id: label.project_id,
+        created_at: None,
+        updated_at: None,
+        template: false,
+        description: label.description.clone(),
+        kind: "ProjectLabel",
+        group_id: None,
     })
 }
 
-/// What an issue's `object_attributes` (and a note's `issue`) are built from: the issue as
-/// the outbox recorded it (its row, label names and assignee ids).
-pub struct IssueAttrs<'a> {
-    pub issue: &'a Value,
-    pub labels: Vec<Value>,
+/// A Push Hook or Tag Push Hook.
+#[derive(Debug, Serialize)]
+pub struct PushHook {
+    pub object_kind: &'static str,
+    pub event_name: &'static str,
+    pub before: String,
+    pub after: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub ref_protected: bool,
+    pub checkout_sha: Option<String>,
+    pub user_id: i64,
+    pub user_name: String,
+    pub user_username: String,
+    pub user_email: String,
+    pub user_avatar: Option<String>,
+    pub message: Option<String>,
+    pub project_id: i64,
+    pub project: HookProject,
+    pub commits: Vec<HookCommit>,
+    pub total_commits_count: i64,
+    pub push_options: PushOptions,
+    pub repository: PushRepository,
+}
+
+/// A pushed commit, with its page.
+#[derive(Debug, Serialize)]
+pub struct HookCommit {
+    #[serde(flatten)]
+    pub commit: CommitRecord,
     pub url: String,
-    pub updated_by_id: Option<i64>,
 }
 
-fn int(v: &Value, field: &str) -> i64 {
-    v.get(field).and_then(Value::as_i64).unwrap_or(0)
+/// `push_options`: none are read (`{}`).
+#[derive(Debug, Serialize)]
+pub struct PushOptions {}
+
+/// The system hooks' `repository_update`.
+#[derive(Debug, Serialize)]
+pub struct RepositoryUpdate {
+    pub event_name: &'static str,
+    pub user_id: i64,
+    pub user_name: String,
+    pub user_email: String,
+    pub user_avatar: Option<String>,
+    pub project_id: i64,
+    pub project: HookProject,
+    pub changes: Vec<RefChange>,
+    pub refs: Vec<String>,
 }
 
-fn ms_field(v: &Value, field: &str, format: fn(i64) -> String) -> Value {
-    v.get(field)
-        .and_then(Value::as_i64)
-        .map_or(Value::Null, |ms| json!(format(ms)))
+/// A reference a push changed.
+#[derive(Debug, Serialize)]
+pub struct RefChange {
+    pub before: String,
+    pub after: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
 }
 
-impl IssueAttrs<'_> {
-    /// GitLab's `Issue#hook_attrs`; `action` is added for the issue's own events.
-    pub fn render(&self, action: Option<&str>) -> Value {
-        let i = self.issue;
-        let assignee_ids = i.get("assignee_ids").cloned().unwrap_or(json!([]));
-        let first_assignee = assignee_ids.get(0).cloned().unwrap_or(Value::Null);
-        let state = i.get("state").and_then(Value::as_str).unwrap_or("opened");
-        let estimate = int(i, "time_estimate");
-        let spent = int(i, "total_time_spent");
-        let mut out = json!({
-            "id": i.get("id"),
-            "title": i.get("title"),
-            "assignee_ids": assignee_ids,
-            "assignee_id": first_assignee,
-            "author_id": i.get("author_id"),
-            "project_id": i.get("project_id"),
-            "created_at": ms_field(i, "created_at", iso_seconds),
-            "updated_at": ms_field(i, "updated_at", iso_seconds),
-            "updated_by_id": self.updated_by_id,
-            "last_edited_at": null,
-            "last_edited_by_id": null,
-            "relative_position": null,
-            "description": i.get("description"),
-            "milestone_id": i.get("milestone_id"),
-            "state_id": state_id(state),
-            "confidential": i.get("confidential"),
-            "discussion_locked": i.get("discussion_locked"),
-            "due_date": i.get("due_date"),
-            "moved_to_id": i.get("moved_to_id"),
-            "duplicated_to_id": null,
-            "time_estimate": estimate,
-            "total_time_spent": spent,
-            "time_change": 0,
-            "human_total_time_spent": human_duration(spent, false),
-            "human_time_estimate": human_duration(estimate, false),
-            "human_time_change": null,
-            "weight": null,
-            "health_status": null,
-            "type": "Issue",
-            "iid": i.get("iid"),
-            "url": self.url,
-            "state": state,
-            "severity": "unknown",
-            "closed_at": ms_field(i, "closed_at", iso_seconds),
-            "labels": self.labels,
-        });
-        if let Some(action) = action {
-            out["action"] = json!(action);
+/// An issue as the outbox recorded it (its row, label names and assignee ids): what an
+/// issue's `object_attributes` and a note's `issue` are built from. What was not recorded is
+/// null in the body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RecordedIssue {
+    pub id: Option<i64>,
+    pub iid: Option<i64>,
+    pub project_id: Option<i64>,
+    pub author_id: Option<i64>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub state: Option<IssueState>,
+    pub confidential: Option<bool>,
+    pub discussion_locked: Option<bool>,
+    pub milestone_id: Option<i64>,
+    pub due_date: Option<String>,
+    pub moved_to_id: Option<i64>,
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub closed_at: Option<i64>,
+    pub labels: Vec<String>,
+    pub assignee_ids: Vec<i64>,
+}
+
+impl RecordedIssue {
+    /// An issue as it stands (`row`, its assignees in order), as the outbox would record it.
+    pub fn of(row: &IssueRow, assignee_ids: Vec<i64>) -> RecordedIssue {
+        RecordedIssue {
+            id: Some(row.id),
+            iid: Some(row.iid),
+            project_id: Some(row.project_id),
+            author_id: Some(row.author_id),
+            title: Some(row.title.clone()),
+            description: row.description.clone(),
+            state: Some(row.state),
+            confidential: Some(row.confidential),
+            discussion_locked: Some(row.discussion_locked),
+            milestone_id: row.milestone_id,
+            due_date: row.due_date.clone(),
+            moved_to_id: row.moved_to_id,
+            time_estimate: row.time_estimate,
+            total_time_spent: row.total_time_spent,
+            created_at: Some(row.created_at),
+            updated_at: Some(row.updated_at),
+            closed_at: row.closed_at,
+            labels: Vec::new(),
+            assignee_ids,
         }
-        out
+    }
+}
+
+/// GitLab's `Issue#hook_attrs`: an issue's `object_attributes` (with the event's `action`)
+/// and a note's `issue`. The fields GitLab has and Trellis keeps nothing for are null
+/// (`last_edited_*`, `relative_position`, `duplicated_to_id`, `weight`...).
+#[derive(Debug, Serialize)]
+pub struct IssueAttributes {
+    pub id: Option<i64>,
+    pub title: Option<String>,
+    pub assignee_ids: Vec<i64>,
+    pub assignee_id: Option<i64>,
+    pub author_id: Option<i64>,
+    pub project_id: Option<i64>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub updated_by_id: Option<i64>,
+    pub last_edited_at: Option<String>,
+    pub last_edited_by_id: Option<i64>,
+    pub relative_position: Option<i64>,
+    pub description: Option<String>,
+    pub milestone_id: Option<i64>,
+    pub state_id: i64,
+    pub confidential: Option<bool>,
+    pub discussion_locked: Option<bool>,
+    pub due_date: Option<String>,
+    pub moved_to_id: Option<i64>,
+    pub duplicated_to_id: Option<i64>,
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub time_change: i64,
+    pub human_total_time_spent: Option<String>,
+    pub human_time_estimate: Option<String>,
+    pub human_time_change: Option<String>,
+    pub weight: Option<i64>,
+    pub health_status: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub iid: Option<i64>,
+    pub url: String,
+    pub state: IssueState,
+    pub severity: &'static str,
+    pub closed_at: Option<String>,
+    pub labels: Vec<HookLabel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'static str>,
+}
+
+impl IssueAttributes {
+    /// `issue`'s attributes with its `labels` shown, its page at `url`; `action` for the
+    /// issue's own events.
+    pub fn new(
+        issue: &RecordedIssue,
+        labels: Vec<HookLabel>,
+        url: String,
+        updated_by_id: Option<i64>,
+        action: Option<&'static str>,
+    ) -> IssueAttributes {
+        let state = issue.state.unwrap_or(IssueState::Opened);
+        IssueAttributes {
+            id: issue.id,
+            title: issue.title.clone(),
+            assignee_ids: issue.assignee_ids.clone(),
+            assignee_id: issue.assignee_ids.first().copied(),
+            author_id: issue.author_id,
+            project_id: issue.project_id,
+            created_at: issue.created_at.map(iso_seconds),
+            updated_at: issue.updated_at.map(iso_seconds),
+            updated_by_id,
+            last_edited_at: None,
+            last_edited_by_id: None,
+            relative_position: None,
+            description: issue.description.clone(),
+            milestone_id: issue.milestone_id,
+            state_id: state_id(state),
+            confidential: issue.confidential,
+            discussion_locked: issue.discussion_locked,
+            due_date: issue.due_date.clone(),
+            moved_to_id: issue.moved_to_id,
+            duplicated_to_id: None,
+            time_estimate: issue.time_estimate,
+            total_time_spent: issue.total_time_spent,
+            time_change: 0,
+            human_total_time_spent: human_duration(issue.total_time_spent, false),
+            human_time_estimate: human_duration(issue.time_estimate, false),
+            human_time_change: None,
+            weight: None,
+            health_status: None,
+            kind: "Issue",
+            iid: issue.iid,
+            url,
+            state,
+            severity: "unknown",
+            closed_at: issue.closed_at.map(iso_seconds),
+            labels,
+            action,
+        }
     }
 }
 
 /// GitLab's `state_id`: 1 opened, 2 closed.
-pub fn state_id(state: &str) -> i64 {
-    if state == "closed" { 2 } else { 1 }
+pub fn state_id(state: IssueState) -> i64 {
+    match state {
+        IssueState::Opened => 1,
+        IssueState::Closed => 2,
+    }
+}
+
+/// An Issue Hook (or Confidential Issue Hook).
+#[derive(Debug, Serialize)]
+pub struct IssueHook {
+    pub object_kind: &'static str,
+    pub event_type: &'static str,
+    pub user: Option<HookUser>,
+    pub project: HookProject,
+    pub object_attributes: IssueAttributes,
+    pub repository: HookRepository,
+    pub labels: Vec<HookLabel>,
+    pub changes: BTreeMap<String, IssueChange>,
+    /// The first of `assignees`; neither is sent for an issue nobody is assigned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<HookAssignee>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assignees: Vec<HookAssignee>,
+}
+
+/// A changed field: `{"previous", "current"}`.
+#[derive(Debug, Serialize)]
+pub struct Change<T> {
+    pub previous: T,
+    pub current: T,
+}
+
+/// A field of an issue event's `changes`, in GitLab's form.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum IssueChange {
+    /// A timestamp, as `... UTC` text.
+    Time(Change<Option<String>>),
+    /// `state`, as `state_id`.
+    StateId(Change<Option<i64>>),
+    Labels(Change<Vec<HookLabel>>),
+    Assignees(Change<Vec<HookAssignee>>),
+    /// Any other field, as recorded.
+    Recorded(Change<Value>),
 }
 
 /// The items of the JSON array `list` that `item` reads, each shown by `show`.
-fn each<'a, T>(
+fn each<'a, T, U>(
     list: &'a Value,
     item: impl Fn(&'a Value) -> Option<T>,
-    show: impl Fn(T) -> Value,
-) -> Value {
-    Value::Array(
-        list.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(item)
-            .map(show)
-            .collect(),
-    )
+    show: impl Fn(T) -> U,
+) -> Vec<U> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(item)
+        .map(show)
+        .collect()
 }
 
 /// An issue event's `changes`, from the outbox's `{"field": {"previous", "current"}}`:
@@ -358,60 +616,124 @@ fn each<'a, T>(
 /// as `assignees`; counters GitLab keeps elsewhere are left out.
 pub fn issue_changes(
     changes: &Map<String, Value>,
-    label_of: impl Fn(&str) -> Value,
-    assignee_of: impl Fn(i64) -> Value,
-) -> Map<String, Value> {
-    let mut out = Map::new();
+    label_of: impl Fn(&str) -> HookLabel,
+    assignee_of: impl Fn(i64) -> HookAssignee,
+) -> BTreeMap<String, IssueChange> {
+    let mut out = BTreeMap::new();
     for (field, change) in changes {
-        let previous = &change["previous"];
-        let current = &change["current"];
-        let pair = |p: Value, c: Value| json!({ "previous": p, "current": c });
-        match field.as_str() {
-            "upvotes" | "downvotes" | "user_notes_count" => {}
-            "created_at" | "updated_at" | "closed_at" => {
-                let text = |v: &Value| v.as_i64().map_or(Value::Null, |ms| json!(utc_text(ms)));
-                out.insert(field.clone(), pair(text(previous), text(current)));
-            }
-            "state" => {
-                let id = |v: &Value| v.as_str().map_or(Value::Null, |s| json!(state_id(s)));
-                out.insert("state_id".into(), pair(id(previous), id(current)));
-            }
-            "labels" => {
-                let labels = |v: &Value| each(v, Value::as_str, &label_of);
-                out.insert("labels".into(), pair(labels(previous), labels(current)));
-            }
-            "assignee_ids" => {
-                let users = |v: &Value| each(v, Value::as_i64, &assignee_of);
-                out.insert("assignees".into(), pair(users(previous), users(current)));
-            }
-            _ => {
-                out.insert(field.clone(), change.clone());
-            }
-        }
+        let (name, shown) = match field.as_str() {
+            "upvotes" | "downvotes" | "user_notes_count" => continue,
+            "created_at" | "updated_at" | "closed_at" => (
+                field.as_str(),
+                IssueChange::Time(shown(change, |v| v.as_i64().map(utc_text))),
+            ),
+            "state" => (
+                "state_id",
+                IssueChange::StateId(shown(change, |v| {
+                    v.as_str()
+                        .map(|s| state_id(IssueState::parse(s).unwrap_or(IssueState::Opened)))
+                })),
+            ),
+            "labels" => (
+                "labels",
+                IssueChange::Labels(shown(change, |v| each(v, Value::as_str, &label_of))),
+            ),
+            "assignee_ids" => (
+                "assignees",
+                IssueChange::Assignees(shown(change, |v| each(v, Value::as_i64, &assignee_of))),
+            ),
+            _ => (
+                field.as_str(),
+                IssueChange::Recorded(shown(change, Value::clone)),
+            ),
+        };
+        out.insert(name.to_string(), shown);
     }
     out
 }
 
+/// A recorded `{"previous", "current"}`, each side shown by `show`.
+fn shown<T>(change: &Value, show: impl Fn(&Value) -> T) -> Change<T> {
+    Change {
+        previous: show(&change["previous"]),
+        current: show(&change["current"]),
+    }
+}
+
+/// A note as the outbox recorded it (its row). What was not recorded is null in the body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RecordedNote {
+    pub id: Option<i64>,
+    pub issue_id: Option<i64>,
+    pub author_id: Option<i64>,
+    pub body: Option<String>,
+    pub system: Option<bool>,
+    pub internal: Option<bool>,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+}
+
 /// A note's `object_attributes` (GitLab's `Note#hook_attrs` for a note on an issue).
-pub fn note_attrs(note: &Value, project_id: i64, action: &str, url: String) -> Value {
-    json!({
-        "id": note.get("id"),
-        "note": note.get("body"),
-        "noteable_type": "Issue",
-        "author_id": note.get("author_id"),
-        "created_at": ms_field(note, "created_at", utc_text),
-        "updated_at": ms_field(note, "updated_at", utc_text),
-        "project_id": project_id,
-        "attachment": null,
-        "line_code": null,
-        "commit_id": "",
-        "noteable_id": note.get("issue_id"),
-        "system": note.get("system"),
-        "internal": note.get("internal"),
-        "st_diff": null,
-        "action": action,
-        "url": url,
-    })
+#[derive(Debug, Serialize)]
+pub struct NoteAttributes {
+    pub id: Option<i64>,
+    pub note: Option<String>,
+    pub noteable_type: &'static str,
+    pub author_id: Option<i64>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub project_id: i64,
+    pub attachment: Option<String>,
+    pub line_code: Option<String>,
+    pub commit_id: &'static str,
+    pub noteable_id: Option<i64>,
+    pub system: Option<bool>,
+    pub internal: Option<bool>,
+    pub st_diff: Option<String>,
+    pub action: &'static str,
+    pub url: String,
+}
+
+impl NoteAttributes {
+    pub fn new(
+        note: &RecordedNote,
+        project_id: i64,
+        action: &'static str,
+        url: String,
+    ) -> NoteAttributes {
+        NoteAttributes {
+            id: note.id,
+            note: note.body.clone(),
+            noteable_type: "Issue",
+            author_id: note.author_id,
+            created_at: note.created_at.map(utc_text),
+            updated_at: note.updated_at.map(utc_text),
+            project_id,
+            attachment: None,
+            line_code: None,
+            commit_id: "",
+            noteable_id: note.issue_id,
+            system: note.system,
+            internal: note.internal,
+            st_diff: None,
+            action,
+            url,
+        }
+    }
+}
+
+/// A Note Hook (or Confidential Note Hook) of a note on an issue.
+#[derive(Debug, Serialize)]
+pub struct NoteHook {
+    pub object_kind: &'static str,
+    pub event_type: &'static str,
+    pub user: Option<HookUser>,
+    pub project_id: i64,
+    pub project: HookProject,
+    pub repository: HookRepository,
+    pub object_attributes: NoteAttributes,
+    pub issue: IssueAttributes,
 }
 
 /// GitLab's access level names in system hook bodies.
@@ -429,6 +751,8 @@ pub fn access_level_name(level: i64) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -450,9 +774,12 @@ mod tests {
         });
         let out = issue_changes(
             changes.as_object().unwrap(),
-            |name| json!({ "title": name }),
-            |id| json!({ "id": id }),
+            |name| HookLabel::Gone {
+                title: name.to_string(),
+            },
+            |id| HookAssignee::Gone { id },
         );
+        let out = serde_json::to_value(out).unwrap();
         assert_eq!(out["state_id"], json!({"previous": 1, "current": 2}));
         assert_eq!(
             out["labels"]["current"],
@@ -461,13 +788,17 @@ mod tests {
         assert_eq!(out["assignees"]["current"], json!([{"id": 3}]));
         assert_eq!(out["updated_at"]["previous"], "2013-12-03 17:15:43 UTC");
         assert_eq!(out["title"]["current"], "y");
-        assert!(!out.contains_key("upvotes"));
+        assert!(out.get("upvotes").is_none());
     }
 }
 
 #[cfg(test)]
 mod push_tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::model::feature_access::FeatureAccess;
+    use crate::model::states::ImportStatus;
     use crate::model::visibility::Visibility;
 
     fn project() -> (ProjectRow, NamespaceRow) {
@@ -487,10 +818,10 @@ mod push_tests {
             tag_list: String::new(),
             avatar_path: None,
             import_url: None,
-            import_status: "none".into(),
+            import_status: ImportStatus::None,
             import_error: None,
-            issues_access_level: "enabled".into(),
-            merge_requests_access_level: "enabled".into(),
+            issues_access_level: FeatureAccess::Enabled,
+            merge_requests_access_level: FeatureAccess::Enabled,
             repository_size: 0,
             storage_size: 0,
             wiki_size: 0,
@@ -525,7 +856,11 @@ mod push_tests {
     }
 
     /// What the receive path records for a push (the outbox's `push` event, see events.rs).
-    fn pushed() -> Value {
+    fn pushed() -> PushRecord {
+        serde_json::from_value(pushed_json()).unwrap()
+    }
+
+    fn pushed_json() -> Value {
         json!({
             "before": "95790bf891e76fee5e1747ab589903a6a1f80f22",
             "after": "da1560886d4f094c3e6c9ef40349f7d38b5d27d7",
@@ -568,7 +903,7 @@ mod push_tests {
             project: &project,
             namespace: &namespace,
         };
-        let body = urls().push(&p, &pushed(), false);
+        let body = serde_json::to_value(urls().push(&p, &pushed(), false)).unwrap();
         let documented = "object_kind event_name before after ref ref_protected checkout_sha \
             user_id user_name user_username user_email user_avatar project_id project repository \
             commits total_commits_count";
@@ -618,13 +953,41 @@ mod push_tests {
             namespace: &namespace,
         };
         let mut tag = pushed();
-        tag["ref"] = json!("refs/tags/v1.0.0");
-        let body = urls().push(&p, &tag, true);
+        tag.reference = "refs/tags/v1.0.0".into();
+        let body = serde_json::to_value(urls().push(&p, &tag, true)).unwrap();
         assert_eq!(body["object_kind"], "tag_push");
         assert_eq!(body["event_name"], "tag_push");
-        let update = urls().repository_update(&p, &pushed());
+        let update = serde_json::to_value(urls().repository_update(&p, &pushed())).unwrap();
         assert_eq!(update["event_name"], "repository_update");
         assert_eq!(update["refs"], json!(["refs/heads/master"]));
-        assert_eq!(update["changes"][0]["after"], pushed()["after"]);
+        assert_eq!(update["changes"][0]["after"], pushed_json()["after"]);
+    }
+
+    /// The body goes out with every object's keys in alphabetical order, the push's recorded
+    /// commits as recorded (with their `url`) and `push_options` an empty object.
+    #[test]
+    fn push_body_text_lists_keys_alphabetically() {
+        let (project, namespace) = project();
+        let p = ProjectRef {
+            project: &project,
+            namespace: &namespace,
+        };
+        let text = body_text(&urls().push(&p, &pushed(), false));
+        assert!(
+            text.starts_with(r#"{"after":"da1560886d4f094c3e6c9ef40349f7d38b5d27d7","before":"#)
+        );
+        assert!(
+            text.contains(r#""push_options":{},"ref":"refs/heads/master","ref_protected":false,"#)
+        );
+        let mut commit = pushed_json()["commits"][0].clone();
+        commit["url"] = json!(
+            "http://example.com/mike/diaspora/-/commit/da1560886d4f094c3e6c9ef40349f7d38b5d27d7"
+        );
+        assert!(text.contains(&format!(r#""commits":[{commit}]"#)));
+        // Recorded today, a push also says whether its reference is protected and its message.
+        let mut recorded = pushed_json();
+        recorded["ref_protected"] = json!(false);
+        recorded["message"] = Value::Null;
+        assert_eq!(serde_json::to_value(pushed()).unwrap(), recorded);
     }
 }

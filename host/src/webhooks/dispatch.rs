@@ -208,10 +208,7 @@ async fn queue(
                 base_url: hook.instance_url,
                 avatar_service,
             };
-            let body = loader
-                .build(event, recorded, candidate)
-                .await?
-                .map(|b| b.to_string());
+            let body = loader.build(event, recorded, candidate).await?;
             bodies.insert(hook.instance_url, body);
         }
         let Some(Some(body)) = bodies.get(hook.instance_url) else {

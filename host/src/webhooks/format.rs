@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::plugins::builtin::WEBHOOK_FORMATTER;
 use crate::plugins::registry::{Binding, Plugins};
@@ -115,6 +115,16 @@ pub async fn format(plugins: &Plugins, input: Input<'_>) -> Formatted {
     }
 }
 
+/// The built-in formatter's configuration for one delivery.
+#[derive(Serialize)]
+struct FormatterConfig<'a> {
+    event_uuid: &'a str,
+    /// `gitlab`, `chat` or `cloudevents`.
+    format: &'a str,
+    instance_url: &'a str,
+    time: String,
+}
+
 /// The built-in formatter bound for one call, with the format and the delivery's details
 /// as its configuration.
 async fn built_in(plugins: &Plugins, input: &Input<'_>) -> Result<Arc<Binding>, String> {
@@ -126,12 +136,12 @@ async fn built_in(plugins: &Plugins, input: &Input<'_>) -> Result<Arc<Binding>, 
             COMPILED.get_or_init(|| compiled).clone()
         }
     };
-    let config = json!({
-        "format": input.formatter,
-        "event_uuid": input.event_uuid,
-        "time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        "instance_url": input.instance_url,
-    });
+    let config = FormatterConfig {
+        event_uuid: input.event_uuid,
+        format: input.formatter,
+        instance_url: input.instance_url,
+        time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    };
     Ok(Arc::new(Binding {
         tenant_id: input.tenant_id,
         hook: Hook::WebhookFormatter,
@@ -140,7 +150,7 @@ async fn built_in(plugins: &Plugins, input: &Input<'_>) -> Result<Arc<Binding>, 
             "{}@{}",
             WEBHOOK_FORMATTER.name, WEBHOOK_FORMATTER.version
         )),
-        config: Arc::from(config.to_string()),
+        config: Arc::from(serde_json::to_string(&config).unwrap_or_default()),
         failure_policy: FailurePolicy::FailOpen,
         limits: plugins.maxima.defaults(),
         outbound: None,

@@ -1,24 +1,32 @@
 //! From an outbox event to GitLab's standard payloads: which hooks an event is for
 //! ([`candidates`], from the event alone) and, for those that some hook wants, the body
-//! ([`build`], reading the rows the body names). Bodies are rendered by
-//! `views::webhook_payload`.
+//! ([`build`], reading the objects the event recorded into typed forms, and the rows they
+//! name). Bodies are the structs of `views::webhook_payload` and `views::system_hook_payload`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-use crate::events::{EventKind, changes};
+use crate::events::{EventKind, PushRecord, changes};
 use crate::model::labels::LabelRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
+use crate::model::visibility::Visibility;
 use crate::model::webhooks::EventRow;
 use crate::store::TenantDb;
+use crate::views::system_hook_payload::{
+    GroupEvent, GroupMemberEvent, KeyEvent, MemberUser, Owner, ProjectEvent, ProjectMemberEvent,
+    UserEvent,
+};
 use crate::views::user::UserViews;
 use crate::views::webhook_payload::{
-    IssueAttrs, PayloadUrls, ProjectRef, access_level_name, iso_seconds, issue_changes, label,
-    note_attrs, utc_text,
+    HookAssignee, HookLabel, IssueAttributes, IssueHook, NoteAttributes, NoteHook, PayloadUrls,
+    ProjectRef, RecordedIssue, RecordedNote, access_level_name, body_text, iso_seconds,
+    issue_changes, label, utc_text,
 };
 
 /// Who an event is for.
@@ -68,10 +76,6 @@ fn flag(v: &Value, field: &str) -> bool {
 
 fn text<'a>(v: &'a Value, field: &str) -> &'a str {
     v.get(field).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn int(v: &Value, field: &str) -> Option<i64> {
-    v.get(field).and_then(Value::as_i64)
 }
 
 const SYSTEM: &str = "System Hook";
@@ -299,14 +303,14 @@ impl Loader<'_> {
         }
     }
 
-    /// The body of `body` for `event`; `None` when it does not apply after all (its project
-    /// or issue is gone, or a note's confidentiality is not this candidate's).
+    /// The body of `body` for `event`, as it is sent; `None` when it does not apply after all
+    /// (its project or issue is gone, or a note's confidentiality is not this candidate's).
     pub async fn build(
         &self,
         event: &EventRow,
         recorded: &Value,
         candidate: &Candidate,
-    ) -> crate::store::Result<Option<Value>> {
+    ) -> crate::store::Result<Option<String>> {
         let after = &recorded["after"];
         let before = &recorded["before"];
         let urls = self.urls();
@@ -314,7 +318,7 @@ impl Loader<'_> {
             Some(id) => self.user(id).await?,
             None => None,
         };
-        let actor_view = actor.as_ref().map_or(Value::Null, |u| urls.user(u));
+        let actor_view = actor.as_ref().map(|u| urls.user(u));
         let project_rows = match event.project_id {
             Some(id) if !matches!(candidate.body, Body::System(_)) => {
                 let Some(project) = self.project(id).await? else {
@@ -332,31 +336,21 @@ impl Loader<'_> {
             .map(|(project, namespace)| ProjectRef { project, namespace });
         let body = match (candidate.body, &project_ref) {
             (Body::Issue(action), Some(p)) => {
+                let issue: RecordedIssue = read(after);
                 let labels = self.labels(p.project.id).await?;
                 let label_of = |name: &str| {
-                    labels
-                        .iter()
-                        .find(|l| l.name == name)
-                        .map_or_else(|| json!({ "title": name }), label)
+                    labels.iter().find(|l| l.name == name).map_or_else(
+                        || HookLabel::Gone {
+                            title: name.to_string(),
+                        },
+                        label,
+                    )
                 };
-                let issue_labels: Vec<Value> = after["labels"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(label_of)
-                    .collect();
+                let issue_labels: Vec<HookLabel> =
+                    issue.labels.iter().map(|name| label_of(name)).collect();
                 let recorded_changes = changes(before, after);
-                let mut ids: Vec<i64> = Vec::new();
-                for side in [before, after] {
-                    ids.extend(
-                        side["assignee_ids"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_i64),
-                    );
-                }
+                let mut ids: Vec<i64> = read::<RecordedIssue>(before).assignee_ids;
+                ids.extend(&issue.assignee_ids);
                 ids.sort_unstable();
                 ids.dedup();
                 let users: HashMap<i64, _> = self
@@ -369,56 +363,57 @@ impl Loader<'_> {
                 let assignee_of = |id: i64| {
                     users
                         .get(&id)
-                        .map_or(json!({ "id": id }), |u| urls.assignee(u))
+                        .map_or(HookAssignee::Gone { id }, |u| urls.assignee(u))
                 };
-                let current_assignees: Vec<Value> = after["assignee_ids"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_i64)
-                    .map(assignee_of)
+                let assignees: Vec<HookAssignee> = issue
+                    .assignee_ids
+                    .iter()
+                    .map(|id| assignee_of(*id))
                     .collect();
-                let attrs = IssueAttrs {
-                    issue: after,
-                    labels: issue_labels.clone(),
-                    url: urls.issue_url(p, int(after, "iid").unwrap_or(0)),
-                    updated_by_id: event.actor_id,
-                };
-                let confidential = flag(after, "confidential");
-                let mut body = json!({
-                    "object_kind": "issue",
-                    "event_type": if confidential { "confidential_issue" } else { "issue" },
-                    "user": actor_view,
-                    "project": urls.project(p),
-                    "object_attributes": attrs.render(Some(action)),
-                    "repository": urls.repository(p),
-                    "labels": issue_labels,
-                    "changes": issue_changes(&recorded_changes, label_of, assignee_of),
-                });
-                if !current_assignees.is_empty() {
-                    body["assignee"] = current_assignees[0].clone();
-                    body["assignees"] = json!(current_assignees);
-                }
-                body
+                let url = urls.issue_url(p, issue.iid.unwrap_or(0));
+                let confidential = issue.confidential.unwrap_or(false);
+                let attributes = IssueAttributes::new(
+                    &issue,
+                    issue_labels.clone(),
+                    url,
+                    event.actor_id,
+                    Some(action),
+                );
+                body_text(&IssueHook {
+                    object_kind: "issue",
+                    event_type: if confidential {
+                        "confidential_issue"
+                    } else {
+                        "issue"
+                    },
+                    user: actor_view,
+                    project: urls.project(p),
+                    object_attributes: attributes,
+                    repository: urls.repository(p),
+                    labels: issue_labels,
+                    changes: issue_changes(&recorded_changes, label_of, assignee_of),
+                    assignee: assignees.first().cloned(),
+                    assignees,
+                })
             }
             (Body::Note(action), Some(p)) => {
-                let note_id = event.subject_id;
-                let Some(issue_id) = int(after, "issue_id") else {
+                let note: RecordedNote = read(after);
+                let Some(issue_id) = note.issue_id else {
                     return Ok(None);
                 };
                 let Some(issue) = self.db.issue_by_id(issue_id).await? else {
                     return Ok(None);
                 };
-                let confidential = flag(after, "internal") || issue.confidential;
+                let confidential = note.internal.unwrap_or(false) || issue.confidential;
                 if confidential != (candidate.trigger == "confidential_note_hooks") {
                     return Ok(None);
                 }
-                let labels: Vec<_> = self
+                let labels: Vec<HookLabel> = self
                     .db
                     .labels_of_issues(&[issue_id])
                     .await?
-                    .into_iter()
-                    .map(|l| l.label)
+                    .iter()
+                    .map(|l| label(&l.label))
                     .collect();
                 let assignee_ids: Vec<i64> = self
                     .db
@@ -427,30 +422,42 @@ impl Loader<'_> {
                     .into_iter()
                     .map(|a| a.user.id)
                     .collect();
-                let mut issue_value = serde_json::to_value(&issue).unwrap_or(Value::Null);
-                issue_value["assignee_ids"] = json!(assignee_ids);
                 let issue_url = urls.issue_url(p, issue.iid);
-                let attrs = IssueAttrs {
-                    issue: &issue_value,
-                    labels: labels.iter().map(label).collect(),
-                    url: issue_url.clone(),
-                    updated_by_id: None,
-                };
-                json!({
-                    "object_kind": "note",
-                    "event_type": if confidential { "confidential_note" } else { "note" },
-                    "user": actor_view,
-                    "project_id": p.project.id,
-                    "project": urls.project(p),
-                    "repository": urls.repository(p),
-                    "object_attributes": note_attrs(after, p.project.id, action, format!("{issue_url}#note_{note_id}")),
-                    "issue": attrs.render(None),
+                let note_url = format!("{issue_url}#note_{}", event.subject_id);
+                let attributes = IssueAttributes::new(
+                    &RecordedIssue::of(&issue, assignee_ids),
+                    labels,
+                    issue_url,
+                    None,
+                    None,
+                );
+                body_text(&NoteHook {
+                    object_kind: "note",
+                    event_type: if confidential {
+                        "confidential_note"
+                    } else {
+                        "note"
+                    },
+                    user: actor_view,
+                    project_id: p.project.id,
+                    project: urls.project(p),
+                    repository: urls.repository(p),
+                    object_attributes: NoteAttributes::new(&note, p.project.id, action, note_url),
+                    issue: attributes,
                 })
             }
             (Body::Push | Body::TagPush, Some(p)) => {
-                urls.push(p, after, candidate.body == Body::TagPush)
+                let Some(pushed) = pushed(after) else {
+                    return Ok(None);
+                };
+                body_text(&urls.push(p, &pushed, candidate.body == Body::TagPush))
             }
-            (Body::RepositoryUpdate, Some(p)) => urls.repository_update(p, after),
+            (Body::RepositoryUpdate, Some(p)) => {
+                let Some(pushed) = pushed(after) else {
+                    return Ok(None);
+                };
+                body_text(&urls.repository_update(p, &pushed))
+            }
             (Body::System(name), _) => match self.system(name, event, before, after).await? {
                 Some(body) => body,
                 None => return Ok(None),
@@ -460,32 +467,26 @@ impl Loader<'_> {
         Ok(Some(body))
     }
 
-    /// A system hook body (GitLab's "System hooks" page).
+    /// A system hook body (GitLab's "System hooks" page), as it is sent.
     async fn system(
         &self,
         name: &'static str,
         event: &EventRow,
         before: &Value,
         after: &Value,
-    ) -> crate::store::Result<Option<Value>> {
+    ) -> crate::store::Result<Option<String>> {
         let current = if after.is_null() { before } else { after };
-        let times = |object: &Value| {
-            json!({
-                "created_at": int(object, "created_at").map(iso_seconds),
-                "updated_at": int(object, "updated_at").map(iso_seconds),
-            })
-        };
-        let mut body = times(current);
-        body["event_name"] = json!(name);
-        match name {
+        let times: RecordedTimes = read(current);
+        let created_at = times.created_at.map(iso_seconds);
+        let updated_at = times.updated_at.map(iso_seconds);
+        let body = match name {
             "project_create" | "project_destroy" | "project_update" | "project_rename"
             | "project_transfer" => {
-                let namespace_id = int(current, "namespace_id").unwrap_or(0);
+                let project: RecordedProject = read(current);
+                let namespace_id = project.namespace_id.unwrap_or(0);
                 let Some(namespace) = self.namespace(namespace_id).await? else {
                     return Ok(None);
                 };
-                let path_with_namespace =
-                    format!("{}/{}", namespace.full_path, text(current, "path"));
                 let (owner_name, owner_email) = match namespace.owner_id {
                     Some(owner) if namespace.kind == "user" => match self.user(owner).await? {
                         Some(user) => (user.name.clone(), user.email.clone()),
@@ -493,95 +494,204 @@ impl Loader<'_> {
                     },
                     _ => (namespace.name.clone(), String::new()),
                 };
-                body["name"] = json!(text(current, "name"));
-                body["owner_email"] = json!(owner_email);
-                body["owner_name"] = json!(owner_name);
-                body["owners"] = json!([{ "name": owner_name, "email": owner_email }]);
-                body["path"] = json!(text(current, "path"));
-                body["path_with_namespace"] = json!(path_with_namespace);
-                body["project_id"] = json!(event.subject_id);
-                body["project_namespace_id"] = json!(namespace_id);
-                body["project_visibility"] = json!(text(current, "visibility"));
-                if name == "project_rename" || name == "project_transfer" {
-                    let old_namespace = match int(before, "namespace_id") {
-                        Some(id) if id != namespace_id => self.namespace(id).await?,
-                        _ => Some(namespace.clone()),
-                    };
-                    let old_path = old_namespace.map_or_else(String::new, |ns| ns.full_path);
-                    body["old_path_with_namespace"] =
-                        json!(format!("{old_path}/{}", text(before, "path")));
-                }
+                let old_path_with_namespace = match name {
+                    "project_rename" | "project_transfer" => {
+                        let old: RecordedProject = read(before);
+                        let old_namespace = match old.namespace_id {
+                            Some(id) if id != namespace_id => self.namespace(id).await?,
+                            _ => Some(namespace.clone()),
+                        };
+                        let old_path = old_namespace.map_or_else(String::new, |ns| ns.full_path);
+                        Some(format!("{old_path}/{}", old.path))
+                    }
+                    _ => None,
+                };
+                body_text(&ProjectEvent {
+                    created_at,
+                    updated_at,
+                    event_name: name,
+                    path_with_namespace: format!("{}/{}", namespace.full_path, project.path),
+                    name: project.name,
+                    owner_email: owner_email.clone(),
+                    owner_name: owner_name.clone(),
+                    owners: vec![Owner {
+                        name: owner_name,
+                        email: owner_email,
+                    }],
+                    path: project.path,
+                    project_id: event.subject_id,
+                    project_namespace_id: namespace_id,
+                    project_visibility: project.visibility,
+                    old_path_with_namespace,
+                })
             }
             "user_create" | "user_destroy" | "user_rename" => {
-                body["email"] = json!(text(current, "email"));
-                body["name"] = json!(text(current, "name"));
-                body["username"] = json!(text(current, "username"));
-                body["user_id"] = json!(event.subject_id);
-                if name == "user_rename" {
-                    body["old_username"] = json!(text(before, "username"));
-                }
+                let user: RecordedUser = read(current);
+                body_text(&UserEvent {
+                    created_at,
+                    updated_at,
+                    event_name: name,
+                    email: user.email,
+                    name: user.name,
+                    username: user.username,
+                    user_id: event.subject_id,
+                    old_username: (name == "user_rename")
+                        .then(|| read::<RecordedUser>(before).username),
+                })
             }
             "key_create" | "key_destroy" => {
-                let user_id = int(current, "user_id").unwrap_or(0);
-                let username = self.user(user_id).await?.map(|u| u.username);
-                body["username"] = json!(username);
-                body["key"] = json!(text(current, "public_key"));
-                body["id"] = json!(event.subject_id);
-                // GitLab's example writes a key's creation time this way.
-                body["created_at"] = json!(int(current, "created_at").map(utc_text));
+                let key: RecordedKey = read(current);
+                let username = self.user(key.user_id).await?.map(|u| u.username);
+                body_text(&KeyEvent {
+                    // GitLab's example writes a key's creation time this way.
+                    created_at: times.created_at.map(utc_text),
+                    updated_at,
+                    event_name: name,
+                    username,
+                    key: key.public_key,
+                    id: event.subject_id,
+                })
             }
             "group_create" | "group_destroy" | "group_rename" => {
-                body["name"] = json!(text(current, "name"));
-                body["path"] = json!(text(current, "path"));
-                body["group_id"] = json!(event.subject_id);
-                if name == "group_rename" {
-                    body["full_path"] = json!(text(current, "full_path"));
-                    body["old_path"] = json!(text(before, "path"));
-                    body["old_full_path"] = json!(text(before, "full_path"));
-                }
+                let group: RecordedGroup = read(current);
+                let renamed = name == "group_rename";
+                let old: RecordedGroup = read(before);
+                body_text(&GroupEvent {
+                    created_at,
+                    updated_at,
+                    event_name: name,
+                    name: group.name,
+                    path: group.path,
+                    group_id: event.subject_id,
+                    full_path: renamed.then_some(group.full_path),
+                    old_path: renamed.then_some(old.path),
+                    old_full_path: renamed.then_some(old.full_path),
+                })
             }
             _ => {
                 // Memberships.
                 let Some(user) = self.user(event.subject_id).await? else {
                     return Ok(None);
                 };
-                let access = access_level_name(int(current, "access_level").unwrap_or(0));
-                let source_id = int(current, "source_id").unwrap_or(0);
-                if text(current, "source_type") == "Project" {
-                    let Some(project) = self.project(source_id).await? else {
+                let member: RecordedMember = read(current);
+                let access = access_level_name(member.access_level);
+                let user = MemberUser {
+                    user_email: user.email,
+                    user_name: user.name,
+                    user_username: user.username,
+                    user_id: user.id,
+                };
+                if member.source_type == "Project" {
+                    let Some(project) = self.project(member.source_id).await? else {
                         return Ok(None);
                     };
                     let Some(namespace) = self.namespace(project.namespace_id).await? else {
                         return Ok(None);
                     };
-                    body["access_level"] = json!(access);
-                    body["project_id"] = json!(project.id);
-                    body["project_name"] = json!(project.name);
-                    body["project_path"] = json!(project.path);
-                    body["project_path_with_namespace"] =
-                        json!(format!("{}/{}", namespace.full_path, project.path));
-                    body["project_visibility"] = json!(project.visibility);
+                    body_text(&ProjectMemberEvent {
+                        created_at,
+                        updated_at,
+                        event_name: name,
+                        access_level: access,
+                        project_id: project.id,
+                        project_path_with_namespace: format!(
+                            "{}/{}",
+                            namespace.full_path, project.path
+                        ),
+                        project_name: project.name,
+                        project_path: project.path,
+                        project_visibility: project.visibility,
+                        user,
+                    })
                 } else {
-                    let Some(group) = self.namespace(source_id).await? else {
+                    let Some(group) = self.namespace(member.source_id).await? else {
                         return Ok(None);
                     };
-                    body["group_access"] = json!(access);
-                    body["group_id"] = json!(group.id);
-                    body["group_name"] = json!(group.name);
-                    body["group_path"] = json!(group.path);
+                    body_text(&GroupMemberEvent {
+                        created_at,
+                        updated_at,
+                        event_name: name,
+                        group_access: access,
+                        group_id: group.id,
+                        group_name: group.name,
+                        group_path: group.path,
+                        user,
+                    })
                 }
-                body["user_email"] = json!(user.email);
-                body["user_name"] = json!(user.name);
-                body["user_username"] = json!(user.username);
-                body["user_id"] = json!(user.id);
             }
-        }
+        };
         Ok(Some(body))
     }
 }
 
+/// `object` as the outbox recorded it, read into `T`; what was not recorded (a creation's
+/// `before`, a removal's `after`) reads as empty, as does what `T` cannot read.
+fn read<T: DeserializeOwned + Default>(object: &Value) -> T {
+    T::deserialize(object).unwrap_or_default()
+}
+
+/// A push event's object; `None` if it is not one (a push records one always).
+fn pushed(after: &Value) -> Option<PushRecord> {
+    PushRecord::deserialize(after).ok()
+}
+
+/// The timestamps of a recorded object.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RecordedTimes {
+    created_at: Option<i64>,
+    updated_at: Option<i64>,
+}
+
+/// What the system hooks show of a recorded project.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RecordedProject {
+    name: String,
+    path: String,
+    namespace_id: Option<i64>,
+    visibility: Option<Visibility>,
+}
+
+/// What the system hooks show of a recorded user.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RecordedUser {
+    email: String,
+    name: String,
+    username: String,
+}
+
+/// What the system hooks show of a recorded SSH key.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RecordedKey {
+    user_id: i64,
+    public_key: String,
+}
+
+/// What the system hooks show of a recorded group.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RecordedGroup {
+    name: String,
+    path: String,
+    full_path: String,
+}
+
+/// What the system hooks show of a recorded membership.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RecordedMember {
+    source_type: String,
+    source_id: i64,
+    access_level: i64,
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn event(kind: &str, project_id: Option<i64>, recorded: &Value) -> EventRow {

@@ -7,10 +7,10 @@
 //! verified unless the hook turned `enable_ssl_verification` off, and writes the log entry,
 //! the delivery's fate and the hook's auto-disabling state in one transaction.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::format::{self, Formatted};
@@ -127,12 +127,13 @@ fn capped(text: &str, limit: usize) -> String {
     text[..end].to_string()
 }
 
+/// The headers as the log keeps them: a JSON object, by name (the last value of a name).
 fn header_map(headers: &[(String, String)]) -> String {
-    let map: Map<String, Value> = headers
+    let map: BTreeMap<&str, &str> = headers
         .iter()
-        .map(|(name, value)| (name.clone(), json!(value)))
+        .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
-    Value::Object(map).to_string()
+    serde_json::to_string(&map).unwrap_or_default()
 }
 
 /// What the delivery log shows in place of a secret.

@@ -1,5 +1,7 @@
 //! Project milestones.
 
+use super::states::MilestoneState;
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct MilestoneRow {
     pub id: i64,
@@ -7,7 +9,7 @@ pub struct MilestoneRow {
     pub iid: i64,
     pub title: String,
     pub description: Option<String>,
-    pub state: String,
+    pub state: MilestoneState,
     pub due_date: Option<String>,
     pub start_date: Option<String>,
     pub closed_at: Option<i64>,

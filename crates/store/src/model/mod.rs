@@ -11,6 +11,7 @@
 //! readings of stored issue text and durations ([`issue_text`]) that views and services share.
 
 pub mod colors;
+pub mod feature_access;
 pub mod hooks;
 pub mod issue_notes;
 pub mod issue_text;

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::feature_access::FeatureAccess;
+
 /// How a setting from the project's JSON column is given and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -13,17 +15,12 @@ pub enum Kind {
     /// An integer that may be null.
     OptInt,
     Str,
-    /// An access level: disabled, private, enabled.
+    /// An access level: disabled, private, enabled ([`FeatureAccess::NOT_PUBLIC`]).
     Access,
-    /// An access level that may also be public (pages, requirements).
+    /// An access level that may also be public (pages, requirements): [`FeatureAccess::ALL`].
     PublicAccess,
     Enum(&'static [&'static str]),
 }
-
-/// The values of an access level (`Kind::Access`).
-pub const ACCESS: &[&str] = &["disabled", "private", "enabled"];
-/// The values of an access level that may be public (`Kind::PublicAccess`).
-pub const PUBLIC_ACCESS: &[&str] = &["disabled", "private", "enabled", "public"];
 
 /// The long tail of project settings: name, kind, default (JSON text). Stored in the
 /// project's `settings` column when given; the default applies otherwise.
@@ -138,6 +135,16 @@ pub fn setting(settings: &Map<String, Value>, key: &str) -> Value {
         .get(key)
         .cloned()
         .unwrap_or_else(|| default_of(key))
+}
+
+/// An access level setting (`Kind::Access`, `Kind::PublicAccess`), or its default.
+pub fn feature_access(settings: &Map<String, Value>, key: &str) -> FeatureAccess {
+    let level = |v: &Value| v.as_str().and_then(FeatureAccess::parse);
+    settings
+        .get(key)
+        .and_then(level)
+        .or_else(|| level(&default_of(key)))
+        .unwrap_or(FeatureAccess::Enabled)
 }
 
 pub fn default_of(key: &str) -> Value {

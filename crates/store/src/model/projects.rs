@@ -1,6 +1,8 @@
 //! Project rows.
 
 use super::Flag;
+use super::feature_access::FeatureAccess;
+use super::states::ImportStatus;
 use super::visibility::Visibility;
 
 /// The branch a new repository starts on when neither the project nor the instance's
@@ -27,10 +29,10 @@ pub struct ProjectRow {
     /// Never part of an event's payload: it may carry credentials.
     #[serde(skip)]
     pub import_url: Option<String>,
-    pub import_status: String,
+    pub import_status: ImportStatus,
     pub import_error: Option<String>,
-    pub issues_access_level: String,
-    pub merge_requests_access_level: String,
+    pub issues_access_level: FeatureAccess,
+    pub merge_requests_access_level: FeatureAccess,
     pub repository_size: i64,
     pub storage_size: i64,
     pub wiki_size: i64,
@@ -73,6 +75,20 @@ impl ProjectRow {
 
     pub fn settings_json(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::from_str(&self.settings).unwrap_or_default()
+    }
+
+    /// A feature's access level, from its column (issues, merge requests) or from `settings`
+    /// (this project's [`ProjectRow::settings_json`]).
+    pub fn feature_access(
+        &self,
+        settings: &serde_json::Map<String, serde_json::Value>,
+        key: &str,
+    ) -> FeatureAccess {
+        match key {
+            "issues_access_level" => self.issues_access_level,
+            "merge_requests_access_level" => self.merge_requests_access_level,
+            _ => super::project_settings::feature_access(settings, key),
+        }
     }
 
     pub fn tags(&self) -> Vec<String> {

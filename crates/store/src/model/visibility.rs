@@ -19,6 +19,22 @@ impl Visibility {
             Visibility::Public => 20,
         }
     }
+
+    /// The visibility of GitLab's numeric `level`.
+    pub fn from_level(level: i64) -> Option<Visibility> {
+        Visibility::ALL.iter().copied().find(|v| v.level() == level)
+    }
+
+    /// A visibility given by name or by its level as text (`"10"`), as GitLab's settings take
+    /// them.
+    pub fn named_or_numbered(text: &str) -> Option<Visibility> {
+        Visibility::parse(text).or_else(|| {
+            Visibility::ALL
+                .iter()
+                .copied()
+                .find(|v| v.level().to_string() == text)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -33,5 +49,12 @@ mod tests {
         assert!(Visibility::Private < Visibility::Internal);
         assert!(Visibility::Internal.level() < Visibility::Public.level());
         assert_eq!(Visibility::parse("secret"), None);
+        assert_eq!(Visibility::from_level(10), Some(Visibility::Internal));
+        assert_eq!(Visibility::from_level(5), None);
+        assert_eq!(
+            Visibility::named_or_numbered("20"),
+            Some(Visibility::Public)
+        );
+        assert_eq!(Visibility::named_or_numbered("+20"), None);
     }
 }

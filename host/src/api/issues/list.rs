@@ -12,6 +12,7 @@ use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::issues::IssueRow;
+use crate::model::states::IssueState;
 use crate::settings::keys;
 use crate::store::issue_filter::{IssueCriteria, IssueFilter, IssueSource, Wildcard};
 use crate::store::window::{Direction, Window};
@@ -187,9 +188,15 @@ impl FromParams for IssueListQuery {
     fn from_params(p: &Params) -> ApiResult<Self> {
         exclusive(p, "author_id", "author_username")?;
         exclusive(p, "assignee_id", "assignee_username")?;
-        let state = match p.one_of("state", &["opened", "closed", "all"])?.as_deref() {
-            Some("all") | None => None,
-            Some(state) => Some(state.to_string()),
+        // `all` names no state: every issue.
+        let states = [
+            IssueState::Opened.as_str(),
+            IssueState::Closed.as_str(),
+            "all",
+        ];
+        let state = match p.one_of("state", &states)?.as_deref() {
+            Some(state) => IssueState::parse(state),
+            None => None,
         };
         let labels = labels(p)?;
         let milestone = wildcard(p.string("milestone")?.filter(|m| !m.is_empty()));

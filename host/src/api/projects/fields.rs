@@ -6,19 +6,18 @@ use serde_json::{Map, Value, json};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{Audience, FromParamsIn, Params};
 use crate::http::request::Api;
+use crate::model::feature_access::FeatureAccess;
 use crate::model::project_names::{NAME_MESSAGE, PATH_MESSAGE, valid_name, valid_path};
 use crate::model::project_settings::{
-    ACCESS, DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, PUBLIC_ACCESS, default_expiration_policy,
+    DEPRECATED_FLAGS, Kind, PROJECT_SETTINGS, default_expiration_policy,
 };
+use crate::model::visibility::Visibility;
 use crate::services::project_placement as placement;
-use crate::settings::keys::{self, StrSetting};
-use crate::store::namespaces::visibility_level;
+use crate::settings::keys::{self, VisibilitySetting};
 use crate::store::projects::ProjectChanges;
 
 /// GitLab's `Project` validates its description to this many characters.
 const DESCRIPTION_MAX: usize = 2000;
-
-pub const VISIBILITIES: &[&str] = &["private", "internal", "public"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -34,7 +33,7 @@ pub struct Fields {
     pub changes: ProjectChanges,
     pub name: Option<String>,
     pub path: Option<String>,
-    pub visibility: Option<String>,
+    pub visibility: Option<Visibility>,
     pub initialize_with_readme: bool,
     /// `import_url` when not blank (checked against the outbound policy before use).
     pub import_url: Option<String>,
@@ -78,7 +77,7 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
     let mut changes = ProjectChanges::default();
     let name = p.string("name")?.map(|s| s.trim().to_string());
     let path = p.string("path")?.map(|s| s.trim().to_string());
-    let visibility = p.one_of("visibility", VISIBILITIES)?;
+    let visibility = p.one_of_named("visibility", Visibility::ALL)?;
     // `"description": null` clears it, as in GitLab.
     match p.string_at_most("description", DESCRIPTION_MAX)? {
         Some(description) => changes.set("description", description),
@@ -109,13 +108,17 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
     // Deprecated booleans first, so that an explicit access level wins over them.
     for (flag, level) in DEPRECATED_FLAGS {
         if let Some(enabled) = p.bool(flag)? {
-            let value = if enabled { "enabled" } else { "disabled" };
+            let value = if enabled {
+                FeatureAccess::Enabled
+            } else {
+                FeatureAccess::Disabled
+            };
             set_level(&mut changes, &mut settings, level, value);
         }
     }
     for level in ["issues_access_level", "merge_requests_access_level"] {
-        if let Some(value) = p.one_of(level, ACCESS)? {
-            set_level(&mut changes, &mut settings, level, &value);
+        if let Some(value) = p.one_of_named(level, FeatureAccess::NOT_PUBLIC)? {
+            set_level(&mut changes, &mut settings, level, value);
         }
     }
     for (key, kind, _) in PROJECT_SETTINGS {
@@ -131,8 +134,8 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
             Kind::Int => p.int(key)?.map(Value::from),
             Kind::OptInt => p.int(key)?.map(Value::from),
             Kind::Str => p.string(key)?.map(Value::from),
-            Kind::Access => p.one_of(key, ACCESS)?.map(Value::from),
-            Kind::PublicAccess => p.one_of(key, PUBLIC_ACCESS)?.map(Value::from),
+            Kind::Access => stored_level(p.one_of_named(key, FeatureAccess::NOT_PUBLIC)?),
+            Kind::PublicAccess => stored_level(p.one_of_named(key, FeatureAccess::ALL)?),
             Kind::Enum(allowed) => p.one_of(key, allowed)?.map(Value::from),
         };
         if let Some(value) = value {
@@ -175,9 +178,9 @@ fn read(p: &Params, mode: Mode, admin: bool) -> ApiResult<Fields> {
             ));
         }
     }
-    if let Some(visibility) = &visibility {
+    if let Some(visibility) = visibility {
         changes.set("visibility", visibility.as_str());
-        changes.set("visibility_level", visibility_level(visibility));
+        changes.set("visibility_level", visibility.level());
     }
     let import_url = p.string("import_url")?.filter(|u| !u.trim().is_empty());
     let namespace = match mode {
@@ -247,24 +250,29 @@ fn expiration_policy(attributes: &Map<String, Value>) -> ApiResult<Map<String, V
     Ok(policy)
 }
 
+/// An access level as the settings keep it: by name.
+fn stored_level(value: Option<FeatureAccess>) -> Option<Value> {
+    value.map(|level| Value::from(level.as_str()))
+}
+
 /// Issues and merge requests levels are columns (lists filter on them); the rest are settings.
 fn set_level(
     changes: &mut ProjectChanges,
     settings: &mut Map<String, Value>,
     level: &str,
-    value: &str,
+    value: FeatureAccess,
 ) {
     match level {
-        "issues_access_level" => changes.set("issues_access_level", value),
-        "merge_requests_access_level" => changes.set("merge_requests_access_level", value),
+        "issues_access_level" => changes.set("issues_access_level", value.as_str()),
+        "merge_requests_access_level" => changes.set("merge_requests_access_level", value.as_str()),
         _ => {
-            settings.insert(level.to_string(), Value::from(value));
+            settings.insert(level.to_string(), Value::from(value.as_str()));
         }
     }
 }
 
 /// The instance's restriction on a visibility, for non-admins: the 400 GitLab answers.
-pub fn check_visibility_allowed(api: &Api, visibility: &str) -> ApiResult<()> {
+pub fn check_visibility_allowed(api: &Api, visibility: Visibility) -> ApiResult<()> {
     let admin = api.caller.as_ref().is_some_and(|c| c.is_admin());
     Ok(placement::check_visibility_allowed(
         admin,
@@ -273,36 +281,23 @@ pub fn check_visibility_allowed(api: &Api, visibility: &str) -> ApiResult<()> {
     )?)
 }
 
-/// Whether `restricted_visibility_levels` names `visibility` (as a word or a level number).
-pub fn restricted(api: &Api, visibility: &str) -> bool {
-    let level = visibility_level(visibility);
+/// Whether `restricted_visibility_levels` names `visibility`.
+pub fn restricted(api: &Api, visibility: Visibility) -> bool {
     api.settings
         .get(keys::RESTRICTED_VISIBILITY_LEVELS)
-        .as_array()
-        .is_some_and(|levels| {
-            levels.iter().any(|l| {
-                l.as_str() == Some(visibility)
-                    || l.as_str() == Some(level.to_string().as_str())
-                    || l.as_i64() == Some(level)
-            })
-        })
+        .contains(&visibility)
 }
 
-/// The instance default for new projects or groups, stepped down past restricted levels.
-pub fn default_visibility(api: &Api, setting: StrSetting) -> String {
-    let configured = api.settings.get(setting).unwrap_or_default();
-    let configured = if VISIBILITIES.contains(&configured.as_str()) {
-        configured
-    } else {
-        "private".to_string()
-    };
-    if !restricted(api, &configured) || api.caller.as_ref().is_some_and(|c| c.is_admin()) {
+/// The instance default for new projects or groups (private when the setting names none),
+/// stepped down past restricted levels.
+pub fn default_visibility(api: &Api, setting: VisibilitySetting) -> Visibility {
+    let configured = api.settings.get(setting).unwrap_or(Visibility::Private);
+    if !restricted(api, configured) || api.caller.as_ref().is_some_and(|c| c.is_admin()) {
         return configured;
     }
-    for candidate in ["private", "internal", "public"] {
-        if !restricted(api, candidate) {
-            return candidate.to_string();
-        }
-    }
-    "private".to_string()
+    Visibility::ALL
+        .iter()
+        .copied()
+        .find(|candidate| !restricted(api, *candidate))
+        .unwrap_or(Visibility::Private)
 }

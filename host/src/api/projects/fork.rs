@@ -9,13 +9,14 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use super::reload;
 use super::write::creator;
-use super::{VISIBILITIES, reload};
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
+use crate::model::visibility::Visibility;
 use crate::services::project_forks::{self as forks, ForkRequest, Source};
 use crate::services::spawn_logged;
 
@@ -33,7 +34,7 @@ impl FromParams for ForkRequest {
         .filter(|k| !k.is_empty());
         let name = p.string("name")?;
         let path = p.string("path")?;
-        let visibility = p.one_of("visibility", VISIBILITIES)?;
+        let visibility = p.one_of_named("visibility", Visibility::ALL)?;
         let branches: Option<Vec<String>> = p.string("branches")?.map(|b| {
             b.split(',')
                 .map(|s| s.trim().to_string())

@@ -14,7 +14,7 @@ mod star;
 pub mod uploads;
 mod write;
 
-pub use fields::{VISIBILITIES, check_visibility_allowed, default_visibility, restricted};
+pub use fields::{check_visibility_allowed, default_visibility, restricted};
 pub use read::{ListKind, group_projects, list_doc, user_projects};
 
 use crate::api::hook_input::HookInput;

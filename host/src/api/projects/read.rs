@@ -17,8 +17,8 @@ use crate::http::params::{Audience, FromParams, FromParamsIn, Params};
 use crate::http::request::Api;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
+use crate::model::visibility::Visibility;
 use crate::store::members::ProjectUsersFilter;
-use crate::store::namespaces::visibility_level;
 use crate::store::projects::{GroupScope, ProjectFilter};
 use crate::store::window::Direction;
 
@@ -74,9 +74,7 @@ struct ProjectListQuery {
 impl FromParamsIn<(ListKind, Audience)> for ProjectListQuery {
     fn from_params_in(p: &Params, (kind, audience): (ListKind, Audience)) -> ApiResult<Self> {
         let archived = p.bool("archived")?;
-        let visibility = p
-            .one_of("visibility", super::VISIBILITIES)?
-            .map(|v| visibility_level(&v));
+        let visibility = p.one_of_named("visibility", Visibility::ALL)?;
         let search = p
             .string("search")?
             .map(|s| s.trim().to_string())

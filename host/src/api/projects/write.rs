@@ -26,7 +26,6 @@ use crate::services::project_placement::{self as placement, Creator, NewPlacemen
 use crate::services::projects::{self, NewProject};
 use crate::services::protected_branches::DefaultBranchProtection;
 use crate::settings::keys;
-use crate::store::namespaces::visibility_level;
 use crate::store::projects::ProjectChanges;
 use crate::views::project_view::ProjectView;
 
@@ -72,20 +71,19 @@ async fn create_as(
     }
     let visibility = fields
         .visibility
-        .clone()
         .unwrap_or_else(|| default_visibility(api, keys::DEFAULT_PROJECT_VISIBILITY));
     let placement = NewPlacement {
         namespace: fields.namespace.as_deref(),
         name: &name,
         path: &path,
-        visibility: &visibility,
-        restricted: restricted(api, &visibility),
+        visibility,
+        restricted: restricted(api, visibility),
     };
     let namespace = placement::place_new(api.db(), creator(api)?, owner, placement).await?;
     let mut changes = fields.changes;
     changes.set_name_and_path(&name, &path);
     changes.set("visibility", visibility.as_str());
-    changes.set("visibility_level", visibility_level(&visibility));
+    changes.set("visibility_level", visibility.level());
     if changes.get("default_branch").is_none() {
         changes.set("default_branch", initial_branch(api, &namespace).await?);
     }
@@ -164,8 +162,8 @@ pub async fn update(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectV
     let mut changes = fields.changes;
     let name = fields.name.unwrap_or_else(|| ctx.project.name.clone());
     let path = fields.path.unwrap_or_else(|| ctx.project.path.clone());
-    if let Some(visibility) = &fields.visibility {
-        if *visibility != ctx.project.visibility.as_str() {
+    if let Some(visibility) = fields.visibility {
+        if visibility != ctx.project.visibility {
             check_visibility_allowed(&api, visibility)?;
         }
         placement::check_group_visibility(&ctx.namespace, visibility)?;

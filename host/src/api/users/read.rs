@@ -11,6 +11,7 @@ use crate::http::pagination::{COUNT_CAP, Page, PageRequest, sort_direction};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::users::UserRow;
+use crate::model::visibility::Visibility;
 use crate::settings::keys;
 use crate::store::user_admin::UserFilter;
 use crate::store::window::Direction;
@@ -29,12 +30,7 @@ fn check_list_access(api: &Api) -> ApiResult<()> {
 fn restricts_public(api: &Api) -> bool {
     api.settings
         .get(keys::RESTRICTED_VISIBILITY_LEVELS)
-        .as_array()
-        .is_some_and(|levels| {
-            levels.iter().any(|l| {
-                l.as_str() == Some("public") || l.as_str() == Some("20") || l.as_i64() == Some(20)
-            })
-        })
+        .contains(&Visibility::Public)
 }
 
 /// `GET /users`: the filters everyone may use, and the order (which only administrators'

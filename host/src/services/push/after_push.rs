@@ -3,10 +3,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use super::sessions::{Allowed, PushSession};
-use crate::events::{Event, EventKind};
+use crate::events::{CommitAuthor, CommitRecord, Event, EventKind, PushRecord};
 use crate::git::receive::{self, PushedCommit, RefUpdate};
 use crate::git::{self, Repository};
 use crate::model::users::UserRow;
@@ -256,34 +254,41 @@ pub(crate) fn push_payload(
     update: &RefUpdate,
     ref_protected: bool,
     pushed: &Pushed,
-) -> Value {
-    json!({
-        "before": update.old,
-        "after": update.new,
-        "ref": update.name,
-        "ref_protected": ref_protected,
-        "checkout_sha": pushed.checkout_sha,
-        "message": pushed.message,
-        "user_id": pusher.id,
-        "user_name": pusher.name,
-        "user_username": pusher.username,
-        "user_email": pusher.email,
-        "user_avatar": pusher_avatar,
-        "commits": pushed.commits.iter().map(commit_payload).collect::<Vec<_>>(),
-        "total_commits_count": pushed.total,
-    })
+) -> PushRecord {
+    PushRecord {
+        before: update.old.clone(),
+        after: update.new.clone(),
+        reference: update.name.clone(),
+        ref_protected,
+        checkout_sha: pushed.checkout_sha.clone(),
+        message: pushed.message.clone(),
+        user_id: pusher.id,
+        user_name: pusher.name.clone(),
+        user_username: pusher.username.clone(),
+        user_email: pusher.email.clone(),
+        user_avatar: pusher_avatar.map(str::to_string),
+        commits: pushed.commits.iter().map(commit_record).collect(),
+        total_commits_count: pushed.total,
+    }
 }
 
-fn commit_payload(commit: &PushedCommit) -> Value {
-    let title = commit.message.lines().next().unwrap_or_default();
-    json!({
-        "id": commit.id,
-        "message": commit.message,
-        "title": title,
-        "timestamp": commit.timestamp,
-        "author": {"name": commit.author_name, "email": commit.author_email},
-        "added": commit.added,
-        "modified": commit.modified,
-        "removed": commit.removed,
-    })
+fn commit_record(commit: &PushedCommit) -> CommitRecord {
+    CommitRecord {
+        id: commit.id.clone(),
+        message: commit.message.clone(),
+        title: commit
+            .message
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        timestamp: commit.timestamp.clone(),
+        author: CommitAuthor {
+            name: commit.author_name.clone(),
+            email: commit.author_email.clone(),
+        },
+        added: commit.added.clone(),
+        modified: commit.modified.clone(),
+        removed: commit.removed.clone(),
+    }
 }

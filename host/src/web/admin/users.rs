@@ -66,19 +66,16 @@ fn state_badge(state: UserState) -> Markup {
     html! { span class=(class) { (state.as_str()) } }
 }
 
-/// The list's filter: all users, or the active or blocked ones.
-fn filter_of(admin: &Admin) -> (UserFilter, String, &'static str) {
+/// The list's filter: all users (`None`), or the active or blocked ones.
+fn filter_of(admin: &Admin) -> (UserFilter, String, Option<UserState>) {
     let search = admin.web.field("search").trim().to_string();
-    let state = match admin.web.field("filter").as_str() {
-        "active" => "active",
-        "blocked" => "blocked",
-        _ => "all",
-    };
+    let state = UserState::parse(&admin.web.field("filter"))
+        .filter(|state| matches!(state, UserState::Active | UserState::Blocked));
     let filter = UserFilter {
         search: (!search.is_empty()).then(|| search.clone()),
         search_emails: true,
-        active: state == "active",
-        blocked: state == "blocked",
+        active: state == Some(UserState::Active),
+        blocked: state == Some(UserState::Blocked),
         ..UserFilter::default()
     };
     (filter, search, state)
@@ -86,6 +83,7 @@ fn filter_of(admin: &Admin) -> (UserFilter, String, &'static str) {
 
 async fn list(admin: Admin) -> WebResult {
     let (filter, search, state) = filter_of(&admin);
+    let state = state.map_or("all", UserState::as_str);
     let page_number = admin.web.field("page").parse::<i64>().unwrap_or(1).max(1);
     let window = Window {
         order_by: "id",
@@ -116,7 +114,7 @@ async fn list(admin: Admin) -> WebResult {
         }
         nav aria-label="Filter users" {
             ul.row-actions style="list-style:none;padding:0" {
-                @for (key, label) in [("all", "All"), ("active", "Active"), ("blocked", "Blocked")] {
+                @for (key, label) in [("all", "All"), (UserState::Active.as_str(), "Active"), (UserState::Blocked.as_str(), "Blocked")] {
                     li { a href=(link(key, 1)) aria-current=[(key == state).then_some("page")] { (label) } }
                 }
             }
