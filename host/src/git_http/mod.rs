@@ -117,7 +117,7 @@ async fn prepare(
     project: &str,
     service: Service,
 ) -> Result<Prepared, Box<Response>> {
-    let resolved = RequestTenant::of(ctx, parts).await;
+    let resolved = RequestTenant::of(ctx, parts);
     resolved.origin().map_err(api_error)?;
     let settings = resolved.settings(ctx).await.map_err(api_error)?;
     let tenant = resolved.tenant;

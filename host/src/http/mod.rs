@@ -108,7 +108,8 @@ struct Admission {
 /// What every request passes before its handler, in one middleware (a middleware layer costs
 /// a clone of the route it wraps per request). From the outside in: metrics by route (so that
 /// 429s and 503s are recorded like any answer), the tenant resolved once (`resolve.rs`), the
-/// request limits, which count by that tenant, then the rate limiter.
+/// request limits, which count by that tenant, and within them the tenant's settings, read
+/// once, then the rate limiter.
 async fn admit(State(admission): State<Admission>, mut request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request
@@ -117,17 +118,15 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
         .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
     let method = request.method().to_string();
     let ctx = &admission.ctx;
-    resolve::resolve(ctx, &mut request).await;
-    let response =
-        limits::enforce(
-            &admission.limits,
-            request,
-            async |request| match crate::ratelimit::enforce(ctx, request).await {
-                Ok(request) => next.run(request).await,
-                Err(limited) => limited,
-            },
-        )
-        .await;
+    resolve::resolve(ctx, &mut request);
+    let response = limits::enforce(&admission.limits, request, async |mut request| {
+        resolve::read_settings(ctx, &mut request).await;
+        match crate::ratelimit::enforce(ctx, request).await {
+            Ok(request) => next.run(request).await,
+            Err(limited) => limited,
+        }
+    })
+    .await;
     let status = response.status().as_u16().to_string();
     metrics::counter!("http_requests_total", "route" => route.clone(), "method" => method, "status" => status)
         .increment(1);

@@ -101,7 +101,7 @@ pub async fn tenant_and_params(
     parts: &mut Parts,
     body: Body,
 ) -> ApiResult<(Tenant, Arc<Settings>, Params)> {
-    let resolved = RequestTenant::of(ctx, parts).await;
+    let resolved = RequestTenant::of(ctx, parts);
     resolved.origin()?;
     let params = read_params(ctx, parts, body, ctx.config.max_body_bytes).await?;
     let settings = resolved.settings(ctx).await?;
@@ -133,7 +133,7 @@ impl FromRequest<ApiContext> for Api {
 
     async fn from_request(request: Request, ctx: &ApiContext) -> Result<Self, Self::Rejection> {
         let (mut parts, body) = request.into_parts();
-        let resolved = RequestTenant::of(ctx, &mut parts).await;
+        let resolved = RequestTenant::of(ctx, &mut parts);
         // Uploads are for callers who authenticate in the head: only a valid token there
         // (checked before a byte of the body is read) opens `--max-upload-bytes`; anyone
         // else's multipart body gets the small limit.

@@ -1,7 +1,9 @@
-//! The request's tenant, resolved once: a middleware outside the request limits finds the
-//! tenant the `Host` header names and reads its settings, and leaves them in the request's
-//! extensions for the fair share, the rate limiter and the extractors (API, OAuth, web pages,
-//! git over HTTP), which would otherwise each resolve and read them again.
+//! The request's tenant, resolved once: the admission middleware finds the tenant the `Host`
+//! header names (in memory, before the fair share, which counts by tenant) and then, within
+//! the request limits (a slot and the timeout, since it may query the database), reads its
+//! settings. It leaves both in the request's extensions for the rate limiter and the
+//! extractors (API, OAuth, web pages, git over HTTP), which would otherwise each resolve and
+//! read them again.
 
 use std::sync::Arc;
 
@@ -23,12 +25,13 @@ pub struct RequestTenant {
     /// name falls back to.
     origin: Option<Origin>,
     pub tenant: Tenant,
-    /// `None` when reading them failed: the reader asks again and answers the error its way.
+    /// `None` until read, or when reading them failed: the reader asks again and answers the
+    /// error its way.
     settings: Option<Arc<Settings>>,
 }
 
 impl RequestTenant {
-    async fn resolve(ctx: &ApiContext, headers: &HeaderMap, uri: &Uri) -> RequestTenant {
+    fn resolve(ctx: &ApiContext, headers: &HeaderMap, uri: &Uri) -> RequestTenant {
         let origin = Origin::from_parts(headers, uri).ok();
         let tenant = match &origin {
             Some(origin) => ctx.tenant_for(origin),
@@ -41,20 +44,19 @@ impl RequestTenant {
                 }
             }
         };
-        let settings = ctx.settings.get(&tenant.db).await.ok();
         RequestTenant {
             origin,
             tenant,
-            settings,
+            settings: None,
         }
     }
 
     /// The middleware's answer for this request, taken out of its extensions (or resolved
     /// here, for a request that did not pass through it).
-    pub async fn of(ctx: &ApiContext, parts: &mut Parts) -> RequestTenant {
+    pub fn of(ctx: &ApiContext, parts: &mut Parts) -> RequestTenant {
         match parts.extensions.remove::<RequestTenant>() {
             Some(resolved) => resolved,
-            None => RequestTenant::resolve(ctx, &parts.headers, &parts.uri).await,
+            None => RequestTenant::resolve(ctx, &parts.headers, &parts.uri),
         }
     }
 
@@ -76,7 +78,7 @@ impl RequestTenant {
         }
     }
 
-    /// The tenant's settings, read again only when the middleware could not read them.
+    /// The tenant's settings, read here only when the middleware could not read them.
     pub async fn settings(&self, ctx: &ApiContext) -> crate::store::Result<Arc<Settings>> {
         match &self.settings {
             Some(settings) => Ok(settings.clone()),
@@ -91,11 +93,19 @@ fn malformed_host() -> ApiError {
 
 /// A step of `http::admit`: leaves the request's tenant in its extensions. Health checks are
 /// left alone: they name no tenant and must answer while the database does not.
-pub async fn resolve(ctx: &ApiContext, request: &mut Request) {
+pub fn resolve(ctx: &ApiContext, request: &mut Request) {
     if crate::ratelimit::rules::classify(request.uri().path())
         != crate::ratelimit::rules::PathClass::Health
     {
-        let resolved = RequestTenant::resolve(ctx, request.headers(), request.uri()).await;
+        let resolved = RequestTenant::resolve(ctx, request.headers(), request.uri());
         request.extensions_mut().insert(resolved);
+    }
+}
+
+/// A step of `http::admit`, within the request limits: reads the settings of the tenant
+/// [`resolve`] left, once for every reader after it.
+pub async fn read_settings(ctx: &ApiContext, request: &mut Request) {
+    if let Some(resolved) = request.extensions_mut().get_mut::<RequestTenant>() {
+        resolved.settings = ctx.settings.get(&resolved.tenant.db).await.ok();
     }
 }

@@ -81,7 +81,7 @@ impl FromRequest<ApiContext> for Web {
         let (mut parts, body) = request.into_parts();
         let unreadable =
             |error: ApiError| WebError::new(error.status(), "The request could not be read.");
-        let resolved = RequestTenant::of(ctx, &mut parts).await;
+        let resolved = RequestTenant::of(ctx, &mut parts);
         resolved.origin().map_err(unreadable)?;
         let settings = resolved.settings(ctx).await?;
         let (origin, tenant) = resolved.into_origin_and_tenant().map_err(unreadable)?;
