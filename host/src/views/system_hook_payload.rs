@@ -9,13 +9,21 @@ use serde::Serialize;
 
 use crate::model::visibility::Visibility;
 
+/// What every system hook body carries: when its object was created and last updated, and
+/// the event's name.
+#[derive(Debug, Serialize)]
+pub struct SystemStamp {
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub event_name: &'static str,
+}
+
 /// `project_create`, `project_destroy`, `project_update`, `project_rename` and
 /// `project_transfer`.
 #[derive(Debug, Serialize)]
 pub struct ProjectEvent {
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub event_name: &'static str,
+    #[serde(flatten)]
+    pub stamp: SystemStamp,
     pub name: String,
     pub owner_email: String,
     pub owner_name: String,
@@ -40,9 +48,8 @@ pub struct Owner {
 /// `user_create`, `user_destroy` and `user_rename`.
 #[derive(Debug, Serialize)]
 pub struct UserEvent {
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub event_name: &'static str,
+    #[serde(flatten)]
+    pub stamp: SystemStamp,
     pub email: String,
     pub name: String,
     pub username: String,
@@ -55,9 +62,8 @@ pub struct UserEvent {
 /// `key_create` and `key_destroy`.
 #[derive(Debug, Serialize)]
 pub struct KeyEvent {
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub event_name: &'static str,
+    #[serde(flatten)]
+    pub stamp: SystemStamp,
     /// Null once the key's user is gone.
     pub username: Option<String>,
     pub key: String,
@@ -67,9 +73,8 @@ pub struct KeyEvent {
 /// `group_create`, `group_destroy` and `group_rename`.
 #[derive(Debug, Serialize)]
 pub struct GroupEvent {
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub event_name: &'static str,
+    #[serde(flatten)]
+    pub stamp: SystemStamp,
     pub name: String,
     pub path: String,
     pub group_id: i64,
@@ -85,9 +90,8 @@ pub struct GroupEvent {
 /// `user_add_to_team`, `user_update_for_team` and `user_remove_from_team`.
 #[derive(Debug, Serialize)]
 pub struct ProjectMemberEvent {
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub event_name: &'static str,
+    #[serde(flatten)]
+    pub stamp: SystemStamp,
     pub access_level: &'static str,
     pub project_id: i64,
     pub project_name: String,
@@ -101,9 +105,8 @@ pub struct ProjectMemberEvent {
 /// `user_add_to_group`, `user_update_for_group` and `user_remove_from_group`.
 #[derive(Debug, Serialize)]
 pub struct GroupMemberEvent {
-    pub created_at: Option<String>,
-    pub updated_at: Option<String>,
-    pub event_name: &'static str,
+    #[serde(flatten)]
+    pub stamp: SystemStamp,
     pub group_access: &'static str,
     pub group_id: i64,
     pub group_name: String,

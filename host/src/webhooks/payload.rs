@@ -20,7 +20,7 @@ use crate::model::webhooks::EventRow;
 use crate::store::TenantDb;
 use crate::views::system_hook_payload::{
     GroupEvent, GroupMemberEvent, KeyEvent, MemberUser, Owner, ProjectEvent, ProjectMemberEvent,
-    UserEvent,
+    SystemStamp, UserEvent,
 };
 use crate::views::user::UserViews;
 use crate::views::webhook_payload::{
@@ -477,8 +477,11 @@ impl Loader<'_> {
     ) -> crate::store::Result<Option<String>> {
         let current = if after.is_null() { before } else { after };
         let times: RecordedTimes = read(current);
-        let created_at = times.created_at.map(iso_seconds);
-        let updated_at = times.updated_at.map(iso_seconds);
+        let stamp = SystemStamp {
+            created_at: times.created_at.map(iso_seconds),
+            updated_at: times.updated_at.map(iso_seconds),
+            event_name: name,
+        };
         let body = match name {
             "project_create" | "project_destroy" | "project_update" | "project_rename"
             | "project_transfer" => {
@@ -507,9 +510,7 @@ impl Loader<'_> {
                     _ => None,
                 };
                 body_text(&ProjectEvent {
-                    created_at,
-                    updated_at,
-                    event_name: name,
+                    stamp,
                     path_with_namespace: format!("{}/{}", namespace.full_path, project.path),
                     name: project.name,
                     owner_email: owner_email.clone(),
@@ -528,9 +529,7 @@ impl Loader<'_> {
             "user_create" | "user_destroy" | "user_rename" => {
                 let user: RecordedUser = read(current);
                 body_text(&UserEvent {
-                    created_at,
-                    updated_at,
-                    event_name: name,
+                    stamp,
                     email: user.email,
                     name: user.name,
                     username: user.username,
@@ -543,10 +542,11 @@ impl Loader<'_> {
                 let key: RecordedKey = read(current);
                 let username = self.user(key.user_id).await?.map(|u| u.username);
                 body_text(&KeyEvent {
-                    // GitLab's example writes a key's creation time this way.
-                    created_at: times.created_at.map(utc_text),
-                    updated_at,
-                    event_name: name,
+                    stamp: SystemStamp {
+                        // GitLab's example writes a key's creation time this way.
+                        created_at: times.created_at.map(utc_text),
+                        ..stamp
+                    },
                     username,
                     key: key.public_key,
                     id: event.subject_id,
@@ -557,9 +557,7 @@ impl Loader<'_> {
                 let renamed = name == "group_rename";
                 let old: RecordedGroup = read(before);
                 body_text(&GroupEvent {
-                    created_at,
-                    updated_at,
-                    event_name: name,
+                    stamp,
                     name: group.name,
                     path: group.path,
                     group_id: event.subject_id,
@@ -589,9 +587,7 @@ impl Loader<'_> {
                         return Ok(None);
                     };
                     body_text(&ProjectMemberEvent {
-                        created_at,
-                        updated_at,
-                        event_name: name,
+                        stamp,
                         access_level: access,
                         project_id: project.id,
                         project_path_with_namespace: format!(
@@ -608,9 +604,7 @@ impl Loader<'_> {
                         return Ok(None);
                     };
                     body_text(&GroupMemberEvent {
-                        created_at,
-                        updated_at,
-                        event_name: name,
+                        stamp,
                         group_access: access,
                         group_id: group.id,
                         group_name: group.name,
