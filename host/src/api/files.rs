@@ -93,28 +93,6 @@ pub fn content_type(name: &str) -> &'static str {
         .map_or("application/octet-stream", |(_, t)| t)
 }
 
-/// The last path segment of a client's file name with anything but letters, digits, `.`, `-`
-/// and `_` replaced by `_` and no leading dots; `fallback` when nothing is left.
-pub fn safe_filename(name: &str, fallback: &str) -> String {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(fallback);
-    let cleaned: String = base
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_start_matches('.').to_string();
-    if cleaned.is_empty() {
-        fallback.into()
-    } else {
-        cleaned
-    }
-}
-
 /// `DATA_DIR/uploads/<tenant>/<relative>`.
 pub fn directory(api: &Api, relative: &str) -> PathBuf {
     projects::uploads_dir(&api.ctx.config.storage.data_dir, api.tenant.id, relative)

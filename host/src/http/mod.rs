@@ -10,6 +10,7 @@ pub mod ops;
 pub mod pagination;
 pub mod params;
 pub mod request;
+mod request_metrics;
 pub mod resolve;
 pub mod routes;
 pub mod serve;
@@ -61,6 +62,7 @@ pub fn router(ctx: ApiContext) -> Router {
             Admission {
                 ctx: ctx.clone(),
                 limits: request_limits,
+                metrics: request_metrics::RequestMetrics::default(),
             },
             admit,
         ))
@@ -68,11 +70,16 @@ pub fn router(ctx: ApiContext) -> Router {
             // Spans carry the method and route template only: query strings and headers can
             // hold tokens, and are never logged.
             TraceLayer::new_for_http().make_span_with(|request: &Request| {
-                let route = request.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string());
-                tracing::info_span!("request", method = %request.method(), route = route.as_deref().unwrap_or("unmatched"))
+                let route = request
+                    .extensions()
+                    .get::<MatchedPath>()
+                    .map_or("unmatched", MatchedPath::as_str);
+                tracing::info_span!("request", method = %request.method(), route)
             }),
         )
-        .layer(CatchPanicLayer::custom(|_| ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+        }))
         .with_state(ctx)
 }
 
@@ -103,6 +110,7 @@ async fn method_not_allowed() -> Response {
 struct Admission {
     ctx: ApiContext,
     limits: limits::RequestLimits,
+    metrics: request_metrics::RequestMetrics,
 }
 
 /// What every request passes before its handler, in one middleware (a middleware layer costs
@@ -112,11 +120,8 @@ struct Admission {
 /// once, then the rate limiter.
 async fn admit(State(admission): State<Admission>, mut request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
-    let method = request.method().to_string();
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let method = request.method().clone();
     let ctx = &admission.ctx;
     resolve::resolve(ctx, &mut request);
     let response = limits::enforce(&admission.limits, request, async |mut request| {
@@ -127,10 +132,11 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
         }
     })
     .await;
-    let status = response.status().as_u16().to_string();
-    metrics::counter!("http_requests_total", "route" => route.clone(), "method" => method, "status" => status)
-        .increment(1);
-    metrics::histogram!("http_request_duration_seconds", "route" => route)
-        .record(started.elapsed().as_secs_f64());
+    admission.metrics.record(
+        route.as_ref().map_or("unmatched", MatchedPath::as_str),
+        &method,
+        response.status(),
+        started.elapsed(),
+    );
     response
 }

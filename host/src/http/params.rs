@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, ApiResult};
 pub use super::input_doc::{ParamKind, ParamRead};
+use crate::settings::validate::{NotThatKind, SettingParams, SettingsUpdate};
 use crate::store::StoredName;
 
 /// An endpoint's typed input: what it accepts, read from the merged parameters in one place
@@ -63,7 +64,7 @@ macro_rules! flag_input {
 }
 pub(crate) use flag_input;
 
-pub use super::upload::UploadedFile;
+pub use crate::services::uploads::UploadedFile;
 
 #[derive(Debug, Default, Clone)]
 pub struct Params {
@@ -169,7 +170,7 @@ impl Params {
             };
             match (field.file_name().map(str::to_string), limits.spool) {
                 (Some(filename), Some(dir)) => {
-                    let file = UploadedFile::spool(field, dir, filename).await?;
+                    let file = super::upload::spool(field, dir, filename).await?;
                     self.files.insert(name.clone(), file);
                     // Presence of the key matters to handlers that distinguish "absent" from "".
                     self.values.insert(name, Value::String(String::new()));
@@ -647,5 +648,50 @@ mod tests {
         ] {
             assert!(parse_datetime(s).is_some(), "{s}");
         }
+    }
+}
+
+/// The settings read their update from the request's parameters with Grape's coercions.
+impl SettingParams for Params {
+    fn has(&self, name: &str) -> bool {
+        Params::has(self, name)
+    }
+
+    fn raw(&self, name: &str) -> Option<&Value> {
+        Params::raw(self, name)
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>, NotThatKind> {
+        Params::bool(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>, NotThatKind> {
+        Params::int(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn float(&self, name: &str) -> Result<Option<f64>, NotThatKind> {
+        Params::float(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn string(&self, name: &str) -> Result<Option<String>, NotThatKind> {
+        Params::string(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn string_list(&self, name: &str) -> Result<Option<Vec<String>>, NotThatKind> {
+        Params::string_list(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn int_list(&self, name: &str) -> Result<Option<Vec<i64>>, NotThatKind> {
+        Params::int_list(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn object(&self, name: &str) -> Result<Option<&Map<String, Value>>, NotThatKind> {
+        Params::object(self, name).map_err(|_| NotThatKind)
+    }
+}
+
+impl FromParams for SettingsUpdate {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(SettingsUpdate::parse(params)?)
     }
 }

@@ -34,6 +34,7 @@ pub mod settings;
 pub mod spam;
 pub mod system_notes;
 pub mod tokens;
+pub mod uploads;
 pub mod users;
 pub mod webhooks;
 

@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use crate::context::ApiContext;
-use crate::http::params::UploadedFile;
 use crate::model::plugins::{BindingRow, PluginRow};
 use crate::outbound::http::Grant;
 use crate::plugins::runtime::Compiled;
@@ -16,6 +15,7 @@ use crate::plugins::spam::{self, SpamOutcome, SpamSubject};
 use crate::plugins::trial;
 use crate::plugins::{Binding, CallStats, FailurePolicy, Hook, Limits, Maxima, builtin};
 use crate::services::Refusal;
+use crate::services::uploads::UploadedFile;
 use crate::store::TenantDb;
 use crate::store::plugins::{NewBinding, NewPlugin};
 use crate::tenants::Tenant;

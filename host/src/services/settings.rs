@@ -9,21 +9,21 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::context::ApiContext;
-use crate::http::error::{ApiError, ApiResult};
 use crate::model::now_ms;
+use crate::services::Refusal;
 use crate::settings::validate::{self, SettingsUpdate};
 use crate::settings::{self, Settings};
 use crate::tenants::Tenant;
 
 /// The stored row (created on first use) and its settings, as the primary sees them.
-async fn current_with_data(tenant: &Tenant) -> ApiResult<(Settings, String)> {
+async fn current_with_data(tenant: &Tenant) -> Result<(Settings, String), Refusal> {
     let db = &tenant.db;
     let row = match db.load_settings_for_update().await? {
         Some(row) => row,
         None => {
             db.ensure_settings().await?;
             db.load_settings_for_update().await?.ok_or_else(|| {
-                ApiError::Internal(anyhow::anyhow!("settings row missing after insert"))
+                Refusal::Internal(anyhow::anyhow!("settings row missing after insert"))
             })?
         }
     };
@@ -33,7 +33,7 @@ async fn current_with_data(tenant: &Tenant) -> ApiResult<(Settings, String)> {
 
 /// What is stored now (administrators read the row, not the cache: what they see is what is
 /// stored).
-pub async fn current(tenant: &Tenant) -> ApiResult<Settings> {
+pub async fn current(tenant: &Tenant) -> Result<Settings, Refusal> {
     Ok(current_with_data(tenant).await?.0)
 }
 
@@ -43,14 +43,14 @@ pub async fn update(
     ctx: &ApiContext,
     tenant: &Tenant,
     update: &SettingsUpdate,
-) -> ApiResult<Arc<Settings>> {
+) -> Result<Arc<Settings>, Refusal> {
     // Optimistic concurrency: an update racing another process's re-reads and re-validates.
     for _ in 0..5 {
         let (settings, old_data) = current_with_data(tenant).await?;
         let stored: Map<String, Value> = serde_json::from_str(&old_data).unwrap_or_default();
         let change = validate::validate(update, &stored)?;
         let data = settings::apply(&stored, change, &ctx.secret_key);
-        let new_data = serde_json::to_string(&data).map_err(|e| ApiError::Internal(e.into()))?;
+        let new_data = serde_json::to_string(&data).map_err(|e| Refusal::Internal(e.into()))?;
         let updated_at = now_ms().max(settings.updated_at + 1);
         if tenant
             .db
@@ -67,7 +67,7 @@ pub async fn update(
             return Ok(fresh);
         }
     }
-    Err(ApiError::Conflict(
+    Err(Refusal::Conflict(
         "409 Conflict - settings changed concurrently, retry".into(),
     ))
 }

@@ -6,9 +6,8 @@
 use serde_json::{Map, Value, json};
 
 use super::catalog::{CATALOG, CHOICES, Entry, Kind, canonical, default_of, entry as entry_of};
-use crate::http::error::{ApiError, ApiResult};
-use crate::http::params::{FromParams, Params};
 use crate::model::visibility::Visibility;
+use crate::services::Refusal;
 
 /// A validated update: canonical name → new value. Secrets hold their plaintext (the
 /// caller encrypts them); `Value::Null` on a secret means "clear it".
@@ -135,17 +134,34 @@ const KEY_SIZES: &[(&str, &[i64])] = &[
 #[derive(Debug, Clone)]
 pub struct SettingsUpdate(Update);
 
-impl FromParams for SettingsUpdate {
-    fn from_params(params: &Params) -> ApiResult<Self> {
+impl SettingsUpdate {
+    pub fn parse(params: &impl SettingParams) -> Result<SettingsUpdate, Refusal> {
         let mut update = coerce(params)?;
         check_enums(&mut update)?;
         Ok(SettingsUpdate(update))
     }
 }
 
+/// The request parameters as the settings read them. The HTTP layer's parameters implement
+/// it with Grape's coercions.
+pub trait SettingParams {
+    fn has(&self, name: &str) -> bool;
+    fn raw(&self, name: &str) -> Option<&Value>;
+    fn bool(&self, name: &str) -> Result<Option<bool>, NotThatKind>;
+    fn int(&self, name: &str) -> Result<Option<i64>, NotThatKind>;
+    fn float(&self, name: &str) -> Result<Option<f64>, NotThatKind>;
+    fn string(&self, name: &str) -> Result<Option<String>, NotThatKind>;
+    fn string_list(&self, name: &str) -> Result<Option<Vec<String>>, NotThatKind>;
+    fn int_list(&self, name: &str) -> Result<Option<Vec<i64>>, NotThatKind>;
+    fn object(&self, name: &str) -> Result<Option<&Map<String, Value>>, NotThatKind>;
+}
+
+/// A parameter that cannot be read as the kind asked for.
+pub struct NotThatKind;
+
 /// Checks `update` against `stored` (canonical name → stored value; secrets as stored, only
 /// their presence matters): the changes to apply.
-pub fn validate(update: &SettingsUpdate, stored: &Map<String, Value>) -> ApiResult<Update> {
+pub fn validate(update: &SettingsUpdate, stored: &Map<String, Value>) -> Result<Update, Refusal> {
     let mut update = update.0.clone();
     check_rules(&mut update, stored)?;
     Ok(update)
@@ -153,7 +169,7 @@ pub fn validate(update: &SettingsUpdate, stored: &Map<String, Value>) -> ApiResu
 
 /// Types: every known setting in the parameters, in its kind. Deprecated aliases first, so
 /// that the replacement wins when both are given; unknown keys are ignored.
-fn coerce(params: &Params) -> ApiResult<Update> {
+fn coerce(params: &impl SettingParams) -> Result<Update, Refusal> {
     let mut update = Update::new();
     let mut invalid = Vec::new();
     let aliases = CATALOG.iter().filter(|e| e.alias_of.is_some());
@@ -174,12 +190,16 @@ fn coerce(params: &Params) -> ApiResult<Update> {
     if invalid.is_empty() {
         Ok(update)
     } else {
-        Err(ApiError::InvalidParam(invalid.join(", ")))
+        Err(Refusal::InvalidParam(invalid.join(", ")))
     }
 }
 
 /// `Ok(None)`: nothing to change (a `null` secret, so that a GET → PUT round trip keeps it).
-fn coerce_one(params: &Params, entry: &Entry, target: &Entry) -> Result<Option<Value>, ()> {
+fn coerce_one(
+    params: &impl SettingParams,
+    entry: &Entry,
+    target: &Entry,
+) -> Result<Option<Value>, ()> {
     let name = entry.name;
     let raw = params.raw(name);
     let blank = match raw {
@@ -234,12 +254,12 @@ fn coerce_one(params: &Params, entry: &Entry, target: &Entry) -> Result<Option<V
     Ok(Some(value))
 }
 
-fn not_valid(name: &str) -> ApiError {
-    ApiError::InvalidParam(format!("{name} does not have a valid value"))
+fn not_valid(name: &str) -> Refusal {
+    Refusal::InvalidParam(format!("{name} does not have a valid value"))
 }
 
 /// Enumerations ([`CHOICES`]), answered as Grape answers `values:` violations.
-fn check_enums(update: &mut Update) -> ApiResult<()> {
+fn check_enums(update: &mut Update) -> Result<(), Refusal> {
     // Git access takes `nil` (or nothing) for both protocols.
     if let Some(value) = update.get("enabled_git_access_protocol")
         && matches!(value.as_str().map(str::trim), None | Some("" | "nil"))
@@ -344,16 +364,11 @@ pub fn parse_duration(text: &str) -> Option<f64> {
 }
 
 /// Model rules on the merged result, collected into one field map.
-fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()> {
-    let mut errors = Map::new();
-    let mut fail = |field: &str, message: String| {
-        let messages = errors
-            .entry(field.to_string())
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-            .expect("array");
-        if !messages.contains(&json!(message)) {
-            messages.push(json!(message));
+fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> Result<(), Refusal> {
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
+    let mut fail = |field: &'static str, message: String| {
+        if !errors.iter().any(|(f, m)| *f == field && *m == message) {
+            errors.push((field, message));
         }
     };
 
@@ -380,14 +395,14 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
             && value.is_null()
             && !default_of(name).is_null()
         {
-            fail(name, "can't be blank".into());
+            fail(entry.name, "can't be blank".into());
         }
         let is_key_restriction = KEY_SIZES.iter().any(|(key, _)| key == name);
         if matches!(entry.kind, Kind::Int | Kind::Float)
             && !is_key_restriction
             && value.as_f64().is_some_and(|n| n < 0.0)
         {
-            fail(name, "must be greater than or equal to 0".into());
+            fail(entry.name, "must be greater than or equal to 0".into());
         }
     }
 
@@ -495,13 +510,14 @@ fn check_rules(update: &mut Update, stored: &Map<String, Value>) -> ApiResult<()
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::Validation(errors))
+        Err(Refusal::Fields(errors))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::params::Params;
 
     fn params(body: Value) -> Params {
         match body {
@@ -510,13 +526,18 @@ mod tests {
         }
     }
 
-    fn run(body: Value) -> ApiResult<Update> {
-        validate(&SettingsUpdate::from_params(&params(body))?, &Map::new())
+    fn run(body: Value) -> Result<Update, Refusal> {
+        validate(&SettingsUpdate::parse(&params(body))?, &Map::new())
     }
 
-    fn fields(result: ApiResult<Update>) -> Vec<String> {
+    fn fields(result: Result<Update, Refusal>) -> Vec<String> {
         match result {
-            Err(ApiError::Validation(map)) => map.keys().cloned().collect(),
+            Err(Refusal::Fields(fields)) => {
+                let mut names: Vec<String> = fields.iter().map(|(f, _)| f.to_string()).collect();
+                names.sort();
+                names.dedup();
+                names
+            }
             other => panic!("expected a field map, got {other:?}"),
         }
     }
@@ -524,12 +545,12 @@ mod tests {
     #[test]
     fn types_are_checked() {
         match run(json!({"default_projects_limit": "lots"})) {
-            Err(ApiError::InvalidParam(m)) => assert_eq!(m, "default_projects_limit is invalid"),
+            Err(Refusal::InvalidParam(m)) => assert_eq!(m, "default_projects_limit is invalid"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
             run(json!({"signup_enabled": "maybe"})),
-            Err(ApiError::InvalidParam(_))
+            Err(Refusal::InvalidParam(_))
         ));
         let ok =
             run(json!({"default_projects_limit": "12", "signup_enabled": "false", "domain_allowlist": "a.com, b.com"}))
@@ -569,7 +590,7 @@ mod tests {
     fn requirement_may_come_from_storage() {
         let mut stored = Map::new();
         stored.insert("terms".into(), json!("Be nice"));
-        let update = SettingsUpdate::from_params(&params(json!({"enforce_terms": true}))).unwrap();
+        let update = SettingsUpdate::parse(&params(json!({"enforce_terms": true}))).unwrap();
         assert!(validate(&update, &stored).is_ok());
         assert_eq!(fields(run(json!({"enforce_terms": true}))), vec!["terms"]);
     }
@@ -613,19 +634,19 @@ mod tests {
         assert!(run(json!({"rsa_key_restriction": -1, "ed25519_key_restriction": 256})).is_ok());
         assert!(matches!(
             run(json!({"first_day_of_week": 2})),
-            Err(ApiError::InvalidParam(_))
+            Err(Refusal::InvalidParam(_))
         ));
         assert!(matches!(
             run(json!({"whats_new_variant": "x"})),
-            Err(ApiError::InvalidParam(_))
+            Err(Refusal::InvalidParam(_))
         ));
         assert!(matches!(
             run(json!({"default_project_visibility": "secret"})),
-            Err(ApiError::InvalidParam(_))
+            Err(Refusal::InvalidParam(_))
         ));
         assert!(matches!(
             run(json!({"enabled_git_access_protocol": "ftp"})),
-            Err(ApiError::InvalidParam(_))
+            Err(Refusal::InvalidParam(_))
         ));
         assert_eq!(
             run(json!({"enabled_git_access_protocol": ""})).unwrap()["enabled_git_access_protocol"],

@@ -14,6 +14,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
 use crate::http::stream::stored_file;
+use crate::services::uploads;
 use crate::settings::keys;
 use crate::views;
 
@@ -51,28 +52,20 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let CreateUpload { file } = api.input()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Developer)?;
-    if file.size > max_bytes(&api) {
-        return Err(ApiError::PayloadTooLarge);
-    }
-    let name = files::safe_filename(&file.filename, "file");
-    let secret = hex::encode(rand::random::<[u8; 16]>());
-    file.persist(&directory(&api, ctx.project.id, &secret), &name)
-        .await?;
-    let row = api
-        .db()
-        .insert_upload(
-            ctx.project.id,
-            caller.user.id,
-            &secret,
-            &name,
-            file.size as i64,
-            file.content_type.as_deref(),
-        )
-        .await?;
-    let url = format!("/uploads/{secret}/{name}");
+    let row = uploads::attach_to_project(
+        &api.ctx.config.storage.data_dir,
+        api.db(),
+        ctx.project.id,
+        caller.user.id,
+        &file,
+        max_bytes(&api),
+    )
+    .await?;
+    let name = &row.filename;
+    let url = format!("/uploads/{}/{name}", row.secret);
     let full_path = format!("/{}/{}{url}", ctx.namespace.full_path, ctx.project.path);
-    let embeddable = files::is_embeddable(&name);
-    let body = views::hook::upload(row.id, &name, &url, &full_path, embeddable);
+    let embeddable = files::is_embeddable(name);
+    let body = views::hook::upload(row.id, name, &url, &full_path, embeddable);
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 

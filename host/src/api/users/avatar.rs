@@ -15,6 +15,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params, UploadedFile};
 use crate::http::request::Api;
 use crate::http::stream::stored_file;
+use crate::services::uploads;
 
 /// GitLab's limit for avatars.
 const MAX_AVATAR_BYTES: u64 = 200 * 1024;
@@ -38,7 +39,7 @@ impl FromParams for AvatarChange {
 
 fn requested(p: &Params) -> ApiResult<AvatarChange> {
     if let Some(file) = p.file("avatar") {
-        let name = files::safe_filename(&file.filename, "avatar.png");
+        let name = uploads::safe_filename(&file.filename, "avatar.png");
         let head = file
             .head(SIGNATURE_BYTES)
             .map_err(|error| ApiError::Internal(error.into()))?;
@@ -80,7 +81,9 @@ pub async fn store(
     name: &str,
 ) -> ApiResult<()> {
     remove(api, owner, id).await?;
-    file.persist(&directory(api, owner, id), name).await
+    file.persist(&directory(api, owner, id), name)
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))
 }
 
 pub async fn remove(api: &Api, owner: &str, id: i64) -> ApiResult<()> {

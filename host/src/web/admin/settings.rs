@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::{Admin, Section, field_error, field_errors, notice, page};
 use crate::context::ApiContext;
-use crate::http::params::{FromParams, Params};
+use crate::http::params::Params;
 use crate::http::routes::Router;
 use crate::services::settings as service;
 use crate::settings::Settings;
@@ -444,9 +444,9 @@ async fn save(Path(slug): Path<String>, admin: Admin) -> WebResult {
         return Ok(found(&format!("/admin/settings/{}?done=saved", group.slug)));
     }
     let params = Params::from_json_object(update.clone());
-    let saved = match SettingsUpdate::from_params(&params) {
+    let saved = match SettingsUpdate::parse(&params) {
         Ok(update) => service::update(admin.ctx(), &admin.web.tenant, &update).await,
-        Err(error) => Err(error),
+        Err(refusal) => Err(refusal),
     };
     match saved {
         Ok(_) => Ok(found(&format!("/admin/settings/{}?done=saved", group.slug))),
@@ -456,7 +456,7 @@ async fn save(Path(slug): Path<String>, admin: Admin) -> WebResult {
             values.retain(|name, _| CATALOG.iter().any(|e| e.name == name && !e.secret));
             let form = Form {
                 values,
-                errors: field_errors(error)?,
+                errors: field_errors(error.into())?,
             };
             section_page(
                 &admin,
