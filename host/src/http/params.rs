@@ -601,6 +601,51 @@ pub fn is_multipart(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"))
 }
 
+/// The settings read their update from the request's parameters with Grape's coercions.
+impl SettingParams for Params {
+    fn has(&self, name: &str) -> bool {
+        Params::has(self, name)
+    }
+
+    fn raw(&self, name: &str) -> Option<&Value> {
+        Params::raw(self, name)
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>, NotThatKind> {
+        Params::bool(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>, NotThatKind> {
+        Params::int(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn float(&self, name: &str) -> Result<Option<f64>, NotThatKind> {
+        Params::float(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn string(&self, name: &str) -> Result<Option<String>, NotThatKind> {
+        Params::string(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn string_list(&self, name: &str) -> Result<Option<Vec<String>>, NotThatKind> {
+        Params::string_list(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn int_list(&self, name: &str) -> Result<Option<Vec<i64>>, NotThatKind> {
+        Params::int_list(self, name).map_err(|_| NotThatKind)
+    }
+
+    fn object(&self, name: &str) -> Result<Option<&Map<String, Value>>, NotThatKind> {
+        Params::object(self, name).map_err(|_| NotThatKind)
+    }
+}
+
+impl FromParams for SettingsUpdate {
+    fn from_params(params: &Params) -> ApiResult<Self> {
+        Ok(SettingsUpdate::parse(params)?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,50 +693,5 @@ mod tests {
         ] {
             assert!(parse_datetime(s).is_some(), "{s}");
         }
-    }
-}
-
-/// The settings read their update from the request's parameters with Grape's coercions.
-impl SettingParams for Params {
-    fn has(&self, name: &str) -> bool {
-        Params::has(self, name)
-    }
-
-    fn raw(&self, name: &str) -> Option<&Value> {
-        Params::raw(self, name)
-    }
-
-    fn bool(&self, name: &str) -> Result<Option<bool>, NotThatKind> {
-        Params::bool(self, name).map_err(|_| NotThatKind)
-    }
-
-    fn int(&self, name: &str) -> Result<Option<i64>, NotThatKind> {
-        Params::int(self, name).map_err(|_| NotThatKind)
-    }
-
-    fn float(&self, name: &str) -> Result<Option<f64>, NotThatKind> {
-        Params::float(self, name).map_err(|_| NotThatKind)
-    }
-
-    fn string(&self, name: &str) -> Result<Option<String>, NotThatKind> {
-        Params::string(self, name).map_err(|_| NotThatKind)
-    }
-
-    fn string_list(&self, name: &str) -> Result<Option<Vec<String>>, NotThatKind> {
-        Params::string_list(self, name).map_err(|_| NotThatKind)
-    }
-
-    fn int_list(&self, name: &str) -> Result<Option<Vec<i64>>, NotThatKind> {
-        Params::int_list(self, name).map_err(|_| NotThatKind)
-    }
-
-    fn object(&self, name: &str) -> Result<Option<&Map<String, Value>>, NotThatKind> {
-        Params::object(self, name).map_err(|_| NotThatKind)
-    }
-}
-
-impl FromParams for SettingsUpdate {
-    fn from_params(params: &Params) -> ApiResult<Self> {
-        Ok(SettingsUpdate::parse(params)?)
     }
 }
