@@ -166,6 +166,8 @@ pub struct Db {
     write: AnyPool,
     engine: Engine,
     auth_generations: Arc<AuthGenerations>,
+    /// Statements sent through the pools, for tests that count what a page costs.
+    statements: Arc<AtomicU64>,
 }
 
 /// How many tenants share one generation counter: a write in one tenant drops the cached
@@ -275,6 +277,7 @@ impl Db {
                 write: pool,
                 engine: Engine::Postgres,
                 auth_generations: Arc::default(),
+                statements: Arc::default(),
             });
         }
         Self::connect_sqlite(&url, options.max_connections).await
@@ -325,6 +328,7 @@ impl Db {
             write,
             engine: Engine::Sqlite,
             auth_generations: Arc::default(),
+            statements: Arc::default(),
         })
     }
 
@@ -347,14 +351,26 @@ impl Db {
         }
     }
 
+    /// The read pool, for one statement: every statement is sent through it or the write pool
+    /// (a transaction begun on the write pool as a whole), and taking either counts one.
     pub(crate) fn reader(&self) -> &AnyPool {
+        self.statements.fetch_add(1, Ordering::Relaxed);
         &self.read
     }
 
-    /// The write pool. Taking it invalidates nothing: a write that changes what a cache holds
-    /// says so after it commits ([`TenantDb::auth_changed`]).
+    /// The write pool, for one statement or one transaction. Taking it invalidates nothing: a
+    /// write that changes what a cache holds says so after it commits
+    /// ([`TenantDb::auth_changed`]).
     pub(crate) fn writer(&self) -> &AnyPool {
+        self.statements.fetch_add(1, Ordering::Relaxed);
         &self.write
+    }
+
+    /// How many statements (a transaction counting as one) this database has been sent since it
+    /// was opened: what a test compares to tell that a page's cost does not grow with its
+    /// length. One relaxed atomic add per statement keeps it on in production.
+    pub fn statement_count(&self) -> u64 {
+        self.statements.load(Ordering::Relaxed)
     }
 
     pub async fn close(&self) {
@@ -373,6 +389,11 @@ pub struct TenantDb {
 impl TenantDb {
     pub fn tenant_id(&self) -> i64 {
         self.tenant_id
+    }
+
+    /// [`Db::statement_count`] of the database this tenant is in (all tenants' statements).
+    pub fn statement_count(&self) -> u64 {
+        self.db.statement_count()
     }
 
     pub fn engine(&self) -> Engine {

@@ -354,6 +354,12 @@ impl TenantDb {
         self.find_by_id("projects", PROJECT_COLUMNS, id).await
     }
 
+    /// Projects by id, in no particular order (the sources a page of forks shows).
+    pub async fn projects_by_ids(&self, ids: &[i64]) -> crate::Result<Vec<ProjectRow>> {
+        let select = format!("SELECT {PROJECT_COLUMNS} FROM projects");
+        self.rows_with_keys(&select, "id", ids, "").await
+    }
+
     /// A project by its full path (`group/sub/project`), case-insensitively.
     pub async fn project_by_full_path(&self, full_path: &str) -> crate::Result<Option<ProjectRow>> {
         let Some((namespace, path)) = full_path.rsplit_once('/') else {

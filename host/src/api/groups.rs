@@ -14,7 +14,7 @@ use axum::routing::get;
 use serde_json::{Map, Value, json};
 
 use super::access::{self, today};
-use super::projects::{self, Shape, check_visibility_allowed, default_visibility, restricted};
+use super::projects::{self, check_visibility_allowed, default_visibility, restricted};
 use super::users::avatar::{self, AvatarChange};
 use crate::access_level::AccessLevel;
 use crate::context::ApiContext;
@@ -28,11 +28,10 @@ use crate::services::groups::{self, GivenSettings, Parent};
 use crate::services::project_placement::Creator;
 use crate::settings::keys;
 use crate::store::namespaces::NamespaceFilter;
-use crate::store::projects::{GroupScope, ProjectFilter};
 use crate::store::window::{Direction, Window};
-use crate::views::namespace::{GROUP_SETTINGS, NamespaceViews};
-use crate::views::namespace_view::{GroupDetail, GroupView, NamespaceView};
-use crate::views::project_view::ProjectView;
+use crate::views::namespace::{
+    GROUP_SETTINGS, GroupDetail, GroupView, NamespaceView, NamespaceViews,
+};
 
 pub fn router() -> Router<ApiContext> {
     // Lists of groups read the same filters; a single group comes with its projects.
@@ -227,26 +226,6 @@ async fn shared_projects(Path(id): Path<String>, api: Api) -> ApiResult<Response
     projects::group_projects(api, &ctx.group, true).await
 }
 
-/// Up to 100 projects of `scope` that the caller may see and external authorization allows,
-/// by id, in the shape `GET /groups/:id` embeds them.
-async fn embedded_projects(api: &Api, scope: GroupScope) -> ApiResult<Vec<ProjectView>> {
-    let filter = ProjectFilter {
-        viewer: access::viewer(api),
-        today: today(),
-        group: Some(scope),
-        excluded: access::refused_projects(api).await?,
-        ..ProjectFilter::default()
-    };
-    let window = Window::first_by_id(100);
-    let rows = api.db().list_projects(&filter, &window).await?;
-    let shape = Shape {
-        simple: api.caller.is_none(),
-        ..Shape::default()
-    };
-    let mut rendered = projects::render_many(api, &rows, shape).await?;
-    Ok(rows.iter().filter_map(|p| rendered.remove(&p.id)).collect())
-}
-
 flag_input!(
     /// `with_projects`: whether a group's view embeds its projects (it does by default).
     GroupShape,
@@ -257,23 +236,9 @@ flag_input!(
 /// The group with its own projects and the projects shared with it, as `GET /groups/:id`
 /// shows it.
 async fn group_view(api: &Api, group: &NamespaceRow, shape: &GroupShape) -> ApiResult<GroupDetail> {
-    let mut view = GroupDetail {
-        group: views(api).group(group),
-        projects: None,
-        shared_projects: None,
-        shared_with_groups: Vec::new(),
-    };
-    if shape.0 {
-        let scope = |own: bool| GroupScope {
-            group_id: group.id,
-            own,
-            subgroups_of: None,
-            shared: !own,
-        };
-        view.projects = Some(embedded_projects(api, scope(true)).await?);
-        view.shared_projects = Some(embedded_projects(api, scope(false)).await?);
-    }
-    Ok(view)
+    Ok(views(api)
+        .load_group_detail(&api.scope(), group, shape.0)
+        .await?)
 }
 
 async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<GroupDetail>> {
@@ -512,21 +477,10 @@ async fn namespaces(api: Api) -> ApiResult<Response> {
             .count_namespaces(&sql_filter, COUNT_CAP + 1)
             .await?,
     );
-    let views = views(&api);
-    let owners = api
-        .db()
-        .users_by_ids(&rows.iter().filter_map(|n| n.owner_id).collect::<Vec<_>>())
+    let views = views(&api)
+        .load_page(api.db(), &api.user_views(), &rows)
         .await?;
-    let users = api.user_views();
-    Ok(Page { rows, total }.respond(
-        &request,
-        &api.origin,
-        |n| n.id,
-        |n| {
-            let owner = owners.iter().find(|u| Some(u.id) == n.owner_id);
-            views.namespace(n, views.avatar_url(n, owner, &users))
-        },
-    ))
+    Ok(Page { rows, total }.respond(&request, &api.origin, |n| n.id, |n| views.get(&n.id)))
 }
 
 async fn namespace(Path(id): Path<String>, api: Api) -> ApiResult<Json<NamespaceView>> {
@@ -544,14 +498,9 @@ async fn namespace(Path(id): Path<String>, api: Api) -> ApiResult<Json<Namespace
     if !visible {
         return Err(ApiError::NotFound("Namespace"));
     }
-    let owner = match ns.owner_id {
-        Some(id) => api.db().user_by_id(id).await?,
-        None => None,
-    };
-    let views = views(&api);
-    let users = api.user_views();
-    Ok(Json(views.namespace(
-        &ns,
-        views.avatar_url(&ns, owner.as_ref(), &users),
-    )))
+    Ok(Json(
+        views(&api)
+            .load_one(api.db(), &api.user_views(), &ns)
+            .await?,
+    ))
 }

@@ -131,12 +131,26 @@ pub async fn project(scope: &Scope<'_>, key: &str) -> Result<Found, Refusal> {
         permissions,
         admin: scope.is_admin(),
     };
-    let member = ctx.level() >= AccessLevel::Guest;
-    if !(ctx.admin || member || scope.open_to(ctx.project.visibility)) {
+    if !may_see(scope, &ctx.project, &ctx.permissions).await? {
         return Err(Refusal::NotFound("Project"));
     }
-    external_authorization(scope, &ctx.project).await?;
     Ok(Found { ctx, moved })
+}
+
+/// Whether the caller, with `permissions` in `project`, may see it: what [`project`] decides
+/// once it has the project, for those who load many at once (a page's fork sources). `false`
+/// where [`project`] answers "not found"; external authorization's refusal is the error.
+pub async fn may_see(
+    scope: &Scope<'_>,
+    project: &ProjectRow,
+    permissions: &Permissions,
+) -> Result<bool, Refusal> {
+    let member = permissions.effective_level() >= AccessLevel::Guest;
+    if !(scope.is_admin() || member || scope.open_to(project.visibility)) {
+        return Ok(false);
+    }
+    external_authorization(scope, project).await?;
+    Ok(true)
 }
 
 /// GitLab's external authorization of project access (plugins::external_auth), for every

@@ -1,6 +1,8 @@
-//! The issue representations (the spec's Issue and Todo, in `issue_view.rs`; Time stats, label
-//! detail and milestone shapes), notes and award emoji. Durations and task lists are read by
-//! `model::issue_text`.
+//! Issues as the API shows them: the spec's Issue and Todo shapes, time stats, labels,
+//! milestones, notes and award emoji; how `IssueViews` fills them from rows; and what a page
+//! of issues needs besides its rows (`IssueBatch::load`: labels, assignees, users, milestones,
+//! projects), one statement each whatever the page's length. Durations and task lists are
+//! read by `model::issue_text`.
 
 use std::collections::HashMap;
 
@@ -8,11 +10,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::issue_view::{
-    IssueLabel, IssueLinks, IssueReferences, IssueView, TaskCompletionStatus, TodoProject, TodoView,
-};
 use super::timestamp;
 use super::timestamp_opt;
+use super::unique;
 use super::user::{UserSummary, UserViews};
 use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
 use crate::model::issue_text::{human_duration, task_counts};
@@ -20,6 +20,122 @@ use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::{LabelCounts, LabelRow};
 use crate::model::milestones::MilestoneRow;
 use crate::model::users::UserRow;
+use crate::store::TenantDb;
+use crate::store::projects::Viewer;
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct IssueView {
+    pub id: i64,
+    pub iid: i64,
+    pub project_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub closed_at: Option<String>,
+    pub closed_by: Option<UserSummary>,
+    pub labels: Vec<IssueLabel>,
+    pub milestone: Option<MilestoneView>,
+    pub assignees: Vec<UserSummary>,
+    pub author: Option<UserSummary>,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The first assignee, GitLab's deprecated single-assignee field.
+    pub assignee: Option<UserSummary>,
+    pub user_notes_count: i64,
+    /// Always 0: Trellis has no merge requests.
+    pub merge_requests_count: i64,
+    pub upvotes: i64,
+    pub downvotes: i64,
+    pub due_date: Option<String>,
+    pub confidential: bool,
+    pub discussion_locked: bool,
+    pub issue_type: &'static str,
+    pub web_url: String,
+    pub time_stats: TimeStats,
+    pub task_completion_status: TaskCompletionStatus,
+    pub has_tasks: bool,
+    /// Only when the description has a task list, as GitLab shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_status: Option<String>,
+    #[serde(rename = "_links")]
+    pub links: IssueLinks,
+    pub references: IssueReferences,
+    pub severity: &'static str,
+    pub moved_to_id: Option<i64>,
+    pub imported: bool,
+    pub imported_from: &'static str,
+    pub service_desk_reply_to: Option<String>,
+    /// Only in single issues, as GitLab shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscribed: Option<bool>,
+}
+
+/// A label of an issue: its name, or its details with `with_labels_details`.
+#[derive(Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum IssueLabel {
+    Name(String),
+    Detail(LabelDetail),
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct TaskCompletionStatus {
+    pub count: i64,
+    pub completed_count: i64,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct IssueLinks {
+    #[serde(rename = "self")]
+    pub this: String,
+    pub notes: String,
+    pub award_emoji: String,
+    pub project: String,
+    /// Always null: Trellis does not close issues as duplicates.
+    pub closed_as_duplicate_of: Option<String>,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct IssueReferences {
+    pub short: String,
+    pub relative: String,
+    pub full: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TodoView {
+    pub id: i64,
+    pub project: TodoProject,
+    pub author: Option<UserSummary>,
+    pub action_name: String,
+    pub target_type: &'static str,
+    pub target: IssueView,
+    pub target_url: String,
+    pub body: String,
+    pub state: String,
+    pub created_at: String,
+}
+
+/// The project a todo is in, as GitLab's todos show it.
+#[derive(Serialize, ToSchema)]
+pub struct TodoProject {
+    pub id: i64,
+    pub name: String,
+    pub name_with_namespace: String,
+    pub path: String,
+    pub path_with_namespace: String,
+}
+
+/// The client an issue was created from (administrators only).
+#[derive(Serialize, ToSchema)]
+pub struct UserAgentDetailView {
+    pub user_agent: String,
+    pub ip_address: String,
+    /// Whether a spam check passed the issue's text.
+    pub spam_filter_submitted: bool,
+}
 
 #[derive(Clone, Serialize, ToSchema)]
 pub struct TimeStats {
@@ -159,6 +275,63 @@ pub struct IssueBatch {
     pub milestones: HashMap<i64, MilestoneRow>,
     pub projects: HashMap<i64, ProjectRef>,
     pub subscribed: Option<Vec<i64>>,
+}
+
+impl IssueBatch {
+    /// What `rows` show besides themselves, one statement per kind of row (none for a kind
+    /// no issue has), run concurrently; with `subscribed`, which of them `viewer` is
+    /// subscribed to (single issues show it).
+    pub async fn load(
+        db: &TenantDb,
+        viewer: Viewer,
+        rows: &[IssueRow],
+        subscribed: bool,
+    ) -> crate::store::Result<IssueBatch> {
+        let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
+        let user_ids = unique(
+            rows.iter()
+                .flat_map(|i| [Some(i.author_id), i.closed_by_id])
+                .flatten(),
+        );
+        let milestone_ids = unique(rows.iter().filter_map(|i| i.milestone_id));
+        let project_ids = unique(rows.iter().map(|i| i.project_id));
+        let (labels, assignees, users, milestones, projects, subscribed) = tokio::try_join!(
+            db.labels_of_issues(&ids),
+            db.assignees_of_issues(&ids),
+            db.users_by_ids(&user_ids),
+            db.milestones_by_ids(&milestone_ids),
+            db.project_refs(&project_ids),
+            async {
+                match (subscribed, viewer.user_id()) {
+                    (false, _) => Ok(None),
+                    (true, Some(user)) => db.subscribed_among(user, &ids).await.map(Some),
+                    (true, None) => Ok(Some(Vec::new())),
+                }
+            },
+        )?;
+        let mut batch = IssueBatch {
+            users: users.into_iter().map(|u| (u.id, u)).collect(),
+            milestones: milestones.into_iter().map(|m| (m.id, m)).collect(),
+            projects: projects.into_iter().map(|p| (p.id, p)).collect(),
+            subscribed,
+            ..IssueBatch::default()
+        };
+        for row in labels {
+            batch
+                .labels
+                .entry(row.issue_id)
+                .or_default()
+                .push(row.label);
+        }
+        for row in assignees {
+            batch
+                .assignees
+                .entry(row.issue_id)
+                .or_default()
+                .push(row.user);
+        }
+        Ok(batch)
+    }
 }
 
 /// How issues are shown in one response.
@@ -420,6 +593,83 @@ impl IssueViews<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::issues::NewIssue;
+    use crate::store::milestones::MilestoneChanges;
+    use crate::test_support::{self, Tenant};
+
+    /// `length` issues in three projects of two namespaces, each with two labels, the root
+    /// as author and assignee, and its project's milestone.
+    async fn issues(world: &Tenant, length: usize) -> Vec<IssueRow> {
+        let group = world.group(&format!("Issues{length}")).await;
+        let mut projects = Vec::new();
+        for (i, namespace) in [world.namespace, group.id, group.id]
+            .into_iter()
+            .enumerate()
+        {
+            let project = world
+                .project_row(namespace, &format!("i{length}-{i}"), None)
+                .await;
+            let mut milestone = MilestoneChanges::default();
+            milestone.set("title", format!("m{i}"));
+            let milestone = world
+                .tenant
+                .create_milestone(project.id, &milestone)
+                .await
+                .unwrap();
+            projects.push((project.id, milestone.id));
+        }
+        let mut rows = Vec::new();
+        for i in 0..length {
+            let (project_id, milestone_id) = projects[i % projects.len()];
+            let issue = NewIssue {
+                project_id,
+                author_id: world.root.id,
+                title: format!("issue {i}"),
+                milestone_id: Some(milestone_id),
+                assignee_ids: vec![world.root.id],
+                labels: vec!["bug".into(), format!("l{}", i % 4)],
+                ..NewIssue::default()
+            };
+            rows.push(world.tenant.create_issue(&issue).await.unwrap().row);
+        }
+        rows
+    }
+
+    #[tokio::test]
+    async fn a_page_of_issues_costs_the_same_statements_whatever_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let world = test_support::tenant(dir.path()).await;
+        let views = IssueViews {
+            base_url: "http://trellis.test",
+            users: UserViews {
+                base_url: "http://trellis.test",
+                avatar_service: false,
+            },
+        };
+        let viewer = Viewer::Admin { id: world.root.id };
+        let mut costs = Vec::new();
+        for length in [5, 100] {
+            let rows = issues(&world, length).await;
+            let before = world.db.statement_count();
+            let batch = IssueBatch::load(&world.tenant, viewer, &rows, true)
+                .await
+                .unwrap();
+            costs.push(world.db.statement_count() - before);
+            for issue in &rows {
+                let view = views.issue(issue, &batch, IssueShape::default());
+                assert_eq!(view.labels.len(), 2);
+                assert_eq!(view.assignees.len(), 1);
+                assert!(view.author.is_some() && view.milestone.is_some());
+                assert!(view.web_url.contains(&format!("/i{length}-")));
+            }
+        }
+        assert_eq!(costs[0], costs[1], "statements for 5 and 100 issues");
+        assert!(
+            costs[0] <= 6,
+            "{} statements for a page of issues",
+            costs[0]
+        );
+    }
 
     #[test]
     fn label_descriptions_are_escaped() {

@@ -1,23 +1,22 @@
 //! The JSON representations of resources: the spec's field tables, built in one place.
 //!
-//! Views render the rows of `model` and never import `store`: they depend on the shape of
-//! the data, not on how it is queried.
+//! One file per view holds its shapes, how they are filled from the rows of `model`, and the
+//! loading they need besides those rows (`ProjectViews::load_page`, `IssueBatch::load`,
+//! `NamespaceViews::load_page`...): done for a whole page at once, one statement per kind of
+//! related row, never one per row. Handlers parse, call the loader, and respond.
 
 pub mod application;
 pub mod catalog_schema;
 pub mod hook;
 pub mod hook_test;
 pub mod issue;
-pub mod issue_view;
 pub mod keys;
 pub mod meta;
 pub mod namespace;
-pub mod namespace_view;
 pub mod plugin;
 pub mod project;
 pub mod project_answers;
 pub mod project_settings;
-pub mod project_view;
 pub mod protected_branch;
 pub mod repository;
 pub mod repository_file;
@@ -40,4 +39,12 @@ pub fn timestamp(ms: i64) -> String {
 
 pub fn timestamp_opt(ms: Option<i64>) -> Option<String> {
     ms.map(timestamp)
+}
+
+/// Each id once, in ascending order: the keys of one of a page's lookups.
+pub(crate) fn unique(ids: impl Iterator<Item = i64>) -> Vec<i64> {
+    let mut ids: Vec<i64> = ids.collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }

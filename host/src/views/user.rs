@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::project_view::CustomAttribute;
+use super::project::CustomAttribute;
 use super::{timestamp, timestamp_opt};
 use sha2::{Digest, Sha256};
 

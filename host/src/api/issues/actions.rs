@@ -18,7 +18,7 @@ use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::services::issue_actions;
 use crate::services::issues::{self, MoveEnd};
-use crate::views::issue_view::UserAgentDetailView;
+use crate::views::issue::UserAgentDetailView;
 
 type IssuePath = Path<(String, String)>;
 

@@ -35,8 +35,11 @@ use crate::policy;
 pub use crate::policy::issues::{IssueCtx, is_owner, is_reporter, issues_readable};
 use crate::services::issues::Created;
 use crate::settings::keys;
-use crate::views::issue::{AwardView, IssueBatch, IssueShape, IssueViews, NoteView, TimeStats};
-use crate::views::issue_view::{IssueView, TodoView, UserAgentDetailView};
+use crate::views::issue::{
+    AwardView, IssueBatch, IssueShape, IssueView, IssueViews, NoteView, TimeStats, TodoView,
+    UserAgentDetailView,
+};
+use crate::views::unique;
 use crate::views::user::UserSummary;
 
 pub fn router() -> Router<ApiContext> {
@@ -241,14 +244,6 @@ pub fn shape(api: &Api, single: bool) -> ApiResult<IssueShape> {
     })
 }
 
-/// Each id once, in ascending order.
-fn unique(ids: impl Iterator<Item = i64>) -> Vec<i64> {
-    let mut ids: Vec<i64> = ids.collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
 /// The users among `ids`, by id (one query).
 pub async fn users_by_id(api: &Api, ids: Vec<i64>) -> ApiResult<HashMap<i64, UserRow>> {
     Ok(api
@@ -274,54 +269,10 @@ pub fn page_of<T>(all: Vec<T>, request: &PageRequest) -> Page<T> {
     }
 }
 
-/// Loads what `rows` show (labels, assignees, users, milestones, projects) in one query each.
+/// What `rows` show besides themselves (`IssueBatch::load`), for the caller.
 pub async fn batch(api: &Api, rows: &[IssueRow], subscribed: bool) -> ApiResult<IssueBatch> {
-    let db = api.db();
-    let ids: Vec<i64> = rows.iter().map(|i| i.id).collect();
-    let mut batch = IssueBatch::default();
-    for row in db.labels_of_issues(&ids).await? {
-        batch
-            .labels
-            .entry(row.issue_id)
-            .or_default()
-            .push(row.label);
-    }
-    for row in db.assignees_of_issues(&ids).await? {
-        batch
-            .assignees
-            .entry(row.issue_id)
-            .or_default()
-            .push(row.user);
-    }
-    batch.users = users_by_id(
-        api,
-        rows.iter()
-            .flat_map(|i| [Some(i.author_id), i.closed_by_id])
-            .flatten()
-            .collect(),
-    )
-    .await?;
-    let milestone_ids = unique(rows.iter().filter_map(|i| i.milestone_id));
-    batch.milestones = db
-        .milestones_by_ids(&milestone_ids)
-        .await?
-        .into_iter()
-        .map(|m| (m.id, m))
-        .collect();
-    let project_ids = unique(rows.iter().map(|i| i.project_id));
-    batch.projects = db
-        .project_refs(&project_ids)
-        .await?
-        .into_iter()
-        .map(|p| (p.id, p))
-        .collect();
-    if subscribed {
-        batch.subscribed = Some(match &api.caller {
-            Some(caller) => db.subscribed_among(caller.user.id, &ids).await?,
-            None => Vec::new(),
-        });
-    }
-    Ok(batch)
+    let scope = api.scope();
+    Ok(IssueBatch::load(scope.db(), scope.viewer(), rows, subscribed).await?)
 }
 
 /// A new issue in its single form, from what the create read and wrote (no further reads):

@@ -20,7 +20,7 @@ use crate::services::Refusal;
 use crate::services::issues::{self, Current, Editor, SpamCheck, SpamText, UpdateIssue};
 use crate::services::spam::{self, Spammable};
 use crate::store::issues::RequestOrigin;
-use crate::views::issue_view::IssueView;
+use crate::views::issue::IssueView;
 
 pub async fn show(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Json<IssueView>> {
     let ctx = load(&api, &id, &iid).await?;

@@ -3,12 +3,12 @@
 //! `/groups/:id/projects/shared`).
 
 use crate::http::routes::Doc;
-use crate::views::project_view::ProjectView;
+use crate::views::project::ProjectView;
 use axum::Json;
 use axum::extract::Path;
 use axum::response::Response;
 
-use super::{Shape, render_many, render_one};
+use super::{render_many, render_one};
 use crate::access_level::AccessLevel;
 use crate::api::access::{self, today, viewer};
 use crate::http::error::{ApiError, ApiResult};
@@ -21,6 +21,7 @@ use crate::model::visibility::Visibility;
 use crate::store::members::ProjectUsersFilter;
 use crate::store::projects::{GroupScope, ProjectFilter};
 use crate::store::window::Direction;
+use crate::views::project::ProjectShape;
 
 const ORDERS: &[&str] = &[
     "id",
@@ -53,7 +54,7 @@ pub enum ListKind {
 pub fn list_doc(kind: ListKind) -> Doc {
     Doc::new()
         .input_in::<ProjectListQuery, _>((kind, Audience::ADMIN))
-        .input_in::<Shape, _>(Audience::ADMIN)
+        .input_in::<ProjectShape, _>(Audience::ADMIN)
         .input::<PageRequest>()
         .answers_list::<ProjectView>()
 }
@@ -180,7 +181,7 @@ async fn respond(
     let request = PageRequest::from_params(&api.params)?;
     request.check_offset_cap(PROJECT_MAX_OFFSET, "Project")?;
     let window = request.window(&api.params, query.order_by, query.direction)?;
-    let shape: Shape = api.input_in(api.audience())?;
+    let shape: ProjectShape = api.input_in(api.audience())?;
     let rows = api.db().list_projects(&filter, &window).await?;
     let total = if request.keyset {
         None
@@ -210,7 +211,7 @@ pub async fn list(api: Api) -> ApiResult<Response> {
 }
 
 pub async fn show(Path(id): Path<String>, api: Api) -> ApiResult<Json<ProjectView>> {
-    let shape: Shape = api.input_in(api.audience())?;
+    let shape: ProjectShape = api.input_in(api.audience())?;
     let ctx = access::project(&api, &id).await?;
     Ok(Json(render_one(&api, &ctx, shape).await?))
 }

@@ -95,8 +95,3 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
     });
     Ok((StatusCode::CREATED, Json(StartedView {})).into_response())
 }
-
-/// Statistics are shown to reporters and above (and administrators).
-pub fn may_see_statistics(level: AccessLevel, admin: bool) -> bool {
-    admin || level >= AccessLevel::Reporter
-}

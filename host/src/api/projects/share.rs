@@ -17,8 +17,8 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::services::project_placement as placement;
+use crate::views::project::ProjectView;
 use crate::views::project_answers::ProjectGroupLinkView;
-use crate::views::project_view::ProjectView;
 
 /// `POST /projects/:id/share`.
 pub(super) struct ShareProject {

@@ -27,7 +27,7 @@ use crate::services::projects::{self, NewProject};
 use crate::services::protected_branches::DefaultBranchProtection;
 use crate::settings::keys;
 use crate::store::projects::ProjectChanges;
-use crate::views::project_view::ProjectView;
+use crate::views::project::ProjectView;
 
 /// The caller as the creator of projects.
 pub fn creator(api: &Api) -> ApiResult<Creator<'_>> {
