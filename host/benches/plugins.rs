@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use trellis::testing::invoke_blocking;
-use trellis::testing::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
-use trellis::testing::{Binding, FailurePolicy, Hook, Plugins};
+use trellis_plugin_host::registry::invoke_blocking;
+use trellis_plugin_host::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
+use trellis_plugin_host::{Binding, FailurePolicy, Hook, Plugins};
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! One `check-commits` call of the built-in push-rules plugin on a batch of commits, as a push
-//! makes it (`plugins::push_rules::commits_answer`: the tenant's slot, a blocking thread, a
-//! fresh instance), with the rule of `tests/bench/push-rules` (four regular expressions and
-//! the file rules). What a 10,000-commit push spends in the plugin is this times the batches.
+//! makes it (`trellis_plugin_host::push_rules::commits_answer`: the tenant's slot, a blocking
+//! thread, a fresh instance), with the rule of `tests/bench/push-rules` (four regular
+//! expressions and the file rules). What a 10,000-commit push spends in the plugin is this times the batches.
 //!
 //! `cargo bench -p trellis --bench push_rules` prints the median call for a few batch sizes
 //! (the per-call cost is the intercept), then runs the criterion benchmark on a full batch.
@@ -10,13 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use trellis::testing::BlobSource;
-use trellis::testing::push_rules::{
+use trellis_git::push_scan::BATCH_COMMITS;
+use trellis_plugin_host::push_rules::{
     ChangedFile, Commit, Decision, Project, Push, Pusher, RefUpdate, Rule, Signature, User,
     Visibility, commits_answer,
 };
-use trellis::testing::{Binding, FailurePolicy, Hook, Plugins};
-use trellis_git::push_scan::BATCH_COMMITS;
+use trellis_plugin_host::{Binding, BlobSource, FailurePolicy, Hook, Plugins};
 
 mod common;
 

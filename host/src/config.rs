@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use ipnet::IpNet;
 
+use crate::plugins::{Maxima, MaximaArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "trellis",
@@ -111,6 +113,17 @@ pub struct PluginLimitArgs {
     /// Plugin instances the process's pool holds (over all tenants).
     #[arg(long, env = "TRELLIS_PLUGIN_POOL_INSTANCES", default_value_t = 64)]
     pub plugin_pool_instances: u32,
+}
+
+impl From<&PluginLimitArgs> for Maxima {
+    fn from(args: &PluginLimitArgs) -> Maxima {
+        Maxima::from(MaximaArgs {
+            timeout_ms: args.plugin_max_timeout_ms,
+            fuel: args.plugin_max_fuel,
+            memory_bytes: args.plugin_max_memory_bytes,
+            tenant_instances: args.plugin_max_tenant_instances,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Args)]

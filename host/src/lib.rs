@@ -21,8 +21,10 @@ pub(crate) mod git_http;
 pub(crate) mod http;
 pub(crate) mod keys;
 pub(crate) mod mail;
-pub(crate) mod outbound;
-pub(crate) mod plugins;
+/// Requests to other hosts (the address policy, the HTTP client, TLS), a crate of its own.
+pub(crate) use trellis_outbound as outbound;
+/// The plugin host (wasmtime, bindings, limits, hooks), a crate of its own.
+pub(crate) use trellis_plugin_host as plugins;
 pub(crate) mod policy;
 pub(crate) mod ratelimit;
 pub(crate) mod request_origin;
@@ -39,8 +41,8 @@ pub(crate) mod views;
 pub(crate) mod web;
 pub(crate) mod webhooks;
 
-/// What the benchmarks (`host/benches`) and the property tests (`host/tests/fuzz.rs`) drive
-/// directly; everything else is the crate's own.
+/// What the property tests (`host/tests/fuzz.rs`) drive directly; everything else is the
+/// crate's own.
 #[doc(hidden)]
 #[cfg(not(trellis_dead_code_check))]
 pub mod testing {
@@ -48,12 +50,6 @@ pub mod testing {
     pub use crate::http::params::{Params, parse_bool, parse_date, parse_datetime};
     pub use crate::keys::{parse_gpg_key, parse_ssh_key};
     pub use crate::model::issue_text::{task_counts, task_items};
-    pub use crate::plugins::call::BlobSource;
-    pub use crate::plugins::push_rules;
-    pub use crate::plugins::registry::invoke_blocking;
-    pub use crate::plugins::runtime::{Runtime, RuntimeOptions};
-    pub use crate::plugins::spam;
-    pub use crate::plugins::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
     pub use crate::settings::validate::parse_duration;
     pub use crate::ssh::command as ssh_command;
 }

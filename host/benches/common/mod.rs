@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use trellis::testing::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
-use trellis::testing::{Runtime, RuntimeOptions};
+use trellis_plugin_host::runtime::{Runtime, RuntimeOptions};
+use trellis_plugin_host::{Binding, FailurePolicy, Hook, Maxima, Plugins, builtin};
 
 /// A plugin host and a binding of the built-in plugin `name` to `hook` with `config`.
 pub fn built_in_binding(

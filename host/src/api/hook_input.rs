@@ -116,7 +116,7 @@ impl HookInput {
     pub async fn apply_to_project_hook(self, api: &Api, hook: &mut HookRow) -> ApiResult<()> {
         let policy = AddressPolicy::for_hooks_and_services(
             &api.ctx.config.outbound_allow_networks,
-            &api.settings,
+            &*api.settings,
         );
         if let Some(filter) = &self.branch_filter {
             hook.push_events_branch_filter = Some(filter.clone()).filter(|f| !f.is_empty());
@@ -133,8 +133,10 @@ impl HookInput {
 
     /// Sets a system hook's settings.
     pub async fn apply_to_system_hook(self, api: &Api, hook: &mut SystemHookRow) -> ApiResult<()> {
-        let policy =
-            AddressPolicy::for_system_hooks(&api.ctx.config.outbound_allow_networks, &api.settings);
+        let policy = AddressPolicy::for_system_hooks(
+            &api.ctx.config.outbound_allow_networks,
+            &*api.settings,
+        );
         self.apply(api, &policy, hook.shared()).await
     }
 

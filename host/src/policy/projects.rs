@@ -196,7 +196,7 @@ pub async fn refused_projects(scope: &Scope<'_>) -> Result<Vec<i64>, Refusal> {
 /// The service's decision on the caller for `label` (cached).
 async fn decide_label(scope: &Scope<'_>, label: &str) -> external_auth::Decision {
     let subject = scope.caller.map(|c| external_auth::Subject {
-        user: crate::plugins::wit::since_v0_1::User {
+        user: external_auth::User {
             id: c.user.id.max(0) as u64,
             username: c.user.username.clone(),
             created_at: c.user.created_at,

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub mod catalog;
+mod crate_reads;
 pub mod crypto;
 pub mod keys;
 pub mod validate;

@@ -18,8 +18,7 @@ use serde::Serialize;
 use crate::plugins::builtin::WEBHOOK_FORMATTER;
 use crate::plugins::registry::{Binding, Plugins};
 use crate::plugins::runtime::Compiled;
-use crate::plugins::webhook_formatter::format_with;
-use crate::plugins::wit::since_v0_1::WebhookEvent;
+use crate::plugins::webhook_formatter::{WebhookEvent, format_with};
 use crate::plugins::{FailurePolicy, Hook, PluginError};
 
 /// The values of a hook's `formatter`.

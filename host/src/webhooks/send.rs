@@ -286,8 +286,8 @@ pub async fn attempt(
     };
     let networks = &ctx.config.outbound_allow_networks;
     let policy = match target.kind {
-        HookKind::Project => AddressPolicy::for_hooks_and_services(networks, &settings),
-        HookKind::System => AddressPolicy::for_system_hooks(networks, &settings),
+        HookKind::Project => AddressPolicy::for_hooks_and_services(networks, &*settings),
+        HookKind::System => AddressPolicy::for_system_hooks(networks, &*settings),
     };
     let client = Client {
         policy,

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
-use super::Maxima;
-use super::hooks::{FailurePolicy, Hook};
-use super::registry::{Binding, Plugins};
-use super::runtime::{Compiled, Runtime, RuntimeOptions};
-use super::trial::{self, SampleUser};
+use crate::Maxima;
+use crate::hooks::{FailurePolicy, Hook};
+use crate::registry::{Binding, Plugins};
+use crate::runtime::{Compiled, Runtime, RuntimeOptions};
+use crate::trial::{self, SampleUser};
 
 fn engine(maxima: &Maxima) -> anyhow::Result<Arc<Runtime>> {
     Runtime::new(RuntimeOptions {

@@ -12,23 +12,23 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
+use trellis_outbound::http::{Client, Grant};
+use trellis_store::Db;
+use trellis_store::model::plugins::BindingRow;
 
-use super::builtin;
-use super::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginError};
-use super::give_way::{GiveWay, Outranked};
-use super::hooks::{FailurePolicy, Hook};
-use super::limits::{Limits, Maxima};
-use super::runtime::{Compiled, Runtime};
-use super::ticker::EPOCH_TICK;
-use super::watch::Watch;
-use crate::model::plugins::BindingRow;
-use crate::outbound::http::{Client, Grant};
-use crate::store::Db;
+use crate::builtin;
+use crate::call::{self, CallState, CallStats, CallTags, OutboundAccess, PluginError};
+use crate::give_way::{GiveWay, Outranked};
+use crate::hooks::{FailurePolicy, Hook};
+use crate::limits::{Limits, Maxima};
+use crate::runtime::{Compiled, Runtime};
+use crate::ticker::EPOCH_TICK;
+use crate::watch::Watch;
 
-pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How long an uploaded plugin may take to compile before the upload is refused.
-pub const UPLOAD_COMPILE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const UPLOAD_COMPILE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long past a call's deadline its caller waits for the call's thread (starting it,
 /// tearing the instance down) before answering that it timed out.
@@ -271,7 +271,7 @@ impl Plugins {
     }
 
     /// Compiles the built-in plugins (or loads them from the cache) so binding one is quick.
-    pub async fn warm_built_ins(&self) {
+    pub(crate) async fn warm_built_ins(&self) {
         for (built_in, _) in builtin::with_digests() {
             if let Err(error) = self.compile(Arc::from(built_in.bytes)).await {
                 tracing::error!(
@@ -319,7 +319,7 @@ impl Plugins {
     /// tenant's instance cap; records metrics and a span, and tells what the call cost. A
     /// binding granted `outbound-http` sends through `client` (its address policy and TLS
     /// setup; no outbound HTTP without one).
-    pub async fn call<R: Send + 'static>(
+    pub(crate) async fn call<R: Send + 'static>(
         &self,
         binding: &Arc<Binding>,
         client: Option<Client>,

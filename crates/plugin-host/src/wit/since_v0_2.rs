@@ -4,13 +4,13 @@
 
 use wasmtime::component::Linker;
 
-use super::super::call::CallState;
 use super::Data;
+use crate::call::CallState;
 
 /// Generated from the push-rules world.
-pub mod push_rules {
+pub(crate) mod push_rules {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.2.0",
+        path: "../../wit/since_v0.2.0",
         world: "push-rules-plugin",
     });
 }
@@ -18,7 +18,8 @@ pub mod push_rules {
 pub use push_rules::exports::trellis::policy::push_rules::{
     ChangedFile, Commit, Decision, Push, Pusher, RefUpdate, Rule, Signature,
 };
-pub use push_rules::trellis::policy::types::{LogLevel, Project, User, Visibility};
+pub(crate) use push_rules::trellis::policy::types::LogLevel;
+pub use push_rules::trellis::policy::types::{Project, User, Visibility};
 
 use push_rules::trellis::policy::{host, push_scan, types};
 
@@ -48,7 +49,7 @@ impl push_scan::Host for CallState {
 }
 
 /// Adds the 0.2 host interfaces to a linker (beside 0.1's: the names carry the version).
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     types::add_to_linker::<CallState, Data>(linker, |s| s)?;
     host::add_to_linker::<CallState, Data>(linker, |s| s)?;
     push_scan::add_to_linker::<CallState, Data>(linker, |s| s)

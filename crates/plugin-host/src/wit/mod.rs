@@ -3,14 +3,14 @@
 //! of `trellis:policy@0.2.x` (batched input, blobs on demand). A breaking WIT change becomes a
 //! module beside them, and plugins built against older versions keep running through theirs.
 
-pub mod since_v0_1;
-pub mod since_v0_2;
+pub(crate) mod since_v0_1;
+pub(crate) mod since_v0_2;
 
 use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, HasData};
 
-use super::call::CallState;
+use crate::call::CallState;
 
 /// What every version's host interfaces see of a call: its state, borrowed mutably.
 struct Data;
@@ -110,7 +110,7 @@ pub struct Target {
 
 /// Finds the `trellis:policy` world a component implements (the reason is shown to the
 /// administrator when there is none).
-pub fn target(engine: &Engine, component: &Component) -> Result<Target, String> {
+pub(crate) fn target(engine: &Engine, component: &Component) -> Result<Target, String> {
     let ty = component.component_type();
     let mut seen = Vec::new();
     for (name, item) in ty.exports(engine) {

@@ -2,52 +2,51 @@
 
 use wasmtime::component::Linker;
 
-use super::super::call::CallState;
 use super::Data;
+use crate::call::CallState;
 
 /// Generated from the spam-check world; it also carries the `host` and `types` interfaces
 /// every 0.1 world shares.
-pub mod spam_check {
+pub(crate) mod spam_check {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.1.0",
+        path: "../../wit/since_v0.1.0",
         world: "spam-check-plugin",
     });
 }
 
 /// Generated from the external-authorization world, reusing the shared interfaces above.
-pub mod external_authorization {
+pub(crate) mod external_authorization {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.1.0",
+        path: "../../wit/since_v0.1.0",
         world: "external-authorization-plugin",
         with: {
-            "trellis:policy/types": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::types,
-            "trellis:policy/host": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::host,
+            "trellis:policy/types": crate::wit::since_v0_1::spam_check::trellis::policy::types,
+            "trellis:policy/host": crate::wit::since_v0_1::spam_check::trellis::policy::host,
         },
     });
 }
 
 /// Generated from the webhook-formatter world, reusing the shared interfaces above.
-pub mod webhook_formatter {
+pub(crate) mod webhook_formatter {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.1.0",
+        path: "../../wit/since_v0.1.0",
         world: "webhook-formatter-plugin",
         with: {
-            "trellis:policy/types": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::types,
-            "trellis:policy/host": crate::plugins::wit::since_v0_1::spam_check::trellis::policy::host,
+            "trellis:policy/types": crate::wit::since_v0_1::spam_check::trellis::policy::types,
+            "trellis:policy/host": crate::wit::since_v0_1::spam_check::trellis::policy::host,
         },
     });
 }
 
-pub use external_authorization::exports::trellis::policy::external_authorization::{
+pub(crate) use external_authorization::exports::trellis::policy::external_authorization::{
     AuthorizationRequest, Decision, Identity,
 };
-pub use spam_check::exports::trellis::policy::spam_check::{
-    SpamInput, SpammableKind, Verdict, VerdictKind,
-};
-pub use spam_check::trellis::policy::types::{LogLevel, Project, User, Visibility};
-pub use webhook_formatter::exports::trellis::policy::webhook_formatter::{
-    WebhookEvent, WebhookRequest,
-};
+pub use spam_check::exports::trellis::policy::spam_check::{SpamInput, SpammableKind};
+pub(crate) use spam_check::exports::trellis::policy::spam_check::{Verdict, VerdictKind};
+pub use spam_check::trellis::policy::types::User;
+pub(crate) use spam_check::trellis::policy::types::{LogLevel, Project, Visibility};
+pub use webhook_formatter::exports::trellis::policy::webhook_formatter::WebhookEvent;
+pub(crate) use webhook_formatter::exports::trellis::policy::webhook_formatter::WebhookRequest;
 
 use external_authorization::trellis::policy::outbound_http;
 use spam_check::trellis::policy::{host, types};
@@ -66,7 +65,7 @@ impl host::Host for CallState {
 
 impl outbound_http::Host for CallState {
     fn send(&mut self, request: outbound_http::Request) -> Result<outbound_http::Response, String> {
-        let answer = self.send_http(crate::outbound::http::Request {
+        let answer = self.send_http(trellis_outbound::http::Request {
             method: request.method,
             url: request.url,
             headers: request.headers,
@@ -81,10 +80,10 @@ impl outbound_http::Host for CallState {
 }
 
 /// Adds the 0.1 host interfaces to a linker.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     types::add_to_linker::<CallState, Data>(linker, |s| s)?;
     host::add_to_linker::<CallState, Data>(linker, |s| s)?;
     // Always linked so any plugin compiles; a call without a grant gets an error, and a
-    // binding of a plugin importing it without a grant is refused (plugins::outbound).
+    // binding of a plugin importing it without a grant is refused (the server's plugin service).
     outbound_http::add_to_linker::<CallState, Data>(linker, |s| s)
 }

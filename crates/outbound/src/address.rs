@@ -3,7 +3,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddressClass {
+pub(crate) enum AddressClass {
     /// 127.0.0.0/8, ::1.
     Loopback,
     /// 0.0.0.0, :: (reach the local machine).
@@ -22,7 +22,7 @@ pub enum AddressClass {
 
 /// Classifies an address; IPv4-mapped and IPv4-compatible IPv6 addresses count as their
 /// IPv4 address.
-pub fn classify(ip: IpAddr) -> AddressClass {
+pub(crate) fn classify(ip: IpAddr) -> AddressClass {
     match ip {
         IpAddr::V4(v4) => classify_v4(v4),
         IpAddr::V6(v6) => match embedded_v4(v6) {

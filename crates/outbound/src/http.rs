@@ -15,11 +15,11 @@ use hyper::rt::{Read, Write};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
-use super::tls::Tls;
-use super::{AddressPolicy, Unresolved};
+use crate::tls::Tls;
+use crate::{AddressPolicy, Unresolved};
 
 /// Response bodies larger than this are refused (the plugin gets an error, not a prefix).
-pub const MAX_BODY_BYTES: usize = 1 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// The schemes outbound HTTP speaks.
 const SCHEMES: &[&str] = &["http", "https"];
@@ -27,9 +27,9 @@ const SCHEMES: &[&str] = &["http", "https"];
 /// An origin a binding may send requests to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
-    pub scheme: String,
-    pub host: String,
-    pub port: u16,
+    pub(crate) scheme: String,
+    pub(crate) host: String,
+    pub(crate) port: u16,
 }
 
 impl Origin {
@@ -282,8 +282,8 @@ async fn connect(addresses: &[SocketAddr]) -> Result<tokio::net::TcpStream, Stri
 
 #[cfg(test)]
 mod tests {
-    use super::super::tls::tests::{CLIENT, CLIENT_KEY, CLIENT_KEY_ENCRYPTED, serve_tls, test_tls};
     use super::*;
+    use crate::tls::tests::{CLIENT, CLIENT_KEY, CLIENT_KEY_ENCRYPTED, serve_tls, test_tls};
     use serde_json::json;
     use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -323,10 +323,7 @@ mod tests {
     fn open() -> Client {
         client(AddressPolicy {
             allow_local: true,
-            operator: crate::outbound::Allowlist::from_entries(&[
-                "127.0.0.0/8".into(),
-                "::1".into(),
-            ]),
+            operator: crate::Allowlist::from_entries(&["127.0.0.0/8".into(), "::1".into()]),
             ..AddressPolicy::default()
         })
     }

@@ -19,27 +19,28 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use trellis_outbound::AddressPolicy;
+use trellis_outbound::http::{Client, Grant, Origin};
+use trellis_outbound::tls::Tls;
 
-use super::builtin::EXTERNAL_AUTHORIZATION;
-use super::call::{CallStats, PluginError};
-use super::hooks::{FailurePolicy, Hook};
-use super::registry::{Binding, Plugins};
-use super::wit::since_v0_1::{self as v0_1, AuthorizationRequest};
-use crate::outbound::AddressPolicy;
-use crate::outbound::http::{Client, Grant, Origin};
-use crate::outbound::tls::Tls;
-use crate::settings::keys;
-use crate::settings::{SecretKey, Settings};
+use crate::builtin::EXTERNAL_AUTHORIZATION;
+use crate::call::{CallStats, PluginError};
+use crate::hooks::{FailurePolicy, Hook};
+use crate::registry::{Binding, Plugins};
+use crate::settings::PluginSettings;
+use crate::wit::since_v0_1::{self as v0_1, AuthorizationRequest};
+
+pub use crate::wit::since_v0_1::User;
 
 /// How long an answer of the service is reused (GitLab: six hours; shorter here so a changed
 /// decision of the service shows within a minute).
-pub const CACHE_TTL: Duration = Duration::from_secs(60);
+pub(crate) const CACHE_TTL: Duration = Duration::from_secs(60);
 
 /// Entries beyond this are dropped all at once (a bound on memory, not an LRU).
 const CACHE_MAX: usize = 100_000;
 
 /// GitLab's message when the service refuses without a reason.
-pub const DEFAULT_REASON: &str = "External authorization denied access to this project";
+pub(crate) const DEFAULT_REASON: &str = "External authorization denied access to this project";
 
 /// Who asks, as the service is told.
 #[derive(Debug, Clone)]
@@ -94,24 +95,30 @@ impl DecisionCache {
     }
 
     /// The TLS of `tenant_id`'s calls to the service: its client certificate when one is set.
-    fn tls(&self, tenant_id: i64, settings: &Settings, secret_key: &SecretKey) -> Tls {
-        let cert = settings
-            .get(keys::EXTERNAL_AUTH_CLIENT_CERT)
-            .unwrap_or_default();
+    fn tls<S: PluginSettings>(
+        &self,
+        tenant_id: i64,
+        settings: &S,
+        secret_key: &S::SecretKey,
+    ) -> Tls {
+        let cert = settings.external_auth_client_cert().unwrap_or_default();
         if cert.trim().is_empty() {
             return Tls::system();
         }
         let mut cached = self.tls.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((at, tls)) = cached.get(&tenant_id)
-            && *at == settings.updated_at
+            && *at == settings.updated_at()
         {
             return tls.clone();
         }
-        let secret = |name| settings.secret(name, secret_key).unwrap_or_default();
         let tls = Tls::with_client_certificate(
             &cert,
-            &secret(keys::EXTERNAL_AUTH_CLIENT_KEY),
-            &secret(keys::EXTERNAL_AUTH_CLIENT_KEY_PASS),
+            &settings
+                .external_auth_client_key(secret_key)
+                .unwrap_or_default(),
+            &settings
+                .external_auth_client_key_pass(secret_key)
+                .unwrap_or_default(),
         );
         if let Some(error) = tls.error() {
             tracing::warn!(
@@ -120,20 +127,20 @@ impl DecisionCache {
                 "the external authorization client certificate cannot be used"
             );
         }
-        cached.insert(tenant_id, (settings.updated_at, tls.clone()));
+        cached.insert(tenant_id, (settings.updated_at(), tls.clone()));
         tls
     }
 }
 
 /// The label the check is made for: the project's, else the default; `None` when external
 /// authorization is off or there is no label (GitLab checks only labelled projects).
-pub fn label_for(settings: &Settings, project_label: &str) -> Option<String> {
+pub fn label_for(settings: &impl PluginSettings, project_label: &str) -> Option<String> {
     if !enabled(settings) {
         return None;
     }
     let label = match project_label.trim() {
         "" => settings
-            .get(keys::EXTERNAL_AUTHORIZATION_SERVICE_DEFAULT_LABEL)
+            .external_authorization_service_default_label()
             .unwrap_or_default(),
         own => own.to_string(),
     };
@@ -141,8 +148,8 @@ pub fn label_for(settings: &Settings, project_label: &str) -> Option<String> {
 }
 
 /// Whether project access is decided by the service at all.
-pub fn enabled(settings: &Settings) -> bool {
-    settings.get(keys::EXTERNAL_AUTHORIZATION_SERVICE_ENABLED)
+pub fn enabled(settings: &impl PluginSettings) -> bool {
+    settings.external_authorization_service_enabled()
 }
 
 /// The service as this process asks it: through the plugin host, remembering decisions.
@@ -164,11 +171,11 @@ impl ExternalAuthorization {
 
     /// May `subject` (`None`: anonymous, always refused) access projects labelled `label`?
     /// `identities` (provider, extern_uid) are loaded only when the service is asked.
-    pub async fn decide(
+    pub async fn decide<S: PluginSettings>(
         &self,
         tenant_id: i64,
-        settings: &Settings,
-        secret_key: &SecretKey,
+        settings: &S,
+        secret_key: &S::SecretKey,
         subject: Option<&Subject>,
         label: &str,
         identities: impl Future<Output = Vec<(String, String)>>,
@@ -181,7 +188,7 @@ impl ExternalAuthorization {
             tenant_id,
             subject.user.id as i64,
             label.to_string(),
-            settings.updated_at,
+            settings.updated_at(),
         );
         if let Some(hit) = self.cache.get(&key) {
             return hit;
@@ -238,7 +245,7 @@ impl ExternalAuthorization {
 
 /// One `authorize` call through `binding` (its outbound HTTP through `client`; none without),
 /// and what it cost.
-pub async fn authorize(
+pub(crate) async fn authorize(
     plugins: &Plugins,
     binding: &Arc<Binding>,
     client: Option<Client>,
@@ -262,7 +269,7 @@ pub async fn authorize(
 async fn binding(
     plugins: &Plugins,
     tenant_id: i64,
-    settings: &Settings,
+    settings: &impl PluginSettings,
 ) -> Result<Arc<Binding>, String> {
     // The setting allows up to 10 s; the operator's --plugin-max-timeout-ms caps it, as it
     // caps every binding.
@@ -273,7 +280,7 @@ async fn binding(
         return Ok(Arc::new(binding));
     }
     let url = settings
-        .get(keys::EXTERNAL_AUTHORIZATION_SERVICE_URL)
+        .external_authorization_service_url()
         .unwrap_or_default();
     let origin = url::Url::parse(&url)
         .ok()
@@ -302,9 +309,9 @@ async fn binding(
 }
 
 /// `external_authorization_service_timeout` (seconds, GitLab's default 0.5) in milliseconds.
-fn timeout_ms(settings: &Settings) -> u64 {
+fn timeout_ms(settings: &impl PluginSettings) -> u64 {
     let seconds = settings
-        .get(keys::EXTERNAL_AUTHORIZATION_SERVICE_TIMEOUT)
+        .external_authorization_service_timeout()
         .unwrap_or(0.5);
     ((seconds * 1000.0).round() as u64).max(1)
 }

@@ -1,5 +1,7 @@
-//! The plugin host: WebAssembly policy plugins (WIT package `trellis:policy`, see wit/) run
-//! sandboxed in wasmtime, bound per tenant to hooks by administrators.
+//! The plugin host: WebAssembly policy plugins (WIT package `trellis:policy`, see the
+//! repository's `wit/`) run sandboxed in wasmtime, bound per tenant to hooks by administrators.
+//! A crate of its own that depends on nothing of the server: the tenant settings it reads come
+//! through [`PluginSettings`], the operator's ceilings as [`MaximaArgs`].
 //!
 //! - `runtime`: the engine (pooling allocator, epochs, fuel, `.cwasm` cache) and compilation.
 //! - `ticker`: the epoch, advanced every millisecond while a call runs and not otherwise.
@@ -14,23 +16,25 @@
 //! - `watch`: the last hour of calls per tenant and hook, for the admin console.
 
 pub mod builtin;
-pub mod call;
+mod call;
 pub mod external_auth;
-pub mod give_way;
-pub mod hooks;
-pub mod limits;
+mod give_way;
+mod hooks;
+mod limits;
 pub mod local;
 pub mod push_rules;
 pub mod registry;
 pub mod runtime;
+mod settings;
 pub mod spam;
-pub mod ticker;
+mod ticker;
 pub mod trial;
 pub mod watch;
 pub mod webhook_formatter;
-pub mod wit;
+mod wit;
 
-pub use call::{CallStats, PluginError};
+pub use call::{BlobSource, CallStats, PluginError};
 pub use hooks::{FailurePolicy, Hook};
-pub use limits::{Limits, Maxima};
+pub use limits::{Limits, Maxima, MaximaArgs};
 pub use registry::{Binding, Plugins};
+pub use settings::PluginSettings;

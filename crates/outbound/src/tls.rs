@@ -65,7 +65,7 @@ impl Tls {
 
     /// Runs the TLS handshake over `stream` for `host` (the URL's host name: it is both the
     /// SNI and the name the server certificate must be valid for).
-    pub async fn connect(
+    pub(crate) async fn connect(
         &self,
         host: &str,
         stream: TcpStream,
@@ -218,13 +218,13 @@ pub(super) mod tests {
     use rustls::server::{ServerConfig, WebPkiClientVerifier};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    pub const CA: &str = include_str!("testdata/ca.pem");
-    pub const SERVER: &str = include_str!("testdata/server.pem");
-    pub const SERVER_KEY: &str = include_str!("testdata/server-key.pem");
-    pub const CLIENT: &str = include_str!("testdata/client.pem");
-    pub const CLIENT_KEY: &str = include_str!("testdata/client-key.pem");
+    pub(crate) const CA: &str = include_str!("testdata/ca.pem");
+    pub(crate) const SERVER: &str = include_str!("testdata/server.pem");
+    pub(crate) const SERVER_KEY: &str = include_str!("testdata/server-key.pem");
+    pub(crate) const CLIENT: &str = include_str!("testdata/client.pem");
+    pub(crate) const CLIENT_KEY: &str = include_str!("testdata/client-key.pem");
     /// `CLIENT_KEY` as encrypted PKCS#8 (PBES2, AES-256-CBC) with the passphrase `hunter2`.
-    pub const CLIENT_KEY_ENCRYPTED: &str = include_str!("testdata/client-key-encrypted.pem");
+    pub(crate) const CLIENT_KEY_ENCRYPTED: &str = include_str!("testdata/client-key-encrypted.pem");
     /// `CLIENT_KEY` with OpenSSL's traditional encryption, passphrase `hunter2`.
     const CLIENT_KEY_TRADITIONAL: &str = include_str!("testdata/client-key-traditional.pem");
 
@@ -237,7 +237,7 @@ pub(super) mod tests {
     }
 
     /// Trusts the test CA only (the system roots in `Tls::system` cannot be changed here).
-    pub fn test_tls(client: Option<(&str, &str, &str)>) -> Tls {
+    pub(crate) fn test_tls(client: Option<(&str, &str, &str)>) -> Tls {
         Tls((|| {
             let identity = client
                 .map(|(cert, key, pass)| identity(cert, key, pass))
@@ -249,7 +249,7 @@ pub(super) mod tests {
     /// A one-shot HTTPS server on loopback (certificate for localhost and 127.0.0.1) that
     /// answers 200 with the client certificate's presence in the body; `require_client`
     /// makes it refuse handshakes without a certificate from the test CA.
-    pub async fn serve_tls(require_client: bool) -> u16 {
+    pub(crate) async fn serve_tls(require_client: bool) -> u16 {
         let provider = Arc::new(ring::default_provider());
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()

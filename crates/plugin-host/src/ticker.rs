@@ -12,19 +12,19 @@ use std::time::{Duration, Instant};
 use wasmtime::{Engine, EngineWeak};
 
 /// How often the epoch advances while a call runs: the granularity of wall-time limits.
-pub const EPOCH_TICK: Duration = Duration::from_millis(1);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(1);
 
 /// How often an idle ticker checks whether its engine is gone.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 /// Counts the calls in flight and wakes the ticker thread for them.
-pub struct Ticker {
+pub(crate) struct Ticker {
     calls: Mutex<usize>,
     resumed: Condvar,
 }
 
 /// One call in flight; the ticker keeps ticking until every one is dropped.
-pub struct Running(Arc<Ticker>);
+pub(crate) struct Running(Arc<Ticker>);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -34,7 +34,7 @@ impl Drop for Running {
 
 impl Ticker {
     /// Starts the ticker thread of `engine`; it ends once the engine is dropped.
-    pub fn start(engine: &Engine) -> Arc<Ticker> {
+    pub(crate) fn start(engine: &Engine) -> Arc<Ticker> {
         let ticker = Arc::new(Ticker {
             calls: Mutex::new(0),
             resumed: Condvar::new(),
@@ -49,7 +49,7 @@ impl Ticker {
     }
 
     /// Marks a call as running until the returned guard is dropped.
-    pub fn running(self: &Arc<Self>) -> Running {
+    pub(crate) fn running(self: &Arc<Self>) -> Running {
         let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
         *calls += 1;
         if *calls == 1 {

@@ -19,17 +19,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::ticker::EPOCH_TICK;
+use crate::ticker::EPOCH_TICK;
 
 /// How long a call runs before it gives way to other tenants.
-pub const AFTER: Duration = Duration::from_millis(10);
+pub(crate) const AFTER: Duration = Duration::from_millis(10);
 
 /// The longest a call pauses at one tick; then it runs for one tick however busy the others
 /// are, so that it still ends (or reaches its deadline) while they keep the process busy.
-pub const LONGEST_PAUSE: Duration = Duration::from_millis(4);
+pub(crate) const LONGEST_PAUSE: Duration = Duration::from_millis(4);
 
 /// Tells whether a tenant that goes before the given one has a request in flight.
-pub type Outranked = Arc<dyn Fn(i64) -> bool + Send + Sync>;
+pub(crate) type Outranked = Arc<dyn Fn(i64) -> bool + Send + Sync>;
 
 #[derive(Clone)]
 pub struct GiveWay {

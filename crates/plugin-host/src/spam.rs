@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::call::{CallState, CallStats, PluginError};
-use super::hooks::FailurePolicy;
-use super::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
-use super::registry::{Binding, Plugins};
-use super::runtime::Compiled;
-use super::wit::since_v0_1::{self as v0_1, VerdictKind};
+use crate::call::{CallState, CallStats, PluginError};
+use crate::hooks::FailurePolicy;
+use crate::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
+use crate::registry::{Binding, Plugins};
+use crate::runtime::Compiled;
+use crate::wit::since_v0_1::{self as v0_1, VerdictKind};
 
 pub use v0_1::{SpamInput, SpammableKind};
 
@@ -165,7 +165,7 @@ pub fn call(
 }
 
 /// GitLab's SpamActionService: what each verdict does to the request.
-pub fn action(verdict: Verdict, captcha_enabled: bool) -> SpamAction {
+pub(crate) fn action(verdict: Verdict, captcha_enabled: bool) -> SpamAction {
     match verdict {
         Verdict::Allow | Verdict::Noop => SpamAction::Proceed,
         Verdict::ConditionalAllow if captcha_enabled => SpamAction::NeedsCaptcha,

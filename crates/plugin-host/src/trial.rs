@@ -15,15 +15,15 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::Limits;
-use super::call::{BlobSource, CallStats, PluginError};
-use super::external_auth;
-use super::hooks::Hook;
-use super::push_rules;
-use super::registry::{Binding, Plugins};
-use super::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
-use super::webhook_formatter;
-use super::wit::{since_v0_1 as v0_1, since_v0_2 as v0_2};
+use crate::Limits;
+use crate::call::{BlobSource, CallStats, PluginError};
+use crate::external_auth;
+use crate::hooks::Hook;
+use crate::push_rules;
+use crate::registry::{Binding, Plugins};
+use crate::spam::{self, SpamAuthor, SpamProject, SpamSubject, SpammableKind};
+use crate::webhook_formatter;
+use crate::wit::{since_v0_1 as v0_1, since_v0_2 as v0_2};
 
 /// Who the sample inputs name as the acting user (the console fills in the signed-in admin).
 pub struct SampleUser {

@@ -1,8 +1,10 @@
-//! Requests the server makes to other hosts (hooks, repository imports and mirrors): which
-//! addresses they may go to. GitLab refuses requests to the local machine and the local
-//! network unless `allow_local_requests_from_web_hooks_and_services` is on or the host is in
-//! `outbound_local_requests_whitelist`; this module is that check, separate from any HTTP
-//! client so every outbound path (git fetches, hook deliveries) shares it.
+//! Requests the server makes to other hosts (hooks, repository imports and mirrors, plugins'
+//! HTTP): which addresses they may go to. GitLab refuses requests to the local machine and
+//! the local network unless `allow_local_requests_from_web_hooks_and_services` is on or the
+//! host is in `outbound_local_requests_whitelist`; this crate is that check, separate from
+//! any HTTP client so every outbound path (git fetches, hook deliveries) shares it. It
+//! depends on nothing of the server: the tenant settings it reads come through
+//! [`OutboundSettings`].
 //!
 //! Above the tenant's settings sits the operator's `--outbound-allow-networks`: a tenant's
 //! `allow_local_*` and allowlist open only what is also in that list, so by default nothing
@@ -18,13 +20,23 @@ mod allowlist;
 pub mod http;
 pub mod tls;
 
-pub use address::{AddressClass, classify};
-pub use allowlist::{Allowlist, operator_entry};
+use address::{AddressClass, classify};
+use allowlist::Allowlist;
+pub use allowlist::operator_entry;
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::settings::Settings;
-use crate::settings::keys;
+use serde_json::Value;
+
+/// The tenant settings the address policy reads (GitLab's names), implemented by the server's
+/// settings.
+pub trait OutboundSettings {
+    fn allow_local_requests_from_web_hooks_and_services(&self) -> bool;
+    fn allow_local_requests_from_system_hooks(&self) -> bool;
+    /// Hosts, addresses and ranges (an array of strings, or one separated string).
+    fn outbound_local_requests_whitelist(&self) -> Value;
+    fn dns_rebinding_protection_enabled(&self) -> bool;
+}
 
 /// Why an outbound URL is refused, with GitLab's wording (shown after "is blocked: ").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,16 +70,16 @@ pub enum Unresolved {
 pub struct AddressPolicy {
     /// What the operator opens (`--outbound-allow-networks`): a non-public address is
     /// reachable only when listed here, and then only if the tenant allows it too.
-    pub operator: Allowlist,
+    pub(crate) operator: Allowlist,
     /// Loopback, private, link-local and unique-local addresses are allowed.
-    pub allow_local: bool,
+    pub(crate) allow_local: bool,
     /// Hosts, addresses and ranges allowed even when local ones are not.
-    pub allowlist: Allowlist,
+    pub(crate) allowlist: Allowlist,
     /// Connect to the address that was checked (`dns_rebinding_protection_enabled`, GitLab's
     /// default). Off, the URL is still checked but the connection is made by host name, as
     /// GitLab does, so a second DNS answer decides where it goes (the connected address is
     /// still checked, see [`http::Client`]).
-    pub pin: bool,
+    pub(crate) pin: bool,
 }
 
 impl Default for AddressPolicy {
@@ -85,22 +97,26 @@ impl Default for AddressPolicy {
 impl AddressPolicy {
     /// The policy for web hooks and integrations (and repository imports and mirrors, and
     /// plugins' outbound HTTP): the tenant's settings within the operator's `networks`.
-    pub fn for_hooks_and_services(networks: &[String], settings: &Settings) -> AddressPolicy {
+    pub fn for_hooks_and_services(
+        networks: &[String],
+        settings: &(impl OutboundSettings + ?Sized),
+    ) -> AddressPolicy {
         AddressPolicy {
             operator: Allowlist::from_entries(networks),
-            allow_local: settings.get(keys::ALLOW_LOCAL_REQUESTS_FROM_WEB_HOOKS_AND_SERVICES),
-            allowlist: Allowlist::from_setting(
-                &settings.get(keys::OUTBOUND_LOCAL_REQUESTS_WHITELIST),
-            ),
-            pin: settings.get(keys::DNS_REBINDING_PROTECTION_ENABLED),
+            allow_local: settings.allow_local_requests_from_web_hooks_and_services(),
+            allowlist: Allowlist::from_setting(&settings.outbound_local_requests_whitelist()),
+            pin: settings.dns_rebinding_protection_enabled(),
         }
     }
 
     /// The policy for system hooks: as [`AddressPolicy::for_hooks_and_services`], with
     /// `allow_local_requests_from_system_hooks` deciding local addresses.
-    pub fn for_system_hooks(networks: &[String], settings: &Settings) -> AddressPolicy {
+    pub fn for_system_hooks(
+        networks: &[String],
+        settings: &(impl OutboundSettings + ?Sized),
+    ) -> AddressPolicy {
         AddressPolicy {
-            allow_local: settings.get(keys::ALLOW_LOCAL_REQUESTS_FROM_SYSTEM_HOOKS),
+            allow_local: settings.allow_local_requests_from_system_hooks(),
             ..AddressPolicy::for_hooks_and_services(networks, settings)
         }
     }
@@ -151,7 +167,11 @@ impl AddressPolicy {
     }
 
     /// Whether one resolved address of `host` may be reached.
-    pub fn check_address(&self, host: Option<&str>, address: SocketAddr) -> Result<(), Blocked> {
+    pub(crate) fn check_address(
+        &self,
+        host: Option<&str>,
+        address: SocketAddr,
+    ) -> Result<(), Blocked> {
         let class = classify(address.ip());
         if class == AddressClass::Public {
             return Ok(());

@@ -18,7 +18,7 @@ enum Entry {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Allowlist(Vec<Entry>);
+pub(crate) struct Allowlist(Vec<Entry>);
 
 /// `text` split into a host part and an optional port.
 fn split_port(text: &str) -> (&str, Option<u16>) {
@@ -85,13 +85,13 @@ pub fn operator_entry(text: &str) -> Result<String, String> {
 
 impl Allowlist {
     /// From entries already validated by [`operator_entry`].
-    pub fn from_entries(entries: &[String]) -> Allowlist {
+    pub(crate) fn from_entries(entries: &[String]) -> Allowlist {
         Allowlist(entries.iter().filter_map(|t| parse(t)).collect())
     }
 
     /// From the setting's value: an array of strings (or one string of entries separated by
     /// commas, semicolons or whitespace, as GitLab's form takes them).
-    pub fn from_setting(value: &Value) -> Allowlist {
+    pub(crate) fn from_setting(value: &Value) -> Allowlist {
         let texts: Vec<String> = match value {
             Value::Array(items) => items
                 .iter()
@@ -107,7 +107,7 @@ impl Allowlist {
     }
 
     /// Whether `address` (resolved from `host`, when a name) is listed.
-    pub fn allows(&self, host: Option<&str>, address: SocketAddr) -> bool {
+    pub(crate) fn allows(&self, host: Option<&str>, address: SocketAddr) -> bool {
         let host = host.map(str::to_ascii_lowercase);
         self.0.iter().any(|entry| match entry {
             Entry::Ip(ip, port) => *ip == address.ip() && port_matches(*port, address.port()),

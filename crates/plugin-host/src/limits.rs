@@ -3,20 +3,20 @@
 use serde::{Deserialize, Serialize};
 
 /// Defaults: 100 ms wall time, no fuel limit, 64 MiB of memory.
-pub const DEFAULT_TIMEOUT_MS: u64 = 100;
-pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 100;
+pub(crate) const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
 /// The largest input a hook passes (title and description...): the longest title and
-/// description the API accepts (255 and 1,000,000 characters, api/issues/write.rs) at four
-/// bytes a character, so whatever the API accepts is checked whole. Longer text (from callers
-/// without those limits) is cut to fit, never skipped.
-pub const MAX_INPUT_BYTES: usize = 4 * (255 + 1_000_000);
+/// description the API accepts (255 and 1,000,000 characters, the server's
+/// api/issues/write.rs) at four bytes a character, so whatever the API accepts is checked
+/// whole. Longer text (from callers without those limits) is cut to fit, never skipped.
+pub(crate) const MAX_INPUT_BYTES: usize = 4 * (255 + 1_000_000);
 /// The largest text a plugin may answer with (a verdict's reason, a log line set aside).
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 /// Blob content a push-rules plugin may read per call (`push-scan.read-blob`), each read
 /// being at most 1 MiB (`git::push_scan::MAX_BLOB_READ`).
-pub const MAX_BLOB_BYTES_PER_CALL: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_BLOB_BYTES_PER_CALL: usize = 16 * 1024 * 1024;
 /// Log text a plugin may write per call; the rest is dropped.
-pub const MAX_LOG_BYTES: usize = 1024;
+pub(crate) const MAX_LOG_BYTES: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
@@ -82,16 +82,24 @@ impl Maxima {
     }
 }
 
-impl From<&crate::config::PluginLimitArgs> for Maxima {
-    fn from(args: &crate::config::PluginLimitArgs) -> Self {
+/// The ceilings as the operator gave them, before they are brought into range (the server's
+/// command line converts into this).
+#[derive(Debug, Clone, Copy)]
+pub struct MaximaArgs {
+    pub timeout_ms: u64,
+    pub fuel: Option<u64>,
+    pub memory_bytes: u64,
+    /// `None`: half the cores.
+    pub tenant_instances: Option<usize>,
+}
+
+impl From<MaximaArgs> for Maxima {
+    fn from(args: MaximaArgs) -> Self {
         Maxima {
-            timeout_ms: args.plugin_max_timeout_ms.max(1),
-            fuel: args.plugin_max_fuel,
-            memory_bytes: args.plugin_max_memory_bytes.max(1024 * 1024),
-            tenant_instances: args
-                .plugin_max_tenant_instances
-                .unwrap_or_else(half_the_cores)
-                .max(1),
+            timeout_ms: args.timeout_ms.max(1),
+            fuel: args.fuel,
+            memory_bytes: args.memory_bytes.max(1024 * 1024),
+            tenant_instances: args.tenant_instances.unwrap_or_else(half_the_cores).max(1),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::hooks::Hook;
+use crate::hooks::Hook;
 
 /// How many minutes the window keeps.
 pub const MINUTES: usize = 60;
@@ -80,7 +80,13 @@ fn minute_now() -> u64 {
 
 impl Watch {
     /// Counts one call that ended with `outcome` (`ok` or a failure kind) after `elapsed`.
-    pub fn record(&self, tenant_id: i64, hook: Hook, outcome: &'static str, elapsed: Duration) {
+    pub(crate) fn record(
+        &self,
+        tenant_id: i64,
+        hook: Hook,
+        outcome: &'static str,
+        elapsed: Duration,
+    ) {
         self.record_at(minute_now(), tenant_id, hook, outcome, elapsed);
     }
 

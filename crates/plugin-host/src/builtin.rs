@@ -1,5 +1,5 @@
-//! Plugins compiled from `plugins/` by host/build.rs and embedded in the binary. They are in
-//! every tenant's catalog.
+//! Plugins compiled from `plugins/` by this crate's build.rs and embedded in the binary. They
+//! are in every tenant's catalog.
 
 use std::sync::LazyLock;
 
@@ -27,8 +27,8 @@ pub const BUILT_INS: &[BuiltIn] = &[
 ];
 
 /// Speaks GitLab's external authorization protocol; the host binds it itself when
-/// `external_authorization_service_enabled` is on (plugins::external_auth).
-pub const EXTERNAL_AUTHORIZATION: BuiltIn = BuiltIn {
+/// `external_authorization_service_enabled` is on (external_auth).
+pub(crate) const EXTERNAL_AUTHORIZATION: BuiltIn = BuiltIn {
     name: "external-authorization",
     version: env!("CARGO_PKG_VERSION"),
     bytes: include_bytes!(concat!(
@@ -38,7 +38,8 @@ pub const EXTERNAL_AUTHORIZATION: BuiltIn = BuiltIn {
 };
 
 /// GitLab's format, chat messages and CloudEvents; every webhook delivery goes through it
-/// unless its hook names the tenant's own `webhook_formatter` binding (webhooks::format).
+/// unless its hook names the tenant's own `webhook_formatter` binding (the server's
+/// webhooks::format).
 pub const WEBHOOK_FORMATTER: BuiltIn = BuiltIn {
     name: "webhook-formatter",
     version: env!("CARGO_PKG_VERSION"),

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use trellis_outbound::http::{Client, Grant, Request, Response};
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::give_way::GiveWay;
-use super::limits::{Limits, MAX_BLOB_BYTES_PER_CALL, MAX_LOG_BYTES};
-use super::wit::since_v0_1::LogLevel;
-use crate::outbound::http::{Client, Grant, Request, Response};
+use crate::give_way::GiveWay;
+use crate::limits::{Limits, MAX_BLOB_BYTES_PER_CALL, MAX_LOG_BYTES};
+use crate::wit::since_v0_1::LogLevel;
 
 /// Why a call produced no answer. Each becomes an outcome label in the metrics.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl PluginError {
 /// What a plugin gets for calling a WASI function that waits (see `runtime::deny_waiting`).
 #[derive(Debug, thiserror::Error)]
 #[error("plugins may not wait (wasi:io/poll {0})")]
-pub struct WaitDenied(pub &'static str);
+pub(crate) struct WaitDenied(pub &'static str);
 
 /// Who is calling, for log lines and metrics.
 #[derive(Debug, Clone)]
@@ -233,7 +233,7 @@ impl CallState {
 
 /// Refuses memory growth beyond the binding's limit, remembering the peak and whether it
 /// refused (so the trap that follows reads as out-of-memory).
-pub struct MemoryLimiter {
+pub(crate) struct MemoryLimiter {
     max: usize,
     pub peak: usize,
     pub refused: bool,
@@ -299,7 +299,7 @@ const UNLIMITED_FUEL: u64 = u64::MAX / 2;
 /// Prepares a store with the limits set. At each tick of the epoch past the deadline (wall
 /// time from now) the call traps as out of time; before it, a long call may give way to other
 /// tenants (`give_way.rs`).
-pub fn store(
+pub(crate) fn store(
     engine: &wasmtime::Engine,
     state: CallState,
     limits: &Limits,
@@ -326,7 +326,7 @@ pub fn store(
 }
 
 /// Runs `f` on a prepared store and classifies what went wrong.
-pub fn run<R>(
+pub(crate) fn run<R>(
     mut store: Store<CallState>,
     limits: &Limits,
     f: impl FnOnce(&mut Store<CallState>) -> wasmtime::Result<Result<R, String>>,

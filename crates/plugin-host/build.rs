@@ -1,6 +1,6 @@
 //! Compiles the built-in plugins (`plugins/*`) to wasm32-wasip2 components and puts them in
-//! OUT_DIR, where `plugins::builtin` embeds them. They are built by a nested cargo with its own
-//! target directory (`<target>/wasm-guests`), so the host's build is not disturbed, one package
+//! OUT_DIR, where `builtin` embeds them. They are built by a nested cargo with its own target
+//! directory (`<target>/wasm-guests`), so the outer build is not disturbed, one package
 //! per invocation (each plugin enables exactly one world feature of trellis-sdk).
 
 use std::path::{Path, PathBuf};
@@ -25,7 +25,8 @@ const BUILT_INS: &[(&str, &str)] = &[
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let root = manifest_dir.parent().unwrap().to_path_buf();
+    // crates/plugin-host → the workspace root.
+    let root = manifest_dir.ancestors().nth(2).unwrap().to_path_buf();
     for watched in ["plugins", "sdk", "wit", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }

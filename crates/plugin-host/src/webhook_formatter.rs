@@ -1,18 +1,21 @@
 //! The webhook-formatter hook: one call turns an event's standard payload into the request a
-//! hook receives (`webhooks::format` decides which binding and what its failure means).
+//! hook receives (the server's `webhooks::format` decides which binding and what its failure
+//! means).
 
 use std::sync::Arc;
 
 use wasmtime::Store;
 
-use super::call::CallState;
-use super::registry::{Binding, Plugins};
-use super::runtime::Compiled;
-use super::wit::since_v0_1::{WebhookEvent, WebhookRequest};
-use super::{CallStats, PluginError};
+use crate::call::CallState;
+use crate::registry::{Binding, Plugins};
+use crate::runtime::Compiled;
+use crate::wit::since_v0_1::WebhookRequest;
+
+pub use crate::wit::since_v0_1::WebhookEvent;
+use crate::{CallStats, PluginError};
 
 /// The largest body a formatter may produce.
-pub const MAX_BODY_BYTES: usize = 4 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 4 << 20;
 
 /// What the plugin answered: the request's extra headers and body, or `None` to skip.
 pub type Formatted = Option<(Vec<(String, String)>, String)>;
@@ -39,7 +42,7 @@ pub async fn format_with(
 }
 
 /// Instantiates a webhook-formatter plugin in `store` and calls its `format`.
-pub fn call(
+pub(crate) fn call(
     store: &mut Store<CallState>,
     compiled: &Compiled,
     event: &WebhookEvent,

@@ -1,6 +1,6 @@
 //! The hooks a tenant can bind a plugin to, and what happens when the plugin fails.
 
-use super::wit::World;
+use crate::wit::World;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Hook {

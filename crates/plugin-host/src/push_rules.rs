@@ -6,14 +6,14 @@
 
 use std::sync::Arc;
 
+use trellis_git::push_scan::PushObjects;
 use wasmtime::Store;
 
-use super::call::{BlobSource, CallState, CallStats, PluginError};
-use super::hooks::FailurePolicy;
-use super::limits::MAX_OUTPUT_BYTES;
-use super::registry::{Binding, Plugins};
-use super::wit::since_v0_2::push_rules::exports::trellis::policy::push_rules::Guest;
-use crate::git::push_scan::PushObjects;
+use crate::call::{BlobSource, CallState, CallStats, PluginError};
+use crate::hooks::FailurePolicy;
+use crate::limits::MAX_OUTPUT_BYTES;
+use crate::registry::{Binding, Plugins};
+use crate::wit::since_v0_2::push_rules::exports::trellis::policy::push_rules::Guest;
 
 /// The push's objects answer `read-blob` from the quarantined repository.
 impl BlobSource for PushObjects {
@@ -22,7 +22,7 @@ impl BlobSource for PushObjects {
     }
 }
 
-pub use super::wit::since_v0_2::{
+pub use crate::wit::since_v0_2::{
     ChangedFile, Commit, Decision, Project, Push, Pusher, RefUpdate, Rule, Signature, User,
     Visibility,
 };
@@ -64,7 +64,7 @@ pub async fn check_commits(
 }
 
 /// What `check-refs` answered, `read-blob` reading from `blobs`, and what the call cost.
-pub async fn refs_answer(
+pub(crate) async fn refs_answer(
     plugins: &Plugins,
     binding: &Arc<Binding>,
     push: &Push,
@@ -117,7 +117,7 @@ async fn call(
 }
 
 /// A decision whose refusal message is larger than the host passes on is an oversize answer.
-pub fn bounded(decision: Decision) -> Result<Decision, PluginError> {
+pub(crate) fn bounded(decision: Decision) -> Result<Decision, PluginError> {
     match decision {
         Decision::Refuse(message) if message.len() > MAX_OUTPUT_BYTES => {
             Err(PluginError::Oversize(format!(
@@ -129,7 +129,7 @@ pub fn bounded(decision: Decision) -> Result<Decision, PluginError> {
 }
 
 /// The plugin's decision, or what its failure means under the binding's policy.
-pub fn verdict(binding: &Binding, answer: Result<Decision, PluginError>) -> PushVerdict {
+pub(crate) fn verdict(binding: &Binding, answer: Result<Decision, PluginError>) -> PushVerdict {
     let answer = answer.and_then(bounded);
     match answer {
         Ok(Decision::Allow) => PushVerdict::Allow,

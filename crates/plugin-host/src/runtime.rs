@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::call::{CallState, WaitDenied};
-use super::ticker::Ticker;
-use super::wit::{self, Target};
+use crate::call::{CallState, WaitDenied};
+use crate::ticker::Ticker;
+use crate::wit::{self, Target};
 
 pub struct RuntimeOptions {
     /// Where compiled code is cached; `None`: no cache (the CLI's one-off runs).
@@ -25,9 +25,9 @@ pub struct RuntimeOptions {
 }
 
 pub struct Runtime {
-    pub engine: Engine,
+    pub(crate) engine: Engine,
     /// Advances `engine`'s epoch while a call holds it running.
-    pub ticker: Arc<Ticker>,
+    pub(crate) ticker: Arc<Ticker>,
     linker: Linker<CallState>,
     cache_dir: Option<PathBuf>,
     /// Identifies the engine's configuration in cache keys.
@@ -38,20 +38,20 @@ pub struct Runtime {
 pub struct Compiled {
     pub sha256: String,
     pub target: Target,
-    pub pre: InstancePre<CallState>,
+    pub(crate) pre: InstancePre<CallState>,
     /// The typed entry points of a spam-check plugin.
-    pub spam_check: Option<wit::since_v0_1::spam_check::SpamCheckPluginPre<CallState>>,
+    pub(crate) spam_check: Option<wit::since_v0_1::spam_check::SpamCheckPluginPre<CallState>>,
     /// The typed entry points of an external-authorization plugin.
-    pub external_authorization:
+    pub(crate) external_authorization:
         Option<wit::since_v0_1::external_authorization::ExternalAuthorizationPluginPre<CallState>>,
     /// The typed entry points of a push-rules plugin (0.2).
-    pub push_rules: Option<wit::since_v0_2::push_rules::PushRulesPluginPre<CallState>>,
+    pub(crate) push_rules: Option<wit::since_v0_2::push_rules::PushRulesPluginPre<CallState>>,
     /// The typed entry points of a webhook-formatter plugin.
-    pub webhook_formatter:
+    pub(crate) webhook_formatter:
         Option<wit::since_v0_1::webhook_formatter::WebhookFormatterPluginPre<CallState>>,
     /// The plugin imports `outbound-http`: binding it needs a grant.
     pub imports_outbound_http: bool,
-    pub size: usize,
+    pub(crate) size: usize,
 }
 
 impl Runtime {
@@ -259,7 +259,7 @@ fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
 
 impl Compiled {
     /// Calls the plugin's `validate-config` (every world exports it).
-    pub fn validate_config(
+    pub(crate) fn validate_config(
         &self,
         store: &mut wasmtime::Store<CallState>,
         config: &str,
