@@ -16,6 +16,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
 use crate::model::oauth::ApplicationRow;
+use crate::services::oauth;
 use crate::store::oauth::ApplicationFields;
 use crate::views::application::ApplicationView;
 
@@ -77,7 +78,7 @@ async fn create(api: Api) -> ApiResult<(StatusCode, Json<ApplicationView>)> {
         confidential,
     };
     registration::validate(&fields).map_err(ApiError::Validation)?;
-    let (app, secret) = registration::create(api.db(), None, &fields).await?;
+    let (app, secret) = oauth::create_application(api.db(), None, &fields).await?;
     Ok((
         StatusCode::CREATED,
         Json(ApplicationView::new(&app, Some(secret))),
@@ -97,14 +98,14 @@ async fn instance_application(api: &Api, id: &str) -> ApiResult<ApplicationRow> 
 async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
     api.admin()?;
     let app = instance_application(&api, &id).await?;
-    registration::delete(api.db(), &app).await?;
+    oauth::delete_application(api.db(), &app).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn renew(Path(id): Path<String>, api: Api) -> ApiResult<(StatusCode, Json<ApplicationView>)> {
     api.admin()?;
     let app = instance_application(&api, &id).await?;
-    let secret = registration::renew_secret(api.db(), &app).await?;
+    let secret = oauth::renew_application_secret(api.db(), &app).await?;
     Ok((
         StatusCode::CREATED,
         Json(ApplicationView::new(&app, Some(secret))),

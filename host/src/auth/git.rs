@@ -7,9 +7,10 @@
 use std::sync::{Arc, OnceLock};
 
 use super::cache::{KnownToken, TokenCache};
-use super::{Caller, password, secrets};
+use super::{Caller, secrets};
 use crate::http::error::ApiResult;
 use crate::model::users::UserRow;
+use crate::services::sessions;
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
 
@@ -56,7 +57,7 @@ pub async fn find_for_git_client(
     if !settings.get(keys::PASSWORD_AUTHENTICATION_ENABLED_FOR_GIT) || login.is_empty() {
         return Ok(None);
     }
-    let Some(user) = password::check(db, login, password).await? else {
+    let Some(user) = sessions::check_password(db, login, password).await? else {
         return Ok(None);
     };
     // As for the OAuth password grant: two-factor users must use a token; blocked, deactivated

@@ -18,12 +18,10 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::Params;
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
+use crate::services;
 use crate::settings::Settings;
 use crate::settings::keys;
 use crate::store::TenantDb;
-
-/// How often a token's `last_used_at` is written at most (GitLab uses the same interval).
-const LAST_USED_INTERVAL_MS: i64 = 10 * 60 * 1000;
 
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -182,19 +180,7 @@ pub async fn authenticate(
     if !found.scope_list().any(|s| allowed.contains(&s)) {
         return Err(ApiError::InsufficientScope(allowed[0]));
     }
-    if !found.oauth
-        && found
-            .last_used_at
-            .is_none_or(|at| crate::model::now_ms() - at > LAST_USED_INTERVAL_MS)
-    {
-        db.touch_token(found.id).await?;
-    }
-    // `last_activity_on`: at most one write per user and day.
-    let today = crate::model::today();
-    let today_str = today.as_str();
-    if found.user.last_activity_on.as_deref() != Some(today_str) {
-        db.record_activity(found.user.id, today_str).await?;
-    }
+    services::tokens::record_use(db, &found).await?;
     let mut caller = Caller::for_token(found.clone(), settings);
     if let Some(target) = sudo {
         if !caller.is_admin() {

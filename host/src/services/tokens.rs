@@ -1,14 +1,19 @@
 //! Personal access and impersonation tokens: who may hold which scopes, the expiry rule,
-//! issuing a token (its secret is shown once) and revoking one.
+//! issuing a token (its secret is shown once) and revoking one; and what a request records
+//! about the token it carries.
 
 use chrono::NaiveDate;
 
 use super::Refusal;
+use crate::auth::cache::KnownToken;
 use crate::auth::secrets;
 use crate::auth::token_scopes::ADMIN_ONLY_SCOPES;
 use crate::model::tokens::TokenRow;
 use crate::store::TenantDb;
 use crate::store::tokens::NewToken;
+
+/// How often a token's `last_used_at` is written at most (GitLab uses the same interval).
+const LAST_USED_INTERVAL_MS: i64 = 10 * 60 * 1000;
 
 /// A new token as the request gives it (its scopes already among the route's).
 #[derive(Debug, Clone)]
@@ -85,6 +90,25 @@ pub async fn issue(
 /// Revokes a token as `actor` (the owner, or an administrator).
 pub async fn revoke(db: &TenantDb, token_id: i64, actor: i64) -> Result<(), Refusal> {
     db.revoke_token(token_id, actor).await?;
+    Ok(())
+}
+
+/// What an authenticated request records about its token: a personal token's `last_used_at`
+/// (at most every [`LAST_USED_INTERVAL_MS`]) and its owner's `last_activity_on` (at most once
+/// a day), so that busy tokens cost no write per request.
+pub async fn record_use(db: &TenantDb, token: &KnownToken) -> Result<(), Refusal> {
+    if !token.oauth
+        && token
+            .last_used_at
+            .is_none_or(|at| crate::model::now_ms() - at > LAST_USED_INTERVAL_MS)
+    {
+        db.touch_token(token.id).await?;
+    }
+    let today = crate::model::today();
+    let today = today.as_str();
+    if token.user.last_activity_on.as_deref() != Some(today) {
+        db.record_activity(token.user.id, today).await?;
+    }
     Ok(())
 }
 

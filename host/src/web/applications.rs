@@ -18,6 +18,7 @@ use crate::auth::oauth::registration::{self, FieldErrors, normalize_uris};
 use crate::auth::oauth::scopes;
 use crate::context::ApiContext;
 use crate::model::oauth::ApplicationRow;
+use crate::services::oauth;
 use crate::settings::keys;
 use crate::store::oauth::ApplicationFields;
 
@@ -286,7 +287,7 @@ async fn create(web: Web) -> WebResult {
         ));
     }
     let (app, secret) =
-        registration::create(&web.tenant.db, Some(session.user.id), &form.fields()).await?;
+        oauth::create_application(&web.tenant.db, Some(session.user.id), &form.fields()).await?;
     Ok(fresh_secret_page(
         &web,
         session,
@@ -383,7 +384,7 @@ async fn change(Path(id): Path<String>, web: Web) -> WebResult {
     web.check_csrf()?;
     let app = owned(&web, session, &id).await?;
     if web.field("_method").eq_ignore_ascii_case("delete") {
-        registration::delete(&web.tenant.db, &app).await?;
+        oauth::delete_application(&web.tenant.db, &app).await?;
         return Ok(found(base(&web)));
     }
     let form = Form::read(&web);
@@ -397,7 +398,7 @@ async fn change(Path(id): Path<String>, web: Web) -> WebResult {
             StatusCode::UNPROCESSABLE_ENTITY,
         ));
     }
-    registration::update(&web.tenant.db, &app, &form.fields()).await?;
+    oauth::update_application(&web.tenant.db, &app, &form.fields()).await?;
     Ok(found(&format!("{}/{}", base(&web), app.id)))
 }
 
@@ -405,7 +406,7 @@ async fn renew(Path(id): Path<String>, web: Web) -> WebResult {
     let session = web.require_session()?;
     web.check_csrf()?;
     let app = owned(&web, session, &id).await?;
-    let secret = registration::renew_secret(&web.tenant.db, &app).await?;
+    let secret = oauth::renew_application_secret(&web.tenant.db, &app).await?;
     Ok(fresh_secret_page(
         &web,
         session,
@@ -421,12 +422,7 @@ async fn revoke_authorization(Path(id): Path<String>, web: Web) -> WebResult {
     let session = web.require_session()?;
     web.check_csrf()?;
     let id: i64 = id.parse().map_err(|_| WebError::not_found())?;
-    if !web
-        .tenant
-        .db
-        .revoke_authorization(id, session.user.id)
-        .await?
-    {
+    if !oauth::revoke_authorization(&web.tenant.db, id, session.user.id).await? {
         return Err(WebError::not_found());
     }
     Ok(found(BASES[0]))

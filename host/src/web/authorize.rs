@@ -16,14 +16,12 @@ use url::Url;
 use super::layout::{self, csrf_field};
 use super::{Web, WebError, WebResult, found};
 use crate::auth::oauth::error::{Kind, OAuthError};
-use crate::auth::oauth::issue::{TOKEN_TYPE, TokenSecrets, expires_in};
-use crate::auth::oauth::{CODE_MS, pkce, random_hex, redirect, scopes};
-use crate::auth::secrets;
+use crate::auth::oauth::issue::{TOKEN_TYPE, expires_in};
+use crate::auth::oauth::{pkce, redirect, scopes};
 use crate::context::ApiContext;
-use crate::model::now_ms;
 use crate::model::oauth::ApplicationRow;
+use crate::services::oauth;
 use crate::settings::keys;
-use crate::store::oauth::NewGrant;
 
 pub fn router() -> Router<ApiContext> {
     Router::new().route("/oauth/authorize", get(show).post(decide).delete(decide))
@@ -241,32 +239,25 @@ async fn approve(web: &Web, pre: &PreAuth) -> WebResult {
     let scopes = pre.scopes.join(" ");
     let mut pairs: Vec<(&str, String)> = Vec::new();
     if pre.implicit {
-        let secrets = TokenSecrets::new(false);
-        let row = db
-            .insert_access_token(secrets.row(pre.app.id, session.user.id, &scopes, None))
-            .await?;
-        pairs.push(("access_token", secrets.access.clone()));
+        let issued = oauth::issue_token(db, pre.app.id, session.user.id, &scopes).await?;
+        pairs.push(("access_token", issued.secrets.access));
         pairs.push(("token_type", TOKEN_TYPE.to_string()));
         pairs.push((
             "expires_in",
-            expires_in(&row).unwrap_or_default().to_string(),
+            expires_in(&issued.row).unwrap_or_default().to_string(),
         ));
         pairs.push(("scope", scopes.clone()));
     } else {
-        let code = random_hex();
-        db.insert_grant(NewGrant {
+        let consent = oauth::Consent {
             application_id: pre.app.id,
             user_id: session.user.id,
-            code_digest: &secrets::digest(&code),
             redirect_uri: &pre.redirect_uri,
             scopes: &scopes,
             code_challenge: pre.code_challenge.as_deref(),
             code_challenge_method: pre.code_challenge_method.as_deref(),
             nonce: pre.nonce.as_deref(),
-            expires_at: now_ms() + CODE_MS,
-        })
-        .await?;
-        pairs.push(("code", code));
+        };
+        pairs.push(("code", oauth::issue_code(db, &consent).await?));
     }
     if let Some(state) = &pre.state {
         pairs.push(("state", state.clone()));

@@ -189,7 +189,11 @@ impl From<crate::store::Error> for WebError {
 
 impl From<crate::services::Refusal> for WebError {
     fn from(refusal: crate::services::Refusal) -> Self {
-        ApiError::from(refusal).into()
+        match refusal {
+            // The store failing is the same page whether a service or the handler called it.
+            crate::services::Refusal::Store(error) => error.into(),
+            other => ApiError::from(other).into(),
+        }
     }
 }
 

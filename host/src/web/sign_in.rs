@@ -2,7 +2,6 @@
 //! `/users/sign_out`.
 
 use crate::http::routes::Router;
-use crate::model::states::UserState;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -11,10 +10,9 @@ use maud::html;
 use super::layout::{self, csrf_field};
 use super::session::{self, SESSION_COOKIE};
 use super::{Web, WebResult, found};
-use crate::auth::password;
-use crate::auth::secrets;
 use crate::context::ApiContext;
-use crate::model::now_ms;
+use crate::services::Refusal;
+use crate::services::sessions::{self, NewSession};
 use crate::settings::keys;
 
 pub fn router() -> Router<ApiContext> {
@@ -95,45 +93,22 @@ async fn sign_in(web: Web) -> WebResult {
         return refuse("Invalid login or password.");
     }
     let db = &web.tenant.db;
-    // Unknown, wrong and locked look the same (see `password::check`).
-    let Some(user) = password::check(db, &login, &password).await? else {
+    // Unknown, wrong and locked look the same (see `sessions::check_password`).
+    let Some(user) = sessions::check_password(db, &login, &password).await? else {
         return refuse("Invalid login or password.");
     };
-    match user.state {
-        // A deactivated user who signs in is active again (GitLab).
-        UserState::Active | UserState::Deactivated => {}
-        UserState::BlockedPendingApproval => {
-            return refuse(
-                "Your account is pending approval from your administrator and hence blocked.",
-            );
-        }
-        _ => {
-            return refuse(
-                "Your account has been blocked. Please contact your administrator if you think this is an error.",
-            );
-        }
-    }
-    if user.two_factor_enabled {
-        return refuse(
-            "Two-factor authentication is enabled for this account; sign-in with a one-time code is not supported by this server.",
-        );
-    }
-    db.record_sign_in(user.id, web.peer_ip.as_deref()).await?;
-    // A fresh session id at every sign-in (no session fixation); an older one ends.
-    if let Some(old) = &web.session {
-        db.delete_session(&old.digest).await?;
-    }
-    let minutes = web
-        .settings
-        .get(keys::SESSION_EXPIRE_DELAY)
-        .unwrap_or(10080);
     let (value, set_cookie) = session::new_session_cookie(web.secure());
-    db.insert_session(
-        &secrets::digest(&value),
-        user.id,
-        now_ms() + minutes.max(1) * 60_000,
-    )
-    .await?;
+    let new_session = NewSession {
+        cookie_value: &value,
+        replaces: web.session.as_ref().map(|old| old.digest.as_str()),
+        peer_ip: web.peer_ip.as_deref(),
+        expire_delay_minutes: web.settings.get(keys::SESSION_EXPIRE_DELAY),
+    };
+    match sessions::sign_in(db, &user, new_session).await {
+        Ok(()) => {}
+        Err(Refusal::Forbidden(Some(reason))) => return refuse(&reason),
+        Err(other) => return Err(other.into()),
+    }
     let mut response = found(&return_to(&web));
     append_cookie(&mut response, &set_cookie);
     append_cookie(
@@ -156,7 +131,7 @@ async fn sign_out(web: Web) -> WebResult {
         return Ok(found("/users/sign_in"));
     };
     web.check_csrf()?;
-    web.tenant.db.delete_session(&session.digest).await?;
+    sessions::sign_out(&web.tenant.db, &session.digest).await?;
     let mut response = found("/users/sign_in");
     append_cookie(
         &mut response,

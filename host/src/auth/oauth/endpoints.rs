@@ -7,27 +7,25 @@ use std::sync::Arc;
 use crate::http::routes::Router;
 use axum::Json;
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::error::{Kind, OAuthError, OAuthResult, no_store};
-use super::issue::{TokenSecrets, expires_in, token_body, token_response};
+use super::issue::{expires_in, token_body, token_response};
 use super::{client, oidc, pkce, scopes};
-use crate::auth::password;
 use crate::auth::secrets;
 use crate::context::ApiContext;
-use crate::http::error::ApiError;
 use crate::http::params::Params;
 use crate::http::request::tenant_and_params;
 use crate::model::now_ms;
 use crate::model::oauth::ApplicationRow;
 use crate::model::users::UserRow;
+use crate::services::oauth::{self, Redeemed};
 use crate::settings::Settings;
 use crate::settings::keys;
-use crate::store::TenantDb;
-use crate::store::oauth::{AccessTokenRow, Exchange};
+use crate::store::oauth::AccessTokenRow;
 use crate::tenants::Tenant;
 use crate::views::user::UserViews;
 
@@ -89,25 +87,23 @@ impl OAuthRequest {
         }
     }
 
-    /// The token response, with an ID token when the grant carries the `openid` scope.
+    /// The token response for a code or a refresh token, with an ID token when the grant
+    /// carries the `openid` scope.
     async fn respond(
         &self,
-        secrets: &TokenSecrets,
-        row: &AccessTokenRow,
+        redeemed: &Redeemed,
         app: &ApplicationRow,
-        user: &UserRow,
         nonce: Option<&str>,
     ) -> Result<Response, OAuthError> {
-        let mut body = token_body(secrets, row, true);
+        let row = &redeemed.token.row;
+        let mut body = token_body(&redeemed.token.secrets, row, true);
         if row.scopes.split_whitespace().any(|s| s == "openid") {
-            let pair = oidc::signing_key(&self.tenant.db, &self.ctx.secret_key)
-                .await
-                .map_err(|error| OAuthError::from(ApiError::Internal(error)))?;
+            let pair = oauth::signing_key(&self.tenant.db, &self.ctx.secret_key).await?;
             let id_token = oidc::IdToken {
                 issuer: &self.tenant.base_url,
                 audience: &app.uid,
                 nonce,
-                user,
+                user: &redeemed.owner,
                 views: self.user_views(),
             };
             body["id_token"] = json!(id_token.sign(&pair));
@@ -144,60 +140,19 @@ async fn authorization_code(request: &OAuthRequest) -> Result<Response, OAuthErr
     let db = &request.tenant.db;
     let app = request.client().await?;
     let code = request.required("code")?;
-    let grant = db
-        .grant_by_code(&secrets::digest(&code))
-        .await?
-        .filter(|grant| grant.application_id == app.id)
-        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
-    if grant.used_at.is_some() {
-        // A replayed code: whoever holds it may be an attacker, so everything issued from it
-        // stops working (RFC 6749 4.1.2).
-        db.revoke_tokens_of_grant(grant.id).await?;
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
-    if grant.expires_at <= now_ms() {
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
+    let grant = oauth::grant_for_code(db, app.id, &code).await?;
     let verifier = request.string("code_verifier")?;
     if grant.code_challenge.is_some() && verifier.is_none() {
         return Err(OAuthError::missing("code_verifier"));
     }
     let redirect_uri = request.required("redirect_uri")?;
-    if redirect_uri != grant.redirect_uri {
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
-    let pkce_ok = match (&grant.code_challenge, &verifier) {
-        (None, None) => true,
-        // A verifier for a code issued without a challenge is a downgrade attempt.
-        (None, Some(_)) => false,
-        (Some(challenge), Some(verifier)) => pkce::verify(
-            grant.code_challenge_method.as_deref().unwrap_or("plain"),
-            challenge,
-            verifier,
-        ),
-        (Some(_), None) => false,
-    };
-    if !pkce_ok {
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
-    let user = active_user(request, grant.user_id).await?;
-    let secrets = TokenSecrets::new(true);
-    let row = secrets.row(app.id, grant.user_id, &grant.scopes, Some(grant.id));
-    match db.exchange_grant(grant.id, row).await? {
-        Exchange::Issued(row) => {
-            request
-                .respond(&secrets, &row, &app, &user, grant.nonce.as_deref())
-                .await
-        }
-        Exchange::AlreadyUsed => {
-            db.revoke_tokens_of_grant(grant.id).await?;
-            Err(OAuthError::new(Kind::InvalidGrant))
-        }
-    }
+    let redeemed = oauth::redeem_grant(db, &grant, &redirect_uri, verifier.as_deref()).await?;
+    request
+        .respond(&redeemed, &app, grant.nonce.as_deref())
+        .await
 }
 
 async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> {
-    let db = &request.tenant.db;
     let app = request.client().await?;
     let username = request.required("username")?;
     let password = request.required("password")?;
@@ -209,76 +164,29 @@ async fn password_grant(request: &OAuthRequest) -> Result<Response, OAuthError> 
     {
         return Err(OAuthError::new(Kind::InvalidGrant));
     }
-    let user = password::check(db, &username, &password)
-        .await?
-        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
-    // Users with two-factor authentication use personal access tokens instead; blocked,
-    // deactivated and pending users get nothing.
-    if user.two_factor_enabled || !user.can_use_api() {
-        return Err(OAuthError::new(Kind::InvalidGrant));
-    }
-    let scopes = scopes.join(" ");
-    let secrets = TokenSecrets::new(false);
-    let row = db
-        .insert_access_token(secrets.row(app.id, user.id, &scopes, None))
-        .await?;
-    Ok(token_response(token_body(&secrets, &row, false)))
+    let issued = oauth::password_grant(
+        &request.tenant.db,
+        app.id,
+        &username,
+        &password,
+        &scopes.join(" "),
+    )
+    .await?;
+    Ok(token_response(token_body(
+        &issued.secrets,
+        &issued.row,
+        false,
+    )))
 }
 
 async fn refresh(request: &OAuthRequest) -> Result<Response, OAuthError> {
     let db = &request.tenant.db;
     let app = request.client().await?;
     let refresh_token = request.required("refresh_token")?;
-    let old = db
-        .access_token_by_refresh(&secrets::digest(&refresh_token))
-        .await?
-        .filter(|old| old.application_id == app.id)
-        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))?;
-    if old.revoked_at.is_some() {
-        return Err(refresh_token_reused(db, &old).await?);
-    }
-    let granted = scopes::parse(&old.scopes);
-    let scopes = match request.string("scope")? {
-        None => granted,
-        Some(asked) => {
-            let asked = scopes::parse(&asked);
-            // A refresh may narrow the scopes, never widen them (RFC 6749 6).
-            if asked.is_empty() || !asked.iter().all(|s| granted.contains(s)) {
-                return Err(OAuthError::new(Kind::InvalidScope));
-            }
-            asked
-        }
-    };
-    let user = active_user(request, old.user_id).await?;
-    let scopes = scopes.join(" ");
-    let secrets = TokenSecrets::new(true);
-    let row = secrets.row(app.id, old.user_id, &scopes, old.grant_id);
-    match db.rotate_access_token(old.id, row).await? {
-        Exchange::Issued(row) => request.respond(&secrets, &row, &app, &user, None).await,
-        // Another request spent this refresh token first: a replay as well.
-        Exchange::AlreadyUsed => Err(refresh_token_reused(db, &old).await?),
-    }
-}
-
-/// A spent (rotated or revoked) refresh token came back: someone holds a copy of it, and the
-/// server cannot tell the client from the thief. As Hydra does, every token of its chain
-/// (all issued from the same authorization code) is revoked, the newest one included.
-async fn refresh_token_reused(db: &TenantDb, old: &AccessTokenRow) -> OAuthResult<OAuthError> {
-    if let Some(grant_id) = old.grant_id {
-        db.revoke_tokens_of_grant(grant_id).await?;
-    }
-    Ok(OAuthError::new(Kind::InvalidGrant))
-}
-
-/// The owner of a grant or token, if they may still use the API (else `invalid_grant`).
-async fn active_user(request: &OAuthRequest, user_id: i64) -> OAuthResult<UserRow> {
-    request
-        .tenant
-        .db
-        .user_by_id(user_id)
-        .await?
-        .filter(UserRow::can_use_api)
-        .ok_or_else(|| OAuthError::new(Kind::InvalidGrant))
+    let old = oauth::token_for_refresh(db, app.id, &refresh_token).await?;
+    let asked = request.string("scope")?;
+    let redeemed = oauth::refresh(db, &old, asked.as_deref()).await?;
+    request.respond(&redeemed, &app, None).await
 }
 
 /// OpenID Connect userinfo: the claims about the owner of a token with the `openid` scope.
@@ -307,9 +215,7 @@ async fn userinfo(request: OAuthRequest) -> Result<Response, OAuthError> {
 
 /// The tenant's ID-token signing keys (JWKS).
 async fn keys(request: OAuthRequest) -> Result<Response, OAuthError> {
-    let pair = oidc::signing_key(&request.tenant.db, &request.ctx.secret_key)
-        .await
-        .map_err(|error| OAuthError::from(ApiError::Internal(error)))?;
+    let pair = oauth::signing_key(&request.tenant.db, &request.ctx.secret_key).await?;
     Ok(Json(oidc::key_set(&pair)).into_response())
 }
 
@@ -380,12 +286,7 @@ async fn named_token(request: &OAuthRequest) -> OAuthResult<Option<AccessTokenRo
 async fn revoke(request: OAuthRequest) -> Result<Response, OAuthError> {
     let app = request.client().await?;
     if let Some(row) = named_token(&request).await? {
-        if row.application_id != app.id {
-            return Err(OAuthError::new(Kind::UnauthorizedClient)
-                .describe("You are not authorized to revoke this token")
-                .with_status(StatusCode::FORBIDDEN));
-        }
-        request.tenant.db.revoke_access_token(row.id).await?;
+        oauth::revoke_token(&request.tenant.db, app.id, &row).await?;
     }
     Ok(token_response(json!({})))
 }

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::http::error::ApiError;
+use crate::services::Refusal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -130,6 +131,31 @@ impl From<crate::store::Error> for OAuthError {
     fn from(error: crate::store::Error) -> Self {
         tracing::error!(error = %error, "oauth request failed");
         Self::new(Kind::ServerError)
+    }
+}
+
+/// A service's refusal in OAuth's words: `Invalid("grant")` and `Invalid("scope")` are
+/// `invalid_grant` and `invalid_scope` (see `services::oauth`), `Forbidden` a client acting on
+/// another client's token (`unauthorized_client`, 403, with the reason); the server's own
+/// failures are `server_error`, their cause only logged.
+impl From<Refusal> for OAuthError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Invalid("grant", _) => Self::new(Kind::InvalidGrant),
+            Refusal::Invalid("scope", _) => Self::new(Kind::InvalidScope),
+            Refusal::Forbidden(reason) => {
+                let error = Self::new(Kind::UnauthorizedClient).with_status(StatusCode::FORBIDDEN);
+                match reason {
+                    Some(reason) => error.describe(reason),
+                    None => error,
+                }
+            }
+            Refusal::Store(error) => error.into(),
+            other => {
+                tracing::error!(error = format!("{other:#}"), "oauth request failed");
+                Self::new(Kind::ServerError)
+            }
+        }
     }
 }
 

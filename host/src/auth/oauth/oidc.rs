@@ -1,7 +1,7 @@
 //! OpenID Connect on top of the provider: RS256 ID tokens for grants with the `openid` scope,
 //! the tenant's public key set, and the user claims (`/oauth/userinfo`), as GitLab issues them.
-//! Each tenant gets one 2048-bit key on first use, stored encrypted with the server's secret
-//! key.
+//! Each tenant gets one 2048-bit key on first use (`services::oauth::signing_key`), stored
+//! encrypted with the server's secret key.
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -15,7 +15,6 @@ use sha2::{Digest, Sha256};
 
 use crate::model::users::UserRow;
 use crate::settings::SecretKey;
-use crate::store::TenantDb;
 use crate::views::user::UserViews;
 
 /// How long an ID token is valid (Doorkeeper::OpenidConnect's default, as GitLab).
@@ -52,24 +51,31 @@ fn thumbprint(key: &RsaPublicKey) -> String {
     b64(&Sha256::digest(canonical.as_bytes()))
 }
 
-/// The tenant's signing key, made (off the async threads) and stored on first use.
-pub async fn signing_key(db: &TenantDb, secret: &SecretKey) -> anyhow::Result<SigningKeyPair> {
-    if let Some((kid, stored)) = db.signing_key().await? {
+impl SigningKeyPair {
+    /// A key as the store holds it: its id and its PKCS#8 document, encrypted.
+    pub fn decrypt(kid: String, stored: &str, secret: &SecretKey) -> anyhow::Result<Self> {
         let der = secret
-            .decrypt(&stored)
+            .decrypt(stored)
             .and_then(|b64der| STANDARD.decode(b64der).ok())
             .ok_or_else(|| anyhow::anyhow!("the ID token signing key cannot be decrypted"))?;
         let key = RsaPrivateKey::from_pkcs8_der(&der)?;
-        return Ok(SigningKeyPair { kid, key });
+        Ok(SigningKeyPair { kid, key })
     }
-    let key = tokio::task::spawn_blocking(|| RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048))
-        .await??;
-    let der = key.to_pkcs8_der()?;
-    let kid = thumbprint(&key.to_public_key());
-    db.insert_signing_key(&kid, &secret.encrypt(&STANDARD.encode(der.as_bytes())))
-        .await?;
-    // Another request may have stored its key first: use whichever is stored.
-    Box::pin(signing_key(db, secret)).await
+
+    /// A new key, made off the async threads; its id is its thumbprint.
+    pub async fn generate() -> anyhow::Result<Self> {
+        let key =
+            tokio::task::spawn_blocking(|| RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048))
+                .await??;
+        let kid = thumbprint(&key.to_public_key());
+        Ok(SigningKeyPair { kid, key })
+    }
+
+    /// The key as the store holds it (see [`SigningKeyPair::decrypt`]).
+    pub fn encrypt(&self, secret: &SecretKey) -> anyhow::Result<String> {
+        let der = self.key.to_pkcs8_der()?;
+        Ok(secret.encrypt(&STANDARD.encode(der.as_bytes())))
+    }
 }
 
 /// `{"keys":[...]}` for `/oauth/discovery/keys`.

@@ -1,12 +1,9 @@
 //! Registering an application (web page and admin API alike): validation as Doorkeeper's
-//! model validations word it, and the id and secret a new application gets.
+//! model validations word it. The writes are `services::oauth`'s.
 
 use serde_json::{Map, Value, json};
 
-use super::{SECRET_PREFIX, random_hex, redirect, scopes};
-use crate::auth::secrets;
-use crate::model::oauth::ApplicationRow;
-use crate::store::TenantDb;
+use super::{redirect, scopes};
 use crate::store::oauth::ApplicationFields;
 
 /// Field errors by attribute (`name`, `redirect_uri`, `scopes`), each a list of messages.
@@ -65,47 +62,4 @@ pub fn validate(fields: &ApplicationFields<'_>) -> Result<(), FieldErrors> {
 /// Redirect URIs as stored: one per line, whitespace-separated on input.
 pub fn normalize_uris(input: &str) -> String {
     input.split_whitespace().collect::<Vec<_>>().join("\n")
-}
-
-/// A new client secret and its digest.
-fn new_secret() -> (String, String) {
-    let secret = format!("{SECRET_PREFIX}{}", random_hex());
-    let digest = secrets::digest(&secret);
-    (secret, digest)
-}
-
-/// Creates a validated application; returns it with its secret in clear (shown once).
-pub async fn create(
-    db: &TenantDb,
-    owner_id: Option<i64>,
-    fields: &ApplicationFields<'_>,
-) -> crate::store::Result<(ApplicationRow, String)> {
-    let (secret, digest) = new_secret();
-    let row = db
-        .insert_application(owner_id, &random_hex(), &digest, fields)
-        .await?;
-    Ok((row, secret))
-}
-
-/// Changes an application's validated fields (its id and secret stay).
-pub async fn update(
-    db: &TenantDb,
-    app: &ApplicationRow,
-    fields: &ApplicationFields<'_>,
-) -> crate::store::Result<()> {
-    db.update_application(app.id, fields).await?;
-    Ok(())
-}
-
-/// Gives an application a new secret (the old one stops working); returns it in clear.
-pub async fn renew_secret(db: &TenantDb, app: &ApplicationRow) -> crate::store::Result<String> {
-    let (secret, digest) = new_secret();
-    db.renew_application_secret(app.id, &digest).await?;
-    Ok(secret)
-}
-
-/// Deletes an application, and with it the grants and tokens issued to it.
-pub async fn delete(db: &TenantDb, app: &ApplicationRow) -> crate::store::Result<()> {
-    db.delete_application(app.id).await?;
-    Ok(())
 }

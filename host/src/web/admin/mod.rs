@@ -22,16 +22,14 @@ use serde_json::Value;
 use super::layout::{self, csrf_field};
 use super::session::Session;
 use super::{Web, WebError, WebResult, found};
-use crate::auth::password;
 use crate::context::ApiContext;
 use crate::http::error::ApiError;
 use crate::http::routes::Router;
 use crate::model::now_ms;
 use crate::model::users::UserRow;
+use crate::services::Refusal;
+use crate::services::sessions::{self, ADMIN_MODE_MINUTES};
 use crate::settings::keys;
-
-/// How long admin mode lasts once opened (GitLab: six hours).
-pub const ADMIN_MODE_MINUTES: i64 = 6 * 60;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -291,34 +289,21 @@ async fn open_admin_mode(web: Web) -> WebResult {
     let session = admin_session(&web)?;
     web.check_csrf()?;
     let given = web.field("password");
-    let db = &web.tenant.db;
-    let checked = if given.is_empty() {
-        None
-    } else {
-        password::check(db, &session.user.username, &given).await?
-    };
-    if checked.is_none_or(|user| user.id != session.user.id) {
-        return Ok(admin_mode_page(
+    match sessions::enter_admin_mode(&web.tenant.db, &session.digest, &session.user, &given).await {
+        Ok(()) => Ok(found(&admin_return_to(&web))),
+        Err(Refusal::Unauthorized) => Ok(admin_mode_page(
             &web,
             session,
             StatusCode::UNAUTHORIZED,
             Some("Invalid login or password"),
-        ));
+        )),
+        Err(other) => Err(other.into()),
     }
-    db.set_session_admin_mode(
-        &session.digest,
-        Some(now_ms() + ADMIN_MODE_MINUTES * 60_000),
-    )
-    .await?;
-    Ok(found(&admin_return_to(&web)))
 }
 
 async fn close_admin_mode(web: Web) -> WebResult {
     let session = admin_session(&web)?;
     web.check_csrf()?;
-    web.tenant
-        .db
-        .set_session_admin_mode(&session.digest, None)
-        .await?;
+    sessions::leave_admin_mode(&web.tenant.db, &session.digest).await?;
     Ok(found("/profile/applications"))
 }
