@@ -2,6 +2,7 @@
 
 use std::ops::Deref;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use metrics_exporter_prometheus::PrometheusHandle;
 
@@ -110,5 +111,29 @@ impl ApiContext {
             db: self.db.tenant(id),
             base_url,
         })
+    }
+}
+
+/// Requests this process is serving now (health checks aside), for background work that
+/// yields to them (`webhooks::send`).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+pub fn requests_in_flight() -> usize {
+    IN_FLIGHT.load(Ordering::Relaxed)
+}
+
+/// Counts a request in [`IN_FLIGHT`] while it lives, however it ends.
+pub struct Serving;
+
+impl Serving {
+    pub fn start() -> Serving {
+        IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+        Serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -7,6 +7,9 @@
 //! (`git`) is ordered by `services`, between `api` and `store`. `auth` finds the caller,
 //! `tenants` the instance, `settings` its policy.
 
+/// The version every answer and request reports (`/api/v4/version`, webhooks' `User-Agent`).
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub(crate) mod api;
 pub(crate) mod auth;
 pub mod cli;
@@ -20,6 +23,7 @@ pub(crate) mod git_hooks;
 pub(crate) mod git_http;
 pub(crate) mod http;
 pub(crate) mod keys;
+pub(crate) mod links;
 pub(crate) mod mail;
 /// Requests to other hosts (the address policy, the HTTP client, TLS), a crate of its own.
 pub(crate) use trellis_outbound as outbound;

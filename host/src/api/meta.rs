@@ -7,12 +7,12 @@ use axum::Json;
 use axum::http::Method;
 use axum::routing::get;
 
+use crate::VERSION;
 use crate::context::ApiContext;
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::views::meta::{KasView, MetadataView, VersionView};
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The commit the binary was built from, when the build knew it.
 pub const REVISION: &str = match option_env!("TRELLIS_REVISION") {
     Some(revision) => revision,

@@ -24,6 +24,7 @@ use crate::store::window::Direction;
 use crate::views;
 use crate::views::hook::SystemHookView;
 use crate::views::hook_test::{SYSTEM_HOOK_SAMPLE, SystemHookSample};
+use crate::views::webhook_payload::body_text;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -111,6 +112,7 @@ async fn remove(Path(id): Path<String>, api: Api) -> ApiResult<StatusCode> {
 async fn test(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     api.admin()?;
     let row = existing(&api, &id).await?;
-    hook_service::test_system_hook(&api.ctx, api.db(), &row).await?;
+    let sample = body_text(&SYSTEM_HOOK_SAMPLE);
+    hook_service::test_system_hook(&api.ctx, api.db(), &row, sample).await?;
     Ok((StatusCode::CREATED, Json(SYSTEM_HOOK_SAMPLE)).into_response())
 }

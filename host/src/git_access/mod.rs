@@ -175,7 +175,7 @@ impl Allowed {
             db: scope.db().clone(),
             repo: self.repo.clone(),
             default_branch_protection: DefaultBranchProtection::of(scope.settings, &self.namespace),
-            pusher_avatar: scope.user_views().avatar_url(pusher),
+            pusher_avatar: scope.user_links().avatar_url(pusher),
             pusher: pusher.clone(),
             actor: self.actor,
             project: self.project.clone(),
@@ -194,7 +194,7 @@ impl Allowed {
         let old_path = &moved.path;
         let full_path = format!("{}/{}", self.namespace.full_path, self.project.path);
         let url = match moved.transport {
-            Transport::Ssh => scope.project_views().ssh_url(&full_path),
+            Transport::Ssh => scope.ssh_url(&full_path),
             Transport::Http => format!("{}/{full_path}.git", scope.tenant.base_url),
         };
         Some(format!(

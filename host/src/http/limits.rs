@@ -8,7 +8,6 @@
 //! never holds the process's slots.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -18,31 +17,7 @@ use tokio::sync::Semaphore;
 use super::error::ApiError;
 use super::fair_share::FairShare;
 use super::resolve::RequestTenant;
-use crate::context::ApiContext;
-
-/// Requests this process is serving now (health checks aside), for background work that
-/// yields to them (`webhooks::send`).
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-
-pub fn requests_in_flight() -> usize {
-    IN_FLIGHT.load(Ordering::Relaxed)
-}
-
-/// Counts a request in [`IN_FLIGHT`] while it lives, however it ends.
-struct Serving;
-
-impl Serving {
-    fn start() -> Serving {
-        IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
-        Serving
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
-    }
-}
+use crate::context::{ApiContext, Serving};
 
 #[derive(Clone)]
 pub struct RequestLimits {

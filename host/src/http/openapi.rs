@@ -102,7 +102,7 @@ fn build(routes: &[RouteEntry]) -> OpenApi {
         .info(
             InfoBuilder::new()
                 .title("Trellis REST API v4")
-                .version(crate::api::meta::VERSION)
+                .version(crate::VERSION)
                 .description(Some(
                     "GitLab's REST API v4 as Trellis serves it; see docs/compatibility.md.",
                 ))

@@ -52,12 +52,12 @@ impl Api {
 
     /// The user representations for this tenant and its avatar setting.
     pub fn user_views(&self) -> UserViews<'_> {
-        self.scope().user_views()
+        UserViews::of(&self.scope())
     }
 
     /// The project representations for this tenant (its URLs and SSH port).
     pub fn project_views(&self) -> ProjectViews<'_> {
-        self.scope().project_views()
+        ProjectViews::of(&self.scope())
     }
 
     /// The endpoint's typed input, read from the merged parameters.

@@ -8,14 +8,13 @@ pub mod projects;
 
 use crate::auth::Caller;
 use crate::context::ApiContext;
+use crate::links::UserLinks;
 use crate::model::visibility::Visibility;
 use crate::settings::Settings;
 use crate::settings::keys;
 use crate::store::TenantDb;
 use crate::store::projects::Viewer;
 use crate::tenants::Tenant;
-use crate::views::project::ProjectViews;
-use crate::views::user::UserViews;
 
 pub use groups::{GroupCtx, group};
 pub use projects::{ProjectCtx, project, refused_projects};
@@ -60,22 +59,17 @@ impl<'a> Scope<'a> {
         }
     }
 
-    /// The user representations for this tenant and its avatar setting.
-    pub fn user_views(&self) -> UserViews<'a> {
-        UserViews {
+    /// The tenant's user URLs.
+    pub fn user_links(&self) -> UserLinks<'a> {
+        UserLinks {
             base_url: &self.tenant.base_url,
             avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
         }
     }
 
-    /// The project representations for this tenant (its URLs and SSH port).
-    pub fn project_views(&self) -> ProjectViews<'a> {
-        let base = self.tenant.base_url.as_str();
-        ProjectViews {
-            base_url: base,
-            host: base.split_once("://").map_or(base, |(_, rest)| rest),
-            ssh_port: self.ctx.ssh_port(self.tenant.id),
-            users: self.user_views(),
-        }
+    /// The SSH clone URL of the tenant's project at `full_path`.
+    pub fn ssh_url(&self, full_path: &str) -> String {
+        let host = crate::links::web_host(&self.tenant.base_url);
+        crate::links::ssh_clone_url(host, self.ctx.ssh_port(self.tenant.id), full_path)
     }
 }

@@ -11,14 +11,12 @@ use crate::git::Repository;
 use crate::git::commits::LogQuery;
 use crate::git::receive::{self, RefUpdate, ZERO_SHA};
 use crate::git::refs::Revision;
+use crate::links::UserLinks;
 use crate::model::hooks::{HookRow, SystemHookRow};
 use crate::model::users::UserRow;
 use crate::model::webhooks::{EventRow, LogRow};
 use crate::settings::{Settings, keys};
 use crate::store::TenantDb;
-use crate::views::hook_test::SYSTEM_HOOK_SAMPLE;
-use crate::views::user::UserViews;
-use crate::views::webhook_payload::body_text;
 use crate::webhooks::dispatch::uuid_v4;
 use crate::webhooks::payload::{self, Audience, BatchRows, Loader};
 use crate::webhooks::send::{self, Attempt, Message, Target};
@@ -221,7 +219,7 @@ async fn sample_push(
         checkout_sha: Some(head.id.clone()),
         message: None,
     };
-    let users = UserViews {
+    let users = UserLinks {
         base_url: &hook.instance_url,
         avatar_service: settings.get(keys::AVATAR_SERVICE_ENABLED),
     };
@@ -242,17 +240,18 @@ async fn sample_push(
     }))
 }
 
-/// Sends GitLab's fixed sample (`SYSTEM_HOOK_SAMPLE`) to a system hook; returns how the
+/// Sends `sample` (GitLab's fixed one, as JSON text) to a system hook; returns how the
 /// request went.
 pub async fn test_system_hook(
     ctx: &ApiContext,
     db: &TenantDb,
     hook: &SystemHookRow,
+    sample: String,
 ) -> Result<Tried, Refusal> {
     let message = Message {
         trigger: "system_hooks".into(),
         event_name: "System Hook".into(),
-        payload: body_text(&SYSTEM_HOOK_SAMPLE),
+        payload: sample,
         event_uuid: uuid_v4(),
         idempotency_key: uuid_v4(),
     };

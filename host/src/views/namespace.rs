@@ -13,7 +13,7 @@ use utoipa::openapi::schema::{Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::catalog_schema::{Property, object, typed};
-use super::project::{ProjectReader, ProjectShape, ProjectView};
+use super::project::{ProjectReader, ProjectShape, ProjectView, ProjectViews};
 use super::timestamp;
 use super::unique;
 use super::user::{UserSummary, UserViews};
@@ -336,8 +336,7 @@ async fn embedded_projects(
         simple: scope.caller.is_none(),
         ..ProjectShape::default()
     };
-    let mut views = scope
-        .project_views()
+    let mut views = ProjectViews::of(scope)
         .load_page(ProjectReader::of(scope), &rows, shape)
         .await?;
     Ok(rows.iter().filter_map(|p| views.remove(&p.id)).collect())

@@ -795,23 +795,20 @@ fn without_credentials(url: &str) -> String {
 }
 
 impl ProjectViews<'_> {
-    /// GitLab's SSH clone URL: scp-like on port 22 (or when SSH is not served), else an
-    /// `ssh://` URL with the port, as GitLab writes it for a non-standard `ssh_port`.
     pub fn ssh_url(&self, full_path: &str) -> String {
-        let host = ssh_host(self.host);
-        match self.ssh_port {
-            Some(port) if port != 22 => format!("ssh://git@{host}:{port}/{full_path}.git"),
-            _ => format!("git@{host}:{full_path}.git"),
+        crate::links::ssh_clone_url(self.host, self.ssh_port, full_path)
+    }
+
+    /// The project representations for the scope's tenant (its URLs and SSH port).
+    pub fn of<'a>(scope: &Scope<'a>) -> ProjectViews<'a> {
+        let base = scope.tenant.base_url.as_str();
+        ProjectViews {
+            base_url: base,
+            host: crate::links::web_host(base),
+            ssh_port: scope.ctx.ssh_port(scope.tenant.id),
+            users: UserViews::of(scope),
         }
     }
-}
-
-/// The host part of an SSH clone URL: the web host without its port.
-fn ssh_host(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.split_inclusive(']').next().unwrap_or(host);
-    }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
 
 fn html_escape(s: &str) -> String {

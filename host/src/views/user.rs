@@ -5,10 +5,11 @@ use serde::Serialize;
 
 use super::project::CustomAttribute;
 use super::{timestamp, timestamp_opt};
-use sha2::{Digest, Sha256};
 
+use crate::links::UserLinks;
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
+use crate::policy::Scope;
 
 #[derive(Clone, Serialize, utoipa::ToSchema)]
 pub struct UserSummary {
@@ -98,6 +99,17 @@ pub struct UserViews<'a> {
     pub avatar_service: bool,
 }
 
+impl<'a> UserViews<'a> {
+    /// The user representations for the scope's tenant and its avatar setting.
+    pub fn of(scope: &Scope<'a>) -> UserViews<'a> {
+        let links = scope.user_links();
+        UserViews {
+            base_url: links.base_url,
+            avatar_service: links.avatar_service,
+        }
+    }
+}
+
 impl UserViews<'_> {
     pub fn summary(&self, user: &UserRow) -> UserSummary {
         UserSummary {
@@ -107,24 +119,18 @@ impl UserViews<'_> {
             state: user.state.to_string(),
             locked: user.is_locked(crate::model::now_ms()),
             avatar_url: self.avatar_url(user),
-            web_url: format!("{}/{}", self.base_url, user.username),
+            web_url: self.links().web_url(user),
         }
     }
 
     pub fn avatar_url(&self, user: &UserRow) -> Option<String> {
-        match &user.avatar_path {
-            Some(file) => Some(format!(
-                "{}/uploads/-/system/user/avatar/{}/{file}",
-                self.base_url, user.id
-            )),
-            None if self.avatar_service => {
-                let digest =
-                    hex::encode(Sha256::digest(user.email.trim().to_lowercase().as_bytes()));
-                Some(format!(
-                    "https://www.gravatar.com/avatar/{digest}?s=80&d=identicon"
-                ))
-            }
-            None => None,
+        self.links().avatar_url(user)
+    }
+
+    fn links(&self) -> UserLinks<'_> {
+        UserLinks {
+            base_url: self.base_url,
+            avatar_service: self.avatar_service,
         }
     }
 

@@ -16,7 +16,7 @@ use super::branch_filter;
 use super::payload::{self, Audience, BatchRows, Candidate, Loader};
 use super::rules::{self, AlertStatus};
 use crate::context::ApiContext;
-use crate::http::limits::requests_in_flight;
+use crate::context::requests_in_flight;
 use crate::model::now_ms;
 use crate::model::webhooks::{EventRow, HookKind, NewDelivery};
 use crate::settings::keys;

@@ -15,9 +15,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::format::{self, Formatted};
 use super::rules::{self, AlertStatus};
-use crate::api::meta::VERSION;
+use crate::VERSION;
 use crate::context::ApiContext;
-use crate::http::limits::requests_in_flight;
+use crate::context::requests_in_flight;
 use crate::model::hooks::{DeliveryState, HookRow, SystemHookRow};
 use crate::model::now_ms;
 use crate::model::webhooks::{DeliveryRow, HookKind, LogRow};

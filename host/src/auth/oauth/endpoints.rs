@@ -19,6 +19,7 @@ use crate::auth::secrets;
 use crate::context::ApiContext;
 use crate::http::params::Params;
 use crate::http::request::tenant_and_params;
+use crate::links::UserLinks;
 use crate::model::now_ms;
 use crate::model::oauth::ApplicationRow;
 use crate::model::users::UserRow;
@@ -27,7 +28,6 @@ use crate::settings::Settings;
 use crate::settings::keys;
 use crate::store::oauth::AccessTokenRow;
 use crate::tenants::Tenant;
-use crate::views::user::UserViews;
 
 pub fn router() -> Router<ApiContext> {
     Router::new()
@@ -80,8 +80,8 @@ impl OAuthRequest {
         client::required(&self.tenant.db, &self.headers, &self.params).await
     }
 
-    fn user_views(&self) -> UserViews<'_> {
-        UserViews {
+    fn user_links(&self) -> UserLinks<'_> {
+        UserLinks {
             base_url: &self.tenant.base_url,
             avatar_service: self.settings.get(keys::AVATAR_SERVICE_ENABLED),
         }
@@ -104,7 +104,7 @@ impl OAuthRequest {
                 audience: &app.uid,
                 nonce,
                 user: &redeemed.owner,
-                views: self.user_views(),
+                links: self.user_links(),
             };
             body["id_token"] = json!(id_token.sign(&pair));
         }
@@ -209,7 +209,7 @@ async fn userinfo(request: OAuthRequest) -> Result<Response, OAuthError> {
         .ok_or_else(unauthorized)?;
     Ok(token_response(oidc::user_claims(
         &user,
-        &request.user_views(),
+        &request.user_links(),
     )))
 }
 

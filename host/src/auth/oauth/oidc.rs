@@ -13,9 +13,9 @@ use rsa::{RsaPrivateKey, RsaPublicKey};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::links::UserLinks;
 use crate::model::users::UserRow;
 use crate::settings::SecretKey;
-use crate::views::user::UserViews;
 
 /// How long an ID token is valid (Doorkeeper::OpenidConnect's default, as GitLab).
 const ID_TOKEN_SECONDS: i64 = 120;
@@ -84,8 +84,7 @@ pub fn key_set(pair: &SigningKeyPair) -> Value {
 }
 
 /// The claims GitLab gives about a user (ID token and userinfo alike).
-pub fn user_claims(user: &UserRow, views: &UserViews<'_>) -> Value {
-    let summary = views.summary(user);
+pub fn user_claims(user: &UserRow, links: &UserLinks<'_>) -> Value {
     json!({
         "sub": user.id.to_string(),
         "name": user.name,
@@ -94,8 +93,8 @@ pub fn user_claims(user: &UserRow, views: &UserViews<'_>) -> Value {
         "email": user.email,
         "email_verified": user.confirmed_at.is_some(),
         "website": user.website_url,
-        "profile": summary.web_url,
-        "picture": summary.avatar_url,
+        "profile": links.web_url(user),
+        "picture": links.avatar_url(user),
     })
 }
 
@@ -105,13 +104,13 @@ pub struct IdToken<'a> {
     pub audience: &'a str,
     pub nonce: Option<&'a str>,
     pub user: &'a UserRow,
-    pub views: UserViews<'a>,
+    pub links: UserLinks<'a>,
 }
 
 impl IdToken<'_> {
     pub fn sign(&self, pair: &SigningKeyPair) -> String {
         let now = chrono::Utc::now().timestamp();
-        let mut claims = user_claims(self.user, &self.views);
+        let mut claims = user_claims(self.user, &self.links);
         claims["iss"] = json!(self.issuer);
         claims["aud"] = json!(self.audience);
         claims["iat"] = json!(now);

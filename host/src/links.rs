@@ -1,0 +1,66 @@
+//! The URLs at which a tenant's users and projects are found: the views render them, and the
+//! domain records or tells them too (a push event's avatar, the OpenID claims, the new remote
+//! of a moved project), so they live below both.
+
+use sha2::{Digest, Sha256};
+
+use crate::model::users::UserRow;
+
+/// A tenant's user URLs: its base URL and whether avatars fall back to Gravatar.
+#[derive(Clone, Copy)]
+pub struct UserLinks<'a> {
+    pub base_url: &'a str,
+    pub avatar_service: bool,
+}
+
+impl UserLinks<'_> {
+    /// The uploaded avatar, else Gravatar's identicon for the e-mail when the tenant uses
+    /// the avatar service, else none.
+    pub fn avatar_url(&self, user: &UserRow) -> Option<String> {
+        match &user.avatar_path {
+            Some(file) => Some(format!(
+                "{}/uploads/-/system/user/avatar/{}/{file}",
+                self.base_url, user.id
+            )),
+            None if self.avatar_service => {
+                let digest =
+                    hex::encode(Sha256::digest(user.email.trim().to_lowercase().as_bytes()));
+                Some(format!(
+                    "https://www.gravatar.com/avatar/{digest}?s=80&d=identicon"
+                ))
+            }
+            None => None,
+        }
+    }
+
+    /// The user's profile page.
+    pub fn web_url(&self, user: &UserRow) -> String {
+        format!("{}/{}", self.base_url, user.username)
+    }
+}
+
+/// GitLab's SSH clone URL for the project at `full_path` on `web_host` (the base URL's
+/// authority): scp-like on port 22 (or when SSH is not served), else an `ssh://` URL with the
+/// port, as GitLab writes it for a non-standard `ssh_port`.
+pub fn ssh_clone_url(web_host: &str, ssh_port: Option<u16>, full_path: &str) -> String {
+    let host = ssh_host(web_host);
+    match ssh_port {
+        Some(port) if port != 22 => format!("ssh://git@{host}:{port}/{full_path}.git"),
+        _ => format!("git@{host}:{full_path}.git"),
+    }
+}
+
+/// The authority of a base URL (`https://gitlab.example:8443` → `gitlab.example:8443`).
+pub fn web_host(base_url: &str) -> &str {
+    base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest)
+}
+
+/// The host part of an SSH clone URL: the web host without its port.
+fn ssh_host(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
