@@ -227,11 +227,13 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
         imports: tokio::sync::Semaphore::new(config.max_concurrent_imports.max(1)),
         transfers: Transfers::new(&config),
         fair_share,
+        jobs: crate::jobs::JobQueue::new(Duration::from_secs(config.job_lease_seconds)),
     });
     tokio::spawn(plugins.poll(db.clone()));
     tokio::spawn(refresh_tenants(ctx.clone()));
     tokio::spawn(ratelimit::purge_loop(ctx.clone()));
     tokio::spawn(services::project_deletion::sweep_loop(ctx.clone()));
+    tokio::spawn(crate::jobs::run(ctx.clone()));
     crate::webhooks::start(&ctx);
     crate::ssh::start(ctx.clone(), &config.ssh_listen).await?;
     let app = http::router(ctx);

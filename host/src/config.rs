@@ -181,6 +181,10 @@ pub struct ServeConfig {
     /// and reading its body included; slower ones answer 503.
     #[arg(long, env = "TRELLIS_REQUEST_TIMEOUT_SECONDS", default_value_t = 60)]
     pub request_timeout_seconds: u64,
+    /// How long a background job (import, fork copy, housekeeping) stays a process's without
+    /// its renewal: when the process dies, another one takes the job over after this long.
+    #[arg(long, env = "TRELLIS_JOB_LEASE_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub job_lease_seconds: u64,
     /// Longest a repository import or mirror update may run before it is stopped.
     #[arg(long, env = "TRELLIS_IMPORT_TIMEOUT_SECONDS", default_value_t = 3600)]
     pub import_timeout_seconds: u64,

@@ -47,6 +47,8 @@ pub struct Inner {
     /// Each tenant's share of the requests in flight (`http/fair_share.rs`); long plugin calls
     /// give way to the other tenants it counts.
     pub fair_share: crate::http::fair_share::FairShare,
+    /// This process's side of the job queue (`jobs`): its workers' wake-up and slots.
+    pub jobs: crate::jobs::JobQueue,
 }
 
 impl Deref for ApiContext {

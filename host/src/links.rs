@@ -23,10 +23,19 @@ impl UserLinks<'_> {
                 self.base_url, user.id
             )),
             None if self.avatar_service => {
-                let digest =
-                    hex::encode(Sha256::digest(user.email.trim().to_lowercase().as_bytes()));
+                let email = user.email.trim();
+                // Most addresses are lower-case ASCII already: no copy for them.
+                let digest = if email
+                    .bytes()
+                    .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+                {
+                    Sha256::digest(email.as_bytes())
+                } else {
+                    Sha256::digest(email.to_lowercase().as_bytes())
+                };
                 Some(format!(
-                    "https://www.gravatar.com/avatar/{digest}?s=80&d=identicon"
+                    "https://www.gravatar.com/avatar/{}?s=80&d=identicon",
+                    hex::encode(digest)
                 ))
             }
             None => None,

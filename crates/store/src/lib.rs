@@ -105,6 +105,7 @@ pub mod issue_filter;
 pub mod issue_notes;
 pub mod issue_search;
 pub mod issues;
+pub mod jobs;
 pub mod keys;
 pub mod labels;
 pub mod listing;

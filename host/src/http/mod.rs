@@ -24,7 +24,7 @@ use axum::extract::{FromRequest, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::trace::TraceLayer;
+use tracing::Instrument;
 
 use crate::context::ApiContext;
 use error::ApiError;
@@ -66,17 +66,6 @@ pub fn router(ctx: ApiContext) -> Router {
             },
             admit,
         ))
-        .layer(
-            // Spans carry the method and route template only: query strings and headers can
-            // hold tokens, and are never logged.
-            TraceLayer::new_for_http().make_span_with(|request: &Request| {
-                let route = request
-                    .extensions()
-                    .get::<MatchedPath>()
-                    .map_or("unmatched", MatchedPath::as_str);
-                tracing::info_span!("request", method = %request.method(), route)
-            }),
-        )
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
         }))
@@ -114,29 +103,45 @@ struct Admission {
 }
 
 /// What every request passes before its handler, in one middleware (a middleware layer costs
-/// a clone of the route it wraps per request). From the outside in: metrics by route (so that
-/// 429s and 503s are recorded like any answer), the tenant resolved once (`resolve.rs`), the
-/// request limits, which count by that tenant, and within them the tenant's settings, read
-/// once, then the rate limiter.
+/// a clone of the route it wraps per request). From the outside in: the request's span and
+/// metrics by route (so that 429s and 503s are recorded like any answer), the tenant resolved
+/// once (`resolve.rs`), the request limits, which count by that tenant, and within them the
+/// tenant's settings, read once, then the rate limiter.
 async fn admit(State(admission): State<Admission>, mut request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = request.extensions().get::<MatchedPath>().cloned();
+    let route_name = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     let method = request.method().clone();
+    // The method and route template only: query strings and headers can hold tokens, and
+    // are never logged.
+    let span = tracing::info_span!("request", method = %method, route = route_name);
     let ctx = &admission.ctx;
-    resolve::resolve(ctx, &mut request);
-    let response = limits::enforce(&admission.limits, request, async |mut request| {
-        resolve::read_settings(ctx, &mut request).await;
-        match crate::ratelimit::enforce(ctx, request).await {
-            Ok(request) => next.run(request).await,
-            Err(limited) => limited,
-        }
-    })
+    let response = async {
+        resolve::resolve(ctx, &mut request);
+        limits::enforce(&admission.limits, request, async |mut request| {
+            resolve::read_settings(ctx, &mut request).await;
+            match crate::ratelimit::enforce(ctx, request).await {
+                Ok(request) => next.run(request).await,
+                Err(limited) => limited,
+            }
+        })
+        .await
+    }
+    .instrument(span.clone())
     .await;
-    admission.metrics.record(
-        route.as_ref().map_or("unmatched", MatchedPath::as_str),
-        &method,
-        response.status(),
-        started.elapsed(),
-    );
+    let elapsed = started.elapsed();
+    let status = response.status();
+    if status.is_server_error() {
+        span.in_scope(|| {
+            tracing::error!(
+                status = status.as_u16(),
+                latency_ms = elapsed.as_millis() as u64,
+                "response failed"
+            );
+        });
+    }
+    admission
+        .metrics
+        .record(route_name, &method, status, elapsed);
     response
 }

@@ -16,11 +16,12 @@ use super::Refusal;
 use super::projects::refresh_statistics;
 use crate::context::ApiContext;
 use crate::git::Repository;
+use crate::jobs::{self, Job};
 use crate::model::projects::ProjectRow;
 use crate::model::states::ImportStatus;
 use crate::outbound::{AddressPolicy, Unresolved};
 use crate::settings::Settings;
-use crate::tenants::Tenant;
+use crate::store::TenantDb;
 
 /// Schemes GitLab accepts for imports and pull mirrors over the network.
 const SCHEMES: &[&str] = &["http", "https", "git"];
@@ -139,81 +140,98 @@ fn fetch_config(url: &url::Url, addresses: &[SocketAddr]) -> Vec<String> {
     config
 }
 
-/// A fetch that has been scheduled and starts with [`PendingFetch::start`] (after the
+/// A fetch that has been scheduled and is queued with [`PendingFetch::queue`] (after the
 /// answer showing `scheduled` is ready, so the background work cannot overtake it).
-pub struct PendingFetch(std::pin::Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>>);
+pub struct PendingFetch(Job);
 
 impl PendingFetch {
-    pub fn start(self) {
-        super::spawn_logged("import", self.0);
+    pub async fn queue(self, ctx: &ApiContext, db: &TenantDb) -> crate::store::Result<()> {
+        jobs::enqueue(ctx, db, &self.0).await
     }
 }
 
-/// Marks the project `scheduled` and prepares fetching `url` into its repository in the
-/// background; `import_status` ends `finished`, or `failed` with `import_error`.
+/// Marks the project `scheduled` and prepares fetching `url` into its repository on the job
+/// queue ([`fetch`]); `import_status` ends `finished`, or `failed` with `import_error`.
 pub async fn schedule_fetch(
-    ctx: &ApiContext,
-    tenant: &Tenant,
-    settings: &Settings,
+    db: &TenantDb,
     project: &ProjectRow,
     url: String,
 ) -> Result<PendingFetch, Refusal> {
-    let db = tenant.db.clone();
     db.set_import_status(project.id, ImportStatus::Scheduled, None)
         .await?;
-    let policy =
-        AddressPolicy::for_hooks_and_services(&ctx.config.outbound_allow_networks, settings);
-    let repo = Repository::project(&ctx.config.storage.data_dir, tenant.id, project.id);
+    Ok(PendingFetch(Job::Fetch {
+        project_id: project.id,
+        url,
+    }))
+}
+
+/// A queued fetch (`jobs::Job::Fetch`) of `url` into the project's repository. Its failures
+/// are its outcome (`import_status` `failed` with the reason); an error is returned only
+/// when that could not be recorded. Running it again fetches again, which git makes
+/// harmless.
+pub async fn fetch(
+    ctx: &ApiContext,
+    db: &TenantDb,
+    project_id: i64,
+    url: &str,
+) -> anyhow::Result<()> {
+    // Deleted while it waited: nothing to fetch into.
+    let Some(project) = db.project_by_id(project_id).await? else {
+        return Ok(());
+    };
+    let settings = ctx.settings.get(db).await?;
+    let policy = AddressPolicy::for_hooks_and_services(
+        &ctx.config.outbound_allow_networks,
+        settings.as_ref(),
+    );
+    let repo = Repository::project(&ctx.config.storage.data_dir, db.tenant_id(), project.id);
     let branch = project.head_branch();
     let id = project.id;
     let timeout = Duration::from_secs(ctx.config.import_timeout_seconds);
     let max_bytes = ctx.config.import_max_bytes;
-    let ctx = ctx.clone();
-    Ok(PendingFetch(Box::pin(async move {
-        let _slot = ctx.imports.acquire().await.expect("never closed");
-        db.set_import_status(id, ImportStatus::Started, None)
-            .await?;
-        let fetched = async {
-            let parsed = url::Url::parse(url.trim())?;
-            let addresses = policy
-                .check(&parsed, SCHEMES, Unresolved::Refuse)
-                .await
-                .map_err(|reason| anyhow::anyhow!("Import url is blocked: {reason}"))?;
-            repo.ensure(&branch).await?;
-            let first = !repo.has_commits().await?;
-            let source = pinned_url(url.trim(), &parsed, &addresses)?;
-            let config = fetch_config(&parsed, &addresses);
-            let fetch = async { Ok(repo.fetch(&source, None, &config).await?) };
-            if let Err(error) = bounded(fetch, repo.path(), timeout, max_bytes).await {
-                // A stopped first import leaves no partial pack on disk: the project keeps
-                // an empty repository, as before the import.
-                if first {
-                    repo.remove().await;
-                    repo.ensure(&branch).await?;
-                }
-                return Err(error);
+    let _slot = ctx.imports.acquire().await.expect("never closed");
+    db.set_import_status(id, ImportStatus::Started, None)
+        .await?;
+    let fetched = async {
+        let parsed = url::Url::parse(url.trim())?;
+        let addresses = policy
+            .check(&parsed, SCHEMES, Unresolved::Refuse)
+            .await
+            .map_err(|reason| anyhow::anyhow!("Import url is blocked: {reason}"))?;
+        repo.ensure(&branch).await?;
+        let first = !repo.has_commits().await?;
+        let source = pinned_url(url.trim(), &parsed, &addresses)?;
+        let config = fetch_config(&parsed, &addresses);
+        let fetch = async { Ok(repo.fetch(&source, None, &config).await?) };
+        if let Err(error) = bounded(fetch, repo.path(), timeout, max_bytes).await {
+            // A stopped first import leaves no partial pack on disk: the project keeps
+            // an empty repository, as before the import.
+            if first {
+                repo.remove().await;
+                repo.ensure(&branch).await?;
             }
-            if repo.branch_exists(&branch).await? {
-                repo.set_head(&branch).await?;
-            }
-            refresh_statistics(&db, &repo, id, &branch).await?;
-            anyhow::Ok(())
+            return Err(error);
         }
-        .await;
-        match fetched {
-            Ok(()) => {
-                db.set_import_status(id, ImportStatus::Finished, None)
-                    .await?
-            }
-            Err(error) => {
-                // never show credentials from the URL
-                let message = format!("{error:#}").replace(url.trim(), "[import url]");
-                db.set_import_status(id, ImportStatus::Failed, Some(&message))
-                    .await?
-            }
+        if repo.branch_exists(&branch).await? {
+            repo.set_head(&branch).await?;
         }
-        Ok(())
-    })))
+        refresh_statistics(db, &repo, id, &branch).await?;
+        anyhow::Ok(())
+    }
+    .await;
+    match fetched {
+        Ok(()) => {
+            db.set_import_status(id, ImportStatus::Finished, None)
+                .await?
+        }
+        Err(error) => {
+            // never show credentials from the URL
+            let message = format!("{error:#}").replace(url.trim(), "[import url]");
+            db.set_import_status(id, ImportStatus::Failed, Some(&message))
+                .await?
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -166,22 +166,6 @@ impl<T> TakenOn<T> for store::Result<T> {
     }
 }
 
-/// Runs `work` in the background and logs its failure (housekeeping, fork copies, mirrors).
-pub fn spawn_logged<F>(what: &'static str, work: F)
-where
-    F: Future<Output = anyhow::Result<()>> + Send + 'static,
-{
-    tokio::spawn(async move {
-        if let Err(error) = work.await {
-            tracing::warn!(
-                task = what,
-                error = format!("{error:#}"),
-                "background task failed"
-            );
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::Refusal;

@@ -171,8 +171,26 @@ pub async fn create(
 
 /// Copies the source's repository into the new fork (only `branches` when given) and records
 /// how it went in the fork's `import_status`; the caller runs it in the background.
-pub async fn copy(
-    db: TenantDb,
+/// A queued fork copy (`jobs::Job::ForkCopy`): the source's repository (the branches named,
+/// or all) into the fork's. Nothing to do when either project is gone.
+pub async fn copy_by_id(
+    db: &TenantDb,
+    data_dir: &Path,
+    source_id: i64,
+    fork_id: i64,
+    branches: Option<&[String]>,
+) -> anyhow::Result<()> {
+    let (Some(source), Some(fork)) = (
+        db.project_by_id(source_id).await?,
+        db.project_by_id(fork_id).await?,
+    ) else {
+        return Ok(());
+    };
+    copy(db, data_dir, &source, &fork, branches).await
+}
+
+async fn copy(
+    db: &TenantDb,
     data_dir: &Path,
     source: &ProjectRow,
     fork: &ProjectRow,
@@ -190,7 +208,7 @@ pub async fn copy(
         if into.branch_exists(&branch).await? {
             into.set_head(&branch).await?;
         }
-        refresh_statistics(&db, &into, fork.id, &branch).await?;
+        refresh_statistics(db, &into, fork.id, &branch).await?;
         anyhow::Ok(())
     }
     .await;

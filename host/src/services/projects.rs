@@ -182,6 +182,20 @@ pub async fn update(
         .ok_or(Refusal::NotFound("Project"))
 }
 
+/// A queued housekeeping (`jobs::Job::Housekeeping`): `git gc` on the project's repository,
+/// then its statistics. Nothing to do when the project is gone.
+pub async fn housekeeping(db: &TenantDb, data_dir: &Path, project_id: i64) -> anyhow::Result<()> {
+    let Some(project) = db.project_by_id(project_id).await? else {
+        return Ok(());
+    };
+    let repo = Repository::project(data_dir, db.tenant_id(), project_id);
+    let branch = project.head_branch();
+    repo.ensure(&branch).await?;
+    repo.gc().await?;
+    refresh_statistics(db, &repo, project_id, &branch).await?;
+    Ok(())
+}
+
 /// Stores the repository's commit count, size and languages on the project row (after the
 /// server changed the repository: a fork's copy, an import, housekeeping). The git work is
 /// done before the one update starts.

@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod issue_notes;
 pub mod issue_text;
 pub mod issues;
+pub mod jobs;
 pub mod keys;
 pub mod labels;
 pub mod members;

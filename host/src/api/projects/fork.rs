@@ -16,9 +16,9 @@ use crate::api::access::{self, ProjectCtx};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::http::request::Api;
+use crate::jobs::{self, Job};
 use crate::model::visibility::Visibility;
 use crate::services::project_forks::{self as forks, ForkRequest, Source};
-use crate::services::spawn_logged;
 
 /// `POST /projects/:id/fork`: what is not given comes from the source project.
 impl FromParams for ForkRequest {
@@ -82,11 +82,12 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         .await
         .map_err(|refusal| conflict(refusal.into()))?;
     let body = reload(&api, fork.id).await?;
-    let db = api.db().clone();
-    let from = ctx.project.clone();
-    spawn_logged("fork", async move {
-        forks::copy(db, &data_dir, &from, &fork, branches.as_deref()).await
-    });
+    let copy = Job::ForkCopy {
+        source_id: ctx.project.id,
+        fork_id: fork.id,
+        branches,
+    };
+    jobs::enqueue(&api.ctx, api.db(), &copy).await?;
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 

@@ -49,8 +49,9 @@ pub async fn pull(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let Some(url) = project.import_url.clone().filter(|_| mirrored) else {
         return Err(ApiError::Rejected("The project is not mirrored".into()));
     };
-    schedule_fetch(&api.ctx, &api.tenant, &api.settings, &project, url)
+    schedule_fetch(api.db(), &project, url)
         .await?
-        .start();
+        .queue(&api.ctx, api.db())
+        .await?;
     Ok(Json(StartedView {}).into_response())
 }

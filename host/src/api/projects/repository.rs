@@ -16,8 +16,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::http::stream::stream_body;
-use crate::services::projects::refresh_statistics;
-use crate::services::spawn_logged;
+use crate::jobs::{self, Job};
 use crate::views::project_answers::{LanguagesView, StartedView};
 
 /// The project's repository (`wiki`: its wiki repository).
@@ -83,15 +82,9 @@ pub async fn housekeeping(Path(id): Path<String>, api: Api) -> ApiResult<Respons
     api.user()?;
     let ctx = access::project(&api, &id).await?;
     ctx.require(AccessLevel::Maintainer)?;
-    let repo = repository(&api, ctx.project.id, false);
-    let db = api.db().clone();
-    let branch = ctx.project.head_branch();
-    let project_id = ctx.project.id;
-    spawn_logged("housekeeping", async move {
-        repo.ensure(&branch).await?;
-        repo.gc().await?;
-        refresh_statistics(&db, &repo, project_id, &branch).await?;
-        anyhow::Ok(())
-    });
+    let housekeeping = Job::Housekeeping {
+        project_id: ctx.project.id,
+    };
+    jobs::enqueue(&api.ctx, api.db(), &housekeeping).await?;
     Ok((StatusCode::CREATED, Json(StartedView {})).into_response())
 }

@@ -110,14 +110,12 @@ async fn create_as(
         return Err(error);
     }
     let import = match import_url {
-        Some(url) => Some(
-            imports::schedule_fetch(&api.ctx, &api.tenant, &api.settings, &project, url).await?,
-        ),
+        Some(url) => Some(imports::schedule_fetch(api.db(), &project, url).await?),
         None => None,
     };
     let body = reload(api, project.id).await?;
     if let Some(import) = import {
-        import.start();
+        import.queue(&api.ctx, api.db()).await?;
     }
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
