@@ -284,4 +284,85 @@ mod tests {
         assert!((16000..17000).contains(&backoff_ms(4)));
         assert!(backoff_ms(100) < 5_000_000);
     }
+
+    #[tokio::test]
+    async fn a_lease_is_one_workers_until_it_runs_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let world = crate::test_support::tenant(dir.path()).await;
+        let (db, tenant) = (&world.db, &world.tenant);
+        let job = NewJob {
+            kind: "housekeeping",
+            unique_key: "7",
+            args: r#"{"kind":"housekeeping","project_id":7}"#,
+            max_attempts: MAX_ATTEMPTS,
+        };
+        assert!(tenant.enqueue_job(&job).await.unwrap().is_some());
+        // The same work queued again while it waits is the same job.
+        assert_eq!(tenant.enqueue_job(&job).await.unwrap(), None);
+
+        let [held] = db
+            .claim_jobs("a", 10, 60_000)
+            .await
+            .unwrap()
+            .try_into()
+            .unwrap();
+        assert_eq!((held.kind.as_str(), held.attempts), ("housekeeping", 1));
+        assert!(db.claim_jobs("b", 10, 60_000).await.unwrap().is_empty());
+        assert!(!db.renew_job_lease(&held, "b", 60_000).await.unwrap());
+        assert!(db.renew_job_lease(&held, "a", 60_000).await.unwrap());
+
+        // Worker a dies: its lease runs out (here, at once) and b takes the job over.
+        assert!(db.renew_job_lease(&held, "a", -1).await.unwrap());
+        let [taken] = db
+            .claim_jobs("b", 10, 60_000)
+            .await
+            .unwrap()
+            .try_into()
+            .unwrap();
+        assert_eq!((taken.id, taken.attempts), (held.id, 2));
+        // a's late outcome no longer counts; b's does.
+        assert!(
+            !db.end_job_attempt(&held, "a", JobOutcome::Done)
+                .await
+                .unwrap()
+        );
+        let retry = JobOutcome::Retry {
+            at: crate::model::now_ms() + 60_000,
+            error: "database gone",
+        };
+        assert!(db.end_job_attempt(&taken, "b", retry).await.unwrap());
+        // Waiting for its retry, it is not due.
+        assert!(db.claim_jobs("c", 10, 60_000).await.unwrap().is_empty());
+        // Still queued, so queuing it again is still a no-op.
+        assert_eq!(tenant.enqueue_job(&job).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn an_ended_job_frees_its_key_and_is_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let world = crate::test_support::tenant(dir.path()).await;
+        let (db, tenant) = (&world.db, &world.tenant);
+        let job = NewJob {
+            kind: "fetch",
+            unique_key: "3",
+            args: r#"{"kind":"fetch","project_id":3,"url":"https://user:secret@example.com/r.git"}"#,
+            max_attempts: 1,
+        };
+        tenant.enqueue_job(&job).await.unwrap();
+        let [held] = db
+            .claim_jobs("a", 1, 60_000)
+            .await
+            .unwrap()
+            .try_into()
+            .unwrap();
+        let failed = JobOutcome::Failed {
+            error: "unreadable",
+        };
+        assert!(db.end_job_attempt(&held, "a", failed).await.unwrap());
+        assert!(db.claim_jobs("a", 1, 60_000).await.unwrap().is_empty());
+        // Ended, the key is free for new work (the e2e test checks the URL is gone), and
+        // the ended row is pruned once old.
+        assert!(tenant.enqueue_job(&job).await.unwrap().is_some());
+        assert_eq!(db.prune_jobs(crate::model::now_ms() + 1).await.unwrap(), 1);
+    }
 }
