@@ -160,12 +160,58 @@ pub async fn run(ctx: ApiContext) {
     }
 }
 
-/// One attempt at `job`, with its lease renewed until it ends; then the queue is told how
+/// One attempt at `row`, with its lease renewed until it ends; then the queue is told how
 /// it went.
-async fn attempt(ctx: &ApiContext, job: JobRow) {
+async fn attempt(ctx: &ApiContext, row: JobRow) {
     let worker = ctx.jobs.worker.as_str();
-    let lease = ctx.jobs.lease;
-    let work = perform(ctx, &job);
+    let error_text;
+    let outcome = match serde_json::from_str::<Job>(&row.args) {
+        // Written by another version and unreadable by this one: no retry can help.
+        Err(error) => {
+            error_text = format!("unreadable job arguments: {error}");
+            JobOutcome::Failed { error: &error_text }
+        }
+        Ok(job) => match leased(ctx, &row, perform(ctx, &row, job)).await {
+            // Another worker holds it now: this attempt's outcome does not count.
+            None => {
+                tracing::warn!(
+                    job = row.id,
+                    kind = row.kind,
+                    "a job's lease was lost; it runs elsewhere"
+                );
+                return;
+            }
+            Some(Ok(())) => JobOutcome::Done,
+            Some(Err(error)) => {
+                error_text = format!("{error:#}");
+                tracing::warn!(
+                    job = row.id,
+                    kind = row.kind,
+                    attempt = row.attempts,
+                    error = error_text,
+                    "a job failed"
+                );
+                if row.attempts >= row.max_attempts {
+                    JobOutcome::Failed { error: &error_text }
+                } else {
+                    JobOutcome::Retry {
+                        at: crate::model::now_ms() + backoff_ms(row.attempts),
+                        error: &error_text,
+                    }
+                }
+            }
+        },
+    };
+    if let Err(error) = ctx.db.end_job_attempt(&row, worker, outcome).await {
+        // The lease runs out and the job runs again: every job is idempotent.
+        tracing::warn!(%error, job = row.id, "could not record a job's end");
+    }
+}
+
+/// Runs `work` while renewing `row`'s lease every third of the lease time; `None` when the
+/// lease was lost to another worker before `work` ended.
+async fn leased<T>(ctx: &ApiContext, row: &JobRow, work: impl Future<Output = T>) -> Option<T> {
+    let (worker, lease) = (ctx.jobs.worker.as_str(), ctx.jobs.lease);
     let renew = async {
         let mut every = tokio::time::interval(lease / 3);
         every.tick().await;
@@ -173,48 +219,18 @@ async fn attempt(ctx: &ApiContext, job: JobRow) {
             every.tick().await;
             match ctx
                 .db
-                .renew_job_lease(&job, worker, lease.as_millis() as i64)
+                .renew_job_lease(row, worker, lease.as_millis() as i64)
                 .await
             {
                 Ok(true) => {}
-                // Another worker holds it now: this attempt's outcome would not count.
                 Ok(false) => return,
-                Err(error) => tracing::warn!(%error, job = job.id, "could not renew a job's lease"),
+                Err(error) => tracing::warn!(%error, job = row.id, "could not renew a job's lease"),
             }
         }
     };
-    let result = tokio::select! {
-        result = work => result,
-        () = renew => {
-            tracing::warn!(job = job.id, kind = job.kind, "a job's lease was lost; it runs elsewhere");
-            return;
-        }
-    };
-    let error_text;
-    let outcome = match &result {
-        Ok(()) => JobOutcome::Done,
-        Err(error) => {
-            error_text = format!("{error:#}");
-            tracing::warn!(
-                job = job.id,
-                kind = job.kind,
-                attempt = job.attempts,
-                error = error_text,
-                "a job failed"
-            );
-            if job.attempts >= job.max_attempts {
-                JobOutcome::Failed { error: &error_text }
-            } else {
-                JobOutcome::Retry {
-                    at: crate::model::now_ms() + backoff_ms(job.attempts),
-                    error: &error_text,
-                }
-            }
-        }
-    };
-    if let Err(error) = ctx.db.end_job_attempt(&job, worker, outcome).await {
-        // The lease runs out and the job runs again: every job is idempotent.
-        tracing::warn!(%error, job = job.id, "could not record a job's end");
+    tokio::select! {
+        result = work => Some(result),
+        () = renew => None,
     }
 }
 
@@ -225,14 +241,9 @@ fn backoff_ms(attempts: i64) -> i64 {
     base + rand::random::<u16>() as i64 % 1000
 }
 
-/// Runs the work `job` names. An argument that no longer parses (written by another
-/// version) fails the job for good rather than retrying it.
-async fn perform(ctx: &ApiContext, row: &JobRow) -> anyhow::Result<()> {
+/// Runs the work `job` names, in the tenant `row` belongs to.
+async fn perform(ctx: &ApiContext, row: &JobRow, job: Job) -> anyhow::Result<()> {
     let db = ctx.db.tenant(row.tenant_id);
-    let job: Job = match serde_json::from_str(&row.args) {
-        Ok(job) => job,
-        Err(error) => anyhow::bail!("unreadable job arguments: {error}"),
-    };
     let data_dir = &ctx.config.storage.data_dir;
     match job {
         Job::Fetch { project_id, url } => {
@@ -243,7 +254,7 @@ async fn perform(ctx: &ApiContext, row: &JobRow) -> anyhow::Result<()> {
             fork_id,
             branches,
         } => {
-            crate::services::project_forks::copy_by_id(
+            crate::services::project_forks::copy(
                 &db,
                 data_dir,
                 source_id,

@@ -943,3 +943,15 @@ def serve_git_daemon(base):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def bare_repository(tmp_path, name: str, files: dict[str, bytes]):
+    """A bare repository `tmp_path/served/<name>.git` with one commit on `main` holding
+    `files`, for `serve_git_daemon(tmp_path / "served")`."""
+    work = tmp_path / f"{name}-work"
+    run_git(tmp_path, "init", "-q", "-b", "main", str(work))
+    for path, content in files.items():
+        (work / path).write_bytes(content)
+    run_git(tmp_path, "add", "-A", cwd=work)
+    run_git(tmp_path, "commit", "-q", "-m", "first", cwd=work)
+    run_git(tmp_path, "clone", "-q", "--bare", str(work), str(tmp_path / "served" / f"{name}.git"))

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from conftest import LOOPBACK_RECEIVERS, TRELLIS_BIN, Server, assert_json, run_git, serve_git_daemon
+from conftest import LOOPBACK_RECEIVERS, TRELLIS_BIN, Server, assert_json, bare_repository, serve_git_daemon
 
 MIB = 1024 * 1024
 
@@ -48,15 +48,8 @@ def tarpit():
 @pytest.fixture
 def big_source(tmp_path):
     """`git daemon` on loopback serving a repository of 4 MiB of incompressible content."""
-    base = tmp_path / "served"
-    work = tmp_path / "work"
-    run_git(tmp_path, "init", "-q", "-b", "main", str(work))  # the project's default branch
-    (work / "noise.bin").write_bytes(secrets.token_bytes(4 * MIB))
-    run_git(tmp_path, "add", "-A", cwd=work)
-    run_git(tmp_path, "commit", "-q", "-m", "noise", cwd=work)
-    base.mkdir()
-    run_git(tmp_path, "clone", "-q", "--bare", str(work), str(base / "big.git"))
-    with serve_git_daemon(base) as url:
+    bare_repository(tmp_path, "big", {"noise.bin": secrets.token_bytes(4 * MIB)})
+    with serve_git_daemon(tmp_path / "served") as url:
         yield f"{url}/big.git"
 
 

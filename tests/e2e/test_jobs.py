@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from conftest import LOOPBACK_RECEIVERS, Server, assert_json, run_git, serve_git_daemon
+from conftest import LOOPBACK_RECEIVERS, Server, assert_json, bare_repository, serve_git_daemon
 
 
 @contextlib.contextmanager
@@ -67,15 +67,8 @@ def gated(upstream_port: int):
 @pytest.fixture
 def source(tmp_path):
     """`git daemon` serving a small repository with one commit on `main`."""
-    base = tmp_path / "served"
-    work = tmp_path / "work"
-    run_git(tmp_path, "init", "-q", "-b", "main", str(work))
-    (work / "README.md").write_text("imported\n")
-    run_git(tmp_path, "add", "-A", cwd=work)
-    run_git(tmp_path, "commit", "-q", "-m", "first", cwd=work)
-    base.mkdir()
-    run_git(tmp_path, "clone", "-q", "--bare", str(work), str(base / "src.git"))
-    with serve_git_daemon(base) as url:
+    bare_repository(tmp_path, "src", {"README.md": b"imported\n"})
+    with serve_git_daemon(tmp_path / "served") as url:
         yield url
 
 
@@ -141,3 +134,18 @@ def test_housekeeping_and_fork_copies_run_as_jobs(make_server, source):
     assert server.wait_for(lambda: [s for s, _, _ in jobs_of(server, "housekeeping")] == ["done"],
                            timeout=60)
     assert [s for s, _, _ in jobs_of(server, "fork_copy")] == ["done"]
+
+
+def test_a_job_this_version_cannot_read_fails_at_once(make_server):
+    server = make_server()
+    server.sql("INSERT INTO jobs (tenant_id, id, kind, unique_key, args, max_attempts, run_at, created_at) "
+               "VALUES (1, 1000, 'fetch', 'x', '{\"kind\":\"from_a_later_version\"}', 5, 0, 0)")
+
+    def state():
+        return server.sql("SELECT state, attempts, last_error FROM jobs WHERE id = 1000")[0]
+
+    assert server.wait_for(lambda: state()[0] != "queued", timeout=30)
+    status, attempts, error = state()
+    # No retry can read it better: one attempt, failed for good.
+    assert (status, int(attempts)) == ("failed", 1)
+    assert error.startswith("unreadable job arguments"), error

@@ -169,33 +169,25 @@ pub async fn create(
     projects::create(db, data_dir, new).await
 }
 
-/// Copies the source's repository into the new fork (only `branches` when given) and records
-/// how it went in the fork's `import_status`; the caller runs it in the background.
-/// A queued fork copy (`jobs::Job::ForkCopy`): the source's repository (the branches named,
-/// or all) into the fork's. Nothing to do when either project is gone.
-pub async fn copy_by_id(
+/// A queued fork copy (`jobs::Job::ForkCopy`): the source's repository (only `branches` when
+/// given) into the fork's, with how it went in the fork's `import_status`. Nothing to do when
+/// the fork is gone; a source deleted while the copy waited fails it.
+pub async fn copy(
     db: &TenantDb,
     data_dir: &Path,
     source_id: i64,
     fork_id: i64,
     branches: Option<&[String]>,
 ) -> anyhow::Result<()> {
-    let (Some(source), Some(fork)) = (
-        db.project_by_id(source_id).await?,
-        db.project_by_id(fork_id).await?,
-    ) else {
+    let Some(fork) = db.project_by_id(fork_id).await? else {
         return Ok(());
     };
-    copy(db, data_dir, &source, &fork, branches).await
-}
-
-async fn copy(
-    db: &TenantDb,
-    data_dir: &Path,
-    source: &ProjectRow,
-    fork: &ProjectRow,
-    branches: Option<&[String]>,
-) -> anyhow::Result<()> {
+    let Some(source) = db.project_by_id(source_id).await? else {
+        let reason = "The source project was deleted";
+        db.set_import_status(fork.id, ImportStatus::Failed, Some(reason))
+            .await?;
+        return Ok(());
+    };
     let from = Repository::project(data_dir, db.tenant_id(), source.id);
     let into = Repository::project(data_dir, db.tenant_id(), fork.id);
     let branch = fork.head_branch();
@@ -248,4 +240,30 @@ pub async fn link(db: &TenantDb, project: &ProjectRow, source: Source<'_>) -> Re
 /// Ends a fork's link to its source; `false` when the project is no fork.
 pub async fn unlink(db: &TenantDb, project_id: i64) -> Result<bool, Refusal> {
     Ok(db.set_forked_from(project_id, None).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::states::ImportStatus;
+    use crate::test_support;
+
+    #[tokio::test]
+    async fn a_copy_whose_source_was_deleted_fails_the_fork() {
+        let dir = tempfile::tempdir().unwrap();
+        let world = test_support::tenant(dir.path()).await;
+        let fork = world.project(dir.path(), "Fork", None).await;
+        super::copy(&world.tenant, dir.path(), fork.id + 100, fork.id, None)
+            .await
+            .unwrap();
+        let fork = world.tenant.project_by_id(fork.id).await.unwrap().unwrap();
+        assert_eq!(fork.import_status, ImportStatus::Failed);
+        assert_eq!(
+            fork.import_error.as_deref(),
+            Some("The source project was deleted")
+        );
+        // A fork deleted while its copy waited leaves nothing to do.
+        super::copy(&world.tenant, dir.path(), fork.id, fork.id + 100, None)
+            .await
+            .unwrap();
+    }
 }

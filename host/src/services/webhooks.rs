@@ -219,11 +219,11 @@ async fn sample_push(
         checkout_sha: Some(head.id.clone()),
         message: None,
     };
-    let users = UserLinks {
+    let links = UserLinks {
         base_url: &hook.instance_url,
         avatar_service: settings.get(keys::AVATAR_SERVICE_ENABLED),
     };
-    let avatar = users.avatar_url(tester);
+    let avatar = links.avatar_url(tester);
     let payload = push_payload(tester, avatar.as_deref(), &update, false, &pushed);
     // As the outbox records an event: the state after it, nothing before.
     let event = Event::new(EventKind::Push, Some(tester.id), project.id)

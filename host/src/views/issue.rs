@@ -641,10 +641,10 @@ mod tests {
         let world = test_support::tenant(dir.path()).await;
         let views = IssueViews {
             base_url: "http://trellis.test",
-            users: UserViews {
+            users: UserViews(crate::links::UserLinks {
                 base_url: "http://trellis.test",
                 avatar_service: false,
-            },
+            }),
         };
         let viewer = Viewer::Admin { id: world.root.id };
         let mut costs = Vec::new();

@@ -17,6 +17,7 @@ use super::project::{ProjectReader, ProjectShape, ProjectView, ProjectViews};
 use super::timestamp;
 use super::unique;
 use super::user::{UserSummary, UserViews};
+use crate::links::UserLinks;
 use crate::model::members::MemberRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::today;
@@ -208,10 +209,10 @@ impl NamespaceViews<'_> {
 
     pub fn group(&self, ns: &NamespaceRow) -> GroupView {
         let settings = ns.settings_json();
-        let users = UserViews {
+        let users = UserViews(UserLinks {
             base_url: self.base_url,
             avatar_service: false,
-        };
+        });
         GroupView {
             id: ns.id,
             web_url: self.web_url(ns),

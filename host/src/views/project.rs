@@ -874,10 +874,10 @@ mod tests {
             base_url: "http://trellis.test",
             host: "trellis.test",
             ssh_port: None,
-            users: UserViews {
+            users: UserViews(crate::links::UserLinks {
                 base_url: "http://trellis.test",
                 avatar_service: false,
-            },
+            }),
         };
         let reader = ProjectReader {
             db: &world.tenant,

@@ -92,21 +92,15 @@ pub struct UserAdminDetail {
     pub custom_attributes: Option<Vec<CustomAttribute>>,
 }
 
-/// Builds the views of users for one tenant: its base URL, and whether users without an
-/// uploaded avatar get an avatar-service (Gravatar) URL (`avatar_service_enabled`).
-pub struct UserViews<'a> {
-    pub base_url: &'a str,
-    pub avatar_service: bool,
-}
+/// Builds the views of users for one tenant, from its user URLs (its base URL, and whether
+/// users without an uploaded avatar get an avatar-service (Gravatar) URL,
+/// `avatar_service_enabled`).
+pub struct UserViews<'a>(pub UserLinks<'a>);
 
 impl<'a> UserViews<'a> {
     /// The user representations for the scope's tenant and its avatar setting.
     pub fn of(scope: &Scope<'a>) -> UserViews<'a> {
-        let links = scope.user_links();
-        UserViews {
-            base_url: links.base_url,
-            avatar_service: links.avatar_service,
-        }
+        UserViews(scope.user_links())
     }
 }
 
@@ -119,19 +113,12 @@ impl UserViews<'_> {
             state: user.state.to_string(),
             locked: user.is_locked(crate::model::now_ms()),
             avatar_url: self.avatar_url(user),
-            web_url: self.links().web_url(user),
+            web_url: self.0.web_url(user),
         }
     }
 
     pub fn avatar_url(&self, user: &UserRow) -> Option<String> {
-        self.links().avatar_url(user)
-    }
-
-    fn links(&self) -> UserLinks<'_> {
-        UserLinks {
-            base_url: self.base_url,
-            avatar_service: self.avatar_service,
-        }
+        self.0.avatar_url(user)
     }
 
     pub fn public(&self, user: &UserRow) -> UserPublic {

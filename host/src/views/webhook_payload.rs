@@ -888,10 +888,10 @@ mod push_tests {
     fn urls() -> PayloadUrls<'static> {
         PayloadUrls {
             base_url: "http://example.com",
-            users: UserViews {
+            users: UserViews(crate::links::UserLinks {
                 base_url: "http://example.com",
                 avatar_service: false,
-            },
+            }),
         }
     }
 

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::events::{EventKind, PushRecord, changes};
+use crate::links::UserLinks;
 use crate::model::labels::LabelRow;
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
@@ -296,10 +297,10 @@ impl Loader<'_> {
     fn urls(&self) -> PayloadUrls<'_> {
         PayloadUrls {
             base_url: self.base_url,
-            users: UserViews {
+            users: UserViews(UserLinks {
                 base_url: self.base_url,
                 avatar_service: self.avatar_service,
-            },
+            }),
         }
     }
 
