@@ -19,6 +19,7 @@ use crate::connection_caps::{self, ConnectionCaps};
 use crate::context::{ApiContext, Inner};
 use crate::git_access::transfers::Transfers;
 use crate::http::fair_share::FairShare;
+use crate::invalidation::FALLBACK_REFRESH;
 use crate::mail::Mailer;
 use crate::plugins::external_auth::ExternalAuthorization;
 use crate::plugins::runtime::{Runtime, RuntimeOptions};
@@ -229,8 +230,18 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
         fair_share,
         jobs: crate::jobs::JobQueue::new(Duration::from_secs(config.job_lease_seconds)),
     });
-    tokio::spawn(plugins.poll(db.clone()));
-    tokio::spawn(refresh_tenants(ctx.clone()));
+    // Announcements from the other processes sharing the database make the polling below a
+    // fallback; without them (SQLite) it is how a change made by another process arrives.
+    let heard = db.follow_postgres();
+    let (plugins_every, tenants_every) = match heard {
+        Some(heard) => {
+            tokio::spawn(crate::invalidation::follow(ctx.clone(), heard));
+            (FALLBACK_REFRESH, FALLBACK_REFRESH)
+        }
+        None => (plugins::POLL_INTERVAL, tenants::REFRESH_INTERVAL),
+    };
+    tokio::spawn(plugins.poll(db.clone(), plugins_every));
+    tokio::spawn(refresh_tenants(ctx.clone(), tenants_every));
     tokio::spawn(ratelimit::purge_loop(ctx.clone()));
     tokio::spawn(services::project_deletion::sweep_loop(ctx.clone()));
     tokio::spawn(crate::jobs::run(ctx.clone()));
@@ -271,8 +282,8 @@ fn git_push_sessions(data_dir: &Path, plugins: Arc<Plugins>) -> anyhow::Result<P
     Ok(sessions)
 }
 
-async fn refresh_tenants(ctx: ApiContext) {
-    let mut interval = tokio::time::interval(tenants::REFRESH_INTERVAL);
+async fn refresh_tenants(ctx: ApiContext, every: Duration) {
+    let mut interval = tokio::time::interval(every);
     loop {
         interval.tick().await;
         if let Err(error) = ctx.tenants.refresh(&ctx.db).await {

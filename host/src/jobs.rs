@@ -98,6 +98,13 @@ impl JobQueue {
     }
 }
 
+impl JobQueue {
+    /// Has an idle worker look for due jobs now.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_string())
@@ -115,7 +122,7 @@ pub async fn enqueue(ctx: &ApiContext, db: &TenantDb, job: &Job) -> crate::store
         max_attempts: MAX_ATTEMPTS,
     })
     .await?;
-    ctx.jobs.wake.notify_one();
+    ctx.jobs.wake();
     Ok(())
 }
 

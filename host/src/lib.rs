@@ -22,6 +22,7 @@ pub(crate) mod git_access;
 pub(crate) mod git_hooks;
 pub(crate) mod git_http;
 pub(crate) mod http;
+pub(crate) mod invalidation;
 pub(crate) mod jobs;
 pub(crate) mod keys;
 pub(crate) mod links;

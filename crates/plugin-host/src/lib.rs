@@ -36,5 +36,5 @@ mod wit;
 pub use call::{BlobSource, CallStats, PluginError};
 pub use hooks::{FailurePolicy, Hook};
 pub use limits::{Limits, Maxima, MaximaArgs};
-pub use registry::{Binding, Plugins};
+pub use registry::{Binding, POLL_INTERVAL, Plugins};
 pub use settings::PluginSettings;

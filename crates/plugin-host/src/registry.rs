@@ -1,8 +1,8 @@
 //! What is bound where, as every process sees it, and the calls through those bindings.
 //!
-//! Bindings live in the database; each process keeps a snapshot that a background task
-//! re-reads every [`POLL_INTERVAL`] (and the writing process refreshes at once), so a change is
-//! in effect everywhere within a second. A call takes the binding it finds (an `Arc`), so a
+//! Bindings live in the database; each process keeps a snapshot that the writing process
+//! refreshes at once, the others when they hear of the change (the store announces it) or,
+//! where nothing announces changes, every [`POLL_INTERVAL`]. A call takes the binding it finds (an `Arc`), so a
 //! call in flight finishes on the plugin version it started with. Compiled plugins are kept by
 //! sha256 and shared by tenants binding the same binary.
 
@@ -25,7 +25,8 @@ use crate::runtime::{Compiled, Runtime};
 use crate::ticker::EPOCH_TICK;
 use crate::watch::Watch;
 
-pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How often a process that hears no announcements re-reads the bindings.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// How long an uploaded plugin may take to compile before the upload is refused.
 pub(crate) const UPLOAD_COMPILE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -283,16 +284,16 @@ impl Plugins {
         }
     }
 
-    /// Polls the bindings for the life of the process. The built-ins warm beside the polling,
-    /// not before it: compiling them all on a cold cache takes seconds (far longer in a debug
-    /// build), and a binding made meanwhile through another process would go unseen until
-    /// then.
-    pub async fn poll(self: Arc<Self>, db: Db) {
+    /// Re-reads the bindings every `every` for the life of the process. The built-ins warm
+    /// beside the polling, not before it: compiling them all on a cold cache takes seconds
+    /// (far longer in a debug build), and a binding made meanwhile through another process
+    /// would go unseen until then.
+    pub async fn poll(self: Arc<Self>, db: Db, every: Duration) {
         tokio::spawn({
             let plugins = self.clone();
             async move { plugins.warm_built_ins().await }
         });
-        let mut interval = tokio::time::interval(POLL_INTERVAL);
+        let mut interval = tokio::time::interval(every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             interval.tick().await;

@@ -6,6 +6,7 @@ use sqlx::AssertSqlSafe;
 
 use super::ids::next_ids;
 use super::{Db, Engine, TenantDb, now_ms};
+use crate::invalidation::Invalidation;
 use crate::model::jobs::{JobRow, NewJob};
 
 const JOB_COLUMNS: &str = "tenant_id, id, kind, args, attempts, max_attempts";
@@ -29,7 +30,11 @@ impl TenantDb {
             .bind(now)
             .execute(self.writer())
             .await?;
-        Ok((inserted.rows_affected() == 1).then_some(id))
+        let queued = inserted.rows_affected() == 1;
+        if queued {
+            self.announce(Invalidation::JobQueued).await;
+        }
+        Ok(queued.then_some(id))
     }
 }
 

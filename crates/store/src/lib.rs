@@ -101,6 +101,7 @@ pub mod error;
 pub mod events;
 pub mod hooks;
 pub mod ids;
+pub mod invalidation;
 pub mod issue_filter;
 pub mod issue_notes;
 pub mod issue_search;
@@ -167,6 +168,12 @@ pub struct Db {
     write: AnyPool,
     engine: Engine,
     auth_generations: Arc<AuthGenerations>,
+    /// Where committed changes are announced to the other processes (none on SQLite).
+    bus: Option<Arc<dyn invalidation::Bus>>,
+    /// This process's mark on its announcements.
+    origin: u64,
+    /// The PostgreSQL database's URL, for the connection that listens for announcements.
+    postgres_url: Option<Arc<str>>,
     /// Statements sent through the pools, for tests that count what a page costs.
     statements: Arc<AtomicU64>,
 }
@@ -235,6 +242,12 @@ pub async fn startup_lock(options: &DbOptions<'_>) -> anyhow::Result<StartupLock
     target.acquire().await
 }
 
+/// A mark that tells this process's announcements from others' (`invalidation`).
+fn process_origin() -> u64 {
+    use std::hash::BuildHasher;
+    std::hash::RandomState::new().hash_one((std::process::id(), now_ms()))
+}
+
 /// How often the WAL is copied back into the SQLite database file.
 const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
 
@@ -275,9 +288,12 @@ impl Db {
                 .context("connecting to PostgreSQL")?;
             return Ok(Db {
                 read: pool.clone(),
+                bus: Some(Arc::new(invalidation::PgNotify(pool.clone()))),
                 write: pool,
                 engine: Engine::Postgres,
                 auth_generations: Arc::default(),
+                origin: process_origin(),
+                postgres_url: Some(url.into()),
                 statements: Arc::default(),
             });
         }
@@ -329,6 +345,9 @@ impl Db {
             write,
             engine: Engine::Sqlite,
             auth_generations: Arc::default(),
+            bus: None,
+            origin: process_origin(),
+            postgres_url: None,
             statements: Arc::default(),
         })
     }
@@ -411,12 +430,19 @@ impl TenantDb {
 
     /// Publishes that this tenant's users, identities or access tokens changed: called by the
     /// store after such a write has committed (never before, never on a read), so the token
-    /// cache drops what it read earlier.
-    pub(crate) fn auth_changed(&self) {
+    /// caches of this process and of the others drop what they read earlier.
+    pub(crate) async fn auth_changed(&self) {
+        self.db.auth_changed_elsewhere(self.tenant_id);
         self.db
-            .auth_generations
-            .stripe(self.tenant_id)
-            .fetch_add(1, Ordering::Release);
+            .announce(invalidation::Invalidation::Auth {
+                tenant_id: self.tenant_id,
+            })
+            .await;
+    }
+
+    /// Announces `change` of this tenant's rows, committed, to the other processes.
+    pub(crate) async fn announce(&self, change: invalidation::Invalidation) {
+        self.db.announce(change).await;
     }
 
     /// Stamps the time on the tenant's tokens or users and then tells the token cache: `sql`
@@ -427,7 +453,7 @@ impl TenantDb {
             query = query.bind(*key);
         }
         let done = query.execute(self.writer()).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(done.rows_affected())
     }
 

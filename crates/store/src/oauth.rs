@@ -176,7 +176,7 @@ impl TenantDb {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(done.rows_affected() == 1)
     }
 
@@ -285,7 +285,7 @@ impl TenantDb {
         let mut tx = self.writer().begin().await?;
         let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
         tx.commit().await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(row)
     }
 
@@ -325,7 +325,7 @@ impl TenantDb {
         }
         let row = insert_access_token(&mut tx, self.tenant_id(), token).await?;
         tx.commit().await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(Exchange::Issued(row))
     }
 

@@ -4,6 +4,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::{Db, TenantDb, ids::next_id, now_ms};
+use crate::invalidation::Invalidation;
 use crate::model::plugins::{BindingRow, PluginRow};
 
 const PLUGIN_COLUMNS: &str =
@@ -176,6 +177,7 @@ impl TenantDb {
         .bind(new.outbound_http.as_deref())
         .execute(self.writer())
         .await?;
+        self.bindings_changed().await;
         Ok(())
     }
 
@@ -186,7 +188,18 @@ impl TenantDb {
             .bind(hook)
             .execute(self.writer())
             .await?;
-        Ok(done.rows_affected() == 1)
+        let unbound = done.rows_affected() == 1;
+        if unbound {
+            self.bindings_changed().await;
+        }
+        Ok(unbound)
+    }
+
+    async fn bindings_changed(&self) {
+        self.announce(Invalidation::PluginBindings {
+            tenant_id: self.tenant_id(),
+        })
+        .await;
     }
 
     pub async fn insert_spam_log(&self, entry: &SpamLogEntry<'_>) -> crate::Result<i64> {

@@ -64,7 +64,7 @@ impl TenantDb {
         update: Query<'_, Any, AnyArguments>,
     ) -> crate::Result<()> {
         update.execute(self.writer()).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(())
     }
 

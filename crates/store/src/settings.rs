@@ -1,6 +1,7 @@
 //! The per-tenant application settings row: the values that differ from the defaults, as JSON.
 
 use super::{TenantDb, now_ms};
+use crate::invalidation::Invalidation;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SettingsRow {
@@ -55,6 +56,13 @@ impl TenantDb {
         .bind(old_data)
         .execute(self.writer())
         .await?;
-        Ok(result.rows_affected() == 1)
+        let replaced = result.rows_affected() == 1;
+        if replaced {
+            self.announce(Invalidation::Settings {
+                tenant_id: self.tenant_id(),
+            })
+            .await;
+        }
+        Ok(replaced)
     }
 }

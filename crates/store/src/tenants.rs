@@ -1,6 +1,7 @@
 //! The tenants table. Tenants are not tenant-scoped data, so these live on [`Db`].
 
 use super::{Db, now_ms};
+use crate::invalidation::Invalidation;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TenantRow {
@@ -33,7 +34,7 @@ impl Db {
         // that reads first cannot wait for the write lock (its upgrade fails at once with
         // "database is locked" when a running server wrote meanwhile); a lone write waits
         // for it under `busy_timeout`.
-        Ok(sqlx::query_as(
+        let tenant = sqlx::query_as(
             "INSERT INTO tenants (id, host, created_at) \
              SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants \
              RETURNING id, host, created_at",
@@ -41,6 +42,8 @@ impl Db {
         .bind(host)
         .bind(now_ms())
         .fetch_one(self.writer())
-        .await?)
+        .await?;
+        self.announce(Invalidation::Tenants).await;
+        Ok(tenant)
     }
 }

@@ -99,7 +99,7 @@ impl TenantDb {
         let row: TokenRow = row;
         let event = Event::new(EventKind::TokenCreated, actor, row.id).after(&row);
         outbox::commit(tx, self.tenant_id(), &[event]).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(row)
     }
 
@@ -182,7 +182,7 @@ impl TenantDb {
             outbox::record(&mut tx, self.tenant_id(), &[event]).await?;
         }
         tx.commit().await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(revoked.is_some())
     }
 }

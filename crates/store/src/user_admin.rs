@@ -230,7 +230,7 @@ impl TenantDb {
         insert_user_namespace(&mut tx, self.tenant_id(), id, &row.username, &row.name).await?;
         let event = Event::new(EventKind::UserCreated, actor, id).after(&row);
         outbox::commit(tx, self.tenant_id(), &[event]).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(row)
     }
 
@@ -276,7 +276,7 @@ impl TenantDb {
             .before(&before)
             .after(&row);
         outbox::commit(tx, self.tenant_id(), &[event]).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(Some(row))
     }
 
@@ -306,7 +306,7 @@ impl TenantDb {
         .await?;
         let event = Event::new(kind, actor, id).before(&before).after(&after);
         outbox::commit(tx, self.tenant_id(), &[event]).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(true)
     }
 
@@ -370,7 +370,7 @@ impl TenantDb {
         projects.extend(personal);
         events.push(Event::new(EventKind::UserDestroyed, Some(actor), id).before(&before));
         outbox::commit(tx, t, &events).await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok((done.rows_affected() == 1, projects))
     }
 
@@ -444,7 +444,7 @@ impl TenantDb {
             .bind(provider)
             .execute(self.writer())
             .await?;
-        self.auth_changed();
+        self.auth_changed().await;
         Ok(done.rows_affected() == 1)
     }
 
@@ -529,7 +529,7 @@ impl TenantDb {
         .await?;
         // Most calls find today already recorded: only a real change drops cached callers.
         if done.rows_affected() > 0 {
-            self.auth_changed();
+            self.auth_changed().await;
         }
         Ok(())
     }

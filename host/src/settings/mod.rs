@@ -143,12 +143,22 @@ impl SettingsCache {
     }
 
     /// Replaces the tenant's entry after this process changed the settings, so that it sees
-    /// the change at once (other processes see it when their entry expires).
+    /// the change at once (other processes hear of it: `invalidation`).
     pub fn put(&self, tenant: i64, settings: Arc<Settings>) {
         self.entries
             .lock()
             .expect("settings cache")
             .insert(tenant, (Instant::now(), settings));
+    }
+
+    /// Drops the tenant's entry: another process changed its settings.
+    pub fn forget(&self, tenant: i64) {
+        self.entries.lock().expect("settings cache").remove(&tenant);
+    }
+
+    /// Drops every entry: changes may have gone unheard.
+    pub fn forget_all(&self) {
+        self.entries.lock().expect("settings cache").clear();
     }
 }
 

@@ -12,8 +12,9 @@ use crate::store::tokens::NewToken;
 use crate::store::users::NewUser;
 use crate::store::{Db, TenantDb};
 
-/// How often each process re-reads the tenants table, so a tenant created by
-/// `trellis tenant create` (another process) is served without a restart.
+/// How often a process that hears no announcements (`invalidation`) re-reads the tenants
+/// table, so a tenant created by `trellis tenant create` (another process) is served without a
+/// restart.
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(2);
 
 /// The tenant a request belongs to.
