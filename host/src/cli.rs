@@ -25,6 +25,7 @@ use crate::plugins::external_auth::ExternalAuthorization;
 use crate::plugins::runtime::{Runtime, RuntimeOptions};
 use crate::plugins::{self, Maxima, Plugins};
 use crate::ratelimit::{self, Limiter};
+use crate::redis_link::RedisLink;
 use crate::services::push::PushSessions;
 use crate::settings::keys;
 use crate::settings::{SecretKey, SettingsCache};
@@ -63,6 +64,7 @@ const SECRET_VARIABLES: &[&str] = &[
     "TRELLIS_SECRET_KEY",
     "TRELLIS_DATABASE_URL",
     "TRELLIS_SMTP_URL",
+    "TRELLIS_REDIS_URL",
 ];
 
 /// The initial root credentials, with every secret variable removed from the environment.
@@ -84,7 +86,7 @@ async fn run(cli: Cli, root: RootCredentials) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(config) => serve(config, root).await,
         Command::Migrate(storage) => {
-            let db = open(&storage, 2, root).await?;
+            let (db, _) = open(&storage, 2, root).await?;
             db.close().await;
             println!("migrations applied");
             Ok(())
@@ -122,12 +124,21 @@ async fn run(cli: Cli, root: RootCredentials) -> anyhow::Result<()> {
     }
 }
 
-/// Connects, migrates, and makes sure the default tenant exists.
+/// Connects (to Redis too, when there is one, which then carries the announcements of
+/// changes), migrates, and makes sure the default tenant exists.
 async fn open(
     storage: &StorageArgs,
     max_connections: u32,
     root: RootCredentials,
-) -> anyhow::Result<Db> {
+) -> anyhow::Result<(Db, Option<RedisLink>)> {
+    let redis = match &storage.redis_url {
+        Some(url) => Some(
+            RedisLink::connect(url)
+                .await
+                .context("connecting to Redis")?,
+        ),
+        None => None,
+    };
     let options = DbOptions {
         database_url: storage.database_url.as_deref(),
         data_dir: &storage.data_dir,
@@ -135,11 +146,14 @@ async fn open(
     };
     // A server and a command started together on a fresh database take turns here.
     let startup = store::startup_lock(&options).await?;
-    let db = Db::connect(options).await?;
+    let mut db = Db::connect(options).await?;
+    if let Some(redis) = &redis {
+        db = db.announce_through(Arc::new(redis.clone()));
+    }
     db.migrate().await?;
     ensure_default_tenant(&db, &storage.data_dir, root).await?;
     drop(startup);
-    Ok(db)
+    Ok((db, redis))
 }
 
 async fn ensure_default_tenant(
@@ -179,7 +193,7 @@ fn write_secret_file(path: &Path, contents: &str) -> anyhow::Result<()> {
 }
 
 async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()> {
-    let db = open(&config.storage, config.db_connections, root).await?;
+    let (db, redis) = open(&config.storage, config.db_connections, root).await?;
     let tenants = TenantRegistry::load(&db).await?;
     let metrics = PrometheusBuilder::new()
         .set_buckets(&[
@@ -218,7 +232,10 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
         )?,
         config: config.clone(),
         metrics,
-        limiter: Limiter::new(db.engine(), config.throttle_bypass_header.as_deref())?,
+        limiter: Limiter::new(
+            ratelimit::Counters::new(db.engine(), redis.clone()),
+            config.throttle_bypass_header.as_deref(),
+        )?,
         plugins: plugins.clone(),
         external_auth: ExternalAuthorization::new(
             plugins.clone(),
@@ -232,7 +249,10 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
     });
     // Announcements from the other processes sharing the database make the polling below a
     // fallback; without them (SQLite) it is how a change made by another process arrives.
-    let heard = db.follow_postgres();
+    let heard = match &redis {
+        Some(redis) => Some(redis.follow(db.origin())),
+        None => db.follow_postgres(),
+    };
     let (plugins_every, tenants_every) = match heard {
         Some(heard) => {
             tokio::spawn(crate::invalidation::follow(ctx.clone(), heard));
@@ -317,7 +337,7 @@ async fn tenant(
     command: TenantCommand,
     root: RootCredentials,
 ) -> anyhow::Result<()> {
-    let db = open(storage, 2, root).await?;
+    let (db, _) = open(storage, 2, root).await?;
     match command {
         TenantCommand::Create { host } => {
             let host = tenants::normalize_host(&host)?;
@@ -362,7 +382,7 @@ async fn token(
     command: TokenCommand,
     root: RootCredentials,
 ) -> anyhow::Result<()> {
-    let db = open(storage, 2, root).await?;
+    let (db, _) = open(storage, 2, root).await?;
     let TokenCommand::Create {
         user,
         name,

@@ -139,6 +139,10 @@ pub struct StorageArgs {
     /// `postgres://...` to use PostgreSQL; without it, SQLite at DATA_DIR/trellis.db.
     #[arg(long, env = "TRELLIS_DATABASE_URL", global = true)]
     pub database_url: Option<String>,
+    /// `redis://[user:password@]host:port[/db]`: rate-limit counters and the announcements
+    /// of changes between processes go through this Redis instead of PostgreSQL.
+    #[arg(long, env = "TRELLIS_REDIS_URL", hide_env_values = true, global = true)]
+    pub redis_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -279,8 +283,9 @@ pub struct ServeConfig {
     /// Sender address of outgoing mail.
     #[arg(long, env = "TRELLIS_MAIL_FROM", default_value = "trellis@localhost")]
     pub mail_from: String,
-    /// How long a token lookup may be reused (0 turns the cache off). This process's own
-    /// writes invalidate it at once; other processes' writes are seen within this time.
+    /// How long a token lookup may be reused (0 turns the cache off). Writes invalidate it
+    /// at once on every process that hears them announced (PostgreSQL or Redis); this bounds
+    /// how stale an entry can be when an announcement is lost.
     #[arg(long, env = "TRELLIS_AUTH_CACHE_MS", default_value_t = 1000)]
     pub auth_cache_ms: u64,
     /// Key (64 hex digits or base64 of 32 bytes) encrypting write-only settings at rest;

@@ -33,6 +33,7 @@ pub(crate) use trellis_outbound as outbound;
 pub(crate) use trellis_plugin_host as plugins;
 pub(crate) mod policy;
 pub(crate) mod ratelimit;
+pub(crate) mod redis_link;
 pub(crate) mod request_origin;
 pub(crate) mod services;
 pub(crate) mod settings;

@@ -115,6 +115,40 @@ def psql(url: str, sql: str) -> str:
     return proc.stdout
 
 
+REDIS = ("127.0.0.1", 6379)
+
+
+def redis_url(db: int) -> str:
+    """The machine's Redis, database `db` (each module that uses Redis takes its own)."""
+    return f"redis://{REDIS[0]}:{REDIS[1]}/{db}"
+
+
+def redis_command(*args: str, db: int = 0) -> bytes:
+    """Sends one command to the machine's Redis in database `db` (RESP, no client library)
+    and returns the raw answer."""
+    def encode(*words: str) -> str:
+        return f"*{len(words)}\r\n" + "".join(f"${len(w)}\r\n{w}\r\n" for w in words)
+    with socket.create_connection(REDIS, timeout=5) as conn:
+        conn.sendall((encode("SELECT", str(db)) + encode(*args)).encode())
+        answer = b""
+        while answer.count(b"\r\n") < 2:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer.split(b"\r\n", 1)[1]
+
+
+def require_redis():
+    """Skips the calling test, with a notice, when the machine has no Redis on 6379."""
+    try:
+        redis_command("PING")
+    except OSError as error:
+        reason = f"no Redis on {REDIS[0]}:{REDIS[1]} ({error})"
+        warnings.warn(f"NOTICE: test skipped: {reason}", stacklevel=2)
+        pytest.skip(reason)
+
+
 def assert_json(resp: requests.Response, status: int, body=None):
     """Asserts status, exact Content-Type and (optionally) the exact JSON body."""
     assert resp.status_code == status, (resp.status_code, resp.text)

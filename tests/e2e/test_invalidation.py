@@ -1,11 +1,13 @@
-"""Processes sharing one PostgreSQL database tell each other what they changed: a revoked
-token, a blocked user, a changed setting, a new tenant and a plugin binding take effect on
-the other process at once, although its caches would keep the old answer for ten minutes.
-When the connection that listens for the announcements drops, the process drops its caches
-once it has connected again, so nothing announced meanwhile stays stale."""
+"""Processes sharing one PostgreSQL database tell each other what they changed, through
+PostgreSQL's NOTIFY or, when they are given one, through Redis: a revoked token, a blocked user,
+a changed setting, a new tenant and a plugin binding take effect on the other process at once,
+although its caches would keep the old answer for ten minutes. When the connection that
+listens for the announcements drops, the process drops its caches once it has connected again,
+so nothing announced meanwhile stays stale."""
 
 from __future__ import annotations
 
+import secrets
 import time
 
 import pytest
@@ -16,16 +18,21 @@ from conftest import (
     bind,
     built_in,
     psql,
+    redis_command,
+    redis_url,
+    require_redis,
     user_with_token,
 )
 
-# A window within which "at once" must hold: the announcement crosses PostgreSQL and the
-# other process's listener, no polling.
+# A window within which "at once" must hold: the announcement crosses the bus and the other
+# process's listener, no polling.
 AT_ONCE = 0.1
 LONG_CACHES = {
     "TRELLIS_AUTH_CACHE_MS": "600000",
     "TRELLIS_SETTINGS_CACHE_SECONDS": "600",
 }
+# This module's Redis database (test_rate_limits.py uses another).
+REDIS_URL = redis_url(15)
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +41,37 @@ def engine() -> str:
     return "postgres"
 
 
-@pytest.fixture(scope="module")
-def server(make_server):
-    return make_server(LONG_CACHES)
+@pytest.fixture(scope="module", params=["postgres", "redis"])
+def bus(request) -> dict:
+    """The environment that picks the channel the processes announce changes on."""
+    if request.param == "redis":
+        require_redis()
+        return {"TRELLIS_REDIS_URL": REDIS_URL}
+    return {}
 
 
 @pytest.fixture(scope="module")
-def other(server, make_server):
-    """A second process on the same database, with the same long caches."""
+def server(make_server, bus):
+    return make_server({**LONG_CACHES, **bus})
+
+
+@pytest.fixture(scope="module")
+def other(server, make_server, bus):
+    """A second process on the same database, with the same long caches and bus."""
     key = (server.data_dir / "secret_key").read_text().strip()
-    return make_server({**LONG_CACHES, "TRELLIS_DATABASE_URL": server.database_url,
+    return make_server({**LONG_CACHES, **bus, "TRELLIS_DATABASE_URL": server.database_url,
                         "TRELLIS_SECRET_KEY": key})
+
+
+def cut_listeners(server, bus) -> int:
+    """Drops every process's listening connection; how many were dropped."""
+    if bus:
+        answer = redis_command("CLIENT", "KILL", "TYPE", "pubsub")
+        return int(answer.strip().lstrip(b":"))
+    cut = psql(server.database_url,
+               "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+               "WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
+    return int(cut.strip())
 
 
 def seen_within(predicate, seconds: float) -> float | None:
@@ -106,7 +133,7 @@ def test_a_changed_setting_applies_on_the_other_process_at_once(server, other):
 
 
 def test_a_new_tenant_is_served_by_the_other_process_at_once(server, other):
-    host = "fresh-tenant.example"
+    host = f"fresh-{secrets.token_hex(3)}.example"
     server.cli("tenant", "create", "--host", host)
     token = server.create_token(user="root", name="t", scopes="api", tenant=host)
     took = seen_within(lambda: status_on(other, token, host=host) == 200, AT_ONCE)
@@ -137,7 +164,7 @@ def test_a_plugin_binding_applies_on_the_other_process_at_once(server, other):
     assert took is not None, "the other process kept the removed binding"
 
 
-def test_a_process_cut_off_from_the_announcements_drops_its_caches_when_back(server, other):
+def test_a_process_cut_off_from_the_announcements_drops_its_caches_when_back(server, other, bus):
     """Changes written behind every process's back (straight into the database, so nothing
     announces them) stay unseen while the caches hold; once the other process's listening
     connection is cut and made again, it drops its caches, since it cannot know what it
@@ -154,10 +181,7 @@ def test_a_process_cut_off_from_the_announcements_drops_its_caches_when_back(ser
         assert status_on(other, token) == status_on(other, token) == 200
         server.sql(f"UPDATE users SET state = 'blocked' WHERE username = '{user['username']}'")
         assert status_on(other, token) == 200, "the token is cached"
-        cut = psql(server.database_url,
-                   "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                   "WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
-        assert int(cut.strip()) >= 2, cut  # both processes listen
+        assert cut_listeners(server, bus) >= 2  # both processes listen
         took = seen_within(lambda: status_on(other, token) == 401, 10)
         assert took is not None, "the other process kept its cached token after connecting again"
         assert new_token_prefix(other, root).startswith("unheard-")

@@ -1,7 +1,8 @@
 """Rate limits: the throttle_* groups, search_rate_limit(_unauthenticated),
 raw_blob_request_limit, the 429 answer GitLab's Rack::Attack gives (plain text and
 RateLimit-* headers), python-gitlab's automatic retry, exact counting under concurrency, and
-(on PostgreSQL) one counter shared by several processes.
+one counter shared by several processes (on PostgreSQL, or in Redis on either engine). Every
+test runs with the engine's own counters and again with them in Redis (`--redis-url`).
 
 Counters use fixed windows aligned to the Unix epoch (as Rack::Attack's), so every test that
 counts up to a limit first waits for a fresh window when the current one is about to end.
@@ -20,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from conftest import assert_json
+from conftest import assert_json, redis_command, redis_url, require_redis
 
 BYPASS = "X-Trellis-Throttle-Bypass"
 ADMIN = {BYPASS: "1"}
@@ -44,9 +45,27 @@ DEFAULTS = {
 }
 
 
+# This module's Redis database (test_invalidation.py uses another).
+REDIS_DB = 14
+
+
+@pytest.fixture(scope="module", params=["own", "redis"])
+def counters(request) -> dict:
+    """The environment that says where the counters live: the engine's own place (memory on
+    SQLite, a table on PostgreSQL), or Redis."""
+    if request.param == "redis":
+        require_redis()
+        return {"TRELLIS_REDIS_URL": redis_url(REDIS_DB)}
+    return {}
+
+
 @pytest.fixture(scope="module")
-def server(make_server):
-    return make_server({"TRELLIS_THROTTLE_BYPASS_HEADER": BYPASS})
+def server(make_server, counters):
+    if counters:
+        # Redis's counters outlive the servers of the module's other runs, whose tenants and
+        # users have the same ids.
+        redis_command("FLUSHDB", db=REDIS_DB)
+    return make_server({"TRELLIS_THROTTLE_BYPASS_HEADER": BYPASS, **counters})
 
 
 def put_settings(server, target=None, **values):
@@ -403,13 +422,16 @@ def test_200_parallel_requests_against_a_limit_of_100(server):
     assert codes.count(429) == 100
 
 
-def test_two_processes_share_one_counter(server, make_server):
-    if server.engine != "postgres":
-        pytest.skip("processes share counters only on PostgreSQL")
+def test_two_processes_share_one_counter(server, make_server, counters):
+    if server.engine != "postgres" and not counters:
+        pytest.skip("SQLite's processes count in their own memory unless they share Redis")
     key = (server.data_dir / "secret_key").read_text().strip()
     put_settings(server, **throttle("authenticated_api", 60, 3600))
+    shared = ({"TRELLIS_DATABASE_URL": server.database_url} if server.database_url
+              else {"TRELLIS_DATA_DIR": str(server.data_dir)})
     other = make_server({
-        "TRELLIS_DATABASE_URL": server.database_url,
+        **shared,
+        **counters,
         "TRELLIS_SECRET_KEY": key,
         "TRELLIS_SETTINGS_CACHE_SECONDS": "1",
         "TRELLIS_THROTTLE_BYPASS_HEADER": BYPASS,

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use crate::Db;
 
-/// The PostgreSQL channel (and Redis channel) the announcements go through.
+/// The PostgreSQL channel the announcements go through (and the stem of the Redis one).
 pub const CHANNEL: &str = "trellis_invalidations";
 
 /// A committed change other processes cache.
@@ -86,7 +86,8 @@ pub fn parse(own_origin: u64, message: &str) -> Option<Invalidation> {
     Invalidation::decode(change)
 }
 
-type Publishing<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
+/// A message on its way to the bus.
+pub type Publishing<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
 
 /// Where announcements go.
 pub trait Bus: Send + Sync {

@@ -123,12 +123,7 @@ async fn prepare(
     let tenant = resolved.tenant;
     let client_ip = crate::request_origin::client_ip(parts, &ctx.config.trusted_proxies);
     // GitLab's Rack::Attack ban of an address after repeated failed git authentications.
-    if ctx
-        .limiter
-        .git_auth_banned(&tenant.db, client_ip)
-        .await
-        .map_err(api_error)?
-    {
+    if ctx.limiter.git_auth_banned(&tenant.db, client_ip).await {
         return Err(Box::new(text(StatusCode::FORBIDDEN, "Forbidden\n")));
     }
     let git_caller = match basic_credentials(&parts.headers) {
@@ -139,10 +134,7 @@ async fn prepare(
             {
                 Some(found) => Some(found),
                 None => {
-                    ctx.limiter
-                        .git_auth_failed(&tenant.db, client_ip)
-                        .await
-                        .map_err(api_error)?;
+                    ctx.limiter.git_auth_failed(&tenant.db, client_ip).await;
                     return Err(Box::new(access_denied()));
                 }
             }

@@ -2,14 +2,15 @@
 //! second `t` counts in the window starting at `t - t % period`, and the window's count after
 //! the request is what is compared with the limit (GitLab's `RateLimit-Observed`).
 //!
-//! Where the counts live depends on the engine: on SQLite (one process) in a sharded in-memory
-//! map, with no database cost; on PostgreSQL (processes share the database) in the
-//! `rate_limit_counters` table, one upsert per request.
+//! Where the counts live: in Redis when the server has one (`--redis-url`); otherwise on
+//! SQLite (one process) in a sharded in-memory map, with no database cost, and on PostgreSQL
+//! (processes share the database) in the `rate_limit_counters` table, one upsert per request.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 
+use crate::redis_link::RedisLink;
 use crate::store::rate_limits::CounterHit;
 use crate::store::{Db, Engine, TenantDb};
 
@@ -130,13 +131,26 @@ impl MemoryCounters {
 pub enum Counters {
     Memory(MemoryCounters),
     Database,
+    Redis(RedisLink),
+}
+
+/// Why a counter could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum CounterError {
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
+    #[error("Redis: {0}")]
+    Redis(#[from] redis::RedisError),
 }
 
 impl Counters {
-    pub fn for_engine(engine: Engine) -> Counters {
-        match engine {
-            Engine::Sqlite => Counters::Memory(MemoryCounters::default()),
-            Engine::Postgres => Counters::Database,
+    /// Redis when the server has one; otherwise memory on SQLite (one process) and the shared
+    /// table on PostgreSQL.
+    pub fn new(engine: Engine, redis: Option<RedisLink>) -> Counters {
+        match (redis, engine) {
+            (Some(redis), _) => Counters::Redis(redis),
+            (None, Engine::Sqlite) => Counters::Memory(MemoryCounters::default()),
+            (None, Engine::Postgres) => Counters::Database,
         }
     }
 
@@ -145,40 +159,43 @@ impl Counters {
         &self,
         db: &TenantDb,
         hits: &[CounterHit],
-    ) -> crate::store::Result<Vec<i64>> {
-        match self {
-            Counters::Memory(memory) => Ok(hits
+    ) -> Result<Vec<i64>, CounterError> {
+        Ok(match self {
+            Counters::Memory(memory) => hits
                 .iter()
                 .map(|hit| memory.increment(db.tenant_id(), hit))
-                .collect()),
-            Counters::Database => db.count_rate_limits(hits).await,
-        }
+                .collect(),
+            Counters::Database => db.count_rate_limits(hits).await?,
+            Counters::Redis(redis) => redis.count(db.tenant_id(), hits).await?,
+        })
     }
 
     /// Bans `key` until `until` (Unix seconds), whatever its counts.
-    pub async fn ban(&self, db: &TenantDb, key: &str, until: i64) -> crate::store::Result<()> {
+    pub async fn ban(&self, db: &TenantDb, key: &str, until: i64) -> Result<(), CounterError> {
         match self {
-            Counters::Memory(memory) => {
-                memory.ban(db.tenant_id(), key, until);
-                Ok(())
-            }
-            Counters::Database => db.ban_rate_limit_key(key, until).await,
+            Counters::Memory(memory) => memory.ban(db.tenant_id(), key, until),
+            Counters::Database => db.ban_rate_limit_key(key, until).await?,
+            Counters::Redis(redis) => redis.ban(db.tenant_id(), key, until).await?,
         }
+        Ok(())
     }
 
     /// Whether `key` is banned at `now`.
-    pub async fn banned(&self, db: &TenantDb, key: &str, now: i64) -> crate::store::Result<bool> {
-        match self {
-            Counters::Memory(memory) => Ok(memory.banned(db.tenant_id(), key, now)),
-            Counters::Database => db.rate_limit_key_banned(key, now).await,
-        }
+    pub async fn banned(&self, db: &TenantDb, key: &str, now: i64) -> Result<bool, CounterError> {
+        Ok(match self {
+            Counters::Memory(memory) => memory.banned(db.tenant_id(), key, now),
+            Counters::Database => db.rate_limit_key_banned(key, now).await?,
+            Counters::Redis(redis) => redis.banned(db.tenant_id(), key).await?,
+        })
     }
 
-    /// Forgets finished windows (in the database: those of every process).
+    /// Forgets finished windows (in the database: those of every process; Redis expires
+    /// them itself).
     pub async fn purge(&self, db: &Db, now: i64) -> crate::store::Result<u64> {
         match self {
             Counters::Memory(memory) => Ok(memory.purge(now) as u64),
             Counters::Database => db.purge_rate_limits(now).await,
+            Counters::Redis(_) => Ok(0),
         }
     }
 }

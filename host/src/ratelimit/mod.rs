@@ -36,8 +36,9 @@ use crate::http::resolve::RequestTenant;
 use crate::request_origin::client_ip;
 use crate::settings::keys;
 use crate::store::rate_limits::CounterHit;
-use crate::store::{Db, Engine, TenantDb};
-use counter::{Counters, Window};
+use crate::store::{Db, TenantDb};
+pub use counter::Counters;
+use counter::{CounterError, Window};
 use rules::{RequestFacts, Rule, Who};
 
 /// How often finished windows are deleted.
@@ -51,7 +52,7 @@ pub struct Limiter {
 }
 
 impl Limiter {
-    pub fn new(engine: Engine, bypass_header: Option<&str>) -> anyhow::Result<Limiter> {
+    pub fn new(counters: Counters, bypass_header: Option<&str>) -> anyhow::Result<Limiter> {
         let bypass_header = bypass_header
             .map(str::trim)
             .filter(|h| !h.is_empty())
@@ -61,7 +62,7 @@ impl Limiter {
             })
             .transpose()?;
         Ok(Limiter {
-            counters: Counters::for_engine(engine),
+            counters,
             bypass_header,
         })
     }
@@ -79,16 +80,28 @@ const GIT_AUTH_FIND_TIME: i64 = 60;
 const GIT_AUTH_BAN_TIME: i64 = 3600;
 
 impl Limiter {
-    /// Whether git over HTTP is refused to `ip` for its failed authentications.
-    pub async fn git_auth_banned(&self, db: &TenantDb, ip: IpAddr) -> crate::store::Result<bool> {
+    /// Whether git over HTTP is refused to `ip` for its failed authentications. A ban that
+    /// cannot be read is taken as none, as a request that cannot be counted passes.
+    pub async fn git_auth_banned(&self, db: &TenantDb, ip: IpAddr) -> bool {
+        let key = format!("git_basic_auth:ban:{ip}");
         self.counters
-            .banned(db, &format!("git_basic_auth:ban:{ip}"), unix_now())
+            .banned(db, &key, unix_now())
             .await
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "rate limiter: could not read a git authentication ban");
+                false
+            })
     }
 
     /// Counts a failed git Basic authentication from `ip`; the one that reaches the limit
     /// within the window bans the address.
-    pub async fn git_auth_failed(&self, db: &TenantDb, ip: IpAddr) -> crate::store::Result<()> {
+    pub async fn git_auth_failed(&self, db: &TenantDb, ip: IpAddr) {
+        if let Err(error) = self.count_git_auth_failure(db, ip).await {
+            tracing::warn!(%error, "rate limiter: could not count a failed git authentication");
+        }
+    }
+
+    async fn count_git_auth_failure(&self, db: &TenantDb, ip: IpAddr) -> Result<(), CounterError> {
         let now = unix_now();
         let window = Window::at(now, GIT_AUTH_FIND_TIME);
         let hit = CounterHit {
