@@ -298,8 +298,8 @@ fn cache_note(admin: &Admin) -> Markup {
     html! {
         @if seconds > 0 {
             p.note role="note" {
-                "A saved change applies at once on the process that saved it; the other processes serving this instance read settings again within "
-                (seconds) " seconds (" code { "--settings-cache-seconds" } "), so it can take that long to apply everywhere."
+                "A saved change applies at once on the process that saved it, and on the other processes serving this instance as soon as they hear of it (through PostgreSQL or Redis); a process that missed the news reads settings again within "
+                (seconds) " seconds (" code { "--settings-cache-seconds" } ")."
             }
         }
     }
