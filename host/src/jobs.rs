@@ -39,6 +39,9 @@ pub enum Job {
     },
     /// `git gc` on the project's repository, then its statistics.
     Housekeeping { project_id: i64 },
+    /// Deletes a project marked for deletion whose adjourned period has passed (if it is
+    /// still marked), then its repositories and files.
+    PurgeMarkedProject { project_id: i64 },
 }
 
 impl Job {
@@ -47,15 +50,16 @@ impl Job {
             Job::Fetch { .. } => "fetch",
             Job::ForkCopy { .. } => "fork_copy",
             Job::Housekeeping { .. } => "housekeeping",
+            Job::PurgeMarkedProject { .. } => "purge_marked_project",
         }
     }
 
     /// What makes two jobs the same work: one of them waiting is enough.
     fn unique_key(&self) -> String {
         match self {
-            Job::Fetch { project_id, .. } | Job::Housekeeping { project_id } => {
-                project_id.to_string()
-            }
+            Job::Fetch { project_id, .. }
+            | Job::Housekeeping { project_id }
+            | Job::PurgeMarkedProject { project_id } => project_id.to_string(),
             Job::ForkCopy { fork_id, .. } => fork_id.to_string(),
         }
     }
@@ -272,6 +276,9 @@ async fn perform(ctx: &ApiContext, row: &JobRow, job: Job) -> anyhow::Result<()>
         }
         Job::Housekeeping { project_id } => {
             crate::services::projects::housekeeping(&db, data_dir, project_id).await
+        }
+        Job::PurgeMarkedProject { project_id } => {
+            crate::services::project_deletion::purge_marked(&db, data_dir, project_id).await
         }
     }
 }

@@ -149,3 +149,53 @@ def test_a_job_this_version_cannot_read_fails_at_once(make_server):
     # No retry can read it better: one attempt, failed for good.
     assert (status, int(attempts)) == ("failed", 1)
     assert error.startswith("unreadable job arguments"), error
+
+
+def repository_of(server: Server, project_id: int):
+    return server.data_dir / "repositories" / "1" / f"{project_id}.git"
+
+
+def test_projects_past_their_deletion_period_are_deleted_by_a_job(make_server):
+    server = make_server()
+    root = server.root_token
+    assert_json(server.request("PUT", "/application/settings", token=root,
+                               json={"delayed_project_deletion": True,
+                                     "deletion_adjourned_period": 1}), 200)
+    created = [assert_json(server.request("POST", "/projects", token=root,
+                                          json={"name": f"doomed-{i}-" + secrets.token_hex(3),
+                                                "initialize_with_readme": True}), 201)
+               for i in range(2)]
+    doomed, spared = (p["id"] for p in created)
+    for project_id in (doomed, spared):
+        assert_json(server.request("DELETE", f"/projects/{project_id}", token=root), 202)
+    # Only the first mark is older than the one-day period; the sweep runs when a process
+    # starts and every minute after.
+    server.sql(f"UPDATE projects SET marked_for_deletion_at = 1000 WHERE id = {doomed}")
+    server.stop()
+    server.start()
+    assert server.wait_for(lambda: server.request("GET", f"/projects/{doomed}",
+                                                  token=root).status_code == 404, timeout=30)
+    assert server.wait_for(lambda: not repository_of(server, doomed).exists(), timeout=10)
+    assert [(s, int(a)) for s, a, _ in jobs_of(server, "purge_marked_project")] == [("done", 1)]
+    assert project(server, spared)["marked_for_deletion_on"] is not None
+    assert repository_of(server, spared).is_dir()
+
+
+def test_a_deletion_interrupted_after_its_row_went_removes_the_files_when_run_again(make_server):
+    """What a process that died between deleting a marked project's row and its repository
+    leaves behind: the job, run again, removes the files."""
+    server = make_server()
+    created = assert_json(server.request("POST", "/projects", token=server.root_token,
+                                         json={"name": "half-" + secrets.token_hex(3),
+                                               "initialize_with_readme": True}), 201)
+    project_id = created["id"]
+    assert repository_of(server, project_id).is_dir()
+    server.stop()
+    server.sql(f"DELETE FROM projects WHERE id = {project_id}")
+    server.sql("INSERT INTO jobs (tenant_id, id, kind, unique_key, args, max_attempts, run_at, "
+               f"created_at) VALUES (1, 2000, 'purge_marked_project', '{project_id}', "
+               f"'{{\"kind\":\"purge_marked_project\",\"project_id\":{project_id}}}', 5, 0, 0)")
+    server.start()
+    assert server.wait_for(lambda: not repository_of(server, project_id).exists(), timeout=30)
+    assert server.wait_for(
+        lambda: server.sql("SELECT state FROM jobs WHERE id = 2000")[0][0] == "done", timeout=10)

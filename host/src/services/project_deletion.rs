@@ -1,7 +1,8 @@
 //! Deleting projects: at once, or, when delayed deletion is on (`delayed_project_deletion`
 //! with a `deletion_adjourned_period` above 0), marked for deletion (archived, path and name
-//! suffixed with `-deletion_scheduled-<id>` so they are free again) and deleted by
-//! [`sweep_loop`] once the period has passed. A marked project is deleted at once when the
+//! suffixed with `-deletion_scheduled-<id>` so they are free again) and deleted by a job that
+//! [`sweep_loop`] queues once the period has passed, so a deletion a process dies in is
+//! finished by another. A marked project is deleted at once when the
 //! request confirms its full path, and a mark can be taken back. Deleting removes the row,
 //! the repositories and the uploaded files.
 
@@ -11,6 +12,7 @@ use std::time::Duration;
 use super::Refusal;
 use super::projects;
 use crate::context::ApiContext;
+use crate::jobs::{self, Job};
 use crate::model::namespaces::NamespaceRow;
 use crate::model::now_ms;
 use crate::model::projects::ProjectRow;
@@ -152,7 +154,21 @@ async fn remove_uploads(data_dir: &Path, tenant: i64, project_id: i64) {
     }
 }
 
-/// Deletes, every minute, the projects of every tenant whose adjourned period has passed.
+/// Deletes a project marked for deletion, unless its mark was taken back, and removes its
+/// repositories and files whether or not the row was there: run again after a crash, it
+/// finishes what the first run started.
+pub async fn purge_marked(db: &TenantDb, data_dir: &Path, project_id: i64) -> anyhow::Result<()> {
+    match db.project_by_id(project_id).await? {
+        Some(project) if project.marked_for_deletion_at.is_none() => return Ok(()),
+        Some(_) => projects::delete(db, data_dir, project_id, None).await?,
+        None => projects::remove_repositories(data_dir, db.tenant_id(), project_id).await,
+    }
+    remove_uploads(data_dir, db.tenant_id(), project_id).await;
+    Ok(())
+}
+
+/// Queues, every minute, the deletion of every tenant's projects whose adjourned period has
+/// passed (every process runs this; a deletion already queued is not queued twice).
 pub async fn sweep_loop(ctx: ApiContext) {
     let mut interval = tokio::time::interval(SWEEP_INTERVAL);
     loop {
@@ -160,7 +176,7 @@ pub async fn sweep_loop(ctx: ApiContext) {
         if let Err(error) = sweep(&ctx).await {
             tracing::warn!(
                 error = format!("{error:#}"),
-                "could not delete projects marked for deletion"
+                "could not queue the deletion of projects marked for deletion"
             );
         }
     }
@@ -174,10 +190,8 @@ async fn sweep(ctx: &ApiContext) -> anyhow::Result<()> {
             .get(keys::DELETION_ADJOURNED_PERIOD)
             .unwrap_or(7)
             .max(0);
-        for id in db.marked_before(now_ms() - days * DAY_MS).await? {
-            if let Err(error) = purge(&db, &ctx.config.storage.data_dir, id, None).await {
-                tracing::warn!(project = id, error = %error, "could not delete a marked project");
-            }
+        for project_id in db.marked_before(now_ms() - days * DAY_MS).await? {
+            jobs::enqueue(ctx, &db, &Job::PurgeMarkedProject { project_id }).await?;
         }
     }
     Ok(())
