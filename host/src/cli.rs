@@ -156,6 +156,27 @@ async fn open(
     Ok((db, redis))
 }
 
+/// The tenant answering `host` for `suspend`, `resume` and `delete`: not the default tenant,
+/// which answers every host and holds the deployment's own jobs.
+async fn operated_tenant(db: &Db, host: &str) -> anyhow::Result<store::tenants::TenantRow> {
+    let host = tenants::normalize_host(host)?;
+    let tenant = db
+        .find_tenant(&host)
+        .await?
+        .with_context(|| format!("no tenant answers {host}"))?;
+    anyhow::ensure!(
+        tenant.host != DEFAULT_TENANT_HOST,
+        "the default tenant cannot be suspended or deleted"
+    );
+    Ok(tenant)
+}
+
+fn timestamp(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
 async fn ensure_default_tenant(
     db: &Db,
     data_dir: &Path,
@@ -264,6 +285,7 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
     tokio::spawn(refresh_tenants(ctx.clone(), tenants_every));
     tokio::spawn(ratelimit::purge_loop(ctx.clone()));
     tokio::spawn(services::project_deletion::sweep_loop(ctx.clone()));
+    tokio::spawn(services::tenant_deletion::sweep_loop(ctx.clone()));
     tokio::spawn(crate::jobs::run(ctx.clone()));
     crate::webhooks::start(&ctx);
     crate::ssh::start(ctx.clone(), &config.ssh_listen).await?;
@@ -369,8 +391,41 @@ async fn tenant(
                 } else {
                     &tenant.host
                 };
-                println!("{}\t{}", tenant.id, host);
+                let state = match (tenant.deleted_at, tenant.delete_after, tenant.suspended_at) {
+                    (Some(_), _, _) => "deleted".to_string(),
+                    (None, Some(after), _) => format!("deletion due {}", timestamp(after)),
+                    (None, None, Some(_)) => "suspended".to_string(),
+                    (None, None, None) => "active".to_string(),
+                };
+                println!("{}\t{}\t{}", tenant.id, host, state);
             }
+        }
+        TenantCommand::Suspend { host } => {
+            let tenant = operated_tenant(&db, &host).await?;
+            db.set_tenant_suspended(tenant.id, Some(crate::model::now_ms()))
+                .await?;
+            println!("tenant {} ({}) suspended", tenant.id, tenant.host);
+        }
+        TenantCommand::Resume { host } => {
+            let tenant = operated_tenant(&db, &host).await?;
+            db.set_tenant_suspended(tenant.id, None).await?;
+            println!("tenant {} ({}) serves again", tenant.id, tenant.host);
+        }
+        TenantCommand::Delete { host, grace_days } => {
+            let tenant = operated_tenant(&db, &host).await?;
+            let due = crate::model::now_ms() + i64::from(grace_days) * 24 * 60 * 60 * 1000;
+            db.schedule_tenant_deletion(tenant.id, due).await?;
+            if grace_days == 0 {
+                services::tenant_deletion::queue_due(&db).await?;
+            }
+            println!(
+                "tenant {} ({}) suspended; its data will be deleted from {} \
+                 (`trellis tenant resume --host {}` takes it back until then)",
+                tenant.id,
+                tenant.host,
+                timestamp(due),
+                tenant.host
+            );
         }
     }
     db.close().await;

@@ -343,8 +343,27 @@ pub enum TenantCommand {
         #[arg(long)]
         host: String,
     },
-    /// List tenants.
+    /// List tenants, with their state.
     List,
+    /// Refuse every request to the tenant answering HOST (its data is kept) until `resume`.
+    Suspend {
+        #[arg(long)]
+        host: String,
+    },
+    /// Serve the tenant answering HOST again, taking back a scheduled deletion.
+    Resume {
+        #[arg(long)]
+        host: String,
+    },
+    /// Suspend the tenant answering HOST now and delete its rows, repositories and files once
+    /// the grace period has passed (`resume` takes it back until then).
+    Delete {
+        #[arg(long)]
+        host: String,
+        /// Days before the data is deleted; 0 deletes it as soon as a server's job runs.
+        #[arg(long, default_value_t = 7)]
+        grace_days: u32,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -94,7 +94,8 @@ impl ApiContext {
 
     /// The tenant answering exactly `host` (`None`: the default tenant), for transports that
     /// carry no host name (SSH listeners, each bound to one tenant): no fallback to the
-    /// default tenant, so a listener for a tenant that does not exist serves nobody.
+    /// default tenant, so a listener for a tenant that does not exist, or is suspended, serves
+    /// nobody.
     pub fn tenant_named(&self, host: Option<&str>) -> Option<Tenant> {
         let (id, base_url) = match host {
             Some(host) => (self.tenants.find(host)?, format!("http://{host}")),
@@ -108,6 +109,9 @@ impl ApiContext {
                     .to_string(),
             ),
         };
+        if self.tenants.is_suspended(id) {
+            return None;
+        }
         Some(Tenant {
             id,
             db: self.db.tenant(id),

@@ -42,6 +42,9 @@ pub enum Job {
     /// Deletes a project marked for deletion whose adjourned period has passed (if it is
     /// still marked), then its repositories and files.
     PurgeMarkedProject { project_id: i64 },
+    /// Deletes a tenant whose deletion is due: its rows, then its repositories and files.
+    /// Queued in the default tenant, since the tenant's own jobs go with its rows.
+    PurgeTenant { tenant_id: i64 },
 }
 
 impl Job {
@@ -51,6 +54,7 @@ impl Job {
             Job::ForkCopy { .. } => "fork_copy",
             Job::Housekeeping { .. } => "housekeeping",
             Job::PurgeMarkedProject { .. } => "purge_marked_project",
+            Job::PurgeTenant { .. } => "purge_tenant",
         }
     }
 
@@ -61,6 +65,7 @@ impl Job {
             | Job::Housekeeping { project_id }
             | Job::PurgeMarkedProject { project_id } => project_id.to_string(),
             Job::ForkCopy { fork_id, .. } => fork_id.to_string(),
+            Job::PurgeTenant { tenant_id } => tenant_id.to_string(),
         }
     }
 }
@@ -118,6 +123,14 @@ fn hostname() -> String {
 /// Queues `job` in the tenant `db` belongs to, and wakes this process's workers. Queuing
 /// work that is queued already is a no-op.
 pub async fn enqueue(ctx: &ApiContext, db: &TenantDb, job: &Job) -> crate::store::Result<()> {
+    queue(db, job).await?;
+    ctx.jobs.wake();
+    Ok(())
+}
+
+/// Queues `job` from a process that runs no workers (a command): the serving processes hear
+/// of it through the announcements, or find it at their next look.
+pub async fn queue(db: &TenantDb, job: &Job) -> crate::store::Result<()> {
     let args = serde_json::to_string(job).expect("a job serialises");
     db.enqueue_job(&NewJob {
         kind: job.kind(),
@@ -126,7 +139,6 @@ pub async fn enqueue(ctx: &ApiContext, db: &TenantDb, job: &Job) -> crate::store
         max_attempts: MAX_ATTEMPTS,
     })
     .await?;
-    ctx.jobs.wake();
     Ok(())
 }
 
@@ -279,6 +291,9 @@ async fn perform(ctx: &ApiContext, row: &JobRow, job: Job) -> anyhow::Result<()>
         }
         Job::PurgeMarkedProject { project_id } => {
             crate::services::project_deletion::purge_marked(&db, data_dir, project_id).await
+        }
+        Job::PurgeTenant { tenant_id } => {
+            crate::services::tenant_deletion::purge(&ctx.db, data_dir, tenant_id).await
         }
     }
 }

@@ -7,25 +7,35 @@ use crate::invalidation::Invalidation;
 pub struct TenantRow {
     pub id: i64,
     pub host: String,
+    /// When the operator suspended it (`trellis tenant suspend`, or a scheduled deletion).
+    pub suspended_at: Option<i64>,
+    /// When its scheduled deletion is due.
+    pub delete_after: Option<i64>,
+    /// When it was purged: its rows and files are gone, its host released.
+    pub deleted_at: Option<i64>,
 }
+
+const TENANT_COLUMNS: &str = "id, host, suspended_at, delete_after, deleted_at";
 
 /// The tenant that answers every host no other tenant claims.
 pub const DEFAULT_TENANT_HOST: &str = "";
 
 impl Db {
     pub async fn list_tenants(&self) -> crate::Result<Vec<TenantRow>> {
-        Ok(sqlx::query_as("SELECT id, host FROM tenants ORDER BY id")
-            .fetch_all(self.reader())
-            .await?)
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants ORDER BY id"
+        )))
+        .fetch_all(self.reader())
+        .await?)
     }
 
     pub async fn find_tenant(&self, host: &str) -> crate::Result<Option<TenantRow>> {
-        Ok(
-            sqlx::query_as("SELECT id, host FROM tenants WHERE host = $1")
-                .bind(host)
-                .fetch_optional(self.reader())
-                .await?,
-        )
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants WHERE host = $1"
+        )))
+        .bind(host)
+        .fetch_optional(self.reader())
+        .await?)
     }
 
     /// Inserts a tenant row; the caller bootstraps its root user and settings.
@@ -37,7 +47,7 @@ impl Db {
         let tenant = sqlx::query_as(
             "INSERT INTO tenants (id, host, created_at) \
              SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants \
-             RETURNING id, host, created_at",
+             RETURNING id, host, suspended_at, delete_after, deleted_at",
         )
         .bind(host)
         .bind(now_ms())
@@ -45,5 +55,132 @@ impl Db {
         .await?;
         self.announce(Invalidation::Tenants).await;
         Ok(tenant)
+    }
+
+    /// Suspends the tenant (`Some(now)`) or lifts its suspension and any scheduled deletion
+    /// (`None`); `false` when no live tenant has that id.
+    pub async fn set_tenant_suspended(&self, id: i64, since: Option<i64>) -> crate::Result<bool> {
+        let done = sqlx::query(
+            "UPDATE tenants SET suspended_at = $1, delete_after = NULL \
+             WHERE id = $2 AND deleted_at IS NULL",
+        )
+        .bind(since)
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        self.announce(Invalidation::Tenants).await;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Suspends the tenant now and schedules its purge for `after`.
+    pub async fn schedule_tenant_deletion(&self, id: i64, after: i64) -> crate::Result<bool> {
+        let done = sqlx::query(
+            "UPDATE tenants SET suspended_at = COALESCE(suspended_at, $1), delete_after = $2 \
+             WHERE id = $3 AND deleted_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(after)
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        self.announce(Invalidation::Tenants).await;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn tenant_by_id(&self, id: i64) -> crate::Result<Option<TenantRow>> {
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(self.reader())
+        .await?)
+    }
+
+    /// Tenants whose scheduled deletion is due at `now`.
+    pub async fn tenants_due_for_deletion(&self, now: i64) -> crate::Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM tenants WHERE delete_after IS NOT NULL AND delete_after <= $1 \
+             AND deleted_at IS NULL ORDER BY id",
+        )
+        .bind(now)
+        .fetch_all(self.reader())
+        .await?)
+    }
+
+    /// Deletes every row of tenant `id` from every table that has a `tenant_id` (in one
+    /// transaction), and marks the tenant deleted, releasing its host; `false` when its
+    /// deletion is not (or no longer, or not yet) due, which leaves everything as it was. Tables are
+    /// emptied in passes: one whose rows others still reference is tried again after them.
+    pub async fn purge_tenant(&self, id: i64) -> crate::Result<bool> {
+        let mut tx = self.writer().begin().await?;
+        let marked = sqlx::query(
+            "UPDATE tenants SET deleted_at = $1, host = $2 \
+             WHERE id = $3 AND delete_after <= $1 AND deleted_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(format!("#deleted-{id}"))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if marked.rows_affected() == 0 {
+            return Ok(false);
+        }
+        let tables_sql = match self.engine() {
+            crate::Engine::Postgres => {
+                "SELECT c.relname::text FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' \
+                 WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY c.oid DESC"
+            }
+            crate::Engine::Sqlite => {
+                "SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND EXISTS \
+                 (SELECT 1 FROM pragma_table_info(m.name) p WHERE p.name = 'tenant_id') \
+                 ORDER BY m.rowid DESC"
+            }
+        };
+        let mut left: Vec<String> = sqlx::query_scalar(tables_sql).fetch_all(&mut *tx).await?;
+        while !left.is_empty() {
+            let tried = left.len();
+            let mut referenced = Vec::new();
+            for table in std::mem::take(&mut left) {
+                sqlx::query("SAVEPOINT purge_table")
+                    .execute(&mut *tx)
+                    .await?;
+                let delete = format!("DELETE FROM {table} WHERE tenant_id = $1");
+                match sqlx::query(sqlx::AssertSqlSafe(delete))
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await
+                {
+                    Ok(_) => {
+                        sqlx::query("RELEASE SAVEPOINT purge_table")
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    Err(sqlx::Error::Database(error))
+                        if error.kind() == sqlx::error::ErrorKind::ForeignKeyViolation =>
+                    {
+                        sqlx::query("ROLLBACK TO SAVEPOINT purge_table")
+                            .execute(&mut *tx)
+                            .await?;
+                        referenced.push(table);
+                    }
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            if referenced.len() == tried {
+                // Not one table could be emptied in a whole pass: rows that reference each
+                // other across tables; fail rather than loop.
+                return Err(sqlx::Error::Protocol(format!(
+                    "the rows of tenant {id} in {} reference each other",
+                    referenced.join(", ")
+                ))
+                .into());
+            }
+            left = referenced;
+        }
+        tx.commit().await?;
+        self.announce(Invalidation::Tenants).await;
+        Ok(true)
     }
 }

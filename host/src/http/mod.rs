@@ -117,7 +117,9 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
     let span = tracing::info_span!("request", method = %method, route = route_name);
     let ctx = &admission.ctx;
     let response = async {
-        resolve::resolve(ctx, &mut request);
+        if let Some(refused) = resolve::resolve(ctx, &mut request) {
+            return refused;
+        }
         limits::enforce(&admission.limits, request, async |mut request| {
             resolve::read_settings(ctx, &mut request).await;
             match crate::ratelimit::enforce(ctx, request).await {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Uri};
+use axum::response::{IntoResponse, Response};
 
 use super::error::{ApiError, ApiResult};
 use crate::context::ApiContext;
@@ -93,14 +94,23 @@ fn malformed_host() -> ApiError {
 
 /// A step of `http::admit`: leaves the request's tenant in its extensions. Health checks are
 /// left alone: they name no tenant and must answer while the database does not.
-pub fn resolve(ctx: &ApiContext, request: &mut Request) {
+/// The answer when the tenant is suspended (monitoring paths are not the tenant's, and stay
+/// open).
+pub fn resolve(ctx: &ApiContext, request: &mut Request) -> Option<Response> {
     if crate::ratelimit::rules::classify(request.uri().path())
         != crate::ratelimit::rules::PathClass::Health
     {
         let resolved = RequestTenant::resolve(ctx, request.headers(), request.uri());
+        if ctx.tenants.is_suspended(resolved.tenant.id) {
+            return Some(ApiError::forbidden_because(SUSPENDED).into_response());
+        }
         request.extensions_mut().insert(resolved);
     }
+    None
 }
+
+/// Why a suspended tenant's requests are refused.
+const SUSPENDED: &str = "This instance has been suspended by its operator";
 
 /// A step of `http::admit`, within the request limits: reads the settings of the tenant
 /// [`resolve`] left, once for every reader after it.

@@ -35,6 +35,7 @@ pub mod sessions;
 pub mod settings;
 pub mod spam;
 pub mod system_notes;
+pub mod tenant_deletion;
 pub mod tokens;
 pub mod uploads;
 pub mod users;

@@ -1,6 +1,6 @@
 //! Tenants: which tenant a host name belongs to, and how a tenant comes into being.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -27,9 +27,11 @@ pub struct Tenant {
     pub base_url: String,
 }
 
-/// Host name → tenant id, with the default tenant for every other host.
+/// Host name → tenant id, with the default tenant for every other host, and which tenants
+/// are suspended.
 pub struct TenantRegistry {
     hosts: RwLock<Arc<HashMap<String, i64>>>,
+    suspended: RwLock<Arc<HashSet<i64>>>,
     default_id: i64,
 }
 
@@ -43,6 +45,7 @@ impl TenantRegistry {
             .context("no default tenant: run `trellis migrate` or `trellis serve` once")?;
         Ok(TenantRegistry {
             hosts: RwLock::new(Arc::new(host_map(&tenants))),
+            suspended: RwLock::new(Arc::new(suspended_set(&tenants))),
             default_id,
         })
     }
@@ -70,18 +73,37 @@ impl TenantRegistry {
             .copied()
     }
 
+    /// Whether the operator suspended the tenant (or scheduled its deletion): its requests
+    /// are refused.
+    pub fn is_suspended(&self, tenant_id: i64) -> bool {
+        self.suspended
+            .read()
+            .expect("tenant registry")
+            .contains(&tenant_id)
+    }
+
     pub async fn refresh(&self, db: &Db) -> anyhow::Result<()> {
         let tenants = db.list_tenants().await?;
         *self.hosts.write().expect("tenant registry") = Arc::new(host_map(&tenants));
+        *self.suspended.write().expect("tenant registry") = Arc::new(suspended_set(&tenants));
         Ok(())
     }
 }
 
+/// The live tenants' hosts (a purged tenant's row stays, with its host released).
 fn host_map(tenants: &[TenantRow]) -> HashMap<String, i64> {
     tenants
         .iter()
-        .filter(|t| t.host != DEFAULT_TENANT_HOST)
+        .filter(|t| t.host != DEFAULT_TENANT_HOST && t.deleted_at.is_none())
         .map(|t| (t.host.clone(), t.id))
+        .collect()
+}
+
+fn suspended_set(tenants: &[TenantRow]) -> HashSet<i64> {
+    tenants
+        .iter()
+        .filter(|t| t.suspended_at.is_some())
+        .map(|t| t.id)
         .collect()
 }
 
