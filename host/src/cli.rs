@@ -32,7 +32,7 @@ use crate::settings::{SecretKey, SettingsCache};
 use crate::store::tenants::DEFAULT_TENANT_HOST;
 use crate::store::{self, Db, DbOptions};
 use crate::tenants::{self, RootCredentials, TenantRegistry};
-use crate::{auth, http, services};
+use crate::{auth, http, services, shutdown};
 
 /// Runs the command the arguments name.
 pub fn main() -> anyhow::Result<()> {
@@ -267,6 +267,7 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
         transfers: Transfers::new(&config),
         fair_share,
         jobs: crate::jobs::JobQueue::new(Duration::from_secs(config.job_lease_seconds)),
+        stopping: Default::default(),
     });
     // Announcements from the other processes sharing the database make the polling below a
     // fallback; without them (SQLite) it is how a change made by another process arrives.
@@ -289,7 +290,7 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
     tokio::spawn(crate::jobs::run(ctx.clone()));
     crate::webhooks::start(&ctx);
     crate::ssh::start(ctx.clone(), &config.ssh_listen).await?;
-    let app = http::router(ctx);
+    let app = http::router(ctx.clone());
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
@@ -304,8 +305,32 @@ async fn serve(config: ServeConfig, root: RootCredentials) -> anyhow::Result<()>
             config.trusted_proxies.clone(),
         ),
         header_timeout: Duration::from_secs(config.http_header_timeout_seconds),
+        shutdown_patience: Duration::from_secs(config.shutdown_timeout_seconds),
     };
-    http::serve::serve(listener, app, listening, shutdown_signal()).await;
+    let stopping = ctx.stopping.clone();
+    let blackout = Duration::from_secs(config.shutdown_blackout_seconds);
+    let stopped_accepting = Arc::new(std::sync::OnceLock::new());
+    let stop_accepting = {
+        let stopped_accepting = stopped_accepting.clone();
+        async move {
+            shutdown::signal().await;
+            tracing::info!("stopping: not ready any more, finishing what is in flight");
+            stopping.begin();
+            tokio::time::sleep(blackout).await;
+            let _ = stopped_accepting.set(std::time::Instant::now());
+        }
+    };
+    http::serve::serve(listener, app, listening, stop_accepting).await;
+    // One patience for everything in flight, requests first.
+    let patience = Duration::from_secs(config.shutdown_timeout_seconds).saturating_sub(
+        stopped_accepting
+            .get()
+            .map_or(Duration::ZERO, |at| at.elapsed()),
+    );
+    let left = ctx.stopping.drained(patience).await;
+    if left > 0 {
+        tracing::warn!(left, "stopping with SSH sessions or jobs still running");
+    }
     let _ = std::fs::remove_file(pushes_socket);
     db.close().await;
     Ok(())
@@ -334,23 +359,6 @@ async fn refresh_tenants(ctx: ApiContext, every: Duration) {
                 "could not refresh the tenant list"
             );
         }
-    }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let terminate = async {
-        if let Ok(mut signal) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            signal.recv().await;
-        }
-    };
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
     }
 }
 

@@ -185,6 +185,14 @@ pub struct ServeConfig {
     /// and reading its body included; slower ones answer 503.
     #[arg(long, env = "TRELLIS_REQUEST_TIMEOUT_SECONDS", default_value_t = 60)]
     pub request_timeout_seconds: u64,
+    /// After SIGTERM, how long the process keeps serving while it reports not ready, so that
+    /// a load balancer's health checks take it out of rotation before it stops accepting.
+    #[arg(long, env = "TRELLIS_SHUTDOWN_BLACKOUT_SECONDS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=300))]
+    pub shutdown_blackout_seconds: u64,
+    /// After the blackout, how long requests, SSH sessions and jobs in flight may take to
+    /// finish before the process exits anyway.
+    #[arg(long, env = "TRELLIS_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_timeout_seconds: u64,
     /// How long a background job (import, fork copy, housekeeping) stays a process's without
     /// its renewal: when the process dies, another one takes the job over after this long.
     #[arg(long, env = "TRELLIS_JOB_LEASE_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]

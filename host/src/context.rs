@@ -49,6 +49,8 @@ pub struct Inner {
     pub fair_share: crate::http::fair_share::FairShare,
     /// This process's side of the job queue (`jobs`): its workers' wake-up and slots.
     pub jobs: crate::jobs::JobQueue,
+    /// Whether the process is stopping, and what it waits for (`shutdown`).
+    pub stopping: crate::shutdown::Stopping,
 }
 
 impl Deref for ApiContext {

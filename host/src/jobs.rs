@@ -148,6 +148,10 @@ pub async fn run(ctx: ApiContext) {
     let queue = &ctx.jobs;
     let mut last_prune = std::time::Instant::now();
     loop {
+        // A stopping process claims nothing more; what it runs, stopping waits for.
+        if ctx.stopping.is_stopping() {
+            return;
+        }
         let free = queue.slots.available_permits();
         if free > 0 {
             match ctx
@@ -159,10 +163,12 @@ pub async fn run(ctx: ApiContext) {
                     for job in claimed {
                         let permit = queue.slots.clone().acquire_owned().await.expect("open");
                         let ctx = ctx.clone();
+                        let in_progress = ctx.stopping.hold();
                         tokio::spawn(async move {
                             attempt(&ctx, job).await;
+                            drop(in_progress);
                             drop(permit);
-                            ctx.jobs.wake.notify_one();
+                            ctx.jobs.wake();
                         });
                     }
                 }
@@ -179,7 +185,10 @@ pub async fn run(ctx: ApiContext) {
                 tracing::warn!(%error, "could not prune ended jobs");
             }
         }
-        let _ = tokio::time::timeout(POLL, queue.wake.notified()).await;
+        tokio::select! {
+            _ = tokio::time::timeout(POLL, queue.wake.notified()) => {}
+            () = ctx.stopping.started() => {}
+        }
     }
 }
 

@@ -37,6 +37,7 @@ pub(crate) mod redis_link;
 pub(crate) mod request_origin;
 pub(crate) mod services;
 pub(crate) mod settings;
+pub(crate) mod shutdown;
 pub(crate) mod ssh;
 /// The store (SQL, rows, migrations, domain events, access levels), a crate of its own.
 pub(crate) use trellis_store as store;

@@ -133,7 +133,9 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
     .await;
     let elapsed = started.elapsed();
     let status = response.status();
-    if status.is_server_error() {
+    // A stopping process's 503 readiness is its intended answer, not a failure.
+    let stopping_readiness = ctx.stopping.is_stopping() && route_name == "/-/readiness";
+    if status.is_server_error() && !stopping_readiness {
         span.in_scope(|| {
             tracing::error!(
                 status = status.as_u16(),

@@ -65,6 +65,11 @@ async fn readiness(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     allowed(&ctx, peer, &headers)?;
+    if ctx.stopping.is_stopping() {
+        // Out of the balancer's rotation while in-flight work finishes (`shutdown`).
+        let body = json!({ "status": "failed", "message": "shutting down" });
+        return Ok((StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response());
+    }
     let database_ok = ctx.db.ping().await.is_ok();
     let check = |ok: bool| {
         if ok {

@@ -2,7 +2,7 @@
 //! client has `--http-header-timeout-seconds` to send a request's head (a half-sent request
 //! was otherwise held for as long as the client liked), and the connections open at once are
 //! capped in all and per client address (`connection_caps`; trusted proxies exempt). On
-//! shutdown the listener stops accepting and in-flight requests finish.
+//! shutdown the listener stops accepting and in-flight requests finish (`shutdown`).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -21,12 +21,11 @@ use tower::ServiceExt;
 
 use crate::connection_caps::ConnectionCaps;
 
-/// How long shutdown waits for in-flight requests.
-const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
-
 pub struct Listening {
     pub caps: ConnectionCaps,
     pub header_timeout: Duration,
+    /// How long requests in flight may take to finish once `shutdown` resolved.
+    pub shutdown_patience: Duration,
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then waits (a while) for open
@@ -85,5 +84,5 @@ pub async fn serve(
     }
     drop(listener);
     // Requests finish; a connection that never does is not waited for past this.
-    let _ = tokio::time::timeout(SHUTDOWN_WAIT, graceful.shutdown()).await;
+    let _ = tokio::time::timeout(listening.shutdown_patience, graceful.shutdown()).await;
 }

@@ -92,8 +92,9 @@ impl Caps {
     }
 }
 
-/// Accepts connections for ever, each in its own task. A failed accept (too many open files)
-/// is retried after a pause rather than ending the listener.
+/// Accepts connections until the process stops, each in its own task that stopping waits
+/// for. A failed accept (too many open files) is retried after a pause rather than ending the
+/// listener.
 async fn accept(
     ctx: ApiContext,
     config: Arc<Config>,
@@ -101,8 +102,13 @@ async fn accept(
     listener: TcpListener,
     tenant_host: Option<String>,
 ) {
+    let stopping = ctx.stopping.clone();
     loop {
-        let (socket, peer) = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stopping.started() => return,
+        };
+        let (socket, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 tracing::warn!(%error, "accepting an SSH connection failed");
@@ -121,8 +127,10 @@ async fn accept(
             session::Connection::new(ctx.clone(), tenant_host.clone(), peer, signed_in.clone());
         let config = config.clone();
         let caps = caps.clone();
+        let in_progress = stopping.hold();
         tokio::spawn(async move {
             let _open = open;
+            let _in_progress = in_progress;
             let _ = socket.set_nodelay(config.nodelay);
             let session = async {
                 match russh::server::run_stream(config, socket, handler).await {
