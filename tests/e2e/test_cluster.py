@@ -336,3 +336,36 @@ def test_an_import_whose_process_is_killed_finishes_on_another(cluster, tmp_path
             assert [int(a) for (a,) in attempts] == [2]
             victim.start()
             cluster.wait_in_rotation(victim)
+
+
+def test_kill_9_during_a_delivery_storm_loses_and_doubles_no_delivery(cluster, receiver):
+    """Deliveries are leased rows: one whose process died mid-send is sent again by another
+    process after its lease, with the same `Idempotency-Key`, so a receiver sees every event,
+    and at most once per key."""
+    project = new_project(cluster, "storm")
+    assert_json(cluster.api("PUT", "/application/settings", json={
+        "allow_local_requests_from_web_hooks_and_services": True}), 200)
+    assert_json(cluster.api("POST", f"/projects/{project['id']}/hooks", json={
+        "url": receiver.url, "issues_events": True, "push_events": False}), 201)
+    receiver.delay = 0.05  # deliveries in flight when the process dies
+    victim = cluster.processes[2]
+    titles = [f"storm {i}" for i in range(40)]
+    for i, title in enumerate(titles):
+        assert_json(cluster.api("POST", f"/projects/{project['id']}/issues",
+                                json={"title": title}), 201)
+        if i == 20:
+            victim.proc.kill()
+            victim.proc.wait(timeout=10)
+    receiver.wait(len(titles), event="Issue Hook", timeout=120)
+    time.sleep(LEASE_SECONDS + 3)
+    received = receiver.requests("Issue Hook")
+    by_key: dict[str, set[str]] = {}
+    for request in received:
+        by_key.setdefault(request["headers"]["idempotency-key"], set()).add(
+            request["json"]["object_attributes"]["title"])
+    # every event delivered; a repeat (a send the dead process had made) carries its key
+    assert sorted(t for ts in by_key.values() for t in ts) == sorted(titles)
+    assert all(len(ts) == 1 for ts in by_key.values())
+    print(f"{len(received)} requests for {len(titles)} events")
+    victim.start()
+    cluster.wait_in_rotation(victim)
