@@ -440,6 +440,14 @@ impl TenantDb {
             .await;
     }
 
+    /// Like [`TenantDb::auth_changed`] for this process only, after a write that records use
+    /// (a token's `last_used_at`, a user's `last_activity_on`): another process's cached copy
+    /// is only older, which costs it at most one more such write (a no-op on the row), so the
+    /// others are not told and keep their caches.
+    pub(crate) fn usage_recorded(&self) {
+        self.db.auth_changed_elsewhere(self.tenant_id);
+    }
+
     /// Announces `change` of this tenant's rows, committed, to the other processes.
     pub(crate) async fn announce(&self, change: invalidation::Invalidation) {
         self.db.announce(change).await;

@@ -138,11 +138,15 @@ impl TenantDb {
     }
 
     pub async fn touch_token(&self, id: i64) -> crate::Result<()> {
-        self.stamp_auth(
+        sqlx::query(
             "UPDATE personal_access_tokens SET last_used_at = $1 WHERE tenant_id = $2 AND id = $3",
-            &[id],
         )
+        .bind(now_ms())
+        .bind(self.tenant_id())
+        .bind(id)
+        .execute(self.writer())
         .await?;
+        self.usage_recorded();
         Ok(())
     }
 

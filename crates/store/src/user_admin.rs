@@ -529,7 +529,7 @@ impl TenantDb {
         .await?;
         // Most calls find today already recorded: only a real change drops cached callers.
         if done.rows_affected() > 0 {
-            self.auth_changed().await;
+            self.usage_recorded();
         }
         Ok(())
     }
