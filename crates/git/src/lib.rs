@@ -5,6 +5,7 @@
 
 mod batch_process;
 pub mod blame;
+pub mod bundle;
 pub mod commands_tap;
 pub mod commits;
 pub mod diff;
