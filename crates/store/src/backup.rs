@@ -17,7 +17,7 @@ use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, Executor, Row};
 
-use crate::{Db, Engine};
+use crate::{Db, DbOptions, Engine};
 
 /// The SQLite copy's file name in a backup's database directory.
 pub const SQLITE_FILE: &str = "trellis.db";
@@ -40,6 +40,29 @@ pub struct ColumnDump {
     pub name: String,
     /// `information_schema.columns.data_type`: what the value in each JSON line is parsed as.
     pub data_type: String,
+}
+
+/// The newest migration this build knows: a backup of a newer schema does not load here.
+pub fn newest_migration() -> i64 {
+    sqlx::migrate!("./migrations")
+        .iter()
+        .map(|migration| migration.version)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The SQLite file `options` name; none for PostgreSQL.
+pub fn sqlite_file(options: &DbOptions<'_>) -> anyhow::Result<Option<PathBuf>> {
+    let url = crate::database_url(options)?;
+    if crate::is_postgres(&url) {
+        return Ok(None);
+    }
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(&url);
+    let path = path.split('?').next().unwrap_or(path);
+    Ok(Some(PathBuf::from(path)))
 }
 
 impl Db {
