@@ -99,6 +99,18 @@ impl Db {
         Ok(tenants == 0)
     }
 
+    /// Every project's `(tenant, id)`, all tenants: a restore makes the repositories of these
+    /// only (a project created while a backup ran has a repository in it but no row).
+    pub async fn project_keys(&self) -> anyhow::Result<BTreeSet<(i64, i64)>> {
+        let rows = sqlx::query("SELECT tenant_id, id FROM projects")
+            .fetch_all(self.reader())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
     /// Writes a consistent copy of the database into `dir` (which exists and is empty): the
     /// files it wrote, relative to `dir`.
     pub async fn back_up(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {

@@ -9,6 +9,7 @@
 
 mod manifest;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -46,11 +47,14 @@ pub async fn run(storage: &StorageArgs, command: BackupCommand) -> anyhow::Resul
             );
         }
         BackupCommand::Restore { input } => {
-            let manifest = restore(storage, &input).await?;
+            let Restored {
+                manifest,
+                repositories,
+            } = restore(storage, &input).await?;
+            let skipped = manifest.repositories.len() - repositories;
             println!(
-                "restored the backup of {} ({} repositories, {} files)",
+                "restored the backup of {} ({repositories} repositories, {} files; {skipped} repositories of projects created after the database copy left out)",
                 manifest.created_at,
-                manifest.repositories.len(),
                 manifest.files.len(),
             );
         }
@@ -108,10 +112,17 @@ pub async fn create(storage: &StorageArgs, output: &Path) -> anyhow::Result<Mani
     Ok(manifest)
 }
 
+/// What a restore loaded.
+pub struct Restored {
+    pub manifest: Manifest,
+    /// Repositories made anew: those of the backup whose project is in its database.
+    pub repositories: usize,
+}
+
 /// Loads the backup at `input` into the deployment `storage` names, which must be empty (no
 /// tenant in its database, no repository or upload in its data directory). Every checksum is
 /// verified before anything is written.
-pub async fn restore(storage: &StorageArgs, input: &Path) -> anyhow::Result<Manifest> {
+pub async fn restore(storage: &StorageArgs, input: &Path) -> anyhow::Result<Restored> {
     let manifest = Manifest::read(input)?;
     manifest.verify(input)?;
     let options = db_options(storage);
@@ -139,7 +150,7 @@ pub async fn restore(storage: &StorageArgs, input: &Path) -> anyhow::Result<Mani
     refuse_unless_empty(&storage.data_dir)?;
     // A server starting on the same database waits until the rows are in.
     let _startup = store::startup_lock(&options).await?;
-    match &sqlite_target {
+    let projects = match &sqlite_target {
         Some(file) => {
             if file.exists() {
                 let db = Db::connect(db_options(storage)).await?;
@@ -159,6 +170,10 @@ pub async fn restore(storage: &StorageArgs, input: &Path) -> anyhow::Result<Mani
             }
             std::fs::copy(input.join(DATABASE_DIR).join(SQLITE_FILE), file)
                 .with_context(|| format!("writing {}", file.display()))?;
+            let db = Db::connect(db_options(storage)).await?;
+            let projects = db.project_keys().await?;
+            db.close().await;
+            projects
         }
         None => {
             let db = Db::connect(db_options(storage)).await?;
@@ -175,12 +190,17 @@ pub async fn restore(storage: &StorageArgs, input: &Path) -> anyhow::Result<Mani
                 );
             }
             db.restore_postgres(&input.join(DATABASE_DIR)).await?;
+            let projects = db.project_keys().await?;
             db.close().await;
+            projects
         }
-    }
+    };
     restore_files(&manifest, input, &storage.data_dir)?;
-    restore_repositories(&manifest, input, &storage.data_dir).await?;
-    Ok(manifest)
+    let restored = restore_repositories(&manifest, input, &storage.data_dir, &projects).await?;
+    Ok(Restored {
+        manifest,
+        repositories: restored,
+    })
 }
 
 fn db_options(storage: &StorageArgs) -> DbOptions<'_> {
@@ -364,15 +384,22 @@ fn restore_files(manifest: &Manifest, input: &Path, data_dir: &Path) -> anyhow::
     Ok(())
 }
 
-/// Makes every repository of the backup anew from its bundle, as many at once as there are
-/// cores.
+/// Makes every repository of the backup whose project is in the restored database anew from
+/// its bundle, as many at once as there are cores: how many.
 async fn restore_repositories(
     manifest: &Manifest,
     input: &Path,
     data_dir: &Path,
-) -> anyhow::Result<()> {
+    projects: &BTreeSet<(i64, i64)>,
+) -> anyhow::Result<usize> {
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
-    futures_util::stream::iter(&manifest.repositories)
+    let wanted: Vec<&RepositoryEntry> = manifest
+        .repositories
+        .iter()
+        .filter(|entry| project_of(&entry.path).is_some_and(|key| projects.contains(&key)))
+        .collect();
+    let count = wanted.len();
+    futures_util::stream::iter(wanted)
         .map(|entry| async move {
             let repository = Repository::at(data_dir.join(&entry.path));
             let bundle = entry.bundle.as_ref().map(|bundle| input.join(bundle));
@@ -383,5 +410,30 @@ async fn restore_repositories(
         })
         .buffer_unordered(parallel)
         .try_collect::<()>()
-        .await
+        .await?;
+    Ok(count)
+}
+
+/// The `(tenant, project)` of a repository path, `repositories/<tenant>/<id>.git` or
+/// `<id>.wiki.git`.
+fn project_of(path: &str) -> Option<(i64, i64)> {
+    let mut parts = path.rsplit('/');
+    let name = parts.next()?;
+    let tenant = parts.next()?.parse().ok()?;
+    let stem = name.strip_suffix(".git")?;
+    let id = stem.strip_suffix(".wiki").unwrap_or(stem).parse().ok()?;
+    Some((tenant, id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::project_of;
+
+    #[test]
+    fn repository_paths_name_their_project() {
+        assert_eq!(project_of("repositories/3/17.git"), Some((3, 17)));
+        assert_eq!(project_of("repositories/3/17.wiki.git"), Some((3, 17)));
+        assert_eq!(project_of("repositories/3/x.git"), None);
+        assert_eq!(project_of("17.git"), None);
+    }
 }
