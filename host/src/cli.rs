@@ -93,6 +93,7 @@ async fn run(cli: Cli, root: RootCredentials) -> anyhow::Result<()> {
         }
         Command::Tenant { storage, command } => tenant(&storage, command, root).await,
         Command::Token { storage, command } => token(&storage, command, root).await,
+        Command::Backup { storage, command } => crate::backup::run(&storage, command).await,
         Command::Routes => {
             use std::io::Write;
             let mut table = crate::http::route_table().join("\n");

@@ -41,6 +41,14 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Back up a deployment while it runs, or restore a backup into an empty one
+    /// (docs/operations.md).
+    Backup {
+        #[command(flatten)]
+        storage: StorageArgs,
+        #[command(subcommand)]
+        command: BackupCommand,
+    },
     /// Print every path template the server routes, one per line (for test suites that must
     /// visit every route).
     Routes,
@@ -54,6 +62,24 @@ pub enum Command {
     GitHook {
         #[command(subcommand)]
         hook: GitHookCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BackupCommand {
+    /// Write a consistent copy of the database, every repository (as a git bundle), the
+    /// uploads and the keys into a new folder, with a manifest of checksums.
+    Create {
+        /// The folder to write (absent or empty).
+        #[arg(long)]
+        output: PathBuf,
+    },
+    /// Load a backup into an empty deployment (no tenant in the database, no repository in
+    /// the data directory), after checking every file against the manifest.
+    Restore {
+        /// The folder `backup create` wrote.
+        #[arg(long)]
+        input: PathBuf,
     },
 }
 

@@ -2,6 +2,10 @@
 //! (`/user/gpg_keys`), parsed with real parsers, plus GitLab's key-type restrictions and the
 //! email format check used by `/user/emails`.
 
+/// The server's SSH host key in the data directory (`ssh/host_key.rs`); here, outside `ssh`,
+/// because backups copy it too.
+pub const SSH_HOST_KEY_FILE: &str = "ssh_host_ed25519_key";
+
 use md5::{Digest, Md5};
 use pgp::composed::{Deserializable, SignedPublicKey};
 use pgp::types::KeyDetails;

@@ -12,6 +12,7 @@ pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub(crate) mod api;
 pub(crate) mod auth;
+pub(crate) mod backup;
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod connection_caps;

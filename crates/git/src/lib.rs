@@ -5,6 +5,7 @@
 
 mod batch_process;
 pub mod blame;
+pub mod bundle;
 pub mod commands_tap;
 pub mod commits;
 pub mod diff;
@@ -308,7 +309,12 @@ impl Repository {
 
 /// `DATA_DIR/repositories/<tenant>`.
 pub fn root(data_dir: &Path, tenant: i64) -> PathBuf {
-    data_dir.join("repositories").join(tenant.to_string())
+    repositories(data_dir).join(tenant.to_string())
+}
+
+/// `DATA_DIR/repositories`: every tenant's repositories.
+pub fn repositories(data_dir: &Path) -> PathBuf {
+    data_dir.join("repositories")
 }
 
 fn text(bytes: &[u8]) -> String {

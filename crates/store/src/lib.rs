@@ -96,6 +96,7 @@ macro_rules! stored_names {
 }
 
 pub mod access_level;
+pub mod backup;
 pub mod changes;
 pub mod error;
 pub mod events;

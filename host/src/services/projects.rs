@@ -15,10 +15,13 @@ use crate::model::users::UserRow;
 use crate::store::TenantDb;
 use crate::store::projects::ProjectChanges;
 
+/// The data directory's folder of uploaded files.
+pub const UPLOADS_DIR: &str = "uploads";
+
 /// `DATA_DIR/uploads/<tenant>/<relative>`: where a tenant's uploaded files live.
 pub fn uploads_dir(data_dir: &Path, tenant: i64, relative: &str) -> PathBuf {
     data_dir
-        .join("uploads")
+        .join(UPLOADS_DIR)
         .join(tenant.to_string())
         .join(relative)
 }

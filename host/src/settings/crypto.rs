@@ -13,6 +13,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rand::RngCore;
 
+/// The key's file in the data directory, when `TRELLIS_SECRET_KEY` does not give it.
+pub const SECRET_KEY_FILE: &str = "secret_key";
+
 const PREFIX: &str = "enc:v1:";
 
 #[derive(Clone)]
@@ -54,7 +57,7 @@ impl SecretKey {
         if let Some(text) = env_value.filter(|t| !t.trim().is_empty()) {
             return SecretKey::parse(text).context("TRELLIS_SECRET_KEY");
         }
-        let path = data_dir.join("secret_key");
+        let path = data_dir.join(SECRET_KEY_FILE);
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("creating {}", data_dir.display()))?;
         let mut options = std::fs::OpenOptions::new();

@@ -11,7 +11,7 @@ use russh::keys::PrivateKey;
 use russh::keys::ssh_key::LineEnding;
 use russh::keys::ssh_key::private::Ed25519Keypair;
 
-pub const FILE_NAME: &str = "ssh_host_ed25519_key";
+pub use crate::keys::SSH_HOST_KEY_FILE as FILE_NAME;
 
 /// The host key in `data_dir`, created when there is none. A process that loses the race to
 /// create it reads the winner's.
