@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::context::ApiContext;
 use crate::jobs::{self, Job};
 use crate::model::now_ms;
+use crate::services::projects::UPLOADS_DIR;
 use anyhow::Context;
 
 use crate::store::Db;
@@ -52,8 +53,9 @@ pub async fn purge(db: &Db, data_dir: &Path, tenant_id: i64) -> anyhow::Result<(
         .await?
         .is_some_and(|tenant| tenant.deleted_at.is_some());
     if purged {
-        for dir in ["repositories", "uploads"] {
-            let path = data_dir.join(dir).join(tenant_id.to_string());
+        let repositories = crate::git::root(data_dir, tenant_id);
+        let uploads = data_dir.join(UPLOADS_DIR).join(tenant_id.to_string());
+        for path in [repositories, uploads] {
             match tokio::fs::remove_dir_all(&path).await {
                 Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
                     return Err(
