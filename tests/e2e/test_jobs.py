@@ -176,7 +176,10 @@ def test_projects_past_their_deletion_period_are_deleted_by_a_job(make_server):
     assert server.wait_for(lambda: server.request("GET", f"/projects/{doomed}",
                                                   token=root).status_code == 404, timeout=30)
     assert server.wait_for(lambda: not repository_of(server, doomed).exists(), timeout=10)
-    assert [(s, int(a)) for s, a, _ in jobs_of(server, "purge_marked_project")] == [("done", 1)]
+    # the job ends (its row marked done) just after its work
+    assert server.wait_for(lambda: [(s, int(a)) for s, a, _ in jobs_of(
+        server, "purge_marked_project")] == [("done", 1)], timeout=10), \
+        jobs_of(server, "purge_marked_project")
     assert project(server, spared)["marked_for_deletion_on"] is not None
     assert repository_of(server, spared).is_dir()
 

@@ -134,8 +134,10 @@ def test_a_deleted_tenant_is_purged_and_no_other_tenant_is_touched(server):
     again = next(line for line in server.cli("tenant", "list").stdout.splitlines()
                  if f"\t{host}\t" in line)
     assert int(again.split("\t")[0]) > other_id
-    assert [(s, int(a)) for s, a in server.sql(
-        "SELECT state, attempts FROM jobs WHERE kind = 'purge_tenant'")] == [("done", 1)]
+    # the job ends (its row marked done) just after its work
+    assert server.wait_for(lambda: [(s, int(a)) for s, a in server.sql(
+        "SELECT state, attempts FROM jobs WHERE kind = 'purge_tenant'")] == [("done", 1)],
+        timeout=10)
 
 
 @pytest.mark.parametrize("args", [
