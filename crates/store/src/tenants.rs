@@ -68,8 +68,7 @@ impl Db {
         .bind(id)
         .execute(self.writer())
         .await?;
-        self.announce(Invalidation::Tenants).await;
-        Ok(done.rows_affected() == 1)
+        self.tenants_changed(done.rows_affected()).await
     }
 
     /// Suspends the tenant now and schedules its purge for `after`.
@@ -83,8 +82,16 @@ impl Db {
         .bind(id)
         .execute(self.writer())
         .await?;
+        self.tenants_changed(done.rows_affected()).await
+    }
+
+    /// Announces a change to the tenants table when `rows` changed; whether one did.
+    async fn tenants_changed(&self, rows: u64) -> crate::Result<bool> {
+        if rows == 0 {
+            return Ok(false);
+        }
         self.announce(Invalidation::Tenants).await;
-        Ok(done.rows_affected() == 1)
+        Ok(true)
     }
 
     pub async fn tenant_by_id(&self, id: i64) -> crate::Result<Option<TenantRow>> {

@@ -2,8 +2,9 @@
 //! database round trip. An entry is dropped when it is older than the configured time or when
 //! this process has committed a write to the tenant's users, identities or tokens since it was
 //! read (the store publishes those through `TenantDb::auth_changed`), so a revoked token or a
-//! blocked user stops working at once here; other processes sharing PostgreSQL see such a
-//! change within the cache time.
+//! blocked user stops working at once here, and on the other processes sharing the database
+//! as soon as they hear the store's announcement (`invalidation`); the cache time bounds only
+//! how long a lost announcement leaves them stale.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

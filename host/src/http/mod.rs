@@ -134,8 +134,7 @@ async fn admit(State(admission): State<Admission>, mut request: Request, next: N
     let elapsed = started.elapsed();
     let status = response.status();
     // A stopping process's 503 readiness is its intended answer, not a failure.
-    let stopping_readiness = ctx.stopping.is_stopping() && route_name == "/-/readiness";
-    if status.is_server_error() && !stopping_readiness {
+    if status.is_server_error() && !(route_name == "/-/readiness" && ctx.stopping.is_stopping()) {
         span.in_scope(|| {
             tracing::error!(
                 status = status.as_u16(),

@@ -159,11 +159,10 @@ async fn remove_uploads(data_dir: &Path, tenant: i64, project_id: i64) {
 /// finishes what the first run started.
 pub async fn purge_marked(db: &TenantDb, data_dir: &Path, project_id: i64) -> anyhow::Result<()> {
     match db.project_by_id(project_id).await? {
-        Some(project) if project.marked_for_deletion_at.is_none() => return Ok(()),
-        Some(_) => projects::delete(db, data_dir, project_id, None).await?,
-        None => projects::remove_repositories(data_dir, db.tenant_id(), project_id).await,
+        Some(project) if project.marked_for_deletion_at.is_none() => {}
+        Some(_) => purge(db, data_dir, project_id, None).await?,
+        None => remove_files_of(data_dir, db.tenant_id(), &[project_id]).await,
     }
-    remove_uploads(data_dir, db.tenant_id(), project_id).await;
     Ok(())
 }
 

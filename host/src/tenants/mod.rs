@@ -30,9 +30,32 @@ pub struct Tenant {
 /// Host name → tenant id, with the default tenant for every other host, and which tenants
 /// are suspended.
 pub struct TenantRegistry {
-    hosts: RwLock<Arc<HashMap<String, i64>>>,
-    suspended: RwLock<Arc<HashSet<i64>>>,
+    known: RwLock<Arc<Known>>,
     default_id: i64,
+}
+
+/// One reading of the tenants table, replaced whole so hosts and suspensions always agree.
+struct Known {
+    /// The live tenants' hosts (a purged tenant's row stays, with its host released).
+    hosts: HashMap<String, i64>,
+    suspended: HashSet<i64>,
+}
+
+impl Known {
+    fn of(tenants: &[TenantRow]) -> Arc<Known> {
+        Arc::new(Known {
+            hosts: tenants
+                .iter()
+                .filter(|t| t.host != DEFAULT_TENANT_HOST && t.deleted_at.is_none())
+                .map(|t| (t.host.clone(), t.id))
+                .collect(),
+            suspended: tenants
+                .iter()
+                .filter(|t| t.suspended_at.is_some())
+                .map(|t| t.id)
+                .collect(),
+        })
+    }
 }
 
 impl TenantRegistry {
@@ -44,8 +67,7 @@ impl TenantRegistry {
             .map(|t| t.id)
             .context("no default tenant: run `trellis migrate` or `trellis serve` once")?;
         Ok(TenantRegistry {
-            hosts: RwLock::new(Arc::new(host_map(&tenants))),
-            suspended: RwLock::new(Arc::new(suspended_set(&tenants))),
+            known: RwLock::new(Known::of(&tenants)),
             default_id,
         })
     }
@@ -55,20 +77,16 @@ impl TenantRegistry {
     }
 
     pub fn resolve(&self, host_name: &str) -> i64 {
-        self.hosts
-            .read()
-            .expect("tenant registry")
-            .get(host_name)
-            .copied()
-            .unwrap_or(self.default_id)
+        self.find(host_name).unwrap_or(self.default_id)
     }
 
     /// The tenant answering exactly `host_name`, without falling back to the default tenant
     /// (for listeners bound to one tenant, which must not serve another when it is missing).
     pub fn find(&self, host_name: &str) -> Option<i64> {
-        self.hosts
+        self.known
             .read()
             .expect("tenant registry")
+            .hosts
             .get(host_name)
             .copied()
     }
@@ -76,35 +94,18 @@ impl TenantRegistry {
     /// Whether the operator suspended the tenant (or scheduled its deletion): its requests
     /// are refused.
     pub fn is_suspended(&self, tenant_id: i64) -> bool {
-        self.suspended
+        self.known
             .read()
             .expect("tenant registry")
+            .suspended
             .contains(&tenant_id)
     }
 
     pub async fn refresh(&self, db: &Db) -> anyhow::Result<()> {
         let tenants = db.list_tenants().await?;
-        *self.hosts.write().expect("tenant registry") = Arc::new(host_map(&tenants));
-        *self.suspended.write().expect("tenant registry") = Arc::new(suspended_set(&tenants));
+        *self.known.write().expect("tenant registry") = Known::of(&tenants);
         Ok(())
     }
-}
-
-/// The live tenants' hosts (a purged tenant's row stays, with its host released).
-fn host_map(tenants: &[TenantRow]) -> HashMap<String, i64> {
-    tenants
-        .iter()
-        .filter(|t| t.host != DEFAULT_TENANT_HOST && t.deleted_at.is_none())
-        .map(|t| (t.host.clone(), t.id))
-        .collect()
-}
-
-fn suspended_set(tenants: &[TenantRow]) -> HashSet<i64> {
-    tenants
-        .iter()
-        .filter(|t| t.suspended_at.is_some())
-        .map(|t| t.id)
-        .collect()
 }
 
 /// Normalises a host given on the command line the way request hosts are matched.
