@@ -12,8 +12,8 @@ use tracing_subscriber::EnvFilter;
 
 use crate::auth::cache::TokenCache;
 use crate::config::{
-    Cli, Command, GitHookCommand, PluginCommand, ServeConfig, StorageArgs, TenantCommand,
-    TokenCommand,
+    ArchiveSecrets, Cli, Command, GitHookCommand, PluginCommand, ServeConfig, StorageArgs,
+    TenantCommand, TokenCommand,
 };
 use crate::connection_caps::{self, ConnectionCaps};
 use crate::context::{ApiContext, Inner};
@@ -32,7 +32,7 @@ use crate::settings::{SecretKey, SettingsCache};
 use crate::store::tenants::DEFAULT_TENANT_HOST;
 use crate::store::{self, Db, DbOptions};
 use crate::tenants::{self, RootCredentials, TenantRegistry};
-use crate::{auth, http, services, shutdown};
+use crate::{auth, backup, http, services, shutdown};
 
 /// Runs the command the arguments name.
 pub fn main() -> anyhow::Result<()> {
@@ -93,7 +93,7 @@ async fn run(cli: Cli, root: RootCredentials) -> anyhow::Result<()> {
         }
         Command::Tenant { storage, command } => tenant(&storage, command, root).await,
         Command::Token { storage, command } => token(&storage, command, root).await,
-        Command::Backup { storage, command } => crate::backup::run(&storage, command).await,
+        Command::Backup { storage, command } => backup::run(&storage, command).await,
         Command::Routes => {
             use std::io::Write;
             let mut table = crate::http::route_table().join("\n");
@@ -170,6 +170,15 @@ async fn operated_tenant(db: &Db, host: &str) -> anyhow::Result<store::tenants::
         "the default tenant cannot be suspended or deleted"
     );
     Ok(tenant)
+}
+
+/// The secret key a tenant archive's secrets are decrypted or encrypted with, when they are
+/// carried.
+fn archive_key(secrets: &ArchiveSecrets, data_dir: &Path) -> anyhow::Result<Option<SecretKey>> {
+    if !secrets.include_secrets {
+        return Ok(None);
+    }
+    SecretKey::load(secrets.secret_key.as_deref(), data_dir).map(Some)
 }
 
 fn timestamp(ms: i64) -> String {
@@ -419,6 +428,63 @@ async fn tenant(
             let tenant = operated_tenant(&db, &host).await?;
             db.set_tenant_suspended(tenant.id, None).await?;
             println!("tenant {} ({}) serves again", tenant.id, tenant.host);
+        }
+        TenantCommand::Export {
+            host,
+            output,
+            secrets,
+        } => {
+            let tenant = db
+                .find_tenant(&tenants::normalize_host(&host)?)
+                .await?
+                .with_context(|| format!("no tenant answers {host}"))?;
+            let key = archive_key(&secrets, &storage.data_dir)?;
+            let exported =
+                backup::tenant::export(&db, &storage.data_dir, tenant, &output, key.as_ref())
+                    .await?;
+            println!(
+                "tenant {} ({}) exported to {}: {} rows, {} repositories, {} uploads, {} bytes{}",
+                exported.tenant.id,
+                exported.tenant.host,
+                output.display(),
+                exported.rows,
+                exported.repositories,
+                exported.uploads,
+                exported.bytes,
+                if key.is_some() {
+                    "; it holds secrets in the clear"
+                } else {
+                    ""
+                }
+            );
+        }
+        TenantCommand::Import {
+            input,
+            host,
+            secrets,
+        } => {
+            let host = tenants::normalize_host(&host)?;
+            anyhow::ensure!(
+                host != DEFAULT_TENANT_HOST,
+                "an archive is imported under a host of its own"
+            );
+            let key = archive_key(&secrets, &storage.data_dir)?;
+            let imported =
+                backup::tenant::import(&db, &storage.data_dir, &input, &host, key.as_ref()).await?;
+            println!(
+                "tenant {} created for host {} from the archive of {}: {} rows, {} repositories, {} uploads",
+                imported.tenant.id,
+                imported.tenant.host,
+                imported.source_host,
+                imported.rows,
+                imported.repositories,
+                imported.uploads,
+            );
+            if !imported.includes_secrets {
+                println!(
+                    "credentials were not carried: users set a new password (or sign in through their identity provider), create new access tokens, and OAuth applications renew their secret"
+                );
+            }
         }
         TenantCommand::Delete { host, grace_days } => {
             let tenant = operated_tenant(&db, &host).await?;

@@ -398,6 +398,42 @@ pub enum TenantCommand {
         #[arg(long, default_value_t = 7)]
         grace_days: u32,
     },
+    /// Write the tenant answering HOST (its rows, repositories and uploads) into one tar file
+    /// that `tenant import` loads into another deployment. Suspend it first for a copy that
+    /// no later write misses.
+    Export {
+        #[arg(long)]
+        host: String,
+        /// The archive to write (it must not exist).
+        #[arg(long)]
+        output: PathBuf,
+        #[command(flatten)]
+        secrets: ArchiveSecrets,
+    },
+    /// Load a tenant archive as a new tenant answering HOST.
+    Import {
+        /// The archive `tenant export` wrote.
+        #[arg(long)]
+        input: PathBuf,
+        #[arg(long)]
+        host: String,
+        #[command(flatten)]
+        secrets: ArchiveSecrets,
+    },
+}
+
+/// Whether a tenant archive carries credentials.
+#[derive(Debug, Clone, Args)]
+pub struct ArchiveSecrets {
+    /// Carry access tokens, OAuth tokens and signing keys, password digests, webhook tokens
+    /// and secret settings (in the clear inside the archive: keep it safe). Without it users
+    /// set a new password, tokens are issued anew and OAuth applications renew their secret.
+    #[arg(long)]
+    pub include_secrets: bool,
+    /// The key this deployment encrypts secrets with (see `serve --secret-key`); read only
+    /// with --include-secrets.
+    #[arg(long, env = "TRELLIS_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,18 +23,28 @@ pub fn list(repositories: &Path) -> Result<Vec<Repository>> {
     };
     for tenant in tenants {
         let tenant = tenant.map_err(Error::io("reading the repositories folder"))?;
-        if !tenant.path().is_dir() {
-            continue;
+        if tenant.path().is_dir() {
+            found.extend(list_tenant(&tenant.path())?);
         }
-        let entries = std::fs::read_dir(tenant.path())
-            .map_err(Error::io(format!("reading {}", tenant.path().display())))?;
-        for entry in entries {
-            let path: PathBuf = entry
-                .map_err(Error::io("reading a tenant's repositories"))?
-                .path();
-            if path.extension().is_some_and(|ext| ext == "git") && path.join("HEAD").is_file() {
-                found.push(Repository { path });
-            }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+/// The repositories of one tenant's folder (`repositories/<tenant>`), sorted by path.
+pub fn list_tenant(folder: &Path) -> Result<Vec<Repository>> {
+    let mut found = Vec::new();
+    let entries = match std::fs::read_dir(folder) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(found),
+        Err(error) => return Err(Error::io(format!("reading {}", folder.display()))(error)),
+    };
+    for entry in entries {
+        let path: PathBuf = entry
+            .map_err(Error::io("reading a tenant's repositories"))?
+            .path();
+        if path.extension().is_some_and(|ext| ext == "git") && path.join("HEAD").is_file() {
+            found.push(Repository { path });
         }
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));

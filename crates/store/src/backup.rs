@@ -8,7 +8,7 @@
 //! which parses each column back to its type) and moves the sequences past them. No `pg_dump`
 //! is needed on either side.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,8 @@ use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, Executor, Row};
 
+pub use crate::schema::ColumnDump;
+use crate::schema::{self, quote};
 use crate::{Db, DbOptions, Engine};
 
 /// The SQLite copy's file name in a backup's database directory.
@@ -33,13 +35,6 @@ pub struct TableDump {
     pub file: String,
     pub columns: Vec<ColumnDump>,
     pub rows: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ColumnDump {
-    pub name: String,
-    /// `information_schema.columns.data_type`: what the value in each JSON line is parsed as.
-    pub data_type: String,
 }
 
 /// The newest migration this build knows: a backup of a newer schema does not load here.
@@ -136,12 +131,12 @@ impl Db {
         // Every table read below sees the one snapshot taken by the first query.
         tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await?;
-        let order = postgres_tables(&mut tx).await?;
+        let order = schema::tables_in_order(&mut tx, Engine::Postgres).await?;
         let mut tables = Vec::with_capacity(order.len());
         let mut written = Vec::with_capacity(order.len() + 1);
         for (index, name) in order.iter().enumerate() {
-            let columns = postgres_columns(&mut tx, name).await?;
-            let keys = postgres_primary_key(&mut tx, name).await?;
+            let columns = schema::columns(&mut tx, Engine::Postgres, name).await?;
+            let keys = schema::primary_key(&mut tx, Engine::Postgres, name).await?;
             let order_by = if keys.is_empty() {
                 String::new()
             } else {
@@ -192,7 +187,7 @@ impl Db {
         let mut tx = self.writer().begin().await?;
         let mut rows = 0;
         for table in &tables {
-            let present: BTreeSet<String> = postgres_columns(&mut tx, &table.name)
+            let present: BTreeSet<String> = schema::columns(&mut tx, Engine::Postgres, &table.name)
                 .await?
                 .into_iter()
                 .map(|column| column.name)
@@ -245,98 +240,6 @@ async fn insert_rows(
     let count = batch.len() as u64;
     batch.clear();
     Ok(count)
-}
-
-/// `name` as a quoted SQL identifier.
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// The schema's tables (the migrations' bookkeeping aside), each after the tables its
-/// foreign keys reference, ties by name.
-async fn postgres_tables(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> anyhow::Result<Vec<String>> {
-    let names: Vec<String> = sqlx::query_scalar(
-        "SELECT table_name::text FROM information_schema.tables \
-         WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
-         AND table_name <> '_sqlx_migrations' ORDER BY table_name",
-    )
-    .fetch_all(&mut **tx)
-    .await?;
-    let references: Vec<(String, String)> = sqlx::query(
-        "SELECT child.relname::text, parent.relname::text FROM pg_constraint k \
-         JOIN pg_class child ON child.oid = k.conrelid \
-         JOIN pg_class parent ON parent.oid = k.confrelid \
-         WHERE k.contype = 'f' AND k.connamespace = current_schema()::regnamespace",
-    )
-    .fetch_all(&mut **tx)
-    .await?
-    .into_iter()
-    .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-    .collect::<Result<_, sqlx::Error>>()?;
-    let mut parents: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (child, parent) in &references {
-        if child != parent {
-            parents.entry(child).or_default().insert(parent);
-        }
-    }
-    let mut ordered: Vec<String> = Vec::with_capacity(names.len());
-    let mut placed: BTreeSet<&str> = BTreeSet::new();
-    while ordered.len() < names.len() {
-        let ready = names.iter().find(|name| {
-            !placed.contains(name.as_str())
-                && parents
-                    .get(name.as_str())
-                    .is_none_or(|needed| needed.iter().all(|parent| placed.contains(parent)))
-        });
-        let Some(ready) = ready else {
-            bail!("the tables' foreign keys form a cycle");
-        };
-        placed.insert(ready);
-        ordered.push(ready.clone());
-    }
-    Ok(ordered)
-}
-
-/// The columns of `table` a row is written with (generated columns are recomputed).
-async fn postgres_columns(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    table: &str,
-) -> anyhow::Result<Vec<ColumnDump>> {
-    let rows = sqlx::query(
-        "SELECT column_name::text, data_type::text FROM information_schema.columns \
-         WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'NEVER' \
-         ORDER BY ordinal_position",
-    )
-    .bind(table)
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| {
-            Ok(ColumnDump {
-                name: row.try_get(0)?,
-                data_type: row.try_get(1)?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()?)
-}
-
-/// The primary key's columns of `table`, quoted, in key order: rows are written in that
-/// order, so a row referencing an earlier one of its own table (a subgroup's parent) follows it.
-async fn postgres_primary_key(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    table: &str,
-) -> anyhow::Result<Vec<String>> {
-    let names: Vec<String> = sqlx::query_scalar(
-        "SELECT a.attname::text FROM pg_index i \
-         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
-         WHERE i.indrelid = (quote_ident(current_schema()) || '.' || quote_ident($1))::regclass \
-         AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)",
-    )
-    .bind(table)
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(names.iter().map(|name| quote(name)).collect())
 }
 
 /// Moves every sequence owned by a column (serial and identity columns) past the largest

@@ -23,11 +23,19 @@ pub struct Manifest {
     pub schema_version: i64,
     /// RFC 3339, UTC.
     pub created_at: String,
+    #[serde(flatten)]
+    pub contents: Contents,
+}
+
+/// The repositories and checked files of a backup or a tenant archive.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Contents {
     pub repositories: Vec<RepositoryEntry>,
     pub files: Vec<FileEntry>,
 }
 
-/// A bare repository, at `path` under the data directory.
+/// A bare repository, at `path` under the data directory (a backup's) or the tenant's
+/// repositories (a tenant archive's).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RepositoryEntry {
     pub path: String,
@@ -76,22 +84,24 @@ impl Manifest {
         std::fs::write(root.join(FILE_NAME), serde_json::to_vec_pretty(self)?)?;
         Ok(())
     }
+}
 
+impl Contents {
     /// Checks every listed file's size and SHA-256, and that every path stays inside the
     /// backup and every bundle is listed: the first difference is the error.
     pub fn verify(&self, root: &Path) -> anyhow::Result<()> {
         for entry in &self.files {
             if !stays_inside(&entry.path) {
                 bail!(
-                    "the manifest names a path outside the backup: {}",
+                    "the manifest names a path outside its folder: {}",
                     entry.path
                 );
             }
             let (size, sha256) = digest(&root.join(&entry.path))
-                .with_context(|| format!("the backup is missing {}", entry.path))?;
+                .with_context(|| format!("{} is missing", entry.path))?;
             if size != entry.size || sha256 != entry.sha256 {
                 bail!(
-                    "{} does not match the manifest (size {size}, expected {}; sha256 {sha256}, expected {}): the backup is damaged or was altered",
+                    "{} does not match the manifest (size {size}, expected {}; sha256 {sha256}, expected {}): it is damaged or was altered",
                     entry.path,
                     entry.size,
                     entry.sha256
@@ -101,7 +111,7 @@ impl Manifest {
         for repository in &self.repositories {
             if !stays_inside(&repository.path) {
                 bail!(
-                    "the manifest names a repository outside the data directory: {}",
+                    "the manifest names a repository outside its folder: {}",
                     repository.path
                 );
             }
@@ -111,15 +121,13 @@ impl Manifest {
         }
         Ok(())
     }
-}
 
-impl Manifest {
     /// Fails unless `path` is one of the checked files.
     pub fn require(&self, path: &str) -> anyhow::Result<()> {
         if self.files.iter().any(|file| file.path == path) {
             Ok(())
         } else {
-            bail!("{path} is not among the backup's checked files")
+            bail!("{path} is not among the checked files")
         }
     }
 }

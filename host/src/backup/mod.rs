@@ -8,6 +8,7 @@
 //! the plugin cache, sockets, the upload spool) is left out, and so is the mail folder.
 
 mod manifest;
+pub mod tenant;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use anyhow::{Context, bail};
 use futures_util::{StreamExt, TryStreamExt};
 
 pub use manifest::Manifest;
-use manifest::{FORMAT_VERSION, FileEntry, RepositoryEntry};
+use manifest::{Contents, FORMAT_VERSION, FileEntry, RepositoryEntry};
 
 use crate::config::{BackupCommand, StorageArgs};
 use crate::git::{self, Repository};
@@ -37,13 +38,13 @@ pub async fn run(storage: &StorageArgs, command: BackupCommand) -> anyhow::Resul
     match command {
         BackupCommand::Create { output } => {
             let manifest = create(storage, &output).await?;
-            let bytes: u64 = manifest.files.iter().map(|file| file.size).sum();
+            let bytes: u64 = manifest.contents.files.iter().map(|file| file.size).sum();
             println!(
                 "backup written to {}: {} database, {} repositories, {} files, {bytes} bytes",
                 output.display(),
                 manifest.engine,
-                manifest.repositories.len(),
-                manifest.files.len(),
+                manifest.contents.repositories.len(),
+                manifest.contents.files.len(),
             );
         }
         BackupCommand::Restore { input } => {
@@ -51,11 +52,11 @@ pub async fn run(storage: &StorageArgs, command: BackupCommand) -> anyhow::Resul
                 manifest,
                 repositories,
             } = restore(storage, &input).await?;
-            let skipped = manifest.repositories.len() - repositories;
+            let skipped = manifest.contents.repositories.len() - repositories;
             println!(
                 "restored the backup of {} ({repositories} repositories, {} files; {skipped} repositories of projects created after the database copy left out)",
                 manifest.created_at,
-                manifest.files.len(),
+                manifest.contents.files.len(),
             );
         }
     }
@@ -87,7 +88,9 @@ pub async fn create(storage: &StorageArgs, output: &Path) -> anyhow::Result<Mani
         .collect();
     db.close().await;
 
-    let repositories = bundle_repositories(&storage.data_dir, output).await?;
+    // `repositories/<tenant>/<id>.git.bundle`, as in the data directory.
+    let found = git::bundle::list(&git::repositories(&storage.data_dir))?;
+    let repositories = bundle_repositories(found, &storage.data_dir, output, "").await?;
     written.extend(
         repositories
             .iter()
@@ -105,8 +108,10 @@ pub async fn create(storage: &StorageArgs, output: &Path) -> anyhow::Result<Mani
         engine: engine_name(engine).to_string(),
         schema_version,
         created_at,
-        repositories,
-        files,
+        contents: Contents {
+            repositories,
+            files,
+        },
     };
     manifest.write(output)?;
     Ok(manifest)
@@ -124,7 +129,7 @@ pub struct Restored {
 /// verified before anything is written.
 pub async fn restore(storage: &StorageArgs, input: &Path) -> anyhow::Result<Restored> {
     let manifest = Manifest::read(input)?;
-    manifest.verify(input)?;
+    manifest.contents.verify(input)?;
     let options = db_options(storage);
     let sqlite_target = store_backup::sqlite_file(&options)?;
     let engine = if sqlite_target.is_some() {
@@ -234,24 +239,25 @@ fn prepare_output(output: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Bundles every repository of `data_dir` into `output`, as many at once as there are cores.
+/// Bundles `found` (repositories under `base`) into `output`, as many at once as there are
+/// cores: each bundle at `<prefix><path under base>.bundle`.
 async fn bundle_repositories(
-    data_dir: &Path,
+    found: Vec<Repository>,
+    base: &Path,
     output: &Path,
+    prefix: &str,
 ) -> anyhow::Result<Vec<RepositoryEntry>> {
-    let found = git::bundle::list(&git::repositories(data_dir))?;
     let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
     futures_util::stream::iter(found)
         .map(|repository| async move {
             let relative = repository
                 .path()
-                .strip_prefix(data_dir)
-                .context("a repository outside the data directory")?
+                .strip_prefix(base)
+                .context("a repository outside its folder")?
                 .to_str()
                 .context("a repository path that is not UTF-8")?
                 .to_string();
-            // `repositories/<tenant>/<id>.git.bundle`, as in the data directory.
-            let bundle = format!("{relative}.bundle");
+            let bundle = format!("{prefix}{relative}.bundle");
             let file = output.join(&bundle);
             if let Some(parent) = file.parent() {
                 tokio::fs::create_dir_all(parent).await?;
@@ -269,6 +275,28 @@ async fn bundle_repositories(
         })
         .buffered(parallel)
         .try_collect()
+        .await
+}
+
+/// Makes each of `entries` anew under `base` from its bundle in `input`, as many at once as
+/// there are cores.
+async fn restore_each(
+    entries: &[&RepositoryEntry],
+    input: &Path,
+    base: &Path,
+) -> anyhow::Result<()> {
+    let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
+    futures_util::stream::iter(entries)
+        .map(|entry| async move {
+            let repository = Repository::at(base.join(&entry.path));
+            let bundle = entry.bundle.as_ref().map(|bundle| input.join(bundle));
+            repository
+                .restore(bundle.as_deref(), &entry.head)
+                .await
+                .with_context(|| format!("restoring {}", entry.path))
+        })
+        .buffer_unordered(parallel)
+        .try_collect::<()>()
         .await
 }
 
@@ -319,14 +347,20 @@ fn walk_files(root: &Path, dir: &Path, found: &mut Vec<PathBuf>) -> anyhow::Resu
 /// Checks that every file the database load reads was among the verified ones.
 fn check_database_files(manifest: &Manifest, input: &Path, engine: Engine) -> anyhow::Result<()> {
     match engine {
-        Engine::Sqlite => manifest.require(&format!("{DATABASE_DIR}/{SQLITE_FILE}")),
+        Engine::Sqlite => manifest
+            .contents
+            .require(&format!("{DATABASE_DIR}/{SQLITE_FILE}")),
         Engine::Postgres => {
-            manifest.require(&format!("{DATABASE_DIR}/{TABLES_FILE}"))?;
+            manifest
+                .contents
+                .require(&format!("{DATABASE_DIR}/{TABLES_FILE}"))?;
             let tables: Vec<TableDump> = serde_json::from_slice(&std::fs::read(
                 input.join(DATABASE_DIR).join(TABLES_FILE),
             )?)?;
             for table in &tables {
-                manifest.require(&format!("{DATABASE_DIR}/{}", table.file))?;
+                manifest
+                    .contents
+                    .require(&format!("{DATABASE_DIR}/{}", table.file))?;
             }
             Ok(())
         }
@@ -367,7 +401,7 @@ fn remove_if_present(path: &Path) -> anyhow::Result<()> {
 fn restore_files(manifest: &Manifest, input: &Path, data_dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let prefix = format!("{FILES_DIR}/");
-    for entry in &manifest.files {
+    for entry in &manifest.contents.files {
         let Some(relative) = entry.path.strip_prefix(&prefix) else {
             continue;
         };
@@ -392,42 +426,35 @@ async fn restore_repositories(
     data_dir: &Path,
     projects: &BTreeSet<(i64, i64)>,
 ) -> anyhow::Result<usize> {
-    let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
     let wanted: Vec<&RepositoryEntry> = manifest
+        .contents
         .repositories
         .iter()
         .filter(|entry| project_of(&entry.path).is_some_and(|key| projects.contains(&key)))
         .collect();
-    let count = wanted.len();
-    futures_util::stream::iter(wanted)
-        .map(|entry| async move {
-            let repository = Repository::at(data_dir.join(&entry.path));
-            let bundle = entry.bundle.as_ref().map(|bundle| input.join(bundle));
-            repository
-                .restore(bundle.as_deref(), &entry.head)
-                .await
-                .with_context(|| format!("restoring {}", entry.path))
-        })
-        .buffer_unordered(parallel)
-        .try_collect::<()>()
-        .await?;
-    Ok(count)
+    restore_each(&wanted, input, data_dir).await?;
+    Ok(wanted.len())
 }
 
 /// The `(tenant, project)` of a repository path, `repositories/<tenant>/<id>.git` or
 /// `<id>.wiki.git`.
 fn project_of(path: &str) -> Option<(i64, i64)> {
-    let mut parts = path.rsplit('/');
-    let name = parts.next()?;
-    let tenant = parts.next()?.parse().ok()?;
+    let path = Path::new(path);
+    let tenant = path.parent()?.file_name()?.to_str()?.parse().ok()?;
+    Some((tenant, project_id_of(path)?))
+}
+
+/// The project id a repository's path names: `<id>.git` or `<id>.wiki.git`.
+fn project_id_of(path: &Path) -> Option<i64> {
+    let name = path.file_name()?.to_str()?;
     let stem = name.strip_suffix(".git")?;
-    let id = stem.strip_suffix(".wiki").unwrap_or(stem).parse().ok()?;
-    Some((tenant, id))
+    stem.strip_suffix(".wiki").unwrap_or(stem).parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::project_of;
+    use super::{project_id_of, project_of};
+    use std::path::Path;
 
     #[test]
     fn repository_paths_name_their_project() {
@@ -435,5 +462,6 @@ mod tests {
         assert_eq!(project_of("repositories/3/17.wiki.git"), Some((3, 17)));
         assert_eq!(project_of("repositories/3/x.git"), None);
         assert_eq!(project_of("17.git"), None);
+        assert_eq!(project_id_of(Path::new("17.wiki.git")), Some(17));
     }
 }
