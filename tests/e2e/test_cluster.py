@@ -1,6 +1,7 @@
 """Three `trellis serve` processes on one PostgreSQL database and one shared data directory,
 behind HAProxy (tests/cluster/haproxy.cfg, as tests/cluster/start runs them): what one process
-writes another serves; rate limits count once; a webhook is delivered once; a rolling restart
+writes another serves; rate limits count once; a revoked token, a changed setting and a plugin
+swap reach every process at once; a webhook is delivered once; a rolling restart
 under load fails no request; `kill -9` of a process during pushes loses no acknowledged push,
 and an import its process died in finishes on another."""
 
@@ -24,14 +25,23 @@ from conftest import (
     _skip_unless_engine,
     assert_json,
     bare_repository,
+    bind,
+    built_in,
     free_port,
     require_program,
     run_git,
     serve_git_daemon,
+    upload,
+    user_with_token,
 )
 
 PROCESSES = 3
 LEASE_SECONDS = 2
+# Caches that would keep an old answer for ten minutes: what one process changes must reach
+# the others through the announcements, not through expiry.
+LONG_CACHES = {"TRELLIS_AUTH_CACHE_MS": "600000", "TRELLIS_SETTINGS_CACHE_SECONDS": "600"}
+# A window within which "at once" must hold on every process.
+AT_ONCE = 0.5
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +72,7 @@ class Cluster:
         self.start_haproxy()
 
     def start_process(self, first: Server | None) -> Server:
-        env = {**LOOPBACK_RECEIVERS, "TRELLIS_SECRET_KEY": self.secret_key,
+        env = {**LOOPBACK_RECEIVERS, **LONG_CACHES, "TRELLIS_SECRET_KEY": self.secret_key,
                "TRELLIS_SHUTDOWN_BLACKOUT_SECONDS": "2",
                "TRELLIS_JOB_LEASE_SECONDS": str(LEASE_SECONDS),
                "TRELLIS_TRUSTED_PROXIES": "127.0.0.1/32",
@@ -204,6 +214,76 @@ def test_rate_limits_count_once_across_the_processes(cluster):
     finally:
         cluster.api("PUT", "/application/settings",
                     json={"throttle_authenticated_api_enabled": False})
+
+
+def on_every_process(cluster: Cluster, check) -> bool:
+    """Whether `check(process)` holds on every process within AT_ONCE."""
+    deadline = time.monotonic() + AT_ONCE
+    while True:
+        if all(check(process) for process in cluster.processes):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
+def test_a_revoked_token_a_changed_setting_and_a_plugin_swap_reach_every_process(cluster,
+                                                                                  keyword_wasm):
+    root = cluster.root_token
+    first, second = cluster.processes[0], cluster.processes[1]
+
+    # A token every process has cached is revoked through one of them.
+    user, token = user_with_token(first)
+    for _ in range(2):
+        assert all(p.request("GET", "/user", token=token).status_code == 200
+                   for p in cluster.processes)
+    tokens = assert_json(first.request("GET", "/personal_access_tokens", token=token), 200)
+    r = second.request("DELETE", f"/personal_access_tokens/{tokens[0]['id']}", token=root)
+    assert r.status_code == 204, r.text
+    assert on_every_process(
+        cluster, lambda p: p.request("GET", "/user", token=token).status_code == 401)
+
+    # A setting every process has cached is changed through the balancer.
+    def prefix_on(process) -> str:
+        return process.create_token_api(token=root)["token"].split("-")[0] + "-"
+
+    assert {prefix_on(p) for p in cluster.processes} == {"glpat-"}
+    assert_json(cluster.api("PUT", "/application/settings",
+                            json={"personal_access_token_prefix": "swift-"}), 200)
+    try:
+        assert on_every_process(cluster, lambda p: prefix_on(p) == "swift-")
+    finally:
+        assert_json(cluster.api("PUT", "/application/settings",
+                                json={"personal_access_token_prefix": "glpat-"}), 200)
+
+    # The spam check's plugin is bound, then swapped for an uploaded one (asked about the
+    # revoked token's user: administrators are not checked for spam).
+    def verdict_on(process, title: str) -> tuple[str, str] | None:
+        r = process.request("POST", "/application/plugin_hooks/spam_check/test", token=root,
+                            json={"title": title, "user_id": user["id"]})
+        return (r.json()["plugin"], r.json()["verdict"]) if r.status_code == 200 else None
+
+    plugin = built_in(first)
+    swapped_in = assert_json(upload(first, keyword_wasm, name="keyword-spam-filter.wasm"), 201)
+    try:
+        assert_json(bind(first, plugin_id=plugin["id"], config={"blocked_words": ["casino"]}),
+                    200)
+        built_in_name = f"{plugin['name']}@{plugin['version']}"
+        assert on_every_process(
+            cluster, lambda p: verdict_on(p, "cheap casino") == (built_in_name, "disallow")), \
+            [verdict_on(p, "cheap casino") for p in cluster.processes]
+        assert_json(bind(second, plugin_id=swapped_in["id"],
+                         config={"keywords": ["poker"], "verdict": "disallow"}), 200)
+        # An uploaded plugin without a version is named `<name>@unversioned`.
+        keyword_name = f"{swapped_in['name']}@{swapped_in['version'] or 'unversioned'}"
+        assert on_every_process(
+            cluster, lambda p: verdict_on(p, "cheap poker") == (keyword_name, "disallow")
+            and verdict_on(p, "cheap casino")[1] != "disallow"), \
+            [verdict_on(p, "cheap poker") for p in cluster.processes]
+    finally:
+        r = cluster.api("DELETE", "/application/plugin_hooks/spam_check")
+        assert r.status_code == 204, r.text
+    assert on_every_process(cluster, lambda p: verdict_on(p, "cheap poker") is None)
 
 
 def test_a_webhook_is_delivered_once(cluster, receiver):
