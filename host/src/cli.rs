@@ -431,11 +431,16 @@ async fn tenant(
         }
         TenantCommand::Export {
             host,
+            default_tenant: _,
             output,
             secrets,
         } => {
+            let host = match host {
+                Some(host) => tenants::normalize_host(&host)?,
+                None => DEFAULT_TENANT_HOST.to_string(),
+            };
             let tenant = db
-                .find_tenant(&tenants::normalize_host(&host)?)
+                .find_tenant(&host)
                 .await?
                 .with_context(|| format!("no tenant answers {host}"))?;
             let key = archive_key(&secrets, &storage.data_dir)?;
@@ -445,7 +450,11 @@ async fn tenant(
             println!(
                 "tenant {} ({}) exported to {}: {} rows, {} repositories, {} uploads, {} bytes{}",
                 exported.tenant.id,
-                exported.tenant.host,
+                if exported.tenant.host == DEFAULT_TENANT_HOST {
+                    "the default tenant"
+                } else {
+                    &exported.tenant.host
+                },
                 output.display(),
                 exported.rows,
                 exported.repositories,

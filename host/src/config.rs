@@ -402,8 +402,11 @@ pub enum TenantCommand {
     /// that `tenant import` loads into another deployment. Suspend it first for a copy that
     /// no later write misses.
     Export {
-        #[arg(long)]
-        host: String,
+        #[arg(long, required_unless_present = "default_tenant")]
+        host: Option<String>,
+        /// Export the default tenant (the one answering every other host).
+        #[arg(long, conflicts_with = "host")]
+        default_tenant: bool,
         /// The archive to write (it must not exist).
         #[arg(long)]
         output: PathBuf,

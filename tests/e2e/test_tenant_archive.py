@@ -312,3 +312,19 @@ def test_export_refuses_an_existing_file_and_an_unknown_host(source, tmp_path):
                              str(tmp_path / "none.tar"), check=False)
     assert r.returncode != 0 and "no tenant answers" in r.stderr
     assert not (tmp_path / "none.tar").exists()
+
+
+def test_the_default_tenant_moves_under_a_host_of_its_own(source, target, tmp_path):
+    archive = tmp_path / "default.tar"
+    out = source["server"].cli("tenant", "export", "--default-tenant", "--output",
+                               str(archive)).stdout
+    assert "the default tenant" in out
+    host = f"was-default-{secrets.token_hex(3)}.example"
+    import_(target, archive, host)
+    token = served(target, host)
+    names = [p["name"] for p in assert_json(target.request("GET", "/projects", token=token,
+                                                           host=host), 200)]
+    assert names == ["default-only"]
+    r = source["server"].cli("tenant", "export", "--default-tenant", "--host", source["host"],
+                             "--output", str(tmp_path / "both.tar"), check=False)
+    assert r.returncode != 0 and not (tmp_path / "both.tar").exists()
