@@ -290,6 +290,17 @@ def test_refusals_write_nothing(source, target, imported, tmp_path):
     r = import_(target, damaged, f"y-{secrets.token_hex(3)}.example", check=False)
     assert r.returncode != 0 and "damaged or was altered" in r.stderr
 
+    # A symbolic link among the files.
+    linked = tmp_path / "linked.tar"
+    with tarfile.open(imported["archive"]) as original, tarfile.open(linked, "w") as out:
+        for member in original.getmembers():
+            out.addfile(member, original.extractfile(member))
+        link = tarfile.TarInfo("uploads/escape")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        out.addfile(link)
+    r = import_(target, linked, f"w-{secrets.token_hex(3)}.example", check=False)
+    assert r.returncode != 0 and "neither a file nor a folder" in r.stderr
+
     # Not an archive at all.
     junk = tmp_path / "junk.tar"
     junk.write_bytes(b"not a tar file" * 100)

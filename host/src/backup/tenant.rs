@@ -227,12 +227,8 @@ pub async fn import(
     let staging = tempfile::Builder::new()
         .prefix(".trellis-tenant-import-")
         .tempdir_in(data_dir)?;
-    let root = staging.path();
-    let archive =
-        std::fs::File::open(input).with_context(|| format!("opening {}", input.display()))?;
-    tar::Archive::new(std::io::BufReader::new(archive))
-        .unpack(root)
-        .with_context(|| format!("{} is not a tar file", input.display()))?;
+    let root = &staging.path().join("archive");
+    unpack(input, root)?;
     let manifest = read_manifest(root)?;
     manifest.contents.verify(root)?;
     for table in &manifest.tables {
@@ -254,7 +250,7 @@ pub async fn import(
 
     // Repositories are made in the staging folder first: the database transaction below is
     // open only while they are moved into place.
-    let made = root.join("made");
+    let made = staging.path().join("repositories");
     let projects = imported_projects(&manifest, root)?;
     let wanted: Vec<&RepositoryEntry> = manifest
         .contents
@@ -265,13 +261,19 @@ pub async fn import(
         })
         .collect();
     restore_each(&wanted, root, &made).await?;
-    let uploads_made = root.join(UPLOADS_DIR);
-    let uploads = manifest
-        .contents
-        .files
-        .iter()
-        .filter(|file| file.path.starts_with(&format!("{UPLOADS_DIR}/")))
-        .count();
+    // Only the uploads the manifest lists and vouches for go into place.
+    let uploads_made = staging.path().join(UPLOADS_DIR);
+    let mut uploads = 0;
+    for file in &manifest.contents.files {
+        if let Some(relative) = file.path.strip_prefix(&format!("{UPLOADS_DIR}/")) {
+            let target = uploads_made.join(relative);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::rename(root.join(&file.path), target)?;
+            uploads += 1;
+        }
+    }
 
     let mut filter = ImportFilter {
         secrets: match secret_key {
@@ -323,6 +325,34 @@ pub async fn import(
         uploads,
         includes_secrets: secret_key.is_some(),
     })
+}
+
+/// Unpacks the tar file `input` into `root`: regular files and folders only, none outside it.
+fn unpack(input: &Path, root: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir(root)?;
+    let archive =
+        std::fs::File::open(input).with_context(|| format!("opening {}", input.display()))?;
+    let mut archive = tar::Archive::new(std::io::BufReader::new(archive));
+    let entries = archive
+        .entries()
+        .with_context(|| format!("{} is not a tar file", input.display()))?;
+    for entry in entries {
+        let mut entry = entry.with_context(|| format!("{} is not a tar file", input.display()))?;
+        let kind = entry.header().entry_type();
+        if !(kind.is_file() || kind.is_dir()) {
+            bail!(
+                "the archive holds {}, which is neither a file nor a folder",
+                entry.path()?.display()
+            );
+        }
+        if !entry.unpack_in(root)? {
+            bail!(
+                "the archive names a path outside its folder: {}",
+                entry.path()?.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn read_manifest(root: &Path) -> anyhow::Result<TenantManifest> {
