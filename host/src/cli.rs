@@ -31,6 +31,7 @@ use crate::settings::keys;
 use crate::settings::{SecretKey, SettingsCache};
 use crate::store::tenants::DEFAULT_TENANT_HOST;
 use crate::store::{self, Db, DbOptions};
+use crate::tenants::quotas::QuotaArg;
 use crate::tenants::{self, RootCredentials, TenantRegistry};
 use crate::{auth, backup, http, services, shutdown};
 
@@ -167,7 +168,7 @@ async fn operated_tenant(db: &Db, host: &str) -> anyhow::Result<store::tenants::
         .with_context(|| format!("no tenant answers {host}"))?;
     anyhow::ensure!(
         tenant.host != DEFAULT_TENANT_HOST,
-        "the default tenant cannot be suspended or deleted"
+        "the default tenant cannot be suspended, deleted or given quotas"
     );
     Ok(tenant)
 }
@@ -363,7 +364,7 @@ async fn refresh_tenants(ctx: ApiContext, every: Duration) {
     let mut interval = tokio::time::interval(every);
     loop {
         interval.tick().await;
-        if let Err(error) = ctx.tenants.refresh(&ctx.db).await {
+        if let Err(error) = ctx.refresh_tenants().await {
             tracing::warn!(
                 error = format!("{error:#}"),
                 "could not refresh the tenant list"
@@ -416,6 +417,32 @@ async fn tenant(
                     (None, None, None) => "active".to_string(),
                 };
                 println!("{}\t{}\t{}", tenant.id, host, state);
+            }
+        }
+        TenantCommand::Quota { host, quotas } => {
+            let tenant = operated_tenant(&db, &host).await?;
+            let mut set = tenant.quotas;
+            let changes = [
+                (quotas.storage, &mut set.max_storage_bytes),
+                (quotas.projects, &mut set.max_projects),
+                (quotas.users, &mut set.max_users),
+                (quotas.requests_per_second, &mut set.max_requests_per_second),
+                (quotas.plugin_instances, &mut set.max_plugin_instances),
+            ];
+            let mut changed = false;
+            for (given, quota) in changes {
+                if let Some(QuotaArg(limit)) = given {
+                    *quota = limit;
+                    changed = true;
+                }
+            }
+            if changed {
+                db.set_tenant_quotas(tenant.id, &set).await?;
+                println!("tenant {} ({}) quotas set", tenant.id, tenant.host);
+            }
+            let usage = db.tenant(tenant.id).quota_usage().await?;
+            for (quota, shown) in tenants::quotas::describe(&usage) {
+                println!("{quota}: {shown}");
             }
         }
         TenantCommand::Suspend { host } => {

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use ipnet::IpNet;
 
 use crate::plugins::{Maxima, MaximaArgs};
+use crate::tenants::quotas::QuotaArg;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -423,6 +424,35 @@ pub enum TenantCommand {
         #[command(flatten)]
         secrets: ArchiveSecrets,
     },
+    /// Set the quotas of the tenant answering HOST (`none` clears one); without a quota
+    /// flag, print its quotas and usage. Running servers apply a change within seconds.
+    Quota {
+        #[arg(long)]
+        host: String,
+        #[command(flatten)]
+        quotas: QuotaArgs,
+    },
+}
+
+/// The quotas `trellis tenant quota` sets; the ones not given stay as they are.
+#[derive(Debug, Args)]
+pub struct QuotaArgs {
+    /// Its repositories and uploads together: `10GiB`, `500MB`, bytes, or `none`.
+    #[arg(long, value_parser = crate::tenants::quotas::parse_size)]
+    pub storage: Option<QuotaArg>,
+    /// Projects it may hold, or `none`.
+    #[arg(long, value_parser = crate::tenants::quotas::parse_count)]
+    pub projects: Option<QuotaArg>,
+    /// Human users it may hold (bots and the ghost user do not count), or `none`.
+    #[arg(long, value_parser = crate::tenants::quotas::parse_count)]
+    pub users: Option<QuotaArg>,
+    /// Requests per second to the tenant from all clients together (429 beyond), or `none`.
+    #[arg(long, value_parser = crate::tenants::quotas::parse_count)]
+    pub requests_per_second: Option<QuotaArg>,
+    /// Its plugin instances running at once (its share of the plugin CPU), or `none` for
+    /// the operator's per-tenant default; a quota only lowers that default.
+    #[arg(long, value_parser = crate::tenants::quotas::parse_count)]
+    pub plugin_instances: Option<QuotaArg>,
 }
 
 /// Whether a tenant archive carries credentials.

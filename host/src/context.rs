@@ -82,6 +82,14 @@ impl ApiContext {
         }
     }
 
+    /// Reads the tenants again, and gives the plugin host their instance quotas.
+    pub async fn refresh_tenants(&self) -> anyhow::Result<()> {
+        self.tenants.refresh(&self.db).await?;
+        self.plugins
+            .set_instance_quotas(self.tenants.plugin_instance_quotas());
+        Ok(())
+    }
+
     /// The port git over SSH serves tenant `tenant_id` on, if a listener serves it.
     pub fn ssh_port(&self, tenant_id: i64) -> Option<u16> {
         self.config

@@ -40,7 +40,7 @@ async fn apply(ctx: &ApiContext, change: Invalidation) {
 }
 
 async fn refresh_tenants(ctx: &ApiContext) {
-    if let Err(error) = ctx.tenants.refresh(&ctx.db).await {
+    if let Err(error) = ctx.refresh_tenants().await {
         tracing::warn!(
             error = format!("{error:#}"),
             "could not refresh the tenant list"

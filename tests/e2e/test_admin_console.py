@@ -44,6 +44,7 @@ PAGES = [
     ("GET", "/admin/settings"),
     ("GET", "/admin/settings/general"),
     ("POST", "/admin/settings/general"),
+    ("GET", "/admin/usage"),
     ("GET", "/admin/users"),
     ("POST", "/admin/users"),
     ("GET", "/admin/users/new"),

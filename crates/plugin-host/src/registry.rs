@@ -67,6 +67,9 @@ pub struct Plugins {
     /// (as many, and at least two), so that rebinding away from a plugin that holds every
     /// live slot, or while a trial runs to its deadline, never waits on it.
     slots: Mutex<HashMap<(i64, bool), Arc<Semaphore>>>,
+    /// Tenants' own caps on their instances at once (the operator's quota of each), which
+    /// only lower `maxima.tenant_instances`.
+    instance_quotas: RwLock<HashMap<i64, usize>>,
     /// Uploads compile one at a time per tenant, and a few at a time in all (each compile
     /// holds a core and its memory), so that one tenant's slow uploads delay only its own.
     upload_compiles: Arc<Semaphore>,
@@ -86,6 +89,7 @@ impl Plugins {
             bindings: RwLock::default(),
             rows: tokio::sync::Mutex::default(),
             slots: Mutex::default(),
+            instance_quotas: RwLock::default(),
             upload_compiles: Arc::new(Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get().max(2)),
             )),
@@ -306,8 +310,33 @@ impl Plugins {
         }
     }
 
+    /// Replaces the tenants' instance quotas; a tenant whose quota changed gets new slots
+    /// (calls already running finish on the old ones).
+    pub fn set_instance_quotas(&self, quotas: HashMap<i64, usize>) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let mut current = self
+            .instance_quotas
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if *current == quotas {
+            return;
+        }
+        slots.retain(|(tenant, _), _| current.get(tenant) == quotas.get(tenant));
+        *current = quotas;
+    }
+
     fn slots(&self, tenant_id: i64, live: bool) -> Arc<Semaphore> {
-        let live_slots = self.maxima.tenant_instances.max(1);
+        let quota = self
+            .instance_quotas
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&tenant_id)
+            .copied();
+        let live_slots = quota
+            .map_or(self.maxima.tenant_instances, |quota| {
+                quota.min(self.maxima.tenant_instances)
+            })
+            .max(1);
         let size = if live { live_slots } else { live_slots.max(2) };
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots
@@ -486,4 +515,51 @@ fn record_metrics(binding: &Binding, outcome: &'static str, elapsed: Duration, s
     metrics::histogram!("trellis_plugin_call_duration_seconds", &labels)
         .record(elapsed.as_secs_f64());
     metrics::counter!("trellis_plugin_fuel_consumed_total", &labels).increment(stats.fuel);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RuntimeOptions;
+
+    fn plugins(tenant_instances: usize) -> Arc<Plugins> {
+        let runtime = Runtime::new(RuntimeOptions {
+            cache_dir: None,
+            pool_instances: 1,
+            max_memory_bytes: 16 << 20,
+        })
+        .unwrap();
+        Plugins::new(
+            runtime,
+            Maxima {
+                tenant_instances,
+                ..Maxima::default()
+            },
+        )
+    }
+
+    #[test]
+    fn a_tenants_instance_quota_lowers_its_cap_and_only_its_own() {
+        let plugins = plugins(4);
+        assert_eq!(plugins.slots(7, true).available_permits(), 4);
+        plugins.set_instance_quotas(HashMap::from([(7, 1), (8, 9)]));
+        assert_eq!(plugins.slots(7, true).available_permits(), 1);
+        assert_eq!(
+            plugins.slots(8, true).available_permits(),
+            4,
+            "never above the operator's"
+        );
+        assert_eq!(plugins.slots(9, true).available_permits(), 4);
+        // Administrators' calls keep their own slots, at least two.
+        assert_eq!(plugins.slots(7, false).available_permits(), 2);
+        let held = plugins.slots(9, true);
+        plugins.set_instance_quotas(HashMap::from([(7, 3)]));
+        assert_eq!(plugins.slots(7, true).available_permits(), 3);
+        assert!(
+            Arc::ptr_eq(&held, &plugins.slots(9, true)),
+            "unchanged tenants keep theirs"
+        );
+        plugins.set_instance_quotas(HashMap::new());
+        assert_eq!(plugins.slots(7, true).available_permits(), 4);
+    }
 }

@@ -17,7 +17,7 @@ use sqlx::{AssertSqlSafe, Executor, Row};
 
 use crate::invalidation::Invalidation;
 use crate::schema::{self, ColumnDump, quote};
-use crate::tenants::TenantRow;
+use crate::tenants::{TENANT_COLUMNS, TenantRow};
 use crate::{Db, Engine, now_ms};
 
 /// Bind parameters one insert may carry (SQLite's limit is 32,766, PostgreSQL's 65,535).
@@ -130,11 +130,10 @@ impl Db {
         // The first statement writes, so SQLite takes the write lock at once (waiting for a
         // running server's write under `busy_timeout`) rather than failing to upgrade later.
         let mut tx = self.writer().begin().await?;
-        let tenant: TenantRow = sqlx::query_as(
+        let tenant: TenantRow = sqlx::query_as(AssertSqlSafe(format!(
             "INSERT INTO tenants (id, host, created_at) \
-             SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants \
-             RETURNING id, host, suspended_at, delete_after, deleted_at",
-        )
+             SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants RETURNING {TENANT_COLUMNS}"
+        )))
         .bind(host)
         .bind(now_ms())
         .fetch_one(&mut *tx)

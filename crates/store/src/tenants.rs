@@ -1,6 +1,6 @@
 //! The tenants table. Tenants are not tenant-scoped data, so these live on [`Db`].
 
-use super::{Db, now_ms};
+use super::{Db, TenantDb, now_ms};
 use crate::invalidation::Invalidation;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -13,9 +13,37 @@ pub struct TenantRow {
     pub delete_after: Option<i64>,
     /// When it was purged: its rows and files are gone, its host released.
     pub deleted_at: Option<i64>,
+    #[sqlx(flatten)]
+    pub quotas: TenantQuotas,
 }
 
-const TENANT_COLUMNS: &str = "id, host, suspended_at, delete_after, deleted_at";
+/// The operator's limits on a tenant (`trellis tenant quota`); `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct TenantQuotas {
+    /// Its projects' repositories and uploads together, in bytes.
+    pub max_storage_bytes: Option<i64>,
+    pub max_projects: Option<i64>,
+    /// Human users (bots and the ghost user do not count).
+    pub max_users: Option<i64>,
+    /// Requests per second to the whole tenant, from all clients together.
+    pub max_requests_per_second: Option<i64>,
+    /// Its plugin instances running at once (its share of the plugin CPU); lowers the
+    /// operator's per-tenant default, never raises it.
+    pub max_plugin_instances: Option<i64>,
+}
+
+/// A tenant's quotas and what it uses of them.
+#[derive(Debug, Clone, Copy)]
+pub struct QuotaUsage {
+    pub quotas: TenantQuotas,
+    pub projects: i64,
+    pub users: i64,
+    /// Its projects' `storage_size` plus its uploads' sizes.
+    pub storage_bytes: i64,
+}
+
+pub(crate) const TENANT_COLUMNS: &str = "id, host, suspended_at, delete_after, deleted_at, \
+     max_storage_bytes, max_projects, max_users, max_requests_per_second, max_plugin_instances";
 
 /// The tenant that answers every host no other tenant claims.
 pub const DEFAULT_TENANT_HOST: &str = "";
@@ -44,11 +72,11 @@ impl Db {
         // that reads first cannot wait for the write lock (its upgrade fails at once with
         // "database is locked" when a running server wrote meanwhile); a lone write waits
         // for it under `busy_timeout`.
-        let tenant = sqlx::query_as(
+        let tenant = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "INSERT INTO tenants (id, host, created_at) \
              SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants \
-             RETURNING id, host, suspended_at, delete_after, deleted_at",
-        )
+             RETURNING {TENANT_COLUMNS}",
+        )))
         .bind(host)
         .bind(now_ms())
         .fetch_one(self.writer())
@@ -79,6 +107,24 @@ impl Db {
         )
         .bind(now_ms())
         .bind(after)
+        .bind(id)
+        .execute(self.writer())
+        .await?;
+        self.tenants_changed(done.rows_affected()).await
+    }
+
+    /// Replaces the tenant's quotas; `false` when no live tenant has that id.
+    pub async fn set_tenant_quotas(&self, id: i64, quotas: &TenantQuotas) -> crate::Result<bool> {
+        let done = sqlx::query(
+            "UPDATE tenants SET max_storage_bytes = $1, max_projects = $2, max_users = $3, \
+             max_requests_per_second = $4, max_plugin_instances = $5 \
+             WHERE id = $6 AND deleted_at IS NULL",
+        )
+        .bind(quotas.max_storage_bytes)
+        .bind(quotas.max_projects)
+        .bind(quotas.max_users)
+        .bind(quotas.max_requests_per_second)
+        .bind(quotas.max_plugin_instances)
         .bind(id)
         .execute(self.writer())
         .await?;
@@ -189,5 +235,60 @@ impl Db {
         tx.commit().await?;
         self.announce(Invalidation::Tenants).await;
         Ok(true)
+    }
+}
+
+impl TenantDb {
+    /// The tenant's quotas, read now (a check before a write must not act on a registry that
+    /// lags behind a change).
+    pub async fn quotas(&self) -> crate::Result<TenantQuotas> {
+        Ok(self
+            .query_as(
+                "SELECT max_storage_bytes, max_projects, max_users, max_requests_per_second, \
+                 max_plugin_instances FROM tenants WHERE id = $1",
+            )
+            .fetch_one(self.reader())
+            .await?)
+    }
+
+    /// The tenant's projects (those marked for deletion too: they hold their place until
+    /// they are gone).
+    pub async fn project_count(&self) -> crate::Result<i64> {
+        Ok(self
+            .query_scalar("SELECT COUNT(*) FROM projects WHERE tenant_id = $1")
+            .fetch_one(self.reader())
+            .await?)
+    }
+
+    /// The tenant's human users.
+    pub async fn human_user_count(&self) -> crate::Result<i64> {
+        Ok(self
+            .query_scalar("SELECT COUNT(*) FROM users WHERE tenant_id = $1 AND user_type = 'human'")
+            .fetch_one(self.reader())
+            .await?)
+    }
+
+    /// Bytes the tenant stores: its projects' repositories (as last measured, after each
+    /// push) and its uploads.
+    pub async fn storage_bytes(&self) -> crate::Result<i64> {
+        // PostgreSQL's SUM of BIGINT is NUMERIC, hence the casts.
+        Ok(self
+            .query_scalar(
+                "SELECT CAST((SELECT COALESCE(SUM(storage_size), 0) FROM projects \
+                 WHERE tenant_id = $1) AS BIGINT) + CAST((SELECT COALESCE(SUM(size), 0) \
+                 FROM uploads WHERE tenant_id = $1) AS BIGINT)",
+            )
+            .fetch_one(self.reader())
+            .await?)
+    }
+
+    /// The tenant's quotas with its usage of them.
+    pub async fn quota_usage(&self) -> crate::Result<QuotaUsage> {
+        Ok(QuotaUsage {
+            quotas: self.quotas().await?,
+            projects: self.project_count().await?,
+            users: self.human_user_count().await?,
+            storage_bytes: self.storage_bytes().await?,
+        })
     }
 }

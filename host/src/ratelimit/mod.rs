@@ -214,11 +214,21 @@ async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Resp
             .map(MatchedPath::as_str),
         query: parts.uri.query(),
     };
-    let candidates = rules::candidates(&settings, &facts);
+    let mut candidates = rules::candidates(&settings, &facts);
+    if let Some(limit) = ctx
+        .tenants
+        .quotas(resolved.tenant.id)
+        .max_requests_per_second
+    {
+        candidates.insert(0, rules::tenant_quota(limit));
+    }
     if candidates.is_empty() {
         return Ok(body);
     }
-    let (user, body) = if candidates.iter().any(|r| r.who != Who::PerPath) {
+    let (user, body) = if candidates
+        .iter()
+        .any(|r| !matches!(r.who, Who::PerPath | Who::Tenant))
+    {
         caller_of(ctx, db, parts, body).await?
     } else {
         (None, body)
@@ -231,6 +241,7 @@ async fn check(ctx: &ApiContext, parts: &Parts, body: Body) -> Result<Body, Resp
         .map(|rule| {
             let subject = match (rule.who, user) {
                 (Who::PerPath, _) => format!("path:{path}"),
+                (Who::Tenant, _) => "tenant".to_string(),
                 (_, Some(id)) => format!("user:{id}"),
                 (_, None) => format!("ip:{ip}"),
             };

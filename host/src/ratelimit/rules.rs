@@ -174,6 +174,8 @@ pub enum Who {
     Unauthenticated,
     /// Every request, per request path.
     PerPath,
+    /// Every request to the tenant, from anyone (the operator's quota).
+    Tenant,
 }
 
 /// A limit that applies to a request if its caller is of the right kind.
@@ -329,7 +331,18 @@ pub fn applies(rule: &Rule, authenticated: bool) -> bool {
     match rule.who {
         Who::Authenticated => authenticated,
         Who::Unauthenticated => !authenticated,
-        Who::PerPath => true,
+        Who::PerPath | Who::Tenant => true,
+    }
+}
+
+/// The tenant's requests-per-second quota as a rule (`trellis tenant quota
+/// --requests-per-second`), counted over every client of the tenant.
+pub fn tenant_quota(requests_per_second: i64) -> Rule {
+    Rule {
+        name: "tenant_requests_per_second",
+        who: Who::Tenant,
+        limit: requests_per_second,
+        period: 1,
     }
 }
 

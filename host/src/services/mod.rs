@@ -28,6 +28,7 @@ pub mod protected_branches;
 pub mod push;
 mod push_prescan;
 pub mod push_rules;
+pub mod quotas;
 mod readme;
 mod ref_names;
 pub mod repository;

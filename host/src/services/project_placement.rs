@@ -53,12 +53,14 @@ impl Creator<'_> {
     }
 }
 
-/// The owner's personal project limit, for projects in their own namespace.
+/// The instance's project quota, then the owner's personal project limit for projects in
+/// their own namespace.
 pub async fn check_projects_limit(
     db: &TenantDb,
     owner: &UserRow,
     namespace: &NamespaceRow,
 ) -> Result<(), Refusal> {
+    super::quotas::check_new_project(db).await?;
     if namespace.owner_id != Some(owner.id) {
         return Ok(());
     }

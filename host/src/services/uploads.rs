@@ -105,6 +105,7 @@ pub async fn attach_to_project(
     if file.size > max_bytes {
         return Err(Refusal::UploadTooLarge);
     }
+    super::quotas::check_upload(db).await?;
     let name = safe_filename(&file.filename, "file");
     let secret = hex::encode(rand::random::<[u8; 16]>());
     let dir = super::projects::uploads_dir(

@@ -296,6 +296,7 @@ pub async fn create(
     admin_id: i64,
     account: NewAccount,
 ) -> Result<Created, Refusal> {
+    super::quotas::check_new_user(db).await?;
     let NewAccount {
         email,
         name,

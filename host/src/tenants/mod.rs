@@ -1,5 +1,7 @@
 //! Tenants: which tenant a host name belongs to, and how a tenant comes into being.
 
+pub mod quotas;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -7,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::auth::secrets;
-use crate::store::tenants::{DEFAULT_TENANT_HOST, TenantRow};
+use crate::store::tenants::{DEFAULT_TENANT_HOST, TenantQuotas, TenantRow};
 use crate::store::tokens::NewToken;
 use crate::store::users::NewUser;
 use crate::store::{Db, TenantDb};
@@ -27,18 +29,21 @@ pub struct Tenant {
     pub base_url: String,
 }
 
-/// Host name → tenant id, with the default tenant for every other host, and which tenants
-/// are suspended.
+/// Host name → tenant id, with the default tenant for every other host, which tenants are
+/// suspended, and their quotas.
 pub struct TenantRegistry {
     known: RwLock<Arc<Known>>,
     default_id: i64,
 }
 
-/// One reading of the tenants table, replaced whole so hosts and suspensions always agree.
+/// One reading of the tenants table, replaced whole so hosts, suspensions and quotas always
+/// agree.
 struct Known {
     /// The live tenants' hosts (a purged tenant's row stays, with its host released).
     hosts: HashMap<String, i64>,
     suspended: HashSet<i64>,
+    /// The tenants with at least one quota.
+    quotas: HashMap<i64, TenantQuotas>,
 }
 
 impl Known {
@@ -53,6 +58,11 @@ impl Known {
                 .iter()
                 .filter(|t| t.suspended_at.is_some())
                 .map(|t| t.id)
+                .collect(),
+            quotas: tenants
+                .iter()
+                .filter(|t| t.quotas != TenantQuotas::default())
+                .map(|t| (t.id, t.quotas))
                 .collect(),
         })
     }
@@ -99,6 +109,32 @@ impl TenantRegistry {
             .expect("tenant registry")
             .suspended
             .contains(&tenant_id)
+    }
+
+    /// The tenant's quotas as last read (see [`REFRESH_INTERVAL`] and `invalidation`), for
+    /// the checks on every request, which must not query for them.
+    pub fn quotas(&self, tenant_id: i64) -> TenantQuotas {
+        self.known
+            .read()
+            .expect("tenant registry")
+            .quotas
+            .get(&tenant_id)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Every tenant's plugin-instance quota, as the plugin host takes them.
+    pub fn plugin_instance_quotas(&self) -> HashMap<i64, usize> {
+        self.known
+            .read()
+            .expect("tenant registry")
+            .quotas
+            .iter()
+            .filter_map(|(tenant, quotas)| {
+                let quota = quotas.max_plugin_instances?;
+                Some((*tenant, usize::try_from(quota).unwrap_or(0)))
+            })
+            .collect()
     }
 
     pub async fn refresh(&self, db: &Db) -> anyhow::Result<()> {

@@ -5,16 +5,16 @@ use super::sessions::{Allowed, PushSession, PushSessions};
 use crate::git;
 use crate::git::receive::{self, Quarantine, RefUpdate};
 use crate::plugins::push_rules::PushVerdict;
-use crate::services::push_rules;
 use crate::services::ref_names;
+use crate::services::{push_rules, quotas};
 
 /// When the server cannot decide (git failed or timed out), the push is refused.
 const UNDECIDED: &str = "The push could not be checked. Please try again later.";
 
 /// **The pre-receive decision**: may `session`'s push make `updates`? `quarantine` is the
 /// environment under which git sees the pushed objects (add it to any git command run on
-/// `session.context.repo`). Checks run in order and the first refusal answers: protected branches, protected tags,
-/// then push rules.
+/// `session.context.repo`). Checks run in order and the first refusal answers: ref names, the
+/// storage quota, protected branches, protected tags, then push rules.
 pub async fn pre_receive(
     session: &PushSession,
     updates: &[RefUpdate],
@@ -22,6 +22,14 @@ pub async fn pre_receive(
 ) -> git::Result<PushVerdict> {
     if let Some(message) = ref_names::refusal(updates) {
         return Ok(PushVerdict::Refuse(message.into()));
+    }
+    match quotas::push_refusal(&session.context.db, updates).await {
+        Ok(None) => {}
+        Ok(Some(message)) => return Ok(PushVerdict::Refuse(message)),
+        Err(error) => {
+            tracing::warn!(%error, "could not read the storage quota");
+            return Ok(PushVerdict::Refuse(UNDECIDED.into()));
+        }
     }
     let verdict = protected_branch_checks(session, updates, quarantine).await?;
     if verdict != PushVerdict::Allow {

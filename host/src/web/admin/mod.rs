@@ -10,6 +10,7 @@
 mod chart;
 mod plugins;
 mod settings;
+mod usage;
 mod users;
 
 use axum::extract::{FromRequest, Request};
@@ -40,6 +41,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(plugins::router())
         .merge(settings::router())
         .merge(users::router())
+        .merge(usage::router())
 }
 
 /// A request from a signed-in administrator (in admin mode when the setting asks for it).
@@ -114,6 +116,7 @@ pub enum Section {
     Plugins,
     Settings,
     Users,
+    Usage,
 }
 
 /// The instance's name: the host its pages are served on.
@@ -143,6 +146,7 @@ fn bar(web: &Web, session: &Session, current: Option<Section>) -> Markup {
                         (link(Section::Plugins, "/admin/plugins", "Plugins"))
                         (link(Section::Settings, "/admin/settings", "Settings"))
                         (link(Section::Users, "/admin/users", "Users"))
+                        (link(Section::Usage, "/admin/usage", "Usage quotas"))
                     }
                 }
                 div.account {
