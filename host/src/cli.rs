@@ -511,7 +511,11 @@ async fn tenant(
                 "tenant {} created for host {} from the archive of {}: {} rows, {} repositories, {} uploads",
                 imported.tenant.id,
                 imported.tenant.host,
-                imported.source_host,
+                if imported.source_host == DEFAULT_TENANT_HOST {
+                    "a default tenant"
+                } else {
+                    &imported.source_host
+                },
                 imported.rows,
                 imported.repositories,
                 imported.uploads,

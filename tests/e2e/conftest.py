@@ -650,6 +650,16 @@ def prescans_used(server: Server) -> int:
     return 0
 
 
+def refs_and_objects(repo: Path) -> tuple[str, str]:
+    """Every ref with its object, and a digest of every object the refs reach, listed."""
+    refs = subprocess.run(["git", "--git-dir", str(repo), "for-each-ref",
+                           "--format=%(objectname) %(refname)"],
+                          check=True, capture_output=True, text=True).stdout
+    objects = subprocess.run(["git", "--git-dir", str(repo), "rev-list", "--objects", "--all"],
+                             check=True, capture_output=True, text=True).stdout
+    return refs, hashlib.sha256("\n".join(sorted(objects.splitlines())).encode()).hexdigest()
+
+
 def git_url(server: Server, path: str, login: str | None = None,
             password: str | None = None) -> str:
     """The smart HTTP URL of `path` on `server`, with credentials when given."""

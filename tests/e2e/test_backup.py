@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORD, TRELLIS_BIN, Server, assert_json, git_url, make_user, psql, run_git
+from conftest import (PASSWORD, TRELLIS_BIN, Server, assert_json, git_url, make_user, psql,
+                      refs_and_objects, run_git)
 
 
 def push_commits(home: Path, server: Server, path: str, login: str, count: int,
@@ -31,16 +32,6 @@ def push_commits(home: Path, server: Server, path: str, login: str, count: int,
         run_git(home, "commit", "-q", "-m", f"{branch} {n}", cwd=work)
     run_git(home, "push", "-q", "origin", branch, cwd=work)
     return work
-
-
-def refs_and_objects(repo: Path) -> tuple[str, str]:
-    """Every ref with its object, and a digest of every object the refs reach, listed."""
-    refs = subprocess.run(["git", "--git-dir", str(repo), "for-each-ref",
-                           "--format=%(objectname) %(refname)"],
-                          check=True, capture_output=True, text=True).stdout
-    objects = subprocess.run(["git", "--git-dir", str(repo), "rev-list", "--objects", "--all"],
-                             check=True, capture_output=True, text=True).stdout
-    return refs, hashlib.sha256("\n".join(sorted(objects.splitlines())).encode()).hexdigest()
 
 
 def head_of(repo: Path) -> str:

@@ -7,7 +7,6 @@ taken host and an archive without the secrets asked for are refused with nothing
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import secrets
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINES, PASSWORD, PG_URL, Server, assert_json, run_git
+from conftest import ENGINES, PASSWORD, PG_URL, Server, assert_json, refs_and_objects, run_git
 
 
 def reads(project: int, issue: int, group: int) -> list[str]:
@@ -53,15 +52,6 @@ def target_engine(engine) -> str:
 def tenant_id_of(server: Server, host: str) -> int:
     return int(next(line.split("\t")[0] for line in server.cli("tenant", "list").stdout
                     .splitlines() if f"\t{host}\t" in line))
-
-
-def refs_and_objects(repo: Path) -> tuple[str, str]:
-    refs = subprocess.run(["git", "--git-dir", str(repo), "for-each-ref",
-                           "--format=%(objectname) %(refname)"],
-                          check=True, capture_output=True, text=True).stdout
-    objects = subprocess.run(["git", "--git-dir", str(repo), "rev-list", "--objects", "--all"],
-                             check=True, capture_output=True, text=True).stdout
-    return refs, hashlib.sha256("\n".join(sorted(objects.splitlines())).encode()).hexdigest()
 
 
 def git_host(server: Server, host: str) -> list[str]:

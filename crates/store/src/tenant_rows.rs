@@ -22,7 +22,7 @@ use crate::{Db, Engine, now_ms};
 
 /// Bind parameters one insert may carry (SQLite's limit is 32,766, PostgreSQL's 65,535).
 const MAX_BIND_PARAMETERS: usize = 30_000;
-const MAX_BATCH_ROWS: usize = 500;
+const MAX_BATCH_ROWS: usize = 100;
 
 /// One table of a tenant's rows: `file` holds one JSON array a line, the row's values in the
 /// order of `columns` (`tenant_id` left out).

@@ -114,16 +114,13 @@ pub async fn export(
     // The rows first: a repository then holds at least what they refer to.
     std::fs::create_dir(root.join(ROWS_DIR))?;
     let mut skipped: Vec<&str> = TRANSIENT_TABLES.to_vec();
-    let mut filter = ExportFilter {
-        secrets: match secret_key {
-            Some(key) => Secrets::Decrypt(key),
-            None => {
-                skipped.extend(CREDENTIAL_TABLES);
-                Secrets::Leave
-            }
-        },
-        projects: BTreeSet::new(),
-    };
+    let mut filter = ArchiveFilter::new(match secret_key {
+        Some(key) => Secrets::Decrypt(key),
+        None => {
+            skipped.extend(CREDENTIAL_TABLES);
+            Secrets::Leave
+        }
+    });
     let tables = db
         .export_tenant_rows(tenant.id, &root.join(ROWS_DIR), &skipped, &mut filter)
         .await?;
@@ -275,12 +272,10 @@ pub async fn import(
         }
     }
 
-    let mut filter = ImportFilter {
-        secrets: match secret_key {
-            Some(key) => Secrets::Encrypt(key),
-            None => Secrets::Leave,
-        },
-    };
+    let mut filter = ArchiveFilter::new(match secret_key {
+        Some(key) => Secrets::Encrypt(key),
+        None => Secrets::Leave,
+    });
     let mut placed: Vec<PathBuf> = Vec::new();
     let imported = db
         .import_tenant_rows(
@@ -430,13 +425,23 @@ enum Secrets<'a> {
     Encrypt(&'a SecretKey),
 }
 
-struct ExportFilter<'a> {
+/// The filter of an export or an import.
+struct ArchiveFilter<'a> {
     secrets: Secrets<'a>,
-    /// The projects exported, whose repositories go with them.
+    /// The projects that passed, whose repositories go with them.
     projects: BTreeSet<i64>,
 }
 
-impl RowFilter for ExportFilter<'_> {
+impl<'a> ArchiveFilter<'a> {
+    fn new(secrets: Secrets<'a>) -> Self {
+        ArchiveFilter {
+            secrets,
+            projects: BTreeSet::new(),
+        }
+    }
+}
+
+impl RowFilter for ArchiveFilter<'_> {
     fn filter(
         &mut self,
         table: &str,
@@ -448,21 +453,6 @@ impl RowFilter for ExportFilter<'_> {
         {
             self.projects.insert(id);
         }
-        apply(&self.secrets, table, columns, row)
-    }
-}
-
-struct ImportFilter<'a> {
-    secrets: Secrets<'a>,
-}
-
-impl RowFilter for ImportFilter<'_> {
-    fn filter(
-        &mut self,
-        table: &str,
-        columns: &[ColumnDump],
-        row: &mut [Value],
-    ) -> anyhow::Result<bool> {
         apply(&self.secrets, table, columns, row)
     }
 }

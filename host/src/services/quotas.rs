@@ -10,32 +10,28 @@ use crate::tenants::quotas::format_size;
 
 /// Refuses a new project when the tenant holds as many as its quota allows.
 pub async fn check_new_project(db: &TenantDb) -> Result<(), Refusal> {
-    let Some(limit) = db.quotas().await?.max_projects else {
-        return Ok(());
-    };
-    if db.project_count().await? < limit {
-        return Ok(());
+    match db.quotas().await?.max_projects {
+        Some(limit) => check_count(limit, db.project_count().await?, "project"),
+        None => Ok(()),
     }
-    Err(Refusal::invalid(
-        "limit_reached",
-        format!(
-            "This instance's project limit of {limit} projects has been reached. Please contact your GitLab administrator to increase it"
-        ),
-    ))
 }
 
 /// Refuses a new user when the tenant has as many human users as its quota allows.
 pub async fn check_new_user(db: &TenantDb) -> Result<(), Refusal> {
-    let Some(limit) = db.quotas().await?.max_users else {
-        return Ok(());
-    };
-    if db.human_user_count().await? < limit {
+    match db.quotas().await?.max_users {
+        Some(limit) => check_count(limit, db.human_user_count().await?, "user"),
+        None => Ok(()),
+    }
+}
+
+fn check_count(limit: i64, held: i64, noun: &str) -> Result<(), Refusal> {
+    if held < limit {
         return Ok(());
     }
     Err(Refusal::invalid(
         "limit_reached",
         format!(
-            "This instance's user limit of {limit} users has been reached. Please contact your GitLab administrator to increase it"
+            "This instance's {noun} limit of {limit} {noun}s has been reached. Please contact your GitLab administrator to increase it"
         ),
     ))
 }
