@@ -173,6 +173,15 @@ async fn operated_tenant(db: &Db, host: &str) -> anyhow::Result<store::tenants::
     Ok(tenant)
 }
 
+/// A tenant's host as people read it: the default tenant has none.
+fn host_label(host: &str) -> &str {
+    if host == DEFAULT_TENANT_HOST {
+        "the default tenant"
+    } else {
+        host
+    }
+}
+
 /// The secret key a tenant archive's secrets are decrypted or encrypted with, when they are
 /// carried.
 fn archive_key(secrets: &ArchiveSecrets, data_dir: &Path) -> anyhow::Result<Option<SecretKey>> {
@@ -405,7 +414,7 @@ async fn tenant(
         }
         TenantCommand::List => {
             for tenant in db.list_tenants().await? {
-                let host = if tenant.host.is_empty() {
+                let host = if tenant.host == DEFAULT_TENANT_HOST {
                     "(default: every other host)"
                 } else {
                     &tenant.host
@@ -477,11 +486,7 @@ async fn tenant(
             println!(
                 "tenant {} ({}) exported to {}: {} rows, {} repositories, {} uploads, {} bytes{}",
                 exported.tenant.id,
-                if exported.tenant.host == DEFAULT_TENANT_HOST {
-                    "the default tenant"
-                } else {
-                    &exported.tenant.host
-                },
+                host_label(&exported.tenant.host),
                 output.display(),
                 exported.rows,
                 exported.repositories,
@@ -511,11 +516,7 @@ async fn tenant(
                 "tenant {} created for host {} from the archive of {}: {} rows, {} repositories, {} uploads",
                 imported.tenant.id,
                 imported.tenant.host,
-                if imported.source_host == DEFAULT_TENANT_HOST {
-                    "a default tenant"
-                } else {
-                    &imported.source_host
-                },
+                host_label(&imported.source_host),
                 imported.rows,
                 imported.repositories,
                 imported.uploads,

@@ -313,14 +313,20 @@ impl Plugins {
     /// Replaces the tenants' instance quotas; a tenant whose quota changed gets new slots
     /// (calls already running finish on the old ones).
     pub fn set_instance_quotas(&self, quotas: HashMap<i64, usize>) {
+        // Every tenant refresh calls this; it seldom changes anything.
+        if *self
+            .instance_quotas
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            == quotas
+        {
+            return;
+        }
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let mut current = self
             .instance_quotas
             .write()
             .unwrap_or_else(|e| e.into_inner());
-        if *current == quotas {
-            return;
-        }
         slots.retain(|(tenant, _), _| current.get(tenant) == quotas.get(tenant));
         *current = quotas;
     }

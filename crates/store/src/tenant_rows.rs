@@ -17,8 +17,8 @@ use sqlx::{AssertSqlSafe, Executor, Row};
 
 use crate::invalidation::Invalidation;
 use crate::schema::{self, ColumnDump, quote};
-use crate::tenants::{TENANT_COLUMNS, TenantRow};
-use crate::{Db, Engine, now_ms};
+use crate::tenants::{TenantRow, insert_tenant_row};
+use crate::{Db, Engine};
 
 /// Bind parameters one insert may carry (SQLite's limit is 32,766, PostgreSQL's 65,535).
 const MAX_BIND_PARAMETERS: usize = 30_000;
@@ -130,15 +130,7 @@ impl Db {
         // The first statement writes, so SQLite takes the write lock at once (waiting for a
         // running server's write under `busy_timeout`) rather than failing to upgrade later.
         let mut tx = self.writer().begin().await?;
-        let tenant: TenantRow = sqlx::query_as(AssertSqlSafe(format!(
-            "INSERT INTO tenants (id, host, created_at) \
-             SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants RETURNING {TENANT_COLUMNS}"
-        )))
-        .bind(host)
-        .bind(now_ms())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(crate::Error::from)?;
+        let tenant = insert_tenant_row(&mut *tx, host).await?;
         let order = schema::tables_in_order(&mut tx, self.engine).await?;
         if let Some(unknown) = tables.iter().find(|t| !order.contains(&t.name)) {
             bail!(

@@ -42,7 +42,7 @@ pub struct QuotaUsage {
     pub storage_bytes: i64,
 }
 
-pub(crate) const TENANT_COLUMNS: &str = "id, host, suspended_at, delete_after, deleted_at, \
+const TENANT_COLUMNS: &str = "id, host, suspended_at, delete_after, deleted_at, \
      max_storage_bytes, max_projects, max_users, max_requests_per_second, max_plugin_instances";
 
 /// The tenant that answers every host no other tenant claims.
@@ -72,15 +72,7 @@ impl Db {
         // that reads first cannot wait for the write lock (its upgrade fails at once with
         // "database is locked" when a running server wrote meanwhile); a lone write waits
         // for it under `busy_timeout`.
-        let tenant = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO tenants (id, host, created_at) \
-             SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants \
-             RETURNING {TENANT_COLUMNS}",
-        )))
-        .bind(host)
-        .bind(now_ms())
-        .fetch_one(self.writer())
-        .await?;
+        let tenant = insert_tenant_row(self.writer(), host).await?;
         self.announce(Invalidation::Tenants).await;
         Ok(tenant)
     }
@@ -236,6 +228,22 @@ impl Db {
         self.announce(Invalidation::Tenants).await;
         Ok(true)
     }
+}
+
+/// Inserts a tenant row answering `host`, with the next tenant id, through `executor` (the
+/// pool, or the transaction an import loads the tenant's rows in).
+pub(crate) async fn insert_tenant_row<'e>(
+    executor: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    host: &str,
+) -> crate::Result<TenantRow> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO tenants (id, host, created_at) \
+         SELECT COALESCE(MAX(id), 0) + 1, $1, $2 FROM tenants RETURNING {TENANT_COLUMNS}"
+    )))
+    .bind(host)
+    .bind(now_ms())
+    .fetch_one(executor)
+    .await?)
 }
 
 impl TenantDb {
