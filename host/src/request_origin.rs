@@ -7,13 +7,15 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Uri, header};
+use axum::http::{HeaderMap, HeaderName, Uri, header};
 use ipnet::IpNet;
+
+const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 
 /// The scheme, host, path and query of the request, for building links back to it.
 #[derive(Debug, Clone)]
 pub struct Origin {
-    pub scheme: String,
+    pub scheme: &'static str,
     pub host: String,
     pub path: String,
     pub query: Vec<(String, String)>,
@@ -28,12 +30,10 @@ impl Origin {
     /// The request's origin, with its host checked and lower-cased ([`canonical_host`]).
     pub fn from_parts(headers: &HeaderMap, uri: &Uri) -> Result<Origin, MalformedHost> {
         let host = canonical_host(raw_host(headers, uri)).ok_or(MalformedHost)?;
-        let scheme = headers
-            .get("x-forwarded-proto")
-            .and_then(|h| h.to_str().ok())
-            .filter(|s| *s == "https" || *s == "http")
-            .unwrap_or("http")
-            .to_string();
+        let scheme = match headers.get(X_FORWARDED_PROTO).map(|h| h.as_bytes()) {
+            Some(b"https") => "https",
+            _ => "http",
+        };
         let query = uri
             .query()
             .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
@@ -47,7 +47,7 @@ impl Origin {
     }
 
     pub fn base_url(&self) -> String {
-        format!("{}://{}", self.scheme, self.host)
+        [self.scheme, "://", &self.host].concat()
     }
 
     /// This request's URL with its path replaced by `path` (percent-encoded) and its

@@ -2,9 +2,9 @@
 //! `POST /applications/:id/renew-secret`. It manages instance-wide applications (no owner);
 //! users register their own on the web pages.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

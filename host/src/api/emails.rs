@@ -1,9 +1,9 @@
 //! Secondary emails: `/user/emails` and the administrator's `/users/:user_id/emails`. An
 //! address is unique in the tenant, among secondary emails and users' primary emails alike.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

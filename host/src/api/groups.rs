@@ -3,9 +3,9 @@
 //! namespace API (`/namespaces`, `/namespaces/:id`). Groups nest through `parent_id`; the rules
 //! and steps of creating, changing and deleting one are `services::groups`.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

@@ -2,9 +2,9 @@
 //! are personal access token rows with `impersonation` set, so they authenticate as their
 //! user, and the personal access token lists leave them out.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

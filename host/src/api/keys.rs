@@ -2,9 +2,9 @@
 //! `/users/:user_id/gpg_keys`). Keys are parsed with real parsers (`crate::keys`); a
 //! fingerprint is unique in the tenant.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

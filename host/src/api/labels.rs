@@ -1,10 +1,10 @@
 //! Project labels: `GET/POST/PUT/DELETE /projects/:id/labels[/:label_id]`. Reading needs the
 //! project; changing needs reporter access. Names are unique per project, case-insensitively.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use crate::views::issue::LabelView;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

@@ -6,8 +6,8 @@ use crate::http::routes::Doc;
 use axum::http::Method;
 use std::collections::HashMap;
 
+use crate::http::json::Json;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

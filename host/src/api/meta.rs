@@ -2,8 +2,8 @@
 //! version; and
 //! `GET /openapi.json`, the API's description (`http/openapi.rs`).
 
+use crate::http::json::Json;
 use crate::http::routes::{Doc, Router};
-use axum::Json;
 use axum::http::Method;
 use axum::routing::get;
 

@@ -1,10 +1,10 @@
 //! Project milestones: `GET/POST/PUT/DELETE /projects/:id/milestones[/:milestone_id]`, with
 //! `state_event` close/activate. Reading needs the project; changing needs reporter access.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use crate::views::issue::MilestoneView;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

@@ -4,9 +4,9 @@
 //! `POST /application/plugin_hooks/spam_check/test`. The handlers parse and render; what is
 //! allowed and what happens is `services::plugins` (which the admin console calls too).
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

@@ -3,8 +3,8 @@
 //! GitLab's `API::ProtectedBranches`: every route needs Maintainer (GitLab's
 //! `authorize_admin_project`). The push checks that enforce them are `services::push`'s.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

@@ -3,8 +3,8 @@
 //! `API::ProtectedTags`: every route needs Maintainer. The push checks that enforce them are
 //! `services::push`'s.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

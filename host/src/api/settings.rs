@@ -1,9 +1,9 @@
 //! `GET` and `PUT /application/settings`, administrators only. The reading, validating and
 //! writing is `services::settings` (which the admin console's settings pages call too).
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::http::Method;
 use axum::routing::get;
 

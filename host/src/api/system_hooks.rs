@@ -2,8 +2,8 @@
 //! test. Their events (projects, users, keys, groups, memberships, pushes) are delivered by
 //! `crate::webhooks` under `allow_local_requests_from_system_hooks`.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

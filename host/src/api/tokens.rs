@@ -1,9 +1,9 @@
 //! Personal access tokens: `GET/DELETE /personal_access_tokens[/self|/:id]` and the
 //! administrator's `POST /users/:user_id/personal_access_tokens`.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

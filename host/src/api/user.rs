@@ -1,10 +1,10 @@
 //! `GET /user`: the authenticated user (or the sudo target), in the current-user view;
 //! administrators get the admin view.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::http::routes::Router;
 use crate::views::user::UserSelf;
-use axum::Json;
 use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;

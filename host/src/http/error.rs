@@ -221,7 +221,7 @@ impl IntoResponse for ApiError {
         if status == StatusCode::NOT_MODIFIED {
             return status.into_response();
         }
-        let mut response = (status, axum::Json(self.body())).into_response();
+        let mut response = (status, crate::http::json::Json(self.body())).into_response();
         if let Self::Moved(location) = &self
             && let Ok(value) = HeaderValue::from_str(location)
         {

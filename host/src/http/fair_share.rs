@@ -136,11 +136,11 @@ impl FairShare {
     /// the request as in flight. Requests that had to wait are counted by tenant
     /// (`trellis_fair_share_waits_total`).
     pub async fn admit(&self, tenant: i64) -> Admitted {
-        let give_up = tokio::time::Instant::now() + PATIENCE;
         // The tenant's own `Notify`, the same while it has a request waiting.
         let Some(ended) = self.enter(tenant, false) else {
             return self.admitted(tenant);
         };
+        let give_up = tokio::time::Instant::now() + PATIENCE;
         metrics::counter!("trellis_fair_share_waits_total", "tenant" => tenant.to_string())
             .increment(1);
         let _waiting = Waiting::start(self, tenant);
@@ -266,10 +266,14 @@ impl Drop for Admitted {
             load.in_flight -= 1;
             load.last_active = now;
             // Every waiter checks again: the share may have grown since they began waiting.
-            load.ended.notify_waiters();
+            // A waiter counts itself (`Waiting`) before it checks its share the last time, so
+            // a tenant with none counted has nobody to wake.
+            if load.waiting > 0 {
+                load.ended.notify_waiters();
+            }
             // Heavier tenants' requests may wait for this tenant to have none in flight.
             if load.in_flight == 0 {
-                for other in tenants.values() {
+                for other in tenants.values().filter(|other| other.waiting > 0) {
                     other.ended.notify_waiters();
                 }
             }

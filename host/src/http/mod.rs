@@ -4,6 +4,7 @@
 pub mod error;
 pub mod fair_share;
 pub mod input_doc;
+pub mod json;
 pub mod limits;
 pub mod openapi;
 pub mod ops;

@@ -11,7 +11,7 @@
 
 use std::sync::OnceLock;
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::http::Method;
 use utoipa::openapi::path::{
     HttpMethod, OperationBuilder, Parameter, ParameterBuilder, ParameterIn, ParameterStyle,

@@ -3,8 +3,8 @@
 
 use std::net::SocketAddr;
 
+use crate::http::json::Json;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -2,7 +2,7 @@
 //! and `Link`) and keyset pages (`pagination=keyset`, a `Link rel="next"` with `id_after` or
 //! `id_before`). Links are built from the request's own scheme, host, path and parameters.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;

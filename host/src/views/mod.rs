@@ -28,13 +28,38 @@ pub mod user_admin;
 pub mod user_status;
 pub mod webhook_payload;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 
 /// GitLab's timestamp format: `2026-11-22T10:04:05.123Z`.
 pub fn timestamp(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
+    let at = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
+    let year = at.year();
+    if !(0..=9999).contains(&year) {
+        return at.to_rfc3339_opts(SecondsFormat::Millis, true);
+    }
+    // Written digit by digit: every view has a few, a page of them dozens, and chrono's
+    // formatter machinery cost more than the rest of building a user view in a profile.
+    let digits = |n: u32, width: u32| {
+        (0..width)
+            .rev()
+            .map(move |place| b'0' + (n / 10u32.pow(place) % 10) as u8)
+    };
+    let mut text = Vec::with_capacity(24);
+    text.extend(digits(year as u32, 4));
+    text.push(b'-');
+    text.extend(digits(at.month(), 2));
+    text.push(b'-');
+    text.extend(digits(at.day(), 2));
+    text.push(b'T');
+    text.extend(digits(at.hour(), 2));
+    text.push(b':');
+    text.extend(digits(at.minute(), 2));
+    text.push(b':');
+    text.extend(digits(at.second(), 2));
+    text.push(b'.');
+    text.extend(digits(at.timestamp_subsec_millis(), 3));
+    text.push(b'Z');
+    String::from_utf8(text).expect("ASCII digits")
 }
 
 pub fn timestamp_opt(ms: Option<i64>) -> Option<String> {
@@ -47,4 +72,36 @@ pub(crate) fn unique(ids: impl Iterator<Item = i64>) -> Vec<i64> {
     ids.sort_unstable();
     ids.dedup();
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_written_as_chrono_writes_them() {
+        let samples = [
+            0,
+            1,
+            -1,
+            999,
+            1_000,
+            1_764_378_245_123,
+            -62_135_596_800_000,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            -62_135_596_800_001,
+            951_782_400_000,
+        ];
+        let stepped = (0..2_000_i64).map(|i| {
+            i.wrapping_mul(7_919_876_543_211)
+                .rem_euclid(253_402_300_799_999)
+        });
+        for ms in samples.into_iter().chain(stepped) {
+            let expected = DateTime::<Utc>::from_timestamp_millis(ms)
+                .unwrap_or_default()
+                .to_rfc3339_opts(SecondsFormat::Millis, true);
+            assert_eq!(timestamp(ms), expected, "{ms}");
+        }
+    }
 }

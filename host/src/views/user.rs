@@ -7,6 +7,7 @@ use super::project::CustomAttribute;
 use super::{timestamp, timestamp_opt};
 
 use crate::links::UserLinks;
+use crate::model::states::UserState;
 use crate::model::user_admin::IdentityRow;
 use crate::model::users::UserRow;
 use crate::policy::Scope;
@@ -16,7 +17,8 @@ pub struct UserSummary {
     pub id: i64,
     pub username: String,
     pub name: String,
-    pub state: String,
+    #[schema(value_type = String)]
+    pub state: UserState,
     pub locked: bool,
     pub avatar_url: Option<String>,
     pub web_url: String,
@@ -110,7 +112,7 @@ impl UserViews<'_> {
             id: user.id,
             username: user.username.clone(),
             name: user.name.clone(),
-            state: user.state.to_string(),
+            state: user.state,
             locked: user.is_locked(crate::model::now_ms()),
             avatar_url: self.avatar_url(user),
             web_url: self.0.web_url(user),

@@ -2,7 +2,7 @@
 //! (304 when pending), move, participants, closing/related merge requests (none: Trellis has
 //! no merge requests), and the admin-only user agent detail.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -2,7 +2,7 @@
 //! under `.../notes/:note_id/`. `thumbsup` and `thumbsdown` on the issue itself are its upvotes
 //! and downvotes (kept on the issue row by the store); on a note they count for nothing.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

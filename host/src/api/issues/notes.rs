@@ -3,7 +3,7 @@
 //! (GitLab's 403). Authors edit their notes; authors and maintainers delete them. System notes
 //! (written by changes to the issue) are listed too, and nobody edits or deletes them (403).
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

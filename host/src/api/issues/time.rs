@@ -2,7 +2,7 @@
 //! `time_stats`. Durations are GitLab's human format (`1mo 2w 3d 4h 5m 6s`, 1mo = 4w, 1w = 5d,
 //! 1d = 8h; a bare number is hours; a leading `-` subtracts spent time).
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 

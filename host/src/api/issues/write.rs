@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -1,7 +1,7 @@
 //! `DELETE /projects/:id` and `POST /projects/:id/restore`: the rules are
 //! `services::project_deletion`'s.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -4,7 +4,7 @@
 //! `GET /projects/:id/forks`, `POST /projects/:id/fork/:forked_from_id` (link an existing
 //! project) and `DELETE /projects/:id/fork` (unlink).
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -2,7 +2,7 @@
 //! maintainers, owners and administrators. Delivery itself is `crate::webhooks`. (The push
 //! rule is `push_rule`.)
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -1,6 +1,6 @@
 //! `POST /projects/:id/mirror/pull`: fetches a pull mirror again (`services::imports`).
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;

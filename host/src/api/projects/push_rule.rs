@@ -2,7 +2,7 @@
 //! and administrators. The rule is enforced on every push by the tenant's `push_rules` plugin
 //! binding (`services::push_rules`; the built-in `push-rules` plugin implements every field).
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;

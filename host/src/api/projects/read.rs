@@ -2,9 +2,9 @@
 //! (`GET /users/:id/projects`, `/starred_projects`) and a group's (`GET /groups/:id/projects`,
 //! `/groups/:id/projects/shared`).
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::views::project::ProjectView;
-use axum::Json;
 use axum::extract::Path;
 use axum::response::Response;
 

@@ -3,7 +3,7 @@
 //! `GET /projects/:id/languages`, `GET /projects/:id/snapshot` (admin) and
 //! `POST /projects/:id/housekeeping`.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};

@@ -3,7 +3,7 @@
 //! /projects/:id/transfer`). The repository is keyed by project id, so a transfer changes
 //! only the project's path and URLs.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -1,7 +1,7 @@
 //! Stars: `POST /projects/:id/star` and `/unstar` (304 when already in that state),
 //! `GET /projects/:id/starrers`.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -3,9 +3,10 @@
 //! `GET /<namespace>/<project>/uploads/<secret>/<filename>` serves it to whoever may see the
 //! project (the router's fallback hands such paths to [`serve`]).
 
+use crate::http::json::Json;
+use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Json, extract::Path};
 
 use crate::access_level::AccessLevel;
 use crate::api::access;

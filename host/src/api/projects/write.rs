@@ -1,7 +1,7 @@
 //! `POST /projects`, `POST /projects/user/:user_id`, `PUT /projects/:id`,
 //! `DELETE /projects/:id`, archive and unarchive.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

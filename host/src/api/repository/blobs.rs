@@ -2,7 +2,7 @@
 //! `.../blobs/:sha/raw` (streamed). Raw reads count against `raw_blob_request_limit`
 //! (`ratelimit::rules`), per path as in GitLab.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{Method, header};

@@ -1,9 +1,9 @@
 //! Branches: `GET/POST /projects/:id/repository/branches` (with `search` and `regex`),
 //! `GET/HEAD/DELETE .../branches/:branch` and `DELETE .../merged_branches`.
 
+use crate::http::json::Json;
 use crate::http::pagination::PageRequest;
 use crate::http::routes::Doc;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

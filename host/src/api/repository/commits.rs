@@ -2,10 +2,10 @@
 //! `all`, `first_parent`, `with_stats`), `POST` with several actions in one commit,
 //! `GET .../commits/:sha` (with stats), `.../:sha/diff` and `.../:sha/refs`.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::views::repository::{CommitDetail, CommitView};
 use crate::views::repository_file::CommitRefView;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::StatusCode;

@@ -3,9 +3,9 @@
 //! `from` itself) to `to`; and `GET /projects/:id/repository/merge_base?refs[]=` (the merge
 //! base's commit, as GitLab's `API::Repositories`).
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::views::repository::{CommitView, CompareView};
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::routing::get;

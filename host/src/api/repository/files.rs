@@ -9,7 +9,7 @@ use axum::http::Method;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};

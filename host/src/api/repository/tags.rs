@@ -7,7 +7,7 @@ use crate::views::repository::TagView;
 use axum::http::Method;
 use std::cmp::Ordering;
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -2,9 +2,9 @@
 //! offset pages, or keyset pages (`pagination=keyset`) continued from `page_token`, the id
 //! of the last entry of the previous page, as GitLab does.
 
+use crate::http::json::Json;
 use crate::http::routes::Doc;
 use crate::views::repository::TreeEntryView;
-use axum::Json;
 use axum::extract::Path;
 use axum::http::Method;
 use axum::http::{HeaderMap, HeaderValue};

@@ -2,7 +2,7 @@
 //! `DELETE /users/:id/identities/:provider`. Everything is validated before anything is
 //! written, so a refused request leaves no row and no file behind.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -1,6 +1,6 @@
 //! `GET /users`, `GET /users/:id`, `GET /user_counts`, and a user's project lists.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! `POST /users/:id/block|unblock|deactivate|activate`: 201 with GitLab's bodies, 403 for
 //! the transitions GitLab refuses (the rules are `services::users::transition`).
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use chrono::Utc;

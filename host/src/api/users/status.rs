@@ -1,6 +1,6 @@
 //! User statuses: `GET/PUT /user/status` and `GET /users/:id_or_username/status`.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::extract::Path;
 use chrono::Duration;
 

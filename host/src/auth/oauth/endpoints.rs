@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::http::json::Json;
 use crate::http::routes::Router;
-use axum::Json;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};

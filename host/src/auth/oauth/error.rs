@@ -190,7 +190,7 @@ impl IntoResponse for OAuthError {
         if let Some(state) = &self.state {
             body["state"] = json!(state);
         }
-        let mut response = (self.status, axum::Json(body)).into_response();
+        let mut response = (self.status, crate::http::json::Json(body)).into_response();
         no_store(&mut response);
         if self.status == StatusCode::UNAUTHORIZED {
             let value = format!(

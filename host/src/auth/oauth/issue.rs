@@ -1,6 +1,6 @@
 //! Issuing access tokens (with or without a refresh token) and the token response body.
 
-use axum::Json;
+use crate::http::json::Json;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
