@@ -39,26 +39,24 @@ pub fn timestamp(ms: i64) -> String {
     }
     // Written digit by digit: every view has a few, a page of them dozens, and chrono's
     // formatter machinery cost more than the rest of building a user view in a profile.
-    let digits = |n: u32, width: u32| {
-        (0..width)
-            .rev()
-            .map(move |place| b'0' + (n / 10u32.pow(place) % 10) as u8)
-    };
+    let fields = [
+        (year as u32, 4, b'-'),
+        (at.month(), 2, b'-'),
+        (at.day(), 2, b'T'),
+        (at.hour(), 2, b':'),
+        (at.minute(), 2, b':'),
+        (at.second(), 2, b'.'),
+        (at.timestamp_subsec_millis(), 3, b'Z'),
+    ];
     let mut text = Vec::with_capacity(24);
-    text.extend(digits(year as u32, 4));
-    text.push(b'-');
-    text.extend(digits(at.month(), 2));
-    text.push(b'-');
-    text.extend(digits(at.day(), 2));
-    text.push(b'T');
-    text.extend(digits(at.hour(), 2));
-    text.push(b':');
-    text.extend(digits(at.minute(), 2));
-    text.push(b':');
-    text.extend(digits(at.second(), 2));
-    text.push(b'.');
-    text.extend(digits(at.timestamp_subsec_millis(), 3));
-    text.push(b'Z');
+    for (value, width, after) in fields {
+        text.extend(
+            (0..width)
+                .rev()
+                .map(|place| b'0' + (value / 10u32.pow(place) % 10) as u8),
+        );
+        text.push(after);
+    }
     String::from_utf8(text).expect("ASCII digits")
 }
 
