@@ -2,8 +2,7 @@
 //! domain records or tells them too (a push event's avatar, the OpenID claims, the new remote
 //! of a moved project), so they live below both.
 
-use sha2::{Digest, Sha256};
-
+use crate::auth::secrets;
 use crate::model::users::UserRow;
 
 const GRAVATAR: &str = "https://www.gravatar.com/avatar/";
@@ -26,20 +25,17 @@ impl UserLinks<'_> {
             )),
             None if self.avatar_service => {
                 let email = user.email.trim();
-                // Most addresses are lower-case ASCII already: no copy for them.
+                // Gravatar keys avatars by the address's hex SHA-256, the digest tokens are
+                // stored by. Most addresses are lower-case ASCII already: no copy for them.
                 let digest = if email
                     .bytes()
                     .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
                 {
-                    Sha256::digest(email.as_bytes())
+                    secrets::digest(email)
                 } else {
-                    Sha256::digest(email.to_lowercase().as_bytes())
+                    secrets::digest(&email.to_lowercase())
                 };
-                // Built without `format!` and `hex::encode`: every user in every list has one.
-                let mut hex = [0u8; 64];
-                hex::encode_to_slice(digest, &mut hex).expect("64 digits for 32 bytes");
-                let hex = std::str::from_utf8(&hex).expect("hex digits");
-                Some([GRAVATAR, hex, "?s=80&d=identicon"].concat())
+                Some([GRAVATAR, &digest, "?s=80&d=identicon"].concat())
             }
             None => None,
         }

@@ -127,3 +127,11 @@ def test_python_gitlab_version_with_bad_token(server):
 def test_python_gitlab_metadata(server):
     gl = server.gitlab(server.root_token)
     assert gl.http_get("/metadata")["kas"]["enabled"] is False
+
+
+@pytest.mark.parametrize("proto,scheme", [("https", "https"), ("http", "http"),
+                                          ("ftp", "http"), ("HTTPS ", "http")])
+def test_links_take_the_scheme_a_proxy_forwarded(server, proto, scheme):
+    me = assert_json(server.request("GET", "/user", token=server.root_token,
+                                    headers={"X-Forwarded-Proto": proto}), 200)
+    assert me["web_url"] == f"{scheme}://127.0.0.1:{server.port}/root"

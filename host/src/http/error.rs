@@ -5,6 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use super::json::Json;
 use crate::services;
 use crate::{git, store};
 
@@ -221,7 +222,7 @@ impl IntoResponse for ApiError {
         if status == StatusCode::NOT_MODIFIED {
             return status.into_response();
         }
-        let mut response = (status, crate::http::json::Json(self.body())).into_response();
+        let mut response = (status, Json(self.body())).into_response();
         if let Self::Moved(location) = &self
             && let Ok(value) = HeaderValue::from_str(location)
         {

@@ -13,7 +13,6 @@ use super::error::ApiError;
 const INITIAL_CAPACITY: usize = 2048;
 
 /// A value answered as `application/json`.
-#[derive(Debug, Clone, Copy, Default)]
 pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {

@@ -30,34 +30,26 @@ pub mod webhook_payload;
 
 use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 
+use crate::model::{date_text, push_digits};
+
 /// GitLab's timestamp format: `2026-11-22T10:04:05.123Z`.
 pub fn timestamp(ms: i64) -> String {
     let at = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
-    let year = at.year();
-    if !(0..=9999).contains(&year) {
+    if !(0..=9999).contains(&at.year()) {
         return at.to_rfc3339_opts(SecondsFormat::Millis, true);
     }
-    // Written digit by digit: every view has a few, a page of them dozens, and chrono's
-    // formatter machinery cost more than the rest of building a user view in a profile.
-    let fields = [
-        (year as u32, 4, b'-'),
-        (at.month(), 2, b'-'),
-        (at.day(), 2, b'T'),
-        (at.hour(), 2, b':'),
-        (at.minute(), 2, b':'),
-        (at.second(), 2, b'.'),
-        (at.timestamp_subsec_millis(), 3, b'Z'),
-    ];
-    let mut text = Vec::with_capacity(24);
-    for (value, width, after) in fields {
-        text.extend(
-            (0..width)
-                .rev()
-                .map(|place| b'0' + (value / 10u32.pow(place) % 10) as u8),
-        );
-        text.push(after);
+    let mut text = date_text(at.date_naive());
+    for (before, value, width) in [
+        ('T', at.hour(), 2),
+        (':', at.minute(), 2),
+        (':', at.second(), 2),
+        ('.', at.timestamp_subsec_millis(), 3),
+    ] {
+        text.push(before);
+        push_digits(&mut text, value, width);
     }
-    String::from_utf8(text).expect("ASCII digits")
+    text.push('Z');
+    text
 }
 
 pub fn timestamp_opt(ms: Option<i64>) -> Option<String> {

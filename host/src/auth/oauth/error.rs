@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::http::error::ApiError;
+use crate::http::json::Json;
 use crate::services::Refusal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +191,7 @@ impl IntoResponse for OAuthError {
         if let Some(state) = &self.state {
             body["state"] = json!(state);
         }
-        let mut response = (self.status, crate::http::json::Json(body)).into_response();
+        let mut response = (self.status, Json(body)).into_response();
         no_store(&mut response);
         if self.status == StatusCode::UNAUTHORIZED {
             let value = format!(
