@@ -591,9 +591,18 @@ impl TenantDb {
         let count = self
             .issue_query(filter, &Plan::of(filter, "created_at"), "1", counting)
             .count_capped(cap);
+        // A search term is planned with each call (unnamed statements): a plan cached for any
+        // term would treat every term alike, and PostgreSQL's for `%term%` walks the trigram
+        // index, which for a term in most issues visits the whole table.
+        let per_term = filter.criteria.search.is_none();
         Ok(tokio::try_join!(
-            page.query_as().fetch_all(self.reader()),
-            count.query_scalar().fetch_one(self.reader()),
+            page.query_as()
+                .persistent(per_term)
+                .fetch_all(self.reader()),
+            count
+                .query_scalar()
+                .persistent(per_term)
+                .fetch_one(self.reader()),
         )?)
     }
 }

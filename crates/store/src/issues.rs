@@ -254,7 +254,18 @@ async fn add_labels(
     slot: &LabelSlot,
     names: &[String],
 ) -> crate::Result<Vec<LabelRow>> {
-    let mut labels = ensure_labels(tx, tenant_id, slot.project_id, names).await?;
+    let labels = ensure_labels(tx, tenant_id, slot.project_id, names).await?;
+    link_labels(tx, tenant_id, slot, labels).await
+}
+
+/// Gives the issue of `slot` the `labels` (which exist), in one insert; returns them in the
+/// order views show them.
+async fn link_labels(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    slot: &LabelSlot,
+    mut labels: Vec<LabelRow>,
+) -> crate::Result<Vec<LabelRow>> {
     if labels.is_empty() {
         return Ok(labels);
     }
@@ -274,8 +285,12 @@ async fn add_labels(
         );
     }
     sql.query().execute(&mut **tx).await?;
-    labels.sort_by_key(|l| (l.name.to_lowercase(), l.id));
+    sort_for_views(&mut labels);
     Ok(labels)
+}
+
+fn sort_for_views(labels: &mut [LabelRow]) {
+    labels.sort_by_key(|l| (l.name.to_lowercase(), l.id));
 }
 
 /// Assigns `user_ids` (in this order) to an issue without assignees, in one insert.
@@ -453,6 +468,12 @@ async fn insert_issue(
     tenant_id: i64,
     issue: &NewIssue,
 ) -> crate::Result<CreatedIssue> {
+    // Labels a create makes take the tenant's label counter: before the issue counters, on
+    // every path, so two creates never take them in opposite orders.
+    let labels = ensure_labels(tx, tenant_id, issue.project_id, &issue.labels).await?;
+    if issue.iid.is_none() && tx.backend_name() == "PostgreSQL" {
+        return insert_issue_at_once(tx, tenant_id, issue, labels).await;
+    }
     let (id, iid) = match issue.iid {
         Some(iid) => {
             let id = next_id(&mut **tx, tenant_id, "issues").await?;
@@ -492,7 +513,7 @@ async fn insert_issue(
         issue_id: id,
         created_at: Arg::Int(created_at),
     };
-    let labels = add_labels(tx, tenant_id, &slot, &issue.labels).await?;
+    let labels = link_labels(tx, tenant_id, &slot, labels).await?;
     add_assignees(tx, tenant_id, id, &issue.assignee_ids).await?;
     sqlx::query(
         "INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address, submitted) VALUES ($1, $2, $3, $4, $5)",
@@ -512,14 +533,130 @@ async fn insert_issue(
     )
     .await?;
     insert_system_notes(tx, tenant_id, id, &issue.notes).await?;
-    let row = IssueRow {
+    Ok(CreatedIssue {
+        row: new_row(issue, id, iid, created_at),
+        labels,
+    })
+}
+
+/// On PostgreSQL, the issue with its numbers, labels, assignees, user agent and the project's
+/// open count in one statement: concurrent creates queue on the tenant's and the project's
+/// counter rows from this statement to the commit, so the fewer round trips under them, the
+/// more creates per second. The counters are taken first (the statement reads them before
+/// anything else), then the project row, as everywhere else.
+async fn insert_issue_at_once(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    issue: &NewIssue,
+    mut labels: Vec<LabelRow>,
+) -> crate::Result<CreatedIssue> {
+    let created_at = issue.created_at.unwrap_or_else(now_ms);
+    let state = issue.state.unwrap_or(IssueState::Opened);
+    let mut sql =
+        Sql::new("WITH taken AS (INSERT INTO id_sequences (tenant_id, name, last_value) VALUES (");
+    sql.bind(tenant_id)
+        .push(", 'issues', 1), (")
+        .bind(tenant_id)
+        .push(", ")
+        .bind(iid_counter(issue.project_id))
+        .push(
+            ", 1) ON CONFLICT (tenant_id, name) DO UPDATE SET last_value = id_sequences.last_value + 1 \
+             RETURNING name, last_value), \
+             numbers AS (SELECT MAX(CASE WHEN name = 'issues' THEN last_value END) AS id, \
+             MAX(CASE WHEN name <> 'issues' THEN last_value END) AS iid FROM taken), \
+             issue AS (INSERT INTO issues (tenant_id, id, project_id, iid, author_id, title, description, state, \
+             confidential, discussion_locked, milestone_id, due_date, time_estimate, total_time_spent, \
+             created_at, updated_at) SELECT ",
+        )
+        .bind(tenant_id)
+        .push(", numbers.id, ")
+        .bind(issue.project_id)
+        .push(", numbers.iid, ")
+        .bind_list([
+            Arg::from(issue.author_id),
+            Arg::from(issue.title.as_str()),
+            Arg::from(issue.description.as_deref()),
+            Arg::from(state.as_str()),
+            Arg::from(i64::from(issue.confidential)),
+            Arg::from(i64::from(issue.discussion_locked)),
+            Arg::from(issue.milestone_id),
+            Arg::from(issue.due_date.as_deref()),
+            Arg::from(issue.time_estimate),
+            Arg::from(issue.total_time_spent),
+            Arg::from(created_at),
+            Arg::from(issue.updated_at.unwrap_or(created_at)),
+        ])
+        .push(" FROM numbers RETURNING id, iid)");
+    if !labels.is_empty() {
+        sql.push(
+            ", labelled AS (INSERT INTO issue_labels (tenant_id, issue_id, label_id, project_id, created_at) \
+             SELECT ",
+        )
+        .bind(tenant_id)
+        .push(", issue.id, l.id, ")
+        .bind(issue.project_id)
+        .push(", ")
+        .bind(created_at)
+        .push(" FROM issue, (VALUES ");
+        for (n, label) in labels.iter().enumerate() {
+            sql.push_row(n == 0, [Arg::from(label.id)]);
+        }
+        sql.push(") AS l (id))");
+    }
+    if !issue.assignee_ids.is_empty() {
+        sql.push(
+            ", assigned AS (INSERT INTO issue_assignees (tenant_id, issue_id, user_id, position) SELECT ",
+        )
+        .bind(tenant_id)
+        .push(", issue.id, a.user_id, a.position FROM issue, (VALUES ");
+        for (position, user_id) in issue.assignee_ids.iter().enumerate() {
+            sql.push_row(
+                position == 0,
+                [Arg::from(*user_id), Arg::from(position as i64)],
+            );
+        }
+        sql.push(") AS a (user_id, position))");
+    }
+    sql.push(
+        ", agent AS (INSERT INTO issue_user_agent_details (tenant_id, issue_id, user_agent, ip_address, submitted) \
+         SELECT ",
+    )
+    .bind(tenant_id)
+    .push(", issue.id, ")
+    .bind_list([
+        Arg::from(issue.origin.user_agent.as_str()),
+        Arg::from(issue.origin.ip_address.as_str()),
+        Arg::from(i64::from(issue.spam_checked)),
+    ])
+    .push(" FROM issue)");
+    if state == IssueState::Opened {
+        // Reads `issue`, so it runs after the counters are taken.
+        sql.push(", counted AS (UPDATE projects SET open_issues_count = open_issues_count + 1 WHERE tenant_id = ")
+            .bind(tenant_id)
+            .push(" AND id = ")
+            .bind(issue.project_id)
+            .push(" AND EXISTS (SELECT 1 FROM issue))");
+    }
+    sql.push(" SELECT id, iid FROM issue");
+    let (id, iid): (i64, i64) = sql.query_as().fetch_one(&mut **tx).await?;
+    insert_system_notes(tx, tenant_id, id, &issue.notes).await?;
+    sort_for_views(&mut labels);
+    Ok(CreatedIssue {
+        row: new_row(issue, id, iid, created_at),
+        labels,
+    })
+}
+
+/// The row of a new issue as inserted: what the response shows, without reading it back.
+fn new_row(issue: &NewIssue, id: i64, iid: i64, created_at: i64) -> IssueRow {
+    IssueRow {
         id,
         project_id: issue.project_id,
         iid,
         author_id: issue.author_id,
         title: issue.title.clone(),
         description: issue.description.clone(),
-        state,
+        state: issue.state.unwrap_or(IssueState::Opened),
         confidential: issue.confidential,
         discussion_locked: issue.discussion_locked,
         milestone_id: issue.milestone_id,
@@ -533,9 +670,8 @@ async fn insert_issue(
         closed_by_id: None,
         moved_to_id: None,
         created_at,
-        updated_at,
-    };
-    Ok(CreatedIssue { row, labels })
+        updated_at: issue.updated_at.unwrap_or(created_at),
+    }
 }
 
 impl TenantDb {
