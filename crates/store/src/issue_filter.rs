@@ -571,6 +571,30 @@ impl TenantDb {
         cap: i64,
     ) -> crate::Result<(Vec<IssueRow>, i64)> {
         let search_index = self.search_plan(filter).await?;
+        let (page, count) = self.issue_page_queries(filter, window, cap, search_index);
+        // A search term is planned with each call (unnamed statements): a plan cached for any
+        // term would treat every term alike, and PostgreSQL's for `%term%` walks the trigram
+        // index, which for a term in most issues visits the whole table.
+        let per_term = filter.criteria.search.is_none();
+        Ok(tokio::try_join!(
+            page.query_as()
+                .persistent(per_term)
+                .fetch_all(self.reader()),
+            count
+                .query_scalar()
+                .persistent(per_term)
+                .fetch_one(self.reader()),
+        )?)
+    }
+
+    /// The page's query and the capped count's.
+    fn issue_page_queries(
+        &self,
+        filter: &IssueFilter,
+        window: &Window,
+        cap: i64,
+        search_index: bool,
+    ) -> (Sql, Sql) {
         let plan = Plan::of(filter, window.order_by);
         let mode = Mode {
             engine: self.engine(),
@@ -591,18 +615,184 @@ impl TenantDb {
         let count = self
             .issue_query(filter, &Plan::of(filter, "created_at"), "1", counting)
             .count_capped(cap);
-        // A search term is planned with each call (unnamed statements): a plan cached for any
-        // term would treat every term alike, and PostgreSQL's for `%term%` walks the trigram
-        // index, which for a term in most issues visits the whole table.
-        let per_term = filter.criteria.search.is_none();
-        Ok(tokio::try_join!(
-            page.query_as()
-                .persistent(per_term)
-                .fetch_all(self.reader()),
-            count
-                .query_scalar()
-                .persistent(per_term)
-                .fetch_one(self.reader()),
-        )?)
+        (page, count)
+    }
+}
+
+/// The plans PostgreSQL makes for the lists at 100,000 issues: every page and every capped
+/// count must stay a bounded walk, never a scan of the table. Runs when
+/// `TRELLIS_TEST_DATABASE_URL` names a PostgreSQL server (as in CI), on a database of its own.
+#[cfg(test)]
+mod plans {
+    use std::path::Path;
+
+    use sqlx::Executor;
+
+    use super::*;
+    use crate::window::Direction;
+    use crate::{Db, DbOptions};
+
+    const ISSUES: i64 = 100_000;
+    /// Rows a page may visit: a label's walk reads about ten entries per `bug` issue shown.
+    const PAGE_ROWS: i64 = 5_000;
+    /// Rows a count may visit: the capped walk and what its filter removes on the way.
+    const COUNT_ROWS: i64 = 25_000;
+
+    /// Rows the plan's scans produced or removed, from `EXPLAIN ANALYZE`'s text: each scan
+    /// node's `rows=` times its `loops=`, and the rows its filters removed (reported per loop).
+    fn rows_visited(plan: &str) -> i64 {
+        let number_after = |line: &str, key: &str| -> Option<i64> {
+            let rest = &line[line.find(key)? + key.len()..];
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        };
+        let mut visited = 0;
+        let mut loops = 1;
+        for line in plan.lines() {
+            if let Some(actual) = line.find("(actual time=").filter(|_| line.contains("Scan")) {
+                let actual = &line[actual..];
+                loops = number_after(actual, "loops=").unwrap_or(1);
+                visited += number_after(actual, " rows=").unwrap_or(0) * loops;
+            } else if line.contains("Rows Removed by") {
+                visited += number_after(line, ": ").unwrap_or(0) * loops;
+            }
+        }
+        visited
+    }
+
+    async fn visited(db: &TenantDb, sql: &Sql) -> (i64, String) {
+        let lines: Vec<String> = sql
+            .explained()
+            .query_scalar()
+            .persistent(false)
+            .fetch_all(db.reader())
+            .await
+            .unwrap();
+        let plan = lines.join("\n");
+        (rows_visited(&plan), plan)
+    }
+
+    #[tokio::test]
+    async fn every_list_stays_a_bounded_walk_at_100000_issues() {
+        let Ok(url) = std::env::var("TRELLIS_TEST_DATABASE_URL") else {
+            eprintln!("skipped: TRELLIS_TEST_DATABASE_URL is not set");
+            return;
+        };
+        let name = format!("trellis_plans_{}", std::process::id());
+        sqlx::any::install_default_drivers();
+        let admin = sqlx::AnyPool::connect(&url).await.unwrap();
+        admin
+            .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .await
+            .unwrap();
+        let own_url = format!("{}/{name}", url.rsplit_once('/').unwrap().0);
+        let db = Db::connect(DbOptions {
+            database_url: Some(&own_url),
+            data_dir: Path::new("."),
+            max_connections: 4,
+        })
+        .await
+        .unwrap();
+        db.migrate().await.unwrap();
+        let mut seed = db.writer().acquire().await.unwrap();
+        // The rows the lists read, without the tenant, project and users they belong to.
+        for statement in [
+            "SET session_replication_role = replica".to_string(),
+            "INSERT INTO labels (tenant_id, id, project_id, name, name_lower, color, created_at, updated_at) \
+             VALUES (1, 1, 1, 'bug', 'bug', '#ff0000', 0, 0), (1, 2, 1, 'ui', 'ui', '#00ff00', 0, 0)".to_string(),
+            format!(
+                "INSERT INTO issues (tenant_id, id, project_id, iid, author_id, title, description, state, created_at, updated_at) \
+                 SELECT 1, n, 1, n, 1, 'Issue ' || n || CASE WHEN n % 1000 = 0 THEN ' needle' ELSE ' lorem ipsum' END, \
+                 'Seeded description ' || n, CASE WHEN n % 5 = 0 THEN 'closed' ELSE 'opened' END, \
+                 1700000000000 + n * 1000, 1700000000000 + n * 1000 FROM generate_series(1, {ISSUES}) n"
+            ),
+            "INSERT INTO issue_labels (tenant_id, issue_id, label_id, project_id, created_at) \
+             SELECT 1, id, 1, 1, created_at FROM issues WHERE id % 10 = 0".to_string(),
+            "INSERT INTO issue_labels (tenant_id, issue_id, label_id, project_id, created_at) \
+             SELECT 1, id, 2, 1, created_at FROM issues WHERE id % 7 = 0".to_string(),
+            "VACUUM ANALYZE".to_string(),
+        ] {
+            seed.execute(sqlx::AssertSqlSafe(statement)).await.unwrap();
+        }
+        drop(seed);
+        let tenant = db.tenant(1);
+        let source = || IssueSource::Project {
+            id: 1,
+            see_confidential: true,
+        };
+        let cases: Vec<(&str, IssueCriteria, &'static str)> = vec![
+            ("default page", IssueCriteria::default(), "created_at"),
+            (
+                "state=opened",
+                IssueCriteria {
+                    state: Some(IssueState::Opened),
+                    ..Default::default()
+                },
+                "created_at",
+            ),
+            (
+                "order_by=updated_at",
+                IssueCriteria::default(),
+                "updated_at",
+            ),
+            (
+                "labels=bug",
+                IssueCriteria {
+                    labels: Wildcard::Value(vec!["bug".into()]),
+                    ..Default::default()
+                },
+                "created_at",
+            ),
+            (
+                "search=needle",
+                IssueCriteria {
+                    search: Some("needle".into()),
+                    ..Default::default()
+                },
+                "created_at",
+            ),
+            (
+                "search=ipsum",
+                IssueCriteria {
+                    search: Some("ipsum".into()),
+                    ..Default::default()
+                },
+                "created_at",
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (name, criteria, order_by) in cases {
+            let mut filter =
+                IssueFilter::new(source(), Viewer::Admin { id: 1 }, "2026-01-01".into());
+            filter.criteria = criteria;
+            let window = Window {
+                order_by,
+                direction: Direction::Desc,
+                limit: 21,
+                offset: 0,
+                id_after: None,
+                id_before: None,
+            };
+            let (page, count) = tenant.issue_page_queries(&filter, &window, 10_001, false);
+            for (what, sql, bound) in [("page", &page, PAGE_ROWS), ("count", &count, COUNT_ROWS)] {
+                let (rows, plan) = visited(&tenant, sql).await;
+                if rows > bound {
+                    failures.push(format!(
+                        "{name}: the {what} visits {rows} rows (at most {bound}):\n{plan}"
+                    ));
+                }
+            }
+        }
+        drop(tenant);
+        db.close().await;
+        admin
+            .execute(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE {name} WITH (FORCE)"
+            )))
+            .await
+            .unwrap();
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     }
 }

@@ -162,6 +162,15 @@ impl Sql {
         counted
     }
 
+    /// `EXPLAIN ANALYZE` of this query: what PostgreSQL did to answer it.
+    #[cfg(test)]
+    pub fn explained(&self) -> Sql {
+        Sql {
+            text: format!("EXPLAIN ANALYZE {}", self.text),
+            args: self.args.clone(),
+        }
+    }
+
     pub fn query(&self) -> Query<'_, Any, AnyArguments> {
         bind_all!(sqlx::query(AssertSqlSafe(self.text.as_str())), &self.args)
     }
