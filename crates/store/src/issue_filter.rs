@@ -267,7 +267,7 @@ impl IssueFilter {
         if self.criteria.search_description {
             terms.push(lower("i.description"));
         }
-        sql.push(" AND (");
+        sql.plan_per_call().push(" AND (");
         for (n, term) in terms.iter().enumerate() {
             if n > 0 {
                 sql.push(" OR ");
@@ -572,18 +572,9 @@ impl TenantDb {
     ) -> crate::Result<(Vec<IssueRow>, i64)> {
         let search_index = self.search_plan(filter).await?;
         let (page, count) = self.issue_page_queries(filter, window, cap, search_index);
-        // A search term is planned with each call (unnamed statements): a plan cached for any
-        // term would treat every term alike, and PostgreSQL's for `%term%` walks the trigram
-        // index, which for a term in most issues visits the whole table.
-        let per_term = filter.criteria.search.is_none();
         Ok(tokio::try_join!(
-            page.query_as()
-                .persistent(per_term)
-                .fetch_all(self.reader()),
-            count
-                .query_scalar()
-                .persistent(per_term)
-                .fetch_one(self.reader()),
+            page.query_as().fetch_all(self.reader()),
+            count.query_scalar().fetch_one(self.reader()),
         )?)
     }
 
@@ -666,7 +657,6 @@ mod plans {
         let lines: Vec<String> = sql
             .explained()
             .query_scalar()
-            .persistent(false)
             .fetch_all(db.reader())
             .await
             .unwrap();

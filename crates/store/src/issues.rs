@@ -471,7 +471,7 @@ async fn insert_issue(
     // Labels a create makes take the tenant's label counter: before the issue counters, on
     // every path, so two creates never take them in opposite orders.
     let labels = ensure_labels(tx, tenant_id, issue.project_id, &issue.labels).await?;
-    if issue.iid.is_none() && tx.backend_name() == "PostgreSQL" {
+    if issue.iid.is_none() && Engine::of(tx) == Engine::Postgres {
         return insert_issue_at_once(tx, tenant_id, issue, labels).await;
     }
     let (id, iid) = match issue.iid {

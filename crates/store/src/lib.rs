@@ -162,6 +162,16 @@ pub enum Engine {
     Postgres,
 }
 
+impl Engine {
+    /// The engine behind a connection (inside a transaction, where no `TenantDb` is at hand).
+    pub(crate) fn of(connection: &sqlx::AnyConnection) -> Engine {
+        match connection.backend_name() {
+            "PostgreSQL" => Engine::Postgres,
+            _ => Engine::Sqlite,
+        }
+    }
+}
+
 /// The database: a read pool and a write pool. On SQLite the write pool has one connection,
 /// so writers queue in-process instead of failing with SQLITE_BUSY; on PostgreSQL both are
 /// the same pool.

@@ -5,8 +5,8 @@
 use sqlx::{Any, Transaction};
 
 use super::ids::next_ids;
-use super::now_ms;
 use super::sql::{Arg, Sql};
+use super::{Engine, now_ms};
 use crate::events::Event;
 
 /// Appends `events` to the tenant's outbox inside `tx`. Call it as the last write of the
@@ -35,7 +35,7 @@ pub(super) async fn record(
         ]
     };
     let mut sql;
-    if tx.backend_name() == "PostgreSQL" {
+    if Engine::of(tx) == Engine::Postgres {
         sql = Sql::new(
             "WITH taken AS (INSERT INTO id_sequences (tenant_id, name, last_value) VALUES (",
         );

@@ -80,14 +80,24 @@ macro_rules! bind_all {
 pub struct Sql {
     text: String,
     args: Vec<Arg>,
+    /// Sent unprepared, so the database plans it with its arguments (see [`Sql::plan_per_call`]).
+    plan_per_call: bool,
 }
 
 impl Sql {
     pub fn new(text: &str) -> Self {
         Sql {
             text: text.to_string(),
-            args: Vec::new(),
+            ..Sql::default()
         }
+    }
+
+    /// Plans this query with each call's arguments instead of caching one plan for all: for a
+    /// `LIKE` pattern, whose best plan depends on how common the term is. PostgreSQL's cached
+    /// plan for `%term%` walks the trigram index, which for a term in most rows visits them all.
+    pub fn plan_per_call(&mut self) -> &mut Self {
+        self.plan_per_call = true;
+        self
     }
 
     pub fn push(&mut self, text: &str) -> &mut Self {
@@ -156,7 +166,7 @@ impl Sql {
     pub fn count_capped(&self, cap: i64) -> Sql {
         let mut counted = Sql {
             text: format!("SELECT COUNT(*) FROM ({}", self.text),
-            args: self.args.clone(),
+            ..self.clone()
         };
         counted.push(" LIMIT ").bind(cap).push(") capped");
         counted
@@ -167,12 +177,13 @@ impl Sql {
     pub fn explained(&self) -> Sql {
         Sql {
             text: format!("EXPLAIN ANALYZE {}", self.text),
-            args: self.args.clone(),
+            ..self.clone()
         }
     }
 
     pub fn query(&self) -> Query<'_, Any, AnyArguments> {
         bind_all!(sqlx::query(AssertSqlSafe(self.text.as_str())), &self.args)
+            .persistent(!self.plan_per_call)
     }
 
     pub fn query_as<T>(&self) -> QueryAs<'_, Any, T, AnyArguments>
@@ -183,6 +194,7 @@ impl Sql {
             sqlx::query_as(AssertSqlSafe(self.text.as_str())),
             &self.args
         )
+        .persistent(!self.plan_per_call)
     }
 
     pub fn query_scalar<T>(&self) -> QueryScalar<'_, Any, T, AnyArguments>
@@ -193,6 +205,7 @@ impl Sql {
             sqlx::query_scalar(AssertSqlSafe(self.text.as_str())),
             &self.args
         )
+        .persistent(!self.plan_per_call)
     }
 }
 
