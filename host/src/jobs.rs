@@ -39,6 +39,11 @@ pub enum Job {
     },
     /// `git gc` on the project's repository, then its statistics.
     Housekeeping { project_id: i64 },
+    /// Whether git can merge a merge request as its branches stand now.
+    MergeabilityCheck {
+        project_id: i64,
+        merge_request_id: i64,
+    },
     /// Deletes a project marked for deletion whose adjourned period has passed (if it is
     /// still marked), then its repositories and files.
     PurgeMarkedProject { project_id: i64 },
@@ -53,6 +58,7 @@ impl Job {
             Job::Fetch { .. } => "fetch",
             Job::ForkCopy { .. } => "fork_copy",
             Job::Housekeeping { .. } => "housekeeping",
+            Job::MergeabilityCheck { .. } => "mergeability_check",
             Job::PurgeMarkedProject { .. } => "purge_marked_project",
             Job::PurgeTenant { .. } => "purge_tenant",
         }
@@ -65,6 +71,9 @@ impl Job {
             | Job::Housekeeping { project_id }
             | Job::PurgeMarkedProject { project_id } => project_id.to_string(),
             Job::ForkCopy { fork_id, .. } => fork_id.to_string(),
+            Job::MergeabilityCheck {
+                merge_request_id, ..
+            } => merge_request_id.to_string(),
             Job::PurgeTenant { tenant_id } => tenant_id.to_string(),
         }
     }
@@ -297,6 +306,13 @@ async fn perform(ctx: &ApiContext, row: &JobRow, job: Job) -> anyhow::Result<()>
         }
         Job::Housekeeping { project_id } => {
             crate::services::projects::housekeeping(&db, data_dir, project_id).await
+        }
+        Job::MergeabilityCheck {
+            project_id,
+            merge_request_id,
+        } => {
+            let repo = crate::git::Repository::project(data_dir, row.tenant_id, project_id);
+            crate::services::merge_requests::check_mergeability(&db, &repo, merge_request_id).await
         }
         Job::PurgeMarkedProject { project_id } => {
             crate::services::project_deletion::purge_marked(&db, data_dir, project_id).await

@@ -299,11 +299,11 @@ def test_small_diffs_are_unchanged_by_default(server, gl):
     diffs, headers = commit_diff(server, project, head)
     assert diffs == [
         {"diff": "@@ -0,0 +1 @@\n+a\n", "collapsed": False, "too_large": False,
-         "new_path": "a.txt", "old_path": "a.txt", "a_mode": "000000", "b_mode": "100644",
+         "new_path": "a.txt", "old_path": "a.txt", "a_mode": "0", "b_mode": "100644",
          "new_file": True, "renamed_file": False, "deleted_file": False,
          "generated_file": False},
         {"diff": "@@ -0,0 +1,2 @@\n+b\n+c\n", "collapsed": False, "too_large": False,
-         "new_path": "b.txt", "old_path": "b.txt", "a_mode": "000000", "b_mode": "100644",
+         "new_path": "b.txt", "old_path": "b.txt", "a_mode": "0", "b_mode": "100644",
          "new_file": True, "renamed_file": False, "deleted_file": False,
          "generated_file": False},
     ]

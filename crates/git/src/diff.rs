@@ -239,8 +239,8 @@ async fn read_records(
         records.files.push(FileDiff {
             old_path: path,
             new_path,
-            a_mode: a_mode.to_string(),
-            b_mode: b_mode.to_string(),
+            a_mode: gitlab_mode(a_mode),
+            b_mode: gitlab_mode(b_mode),
             new_file: status == 'A',
             renamed_file: status == 'R',
             deleted_file: status == 'D',
@@ -382,6 +382,15 @@ async fn read_bounded(
         if done {
             return Ok(Some(length));
         }
+    }
+}
+
+/// A mode as GitLab shows it (Gitaly's mode in octal): a missing side is `0`, not git's
+/// `000000`.
+fn gitlab_mode(mode: &str) -> String {
+    match mode.trim_start_matches('0') {
+        "" => "0".into(),
+        mode => mode.to_string(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod commits;
 pub mod diff;
 mod error;
 mod languages;
+pub mod merge;
 pub mod pktline;
 mod process;
 pub mod push_scan;

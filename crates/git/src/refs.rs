@@ -228,6 +228,17 @@ impl Repository {
         Ok(text(&out))
     }
 
+    /// Points `full_name` at `new`, whatever it pointed at: for refs the server keeps for
+    /// itself (a merge request's head), never for branches and tags.
+    pub async fn set_ref(&self, full_name: &str, new: &str) -> Result<()> {
+        git(
+            Some(&self.path),
+            &["update-ref", "--no-deref", "--", full_name, new],
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Moves `full_name` from `old` to `new` atomically: `None` as `new` deletes it, `None`
     /// as `old` requires that it does not exist yet. Fails with [`Error::RefMoved`] when the
     /// ref is not at `old` any more (someone else changed it first).

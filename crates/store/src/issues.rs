@@ -173,7 +173,7 @@ where
 
 /// The project's labels named `names` (case-insensitive), in one read, creating the missing
 /// ones with the default color, as GitLab does for labels named on an issue.
-async fn ensure_labels(
+pub(crate) async fn ensure_labels(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     project_id: i64,

@@ -112,6 +112,8 @@ pub mod keys;
 pub mod labels;
 pub mod listing;
 pub mod members;
+pub mod merge_request_filter;
+pub mod merge_requests;
 pub mod milestones;
 pub mod model;
 pub mod namespaces;

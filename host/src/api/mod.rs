@@ -11,6 +11,7 @@ mod issues;
 mod keys;
 mod labels;
 mod members;
+mod merge_requests;
 pub mod meta;
 mod milestones;
 mod plugins;
@@ -20,6 +21,7 @@ mod protected_tags;
 mod repository;
 pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
+mod spam_check;
 mod system_hooks;
 mod tokens;
 mod user;
@@ -45,6 +47,7 @@ pub fn router() -> Router<ApiContext> {
         .merge(groups::router())
         .merge(members::router())
         .merge(issues::router())
+        .merge(merge_requests::router())
         .merge(labels::router())
         .merge(protected_branches::router())
         .merge(protected_tags::router())

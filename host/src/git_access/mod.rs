@@ -24,7 +24,7 @@ use crate::model::users::UserRow;
 use crate::policy::{self, Scope};
 use crate::services::Refusal;
 use crate::services::protected_branches::{Actor, DefaultBranchProtection};
-use crate::services::push::{Push, PushContext};
+use crate::services::push::{Push, PushContext, PushOrigin};
 use crate::settings::Settings;
 use crate::settings::keys;
 use crate::tenants::Tenant;
@@ -165,12 +165,12 @@ impl Allowed {
     /// SSH. `None` for an anonymous caller, who is never allowed to push.
     pub fn start_push(&self, scope: &Scope<'_>) -> Option<Push> {
         let caller = scope.caller?;
-        Some(self.push_by(scope, &caller.user, false))
+        Some(self.push_by(scope, &caller.user, PushOrigin::Git))
     }
 
     /// The push session of `pusher`'s changes here; `via_api` for the repository API's own
     /// commits, branches and tags, which GitLab decides with a few allowances of its own.
-    pub fn push_by(&self, scope: &Scope<'_>, pusher: &UserRow, via_api: bool) -> Push {
+    pub fn push_by(&self, scope: &Scope<'_>, pusher: &UserRow, origin: PushOrigin) -> Push {
         let context = PushContext {
             db: scope.db().clone(),
             repo: self.repo.clone(),
@@ -179,7 +179,7 @@ impl Allowed {
             pusher: pusher.clone(),
             actor: self.actor,
             project: self.project.clone(),
-            via_api,
+            origin,
             notice: self.moved_notice(scope),
         };
         scope.ctx.pushes.start(context, scope.settings)

@@ -61,6 +61,9 @@ pub enum ApiError {
     /// 405 with GitLab's message (deleting the default branch).
     #[error("not allowed: {0}")]
     NotAllowed(String),
+    /// 406 with GitLab's message (a merge git cannot make).
+    #[error("not acceptable: {0}")]
+    NotAcceptable(String),
     /// 405 from the pagination rules, as Grape's `error!`: `{"error": ...}`.
     #[error("pagination: {0}")]
     PaginationRefused(String),
@@ -73,6 +76,9 @@ pub enum ApiError {
     /// A model validation failure GitLab answers with 409 (a fork that cannot be made).
     #[error("conflicting fields")]
     ConflictFields(Map<String, Value>),
+    /// 409 with a list of messages.
+    #[error("conflicts: {0:?}")]
+    Conflicts(Vec<String>),
     /// 413 with GitLab's message (a file too large to blame).
     #[error("too large: {0}")]
     TooLarge(String),
@@ -129,10 +135,11 @@ impl ApiError {
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Rejected(_) => StatusCode::BAD_REQUEST,
             Self::NotAllowed(_) | Self::PaginationRefused(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             Self::Unprocessable(_) | Self::UnprocessableError(_) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
-            Self::ConflictFields(_) => StatusCode::CONFLICT,
+            Self::ConflictFields(_) | Self::Conflicts(_) => StatusCode::CONFLICT,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::NoRoute => StatusCode::NOT_FOUND,
@@ -174,13 +181,17 @@ impl ApiError {
             Self::NotModified => Value::Null,
             Self::PayloadTooLarge => json!({ "message": "413 Request Entity Too Large" }),
             Self::Internal(_) => json!({ "message": "500 Internal Server Error" }),
-            Self::Rejected(message) | Self::NotAllowed(message) | Self::TooLarge(message) => {
+            Self::Rejected(message)
+            | Self::NotAllowed(message)
+            | Self::NotAcceptable(message)
+            | Self::TooLarge(message) => {
                 json!({ "message": message })
             }
             Self::PaginationRefused(message) => json!({ "error": message }),
             Self::Unprocessable(message) => json!({ "message": message }),
             Self::UnprocessableError(message) => json!({ "error": message }),
             Self::ConflictFields(fields) => json!({ "message": fields }),
+            Self::Conflicts(messages) => json!({ "message": messages }),
             Self::TooManyRequests(message) => json!({ "message": message }),
             Self::NoRoute => json!({ "error": "404 Not Found" }),
             Self::TimedOut => {
@@ -264,6 +275,7 @@ impl From<services::Refusal> for ApiError {
             Refusal::Unauthorized => Self::Unauthorized,
             Refusal::NotFound(what) => Self::NotFound(what),
             Refusal::Conflict(message) => Self::Conflict(message),
+            Refusal::Conflicts(messages) => Self::Conflicts(messages),
             Refusal::Invalid(field, message) => Self::field(field, message),
             Refusal::Fields(fields) => {
                 // A field refused for several reasons lists them all, in order.
@@ -282,6 +294,8 @@ impl From<services::Refusal> for ApiError {
             Refusal::ModelErrors(messages) => Self::Unprocessable(json!(messages)),
             Refusal::Exists(message) => Self::UnprocessableError(message),
             Refusal::Absent => Self::NotFoundMessage("404 Not Found".into()),
+            Refusal::RecordNotFound => Self::NotFoundMessage("404 Not found".into()),
+            Refusal::NotAcceptable(message) => Self::NotAcceptable(message),
             Refusal::Spam(refusal) => Self::Spam(refusal),
             Refusal::InvalidParam(message) => Self::InvalidParam(message),
             Refusal::Unusable(reason) => Self::BadRequest(reason),

@@ -4,6 +4,7 @@
 
 pub mod groups;
 pub mod issues;
+pub mod merge_requests;
 pub mod projects;
 
 use crate::auth::Caller;

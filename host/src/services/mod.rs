@@ -15,6 +15,7 @@ pub mod issues;
 pub mod keys;
 pub mod labels;
 pub mod members;
+pub mod merge_requests;
 pub mod milestones;
 pub mod notes;
 pub mod notify;
@@ -61,6 +62,9 @@ pub enum Refusal {
     /// 409 with GitLab's message.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// 409 with GitLab's list of messages (a model's validation GitLab answers with 409).
+    #[error("conflicts: {0:?}")]
+    Conflicts(Vec<String>),
     /// A model validation failure on one field: 400 `{"message":{"field":["message"]}}`.
     #[error("{0} {1}")]
     Invalid(&'static str, String),
@@ -89,6 +93,13 @@ pub enum Refusal {
     /// GitLab's bare `404 Not Found`, where it names no resource.
     #[error("not found")]
     Absent,
+    /// GitLab's answer to a record its finder does not find (`ActiveRecord::RecordNotFound`,
+    /// as for a merge request's iid): `404 Not found`.
+    #[error("record not found")]
+    RecordNotFound,
+    /// GitLab's 406 with its message (a merge git cannot make).
+    #[error("not acceptable: {0}")]
+    NotAcceptable(String),
     /// The spam check refused the write.
     #[error("refused as spam")]
     Spam(spam::SpamRefusal),
@@ -136,9 +147,10 @@ impl Refusal {
             Refusal::Conflict(message)
             | Refusal::Rejected(message)
             | Refusal::NotAllowed(message)
+            | Refusal::NotAcceptable(message)
             | Refusal::Unprocessable(message) => message.clone(),
             Refusal::Exists(message) => message.to_string(),
-            Refusal::ModelErrors(messages) => messages.join(", "),
+            Refusal::ModelErrors(messages) | Refusal::Conflicts(messages) => messages.join(", "),
             Refusal::Store(_) | Refusal::Git(_) | Refusal::Internal(_) => {
                 "Something went wrong.".into()
             }

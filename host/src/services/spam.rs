@@ -49,6 +49,19 @@ pub struct Captcha {
     pub site_key: Option<String>,
 }
 
+/// A class name as GitLab's `model_name.human.downcase` words it: `MergeRequest` is
+/// `merge request`.
+fn human_name(class: &str) -> String {
+    let mut words = String::new();
+    for (n, c) in class.chars().enumerate() {
+        if c.is_ascii_uppercase() && n > 0 {
+            words.push(' ');
+        }
+        words.push(c.to_ascii_lowercase());
+    }
+    words
+}
+
 pub fn subject(origin: &Origin<'_>, author: &UserRow, s: &Spammable<'_>) -> SpamSubject {
     SpamSubject {
         kind: s.kind,
@@ -117,7 +130,7 @@ pub async fn check(
             .set_user_state(author.id, UserState::Blocked, EventKind::UserBlocked, None)
             .await?;
     }
-    let entity = spammable.noteable_type.to_ascii_lowercase();
+    let entity = human_name(spammable.noteable_type);
     let captcha = || Captcha {
         spam_log_id: log_id,
         site_key: scope.settings.get(keys::CAPTCHA_SITE_KEY),

@@ -52,7 +52,7 @@ pub const TEST_TRIGGERS: &[(&str, &[EventKind], &str)] = &[
     ),
     (
         "merge_requests_events",
-        &[],
+        MERGE_REQUEST_EVENTS,
         "Ensure the project has merge requests.",
     ),
     ("job_events", &[], "Ensure the project has CI jobs."),
@@ -69,6 +69,13 @@ pub const TEST_TRIGGERS: &[(&str, &[EventKind], &str)] = &[
     ("releases_events", &[], "Ensure the project has releases."),
 ];
 
+const MERGE_REQUEST_EVENTS: &[EventKind] = &[
+    EventKind::MergeRequestOpened,
+    EventKind::MergeRequestUpdated,
+    EventKind::MergeRequestClosed,
+    EventKind::MergeRequestReopened,
+    EventKind::MergeRequestMerged,
+];
 const ISSUE_EVENTS: &[EventKind] = &[
     EventKind::IssueOpened,
     EventKind::IssueUpdated,
@@ -140,6 +147,7 @@ pub async fn test_project_hook(
     let loader = Loader {
         db,
         rows: &rows,
+        data_dir: &ctx.config.storage.data_dir,
         base_url: &hook.instance_url,
         avatar_service: settings.get(keys::AVATAR_SERVICE_ENABLED),
     };

@@ -11,6 +11,7 @@ pub mod hook;
 pub mod hook_test;
 pub mod issue;
 pub mod keys;
+pub mod merge_request;
 pub mod meta;
 pub mod namespace;
 pub mod plugin;

@@ -310,6 +310,10 @@ impl PayloadUrls<'_> {
     }
 
     /// The issue's URL on the web.
+    pub fn merge_request_url(&self, p: &ProjectRef, iid: i64) -> String {
+        format!("{}/-/merge_requests/{iid}", self.web_url(p))
+    }
+
     pub fn issue_url(&self, p: &ProjectRef, iid: i64) -> String {
         format!("{}/-/issues/{iid}", self.web_url(p))
     }
@@ -990,4 +994,203 @@ mod push_tests {
         recorded["message"] = Value::Null;
         assert_eq!(serde_json::to_value(pushed()).unwrap(), recorded);
     }
+}
+
+/// A merge request as its events record it (the row, its label names, assignee and reviewer
+/// ids).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct RecordedMergeRequest {
+    pub id: i64,
+    pub iid: i64,
+    pub project_id: i64,
+    pub source_project_id: i64,
+    pub source_branch: String,
+    pub target_branch: String,
+    pub author_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub draft: bool,
+    pub milestone_id: Option<i64>,
+    pub head_sha: Option<String>,
+    pub merge_status: String,
+    pub merge_commit_sha: Option<String>,
+    pub merged_by_id: Option<i64>,
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub labels: Vec<String>,
+    pub assignee_ids: Vec<i64>,
+    pub reviewer_ids: Vec<i64>,
+}
+
+/// GitLab's merge request `state_id`: 1 opened, 2 closed, 3 merged, 4 locked.
+pub fn merge_request_state_id(state: &str) -> i64 {
+    match state {
+        "closed" => 2,
+        "merged" => 3,
+        "locked" => 4,
+        _ => 1,
+    }
+}
+
+/// The last commit of a merge request's source, as its hook shows it.
+#[derive(Debug, Serialize)]
+pub struct HookLastCommit {
+    pub id: String,
+    pub message: String,
+    pub title: String,
+    pub timestamp: String,
+    pub url: String,
+    pub author: HookCommitAuthor,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HookCommitAuthor {
+    pub name: String,
+    pub email: String,
+}
+
+/// `object_attributes` of a Merge Request Hook.
+#[derive(Debug, Serialize)]
+pub struct MergeRequestAttributes {
+    pub id: i64,
+    pub iid: i64,
+    pub target_branch: String,
+    pub source_branch: String,
+    pub source_project_id: i64,
+    pub target_project_id: i64,
+    pub author_id: i64,
+    pub assignee_id: Option<i64>,
+    pub assignee_ids: Vec<i64>,
+    pub reviewer_ids: Vec<i64>,
+    pub title: String,
+    pub description: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub updated_by_id: Option<i64>,
+    pub merge_user_id: Option<i64>,
+    pub milestone_id: Option<i64>,
+    pub state_id: i64,
+    pub state: String,
+    pub merge_status: String,
+    pub detailed_merge_status: &'static str,
+    pub merge_commit_sha: Option<String>,
+    pub url: String,
+    pub source: HookProject,
+    pub target: HookProject,
+    pub last_commit: Option<HookLastCommit>,
+    pub work_in_progress: bool,
+    pub draft: bool,
+    pub time_estimate: i64,
+    pub total_time_spent: i64,
+    pub human_total_time_spent: Option<String>,
+    pub human_time_estimate: Option<String>,
+    pub head_pipeline_id: Option<i64>,
+    pub blocking_discussions_resolved: bool,
+    pub first_contribution: bool,
+    pub labels: Vec<HookLabel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'static str>,
+}
+
+impl MergeRequestAttributes {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        mr: &RecordedMergeRequest,
+        labels: Vec<HookLabel>,
+        url: String,
+        project: HookProject,
+        last_commit: Option<HookLastCommit>,
+        updated_by_id: Option<i64>,
+        detailed_merge_status: &'static str,
+        action: Option<&'static str>,
+    ) -> MergeRequestAttributes {
+        MergeRequestAttributes {
+            id: mr.id,
+            iid: mr.iid,
+            target_branch: mr.target_branch.clone(),
+            source_branch: mr.source_branch.clone(),
+            source_project_id: mr.source_project_id,
+            target_project_id: mr.project_id,
+            author_id: mr.author_id,
+            assignee_id: mr.assignee_ids.first().copied(),
+            assignee_ids: mr.assignee_ids.clone(),
+            reviewer_ids: mr.reviewer_ids.clone(),
+            title: mr.title.clone(),
+            description: mr.description.clone(),
+            created_at: utc_text(mr.created_at),
+            updated_at: utc_text(mr.updated_at),
+            updated_by_id,
+            merge_user_id: mr.merged_by_id,
+            milestone_id: mr.milestone_id,
+            state_id: merge_request_state_id(&mr.state),
+            state: mr.state.clone(),
+            merge_status: mr.merge_status.clone(),
+            detailed_merge_status,
+            merge_commit_sha: mr.merge_commit_sha.clone(),
+            url,
+            source: project.clone(),
+            target: project,
+            last_commit,
+            work_in_progress: mr.draft,
+            draft: mr.draft,
+            time_estimate: mr.time_estimate,
+            total_time_spent: mr.total_time_spent,
+            human_total_time_spent: human_duration(mr.total_time_spent, false),
+            human_time_estimate: human_duration(mr.time_estimate, false),
+            head_pipeline_id: None,
+            blocking_discussions_resolved: true,
+            first_contribution: false,
+            labels,
+            action,
+        }
+    }
+}
+
+/// GitLab's Merge Request Hook.
+#[derive(Debug, Serialize)]
+pub struct MergeRequestHook {
+    pub object_kind: &'static str,
+    pub event_type: &'static str,
+    pub user: Option<HookUser>,
+    pub project: HookProject,
+    pub object_attributes: MergeRequestAttributes,
+    pub repository: HookRepository,
+    pub labels: Vec<HookLabel>,
+    pub changes: BTreeMap<String, Value>,
+    pub assignees: Vec<HookAssignee>,
+    pub reviewers: Vec<HookAssignee>,
+}
+
+/// The fields a Merge Request Hook's `changes` reports, as GitLab names them: recorded
+/// changes of these fields, with `state` as `state_id` and timestamps as hooks write them.
+pub fn merge_request_changes(recorded: &serde_json::Map<String, Value>) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for (field, change) in recorded {
+        let convert = |value: &Value| -> Value {
+            match field.as_str() {
+                "state" => Value::from(merge_request_state_id(value.as_str().unwrap_or_default())),
+                "created_at" | "updated_at" => value
+                    .as_i64()
+                    .map_or(Value::Null, |ms| Value::String(utc_text(ms))),
+                _ => value.clone(),
+            }
+        };
+        let name = match field.as_str() {
+            "state" => "state_id",
+            "title" | "description" | "target_branch" | "source_branch" | "milestone_id"
+            | "draft" | "updated_at" | "merge_status" | "time_estimate" | "total_time_spent"
+            | "discussion_locked" | "squash" | "head_sha" => field.as_str(),
+            _ => continue,
+        };
+        let (previous, current) = (&change["previous"], &change["current"]);
+        out.insert(
+            name.to_string(),
+            serde_json::json!({ "previous": convert(previous), "current": convert(current) }),
+        );
+    }
+    out
 }

@@ -172,6 +172,7 @@ async fn deliveries_for(
             queue(
                 db,
                 &rows,
+                &ctx.config.storage.data_dir,
                 avatar_service,
                 event,
                 recorded,
@@ -191,6 +192,7 @@ async fn deliveries_for(
 async fn queue(
     db: &TenantDb,
     rows: &BatchRows,
+    data_dir: &std::path::Path,
     avatar_service: bool,
     event: &EventRow,
     recorded: &Value,
@@ -205,6 +207,7 @@ async fn queue(
             let loader = Loader {
                 db,
                 rows,
+                data_dir,
                 base_url: hook.instance_url,
                 avatar_service,
             };

@@ -11,6 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::events::{EventKind, PushRecord, changes};
+use crate::git::Repository;
+use crate::git::refs::Revision;
 use crate::links::UserLinks;
 use crate::model::labels::LabelRow;
 use crate::model::namespaces::NamespaceRow;
@@ -25,9 +27,10 @@ use crate::views::system_hook_payload::{
 };
 use crate::views::user::UserViews;
 use crate::views::webhook_payload::{
-    HookAssignee, HookLabel, IssueAttributes, IssueHook, NoteAttributes, NoteHook, PayloadUrls,
-    ProjectRef, RecordedIssue, RecordedNote, access_level_name, body_text, iso_seconds,
-    issue_changes, label, utc_text,
+    HookAssignee, HookCommitAuthor, HookLabel, HookLastCommit, IssueAttributes, IssueHook,
+    MergeRequestAttributes, MergeRequestHook, NoteAttributes, NoteHook, PayloadUrls, ProjectRef,
+    RecordedIssue, RecordedMergeRequest, RecordedNote, access_level_name, body_text, iso_seconds,
+    issue_changes, label, merge_request_changes, utc_text,
 };
 
 /// Who an event is for.
@@ -48,6 +51,7 @@ pub enum Audience {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Body {
     Issue(&'static str),
+    MergeRequest(&'static str),
     Note(&'static str),
     Push,
     TagPush,
@@ -154,6 +158,28 @@ pub fn candidates(event: &EventRow, recorded: &Value) -> Vec<Candidate> {
         }
         both
     };
+    // Project hooks with the toggle, and system hooks with theirs (the same body).
+    let merge_request = |action: &'static str| {
+        let body = Body::MergeRequest(action);
+        let mut out: Vec<Candidate> = project("merge_requests_events", None)
+            .map(|audience| Candidate {
+                audience,
+                trigger: "merge_request_hooks",
+                event_name: "Merge Request Hook",
+                body,
+            })
+            .into_iter()
+            .collect();
+        out.push(Candidate {
+            audience: Audience::System {
+                toggle: Some("merge_requests_events"),
+            },
+            trigger: "system_hooks",
+            event_name: SYSTEM,
+            body,
+        });
+        out
+    };
     let push = |tag: bool| {
         let reference = text(after, "ref");
         let branch = reference.strip_prefix("refs/heads/").map(str::to_string);
@@ -209,6 +235,13 @@ pub fn candidates(event: &EventRow, recorded: &Value) -> Vec<Candidate> {
             issue("close", after).into_iter().collect()
         }
         EventKind::IssueReopened => issue("reopen", after).into_iter().collect(),
+        EventKind::MergeRequestOpened => merge_request("open"),
+        EventKind::MergeRequestUpdated => merge_request("update"),
+        EventKind::MergeRequestClosed => merge_request("close"),
+        EventKind::MergeRequestReopened => merge_request("reopen"),
+        EventKind::MergeRequestMerged => merge_request("merge"),
+        EventKind::MergeRequestApproved => merge_request("approved"),
+        EventKind::MergeRequestUnapproved => merge_request("unapproved"),
         EventKind::NoteCreated => note("create"),
         EventKind::NoteUpdated => note("update"),
         EventKind::Push => push(false),
@@ -268,6 +301,8 @@ async fn once<T: Clone>(
 pub struct Loader<'a> {
     pub db: &'a TenantDb,
     pub rows: &'a BatchRows,
+    /// Where the repositories are (a merge request's last commit).
+    pub data_dir: &'a std::path::Path,
     pub base_url: &'a str,
     pub avatar_service: bool,
 }
@@ -292,6 +327,28 @@ impl Loader<'_> {
             self.db.project_labels(project_id, None),
         )
         .await
+    }
+
+    /// The source head of `mr` as its hook shows it; none when the repository cannot say.
+    async fn last_commit(
+        &self,
+        p: &ProjectRef<'_>,
+        mr: &RecordedMergeRequest,
+    ) -> Option<HookLastCommit> {
+        let head = mr.head_sha.as_deref()?;
+        let repo = Repository::project(self.data_dir, self.db.tenant_id(), p.project.id);
+        let commit = repo.commit(&Revision::parse(head)?).await.ok()??;
+        Some(HookLastCommit {
+            url: format!("{}/-/commit/{}", self.urls().web_url(p), commit.id),
+            title: commit.title().to_string(),
+            timestamp: commit.authored_date.clone(),
+            author: HookCommitAuthor {
+                name: commit.author_name.clone(),
+                email: commit.author_email.clone(),
+            },
+            message: commit.message,
+            id: commit.id,
+        })
     }
 
     fn urls(&self) -> PayloadUrls<'_> {
@@ -445,6 +502,75 @@ impl Loader<'_> {
                     repository: urls.repository(p),
                     object_attributes: NoteAttributes::new(&note, p.project.id, action, note_url),
                     issue: attributes,
+                })
+            }
+            (Body::MergeRequest(action), Some(p)) => {
+                let mr: RecordedMergeRequest = read(after);
+                let labels = self.labels(p.project.id).await?;
+                let mr_labels: Vec<HookLabel> = mr
+                    .labels
+                    .iter()
+                    .map(|name| {
+                        labels.iter().find(|l| &l.name == name).map_or_else(
+                            || HookLabel::Gone {
+                                title: name.clone(),
+                            },
+                            label,
+                        )
+                    })
+                    .collect();
+                let mut ids = mr.assignee_ids.clone();
+                ids.extend(&mr.reviewer_ids);
+                ids.sort_unstable();
+                ids.dedup();
+                let users: HashMap<i64, _> = self
+                    .db
+                    .users_by_ids(&ids)
+                    .await?
+                    .into_iter()
+                    .map(|u| (u.id, u))
+                    .collect();
+                let people = |ids: &[i64]| -> Vec<HookAssignee> {
+                    ids.iter()
+                        .map(|id| {
+                            users
+                                .get(id)
+                                .map_or(HookAssignee::Gone { id: *id }, |u| urls.assignee(u))
+                        })
+                        .collect()
+                };
+                let url = urls.merge_request_url(p, mr.iid);
+                let last_commit = self.last_commit(p, &mr).await;
+                let detailed = match (mr.state.as_str(), mr.draft, mr.merge_status.as_str()) {
+                    ("opened", true, _) => "draft_status",
+                    ("opened", false, "can_be_merged") => "mergeable",
+                    ("opened", false, "cannot_be_merged") => "conflict",
+                    ("opened", false, "checking") => "checking",
+                    ("opened", false, _) => "unchecked",
+                    _ => "not_open",
+                };
+                let attributes = MergeRequestAttributes::new(
+                    &mr,
+                    mr_labels.clone(),
+                    url,
+                    urls.project(p),
+                    last_commit,
+                    event.actor_id,
+                    detailed,
+                    Some(action),
+                );
+                let recorded_changes = changes(before, after);
+                body_text(&MergeRequestHook {
+                    object_kind: "merge_request",
+                    event_type: "merge_request",
+                    user: actor_view,
+                    project: urls.project(p),
+                    object_attributes: attributes,
+                    repository: urls.repository(p),
+                    labels: mr_labels,
+                    changes: merge_request_changes(&recorded_changes),
+                    assignees: people(&mr.assignee_ids),
+                    reviewers: people(&mr.reviewer_ids),
                 })
             }
             (Body::Push | Body::TagPush, Some(p)) => {

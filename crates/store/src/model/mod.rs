@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod keys;
 pub mod labels;
 pub mod members;
+pub mod merge_requests;
 pub mod milestones;
 pub mod namespaces;
 pub mod oauth;

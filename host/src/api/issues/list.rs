@@ -75,7 +75,7 @@ pub struct IssueListQuery {
 }
 
 /// `None` and `Any` (any case) as wildcards, anything else as a value.
-fn wildcard(value: Option<String>) -> Wildcard<String> {
+pub(crate) fn wildcard(value: Option<String>) -> Wildcard<String> {
     match value {
         None => Wildcard::Unset,
         Some(v) if v.eq_ignore_ascii_case("none") => Wildcard::None,
@@ -84,7 +84,7 @@ fn wildcard(value: Option<String>) -> Wildcard<String> {
     }
 }
 
-fn exclusive(p: &Params, a: &str, b: &str) -> ApiResult<()> {
+pub(crate) fn exclusive(p: &Params, a: &str, b: &str) -> ApiResult<()> {
     if p.raw(a).is_some() && p.raw(b).is_some() {
         return Err(ApiError::InvalidParam(format!(
             "{a}, {b} are mutually exclusive"
@@ -93,7 +93,7 @@ fn exclusive(p: &Params, a: &str, b: &str) -> ApiResult<()> {
     Ok(())
 }
 
-fn labels(p: &Params) -> ApiResult<Wildcard<Vec<String>>> {
+pub(crate) fn labels(p: &Params) -> ApiResult<Wildcard<Vec<String>>> {
     let Some(names) = p.string_list("labels")? else {
         return Ok(Wildcard::Unset);
     };
@@ -122,7 +122,7 @@ fn scope(p: &Params) -> ApiResult<Option<Scope>> {
         }))
 }
 
-fn author(p: &Params) -> ApiResult<Option<UserRef>> {
+pub(crate) fn author(p: &Params) -> ApiResult<Option<UserRef>> {
     let id = p.int("author_id")?.map(UserRef::Id);
     let username = p
         .string("author_username")?
@@ -157,7 +157,7 @@ fn assignee(p: &Params) -> ApiResult<Wildcard<UserRef>> {
 }
 
 /// `in`: `title`, `description` or both; `(title, description)`.
-fn search_in(p: &Params) -> ApiResult<(bool, bool)> {
+pub(crate) fn search_in(p: &Params) -> ApiResult<(bool, bool)> {
     let Some(fields) = p.string_list("in")? else {
         return Ok((true, true));
     };
@@ -271,7 +271,7 @@ fn both_assignees(scoped: &Wildcard<i64>, explicit: Wildcard<i64>) -> Wildcard<i
 }
 
 /// A user's id, looked up by username when so named; 0 (nobody) for an unknown name.
-async fn user_id(api: &Api, user: UserRef) -> ApiResult<i64> {
+pub(crate) async fn user_id(api: &Api, user: UserRef) -> ApiResult<i64> {
     Ok(match user {
         UserRef::Id(id) => id,
         UserRef::Username(name) => api.db().user_by_username(&name).await?.map_or(0, |u| u.id),

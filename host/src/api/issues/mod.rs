@@ -10,7 +10,7 @@
 mod actions;
 mod award_emoji;
 mod input;
-mod list;
+pub(crate) mod list;
 mod notes;
 mod time;
 mod write;

@@ -2,8 +2,6 @@
 //! typed input (`input.rs`), call `services::issues` (permissions, system notes, the spam
 //! check, the write) and render.
 
-use std::future::Future;
-
 use crate::http::json::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -12,13 +10,11 @@ use axum::response::{IntoResponse, Response};
 use super::input::CreateIssueRequest;
 use super::{IssueCtx, is_owner, is_reporter, issues_readable, load, render, render_created};
 use crate::api::access::{self, ProjectCtx};
+use crate::api::spam_check::RequestSpamCheck;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::request::Api;
 use crate::model::users::UserRow;
-use crate::plugins::spam::{SpamProject, SpammableKind};
-use crate::services::Refusal;
-use crate::services::issues::{self, Current, Editor, SpamCheck, SpamText, UpdateIssue};
-use crate::services::spam::{self, Spammable};
+use crate::services::issues::{self, Current, Editor, UpdateIssue};
 use crate::store::issues::RequestOrigin;
 use crate::views::issue::IssueView;
 
@@ -75,41 +71,6 @@ pub fn current(ctx: &IssueCtx) -> Current<'_> {
     }
 }
 
-/// The tenant's spam check (if one is bound) on an issue of `project` by `author`, from this
-/// request.
-struct IssueSpamCheck<'a> {
-    api: &'a Api,
-    project: &'a ProjectCtx,
-    author: &'a UserRow,
-}
-
-impl SpamCheck for IssueSpamCheck<'_> {
-    fn check(&self, text: SpamText<'_>) -> impl Future<Output = Result<bool, Refusal>> + Send {
-        let project = &self.project;
-        let spammable = Spammable {
-            kind: SpammableKind::Issue,
-            noteable_type: "Issue",
-            title: text.title,
-            description: text.description,
-            is_update: text.is_update,
-            confidential: text.confidential,
-            project: Some(SpamProject {
-                id: project.project.id,
-                path: format!("{}/{}", project.namespace.full_path, project.project.path),
-                visibility: project.project.visibility.to_string(),
-            }),
-        };
-        async move {
-            let origin = spam::Origin {
-                ip: self.api.client_ip,
-                user_agent: self.api.user_agent.as_deref(),
-            };
-            let outcome = spam::check(&self.api.scope(), &origin, self.author, &spammable).await?;
-            Ok(outcome.is_some())
-        }
-    }
-}
-
 pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let project = access::project(&api, &id).await?;
     require_create(&api, &project)?;
@@ -119,11 +80,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         // Trellis has no merge requests, so every merge request named here is unknown.
         return Err(ApiError::NotFound("Merge Request"));
     }
-    let spam = IssueSpamCheck {
-        api: &api,
-        project: &project,
-        author: &caller.user,
-    };
+    let spam = RequestSpamCheck::issue(&api, &project, &caller.user);
     let created = issues::create(
         api.db(),
         &editor(&caller.user, &project),
@@ -147,11 +104,7 @@ pub async fn update(
     // Who may edit is decided before the parameters are read (403 before 400).
     issues::authorize_update(&editor, &current(&ctx))?;
     let input: UpdateIssue = api.input()?;
-    let spam = IssueSpamCheck {
-        api: &api,
-        project: &ctx.project,
-        author: &caller.user,
-    };
+    let spam = RequestSpamCheck::issue(&api, &ctx.project, &caller.user);
     let row = issues::update(api.db(), &editor, &current(&ctx), input, &spam).await?;
     Ok(Json(render(&api, &row).await?))
 }

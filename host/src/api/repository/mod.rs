@@ -31,6 +31,7 @@ use crate::http::request::Api;
 use crate::http::routes::Router;
 use crate::model::users::UserRow;
 use crate::services::protected_branches::Actor;
+use crate::services::push::PushOrigin;
 use crate::services::repository::Target;
 use crate::views::repository::RepoViews;
 
@@ -86,7 +87,7 @@ pub async fn writable<'a>(
     Ok((repo, caller.user.as_ref()))
 }
 
-async fn open(api: &Api, ctx: ProjectCtx) -> ApiResult<Repo> {
+pub(crate) async fn open(api: &Api, ctx: ProjectCtx) -> ApiResult<Repo> {
     let repo = Repository::project(
         &api.ctx.config.storage.data_dir,
         api.tenant.id,
@@ -136,6 +137,16 @@ impl Repo {
     /// The write target for `services::repository`, with the push session its changes run
     /// in (as a push by `actor`, made through the API).
     pub fn target<'a>(&'a self, api: &'a Api, actor: &'a UserRow) -> Target<'a> {
+        self.target_from(api, actor, PushOrigin::Api)
+    }
+
+    /// The write target for a change from `origin` (the repository API, or a merge).
+    pub fn target_from<'a>(
+        &'a self,
+        api: &'a Api,
+        actor: &'a UserRow,
+        origin: PushOrigin,
+    ) -> Target<'a> {
         let place = Allowed {
             project: self.ctx.project.clone(),
             repo: self.repo.clone(),
@@ -146,7 +157,7 @@ impl Repo {
             },
             moved: None,
         };
-        let push = place.push_by(&api.scope(), actor, true);
+        let push = place.push_by(&api.scope(), actor, origin);
         Target {
             repo: &self.repo,
             project: &self.ctx.project,

@@ -7,7 +7,9 @@ use super::sessions::{Allowed, PushSession};
 use crate::events::{CommitAuthor, CommitRecord, Event, EventKind, PushRecord};
 use crate::git::receive::{self, PushedCommit, RefUpdate};
 use crate::git::{self, Repository};
+use crate::jobs::Job;
 use crate::model::users::UserRow;
+use crate::services::merge_requests;
 use crate::services::projects::refresh_statistics;
 use crate::services::protected_branches::{self as rules};
 use crate::store::projects::ProjectChanges;
@@ -71,6 +73,10 @@ pub(super) async fn after_push(session: &PushSession, allowed: Allowed) -> anyho
         false => Vec::new(),
     };
     let hooked = hooked_updates(&applied, session.hooks_limit);
+    let pushed_branches: Vec<String> = applied
+        .iter()
+        .filter_map(|u| u.branch().map(str::to_string))
+        .collect();
     let mut events = Vec::new();
     for update in applied.into_iter().filter(|u| hooked.contains(&u.name)) {
         let kind = if update.branch().is_some() {
@@ -139,6 +145,29 @@ pub(super) async fn after_push(session: &PushSession, allowed: Allowed) -> anyho
         .db
         .record_activity(session.context.pusher.id, &today)
         .await?;
+    refresh_merge_requests(session, &pushed_branches).await
+}
+
+/// The open merge requests from or into the pushed branches get their new diff version and
+/// a new mergeability check (queued: any process's workers run it).
+async fn refresh_merge_requests(session: &PushSession, branches: &[String]) -> anyhow::Result<()> {
+    let context = &session.context;
+    for branch in branches {
+        let to_check = merge_requests::refresh_after_push(
+            &context.db,
+            &context.repo,
+            context.project.id,
+            branch,
+        )
+        .await?;
+        for merge_request_id in to_check {
+            let job = Job::MergeabilityCheck {
+                project_id: context.project.id,
+                merge_request_id,
+            };
+            crate::jobs::queue(&context.db, &job).await?;
+        }
+    }
     Ok(())
 }
 

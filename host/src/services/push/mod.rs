@@ -39,4 +39,4 @@ mod tests;
 pub use crate::plugins::push_rules::PushVerdict;
 pub(crate) use after_push::{Pushed, push_payload};
 pub use pre_receive::check;
-pub use sessions::{Push, PushContext, PushSession, PushSessions, Timeouts};
+pub use sessions::{Push, PushContext, PushOrigin, PushSession, PushSessions, Timeouts};

@@ -1,6 +1,6 @@
 //! Protected branches and tags on a push: GitLab's messages and checks.
 
-use super::sessions::PushSession;
+use super::sessions::{PushOrigin, PushSession};
 use crate::access_level::AccessLevel;
 use crate::git;
 use crate::git::receive::{self, RefUpdate};
@@ -78,7 +78,7 @@ pub async fn protected_branch_checks(
         };
         if update.is_creation() {
             // Through the API, GitLab lets those allowed to merge create the branch too.
-            let may_create = may_push || (session.context.via_api && may_merge);
+            let may_create = may_push || (session.context.origin.by_server() && may_merge);
             if !may_create {
                 return Ok(refuse(if may_merge {
                     CREATE_PROTECTED_NOT_WEB
@@ -87,7 +87,7 @@ pub async fn protected_branch_checks(
                 }));
             }
         } else if update.is_deletion() {
-            if session.context.via_api && maintainer {
+            if session.context.origin.by_server() && maintainer {
                 continue;
             }
             return Ok(refuse(if maintainer {
@@ -107,9 +107,9 @@ pub async fn protected_branch_checks(
             if forced && !rules::force_push_allowed(&protected, name) {
                 return Ok(refuse(FORCE_PUSH_PROTECTED));
             }
-            if !may_push {
+            if !(may_push || session.context.origin == PushOrigin::Merge && may_merge) {
                 // The API's commits answer as GitLab's commit services do.
-                return Ok(refuse(if session.context.via_api {
+                return Ok(refuse(if session.context.origin.by_server() {
                     API_PUSH_PROTECTED
                 } else {
                     PUSH_PROTECTED
@@ -150,7 +150,7 @@ pub async fn protected_tag_checks(
             if !maintainer {
                 return Ok(refuse(DELETE_PROTECTED_TAG));
             }
-            if !session.context.via_api {
+            if !session.context.origin.by_server() {
                 return Ok(refuse(DELETE_PROTECTED_TAG_NOT_WEB));
             }
         } else if !update.is_creation() {

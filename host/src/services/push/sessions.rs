@@ -57,11 +57,30 @@ pub struct PushContext {
     pub pusher_avatar: Option<String>,
     /// The pusher's level in the project, and whether they administer the instance.
     pub actor: Actor,
-    /// A change the server makes for the repository API rather than a `git push`: GitLab
-    /// lets it create a protected branch with merge rights and a Maintainer delete one.
-    pub via_api: bool,
+    /// Who asked for the change: a `git push`, the repository API, or a merge.
+    pub origin: PushOrigin,
     /// What the client is told when the push is allowed (a moved project's new remote).
     pub notice: Option<String>,
+}
+
+/// Where a change to a repository comes from, which decides some protected branch rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushOrigin {
+    /// `git push` over HTTP or SSH.
+    Git,
+    /// The repository API: GitLab lets it create a protected branch with merge rights and a
+    /// Maintainer delete one.
+    Api,
+    /// The merge of a merge request: those allowed to merge into a protected branch may
+    /// move it (GitLab's `MatchingMergeRequest` check).
+    Merge,
+}
+
+impl PushOrigin {
+    /// Made by the server on a caller's behalf rather than pushed.
+    pub fn by_server(self) -> bool {
+        self != PushOrigin::Git
+    }
 }
 
 /// A push in progress: who pushes where, and what its `pre-receive` allowed.

@@ -98,7 +98,7 @@ async fn the_decision_follows_protected_branches() {
                 level,
                 admin: false,
             },
-            via_api: false,
+            origin: PushOrigin::Git,
             notice: None,
         };
         sessions.start(context, &settings)

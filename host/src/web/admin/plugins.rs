@@ -39,7 +39,7 @@ pub fn router() -> Router<ApiContext> {
 /// failure (its cause only logged), or the refusal's message.
 fn page_error(refusal: Refusal) -> WebError {
     match refusal {
-        Refusal::NotFound(_) | Refusal::Absent => WebError::not_found(),
+        Refusal::NotFound(_) | Refusal::Absent | Refusal::RecordNotFound => WebError::not_found(),
         Refusal::Internal(_) | Refusal::Store(_) | Refusal::Git(_) => {
             tracing::error!(error = format!("{refusal:#}"), "console page failed");
             WebError::new(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.")
@@ -86,6 +86,7 @@ impl Problems {
             Refusal::Invalid(field, _) => Problems::on(field, refusal.message()),
             Refusal::NotFound(_)
             | Refusal::Absent
+            | Refusal::RecordNotFound
             | Refusal::Internal(_)
             | Refusal::Store(_)
             | Refusal::Git(_) => return Err(page_error(refusal)),

@@ -1,0 +1,112 @@
+//! What a merge request changes: its commits, its diff (as `changes`, paginated `diffs` and
+//! `raw_diffs`) and the versions of its diff, read from the repository at the MR's diff
+//! references (the latest version).
+
+use axum::extract::Path;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+
+use super::{SingleExtras, load, render, repository};
+use crate::api::repository::page;
+use crate::git::commits::LogQuery;
+use crate::git::refs::Revision;
+use crate::http::error::ApiResult;
+use crate::http::json::Json;
+use crate::http::request::Api;
+use crate::services::diffs::{self, Presentation};
+use crate::views::merge_request::{MergeRequestView, version};
+use crate::views::repository::{DiffView, RepoViews, diff};
+
+/// GitLab lists at most this many commits of a merge request.
+const MAX_COMMITS: i64 = 1_000;
+
+/// `GET .../commits`: the source's commits the target lacks, newest first.
+pub async fn commits(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let mr = &ctx.mr;
+    let repo = repository(&api, mr.project_id);
+    let commits = match (&mr.head_sha, &mr.base_sha) {
+        (Some(head), Some(base)) => {
+            let revision = Revision::parse(head);
+            let query = LogQuery {
+                revision: revision.as_ref(),
+                exclude: Some(base),
+                limit: MAX_COMMITS,
+                ..LogQuery::default()
+            };
+            repo.log(&query).await?
+        }
+        _ => Vec::new(),
+    };
+    let web_url = format!(
+        "{}/{}/{}",
+        api.tenant.base_url, ctx.project.namespace.full_path, ctx.project.project.path
+    );
+    let views = RepoViews {
+        web_url: &web_url,
+        project_id: mr.project_id,
+    };
+    page(&api, commits.iter().map(|c| views.commit(c)).collect())
+}
+
+async fn read_diffs(
+    api: &Api,
+    mr: &crate::model::merge_requests::MergeRequestRow,
+) -> ApiResult<Vec<DiffView>> {
+    let (Some(base), Some(head)) = (&mr.base_sha, &mr.head_sha) else {
+        return Ok(Vec::new());
+    };
+    let repo = repository(api, mr.project_id);
+    let diffs = diffs::read(
+        &repo,
+        &api.settings,
+        Some(base),
+        head,
+        Presentation::Expanded,
+    )
+    .await?;
+    Ok(diffs.files.iter().map(diff).collect())
+}
+
+/// `GET .../changes` (deprecated in GitLab, still used): the MR with its `changes`.
+pub async fn changes(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Json<serde_json::Value>> {
+    let ctx = load(&api, &id, &iid).await?;
+    let view: MergeRequestView =
+        render(&api, &ctx, &ctx.mr, false, SingleExtras::default()).await?;
+    let files = read_diffs(&api, &ctx.mr).await?;
+    let mut body = serde_json::to_value(view).map_err(anyhow::Error::from)?;
+    body["changes"] = serde_json::to_value(files).map_err(anyhow::Error::from)?;
+    body["overflow"] = serde_json::Value::Bool(false);
+    Ok(Json(body))
+}
+
+/// `GET .../diffs`: the files of the latest diff, paginated.
+pub async fn diffs(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let files = read_diffs(&api, &ctx.mr).await?;
+    page(&api, files)
+}
+
+/// `GET .../raw_diffs`: the latest diff as `git diff` writes it.
+pub async fn raw_diffs(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let patch = match (&ctx.mr.base_sha, &ctx.mr.head_sha) {
+        (Some(base), Some(head)) => {
+            repository(&api, ctx.mr.project_id)
+                .patch(base, head)
+                .await?
+        }
+        _ => Vec::new(),
+    };
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], patch).into_response())
+}
+
+/// `GET .../versions`: every version of the diff, newest first.
+pub async fn versions(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let rows = api.db().merge_request_versions(ctx.mr.id).await?;
+    page(&api, rows.iter().map(version).collect())
+}

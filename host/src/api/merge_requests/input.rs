@@ -1,0 +1,227 @@
+//! What the merge request endpoints accept: one typed input per endpoint, read from the
+//! merged parameters with Grape's coercion and messages. The writes' inputs carry the
+//! commands of `services::merge_requests`.
+
+use serde_json::Value;
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::params::{FromParams, Params};
+use crate::services::issues::StateEvent;
+use crate::services::merge_requests::{
+    CreateMergeRequest, MergeInput, Metadata, UpdateMergeRequest,
+};
+use crate::store::issues::LabelChange;
+
+const TITLE_MAX: usize = 255;
+const DESCRIPTION_MAX: usize = 1_048_576;
+
+/// GitLab's `update_params_at_least_one_of` for merge requests.
+const UPDATE_PARAMS: &[&str] = &[
+    "add_labels",
+    "allow_collaboration",
+    "allow_maintainer_to_push",
+    "assignee_id",
+    "assignee_ids",
+    "description",
+    "discussion_locked",
+    "labels",
+    "milestone_id",
+    "remove_labels",
+    "remove_source_branch",
+    "reviewer_ids",
+    "squash",
+    "state_event",
+    "target_branch",
+    "title",
+];
+
+fn check_title(title: &str) -> ApiResult<()> {
+    if title.trim().is_empty() {
+        return Err(ApiError::InvalidParam("title is empty".into()));
+    }
+    if title.chars().count() > TITLE_MAX {
+        return Err(ApiError::field(
+            "title",
+            format!("is too long (maximum is {TITLE_MAX} characters)"),
+        ));
+    }
+    Ok(())
+}
+
+fn description(p: &Params) -> ApiResult<Option<String>> {
+    let description = p.string("description")?;
+    if description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > DESCRIPTION_MAX)
+    {
+        return Err(ApiError::field(
+            "description",
+            format!("is too long (maximum is {DESCRIPTION_MAX} characters)"),
+        ));
+    }
+    Ok(description)
+}
+
+/// Whether the parameter is present and blank (`""`, `[]`, `0` or `[0]`): "unset it".
+fn blank_or_zero(p: &Params, name: &str) -> bool {
+    match p.raw(name) {
+        Some(Value::String(s)) => s.trim().is_empty() || s.trim() == "0",
+        Some(Value::Array(items)) => items
+            .iter()
+            .all(|i| i.as_i64() == Some(0) || i.as_str().is_some_and(|s| s.trim() == "0")),
+        Some(Value::Number(n)) => n.as_i64() == Some(0),
+        _ => false,
+    }
+}
+
+fn user_ids(p: &Params, name: &str) -> ApiResult<Option<Vec<i64>>> {
+    if p.raw(name).is_none() {
+        return Ok(None);
+    }
+    if blank_or_zero(p, name) {
+        return Ok(Some(Vec::new()));
+    }
+    Ok(Some(p.int_list(name)?.unwrap_or_default()))
+}
+
+fn metadata(p: &Params) -> ApiResult<Metadata> {
+    let assignee_ids = match user_ids(p, "assignee_ids")? {
+        Some(ids) => Some(ids),
+        None if p.raw("assignee_id").is_some() => Some(match p.int("assignee_id")? {
+            Some(0) | None => Vec::new(),
+            Some(id) => vec![id],
+        }),
+        None => None,
+    };
+    let milestone_id = if p.raw("milestone_id").is_none() {
+        None
+    } else if blank_or_zero(p, "milestone_id") {
+        Some(None)
+    } else {
+        Some(Some(p.int("milestone_id")?.unwrap_or(0)))
+    };
+    let labels = LabelChange {
+        replace: p.string_list("labels")?,
+        add: p.string_list("add_labels")?.unwrap_or_default(),
+        remove: p.string_list("remove_labels")?.unwrap_or_default(),
+    };
+    Ok(Metadata {
+        assignee_ids,
+        reviewer_ids: user_ids(p, "reviewer_ids")?,
+        milestone_id,
+        labels: (labels != LabelChange::default()).then_some(labels),
+        discussion_locked: p.bool("discussion_locked")?,
+    })
+}
+
+/// `POST /projects/:id/merge_requests`.
+pub struct CreateMergeRequestInput(pub CreateMergeRequest);
+
+impl FromParams for CreateMergeRequestInput {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let source_branch = p.required_string("source_branch")?;
+        let target_branch = p.required_string("target_branch")?;
+        let title = p.required_string("title")?;
+        check_title(&title)?;
+        Ok(CreateMergeRequestInput(CreateMergeRequest {
+            source_branch,
+            target_branch,
+            title,
+            description: description(p)?,
+            target_project_id: p.int("target_project_id")?,
+            remove_source_branch: p.bool("remove_source_branch")?,
+            squash: p.bool("squash")?,
+            metadata: metadata(p)?,
+        }))
+    }
+}
+
+/// `PUT /projects/:id/merge_requests/:iid`.
+pub struct UpdateMergeRequestInput(pub UpdateMergeRequest);
+
+impl FromParams for UpdateMergeRequestInput {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        if !UPDATE_PARAMS.iter().any(|name| p.has(name)) {
+            return Err(ApiError::InvalidParam(format!(
+                "{} are missing, at least one parameter must be provided",
+                UPDATE_PARAMS.join(", ")
+            )));
+        }
+        let title = p.string("title")?;
+        if let Some(title) = &title {
+            check_title(title)?;
+        }
+        let state_event = match p.one_of("state_event", &["close", "reopen"])?.as_deref() {
+            Some("close") => Some(StateEvent::Close),
+            Some(_) => Some(StateEvent::Reopen),
+            None => None,
+        };
+        Ok(UpdateMergeRequestInput(UpdateMergeRequest {
+            title,
+            description: description(p)?,
+            target_branch: p.string("target_branch")?.filter(|b| !b.is_empty()),
+            state_event,
+            remove_source_branch: p.bool("remove_source_branch")?,
+            squash: p.bool("squash")?,
+            metadata: metadata(p)?,
+        }))
+    }
+}
+
+/// `PUT .../merge`.
+pub struct MergeQuery(pub MergeInput);
+
+impl FromParams for MergeQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(MergeQuery(MergeInput {
+            merge_commit_message: p.string("merge_commit_message")?.filter(|m| !m.is_empty()),
+            squash_commit_message: p.string("squash_commit_message")?.filter(|m| !m.is_empty()),
+            squash: p.bool("squash")?,
+            should_remove_source_branch: p.bool("should_remove_source_branch")?,
+            sha: p.string("sha")?.filter(|s| !s.is_empty()),
+        }))
+    }
+}
+
+/// `PUT .../rebase`: `skip_ci` is accepted (Trellis runs no pipelines on a rebase).
+pub struct RebaseQuery;
+
+impl FromParams for RebaseQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        p.bool("skip_ci")?;
+        Ok(RebaseQuery)
+    }
+}
+
+/// `GET .../merge_requests/:iid`'s options.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ShowQuery {
+    pub with_labels_details: bool,
+    pub include_rebase_in_progress: bool,
+    pub include_diverged_commits_count: bool,
+}
+
+impl FromParams for ShowQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(ShowQuery {
+            with_labels_details: p.bool("with_labels_details")?.unwrap_or(false),
+            include_rebase_in_progress: p.bool("include_rebase_in_progress")?.unwrap_or(false),
+            include_diverged_commits_count: p
+                .bool("include_diverged_commits_count")?
+                .unwrap_or(false),
+        })
+    }
+}
+
+/// `POST .../approve`: `sha`, the source head the approver saw.
+pub struct ApproveQuery {
+    pub sha: Option<String>,
+}
+
+impl FromParams for ApproveQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        Ok(ApproveQuery {
+            sha: p.string("sha")?.filter(|s| !s.is_empty()),
+        })
+    }
+}

@@ -1,0 +1,736 @@
+//! Merge request writes, as GitLab's merge request services make them: open (the branches
+//! checked, the first diff version taken), update, merge (made by the server with git
+//! plumbing on the target's current head, moved through the one place for ref changes, so
+//! protected branches and push rules decide it as a push), approvals, and the background
+//! work a merge request needs: the mergeability check, once per pair of heads, and the
+//! refresh after a push to either branch.
+
+use super::Refusal;
+use super::issues::{SpamCheck, SpamText, StateEvent};
+use super::repository::{self as writes, RefUpdate, Target};
+use crate::git::Repository;
+use crate::git::merge::{MergeTree, TreeCommit};
+use crate::git::refs::valid_ref_name;
+use crate::git::write::Signature;
+use crate::model::merge_requests::{MergeRequestRow, MergeRequestState, MergeStatus};
+use crate::model::today;
+use crate::model::users::UserRow;
+use crate::store::TenantDb;
+use crate::store::issue_filter::AssignableCheck;
+use crate::store::issues::LabelChange;
+use crate::store::merge_requests::{DiffHeads, MergeRecord, MergeRequestChanges, NewMergeRequest};
+
+/// Who writes, and what their access to the project allows.
+pub struct Editor<'a> {
+    pub user: &'a UserRow,
+    /// Developer access or above, or an administrator (GitLab's `admin_merge_request`):
+    /// assignees, reviewers, milestone, labels, locking.
+    pub developer: bool,
+}
+
+/// What only developers may set (ignored for others).
+#[derive(Debug, Default)]
+pub struct Metadata {
+    /// `Some(empty)` unassigns everyone.
+    pub assignee_ids: Option<Vec<i64>>,
+    pub reviewer_ids: Option<Vec<i64>>,
+    /// `Some(None)` removes the milestone.
+    pub milestone_id: Option<Option<i64>>,
+    pub labels: Option<LabelChange>,
+    pub discussion_locked: Option<bool>,
+}
+
+/// A new merge request (`POST /projects/:id/merge_requests`).
+#[derive(Debug, Default)]
+pub struct CreateMergeRequest {
+    pub source_branch: String,
+    pub target_branch: String,
+    pub title: String,
+    pub description: Option<String>,
+    /// Another project to merge into (a fork's upstream); the project itself when `None`.
+    pub target_project_id: Option<i64>,
+    pub remove_source_branch: Option<bool>,
+    pub squash: Option<bool>,
+    pub metadata: Metadata,
+}
+
+/// A change of a merge request (`PUT /projects/:id/merge_requests/:iid`).
+#[derive(Debug, Default)]
+pub struct UpdateMergeRequest {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub target_branch: Option<String>,
+    pub state_event: Option<StateEvent>,
+    pub remove_source_branch: Option<bool>,
+    pub squash: Option<bool>,
+    pub metadata: Metadata,
+}
+
+/// `PUT /projects/:id/merge_requests/:iid/merge`.
+#[derive(Debug, Default)]
+pub struct MergeInput {
+    pub merge_commit_message: Option<String>,
+    pub squash_commit_message: Option<String>,
+    pub squash: Option<bool>,
+    pub should_remove_source_branch: Option<bool>,
+    /// The source head the caller saw: the merge is refused if it moved.
+    pub sha: Option<String>,
+}
+
+/// The project settings a merge honours.
+#[derive(Debug, Clone)]
+pub struct MergeSettings {
+    /// `merge`, `rebase_merge` or `ff`.
+    pub merge_method: String,
+    /// `never`, `always`, `default_on` or `default_off`.
+    pub squash_option: String,
+    pub merge_commit_template: Option<String>,
+    pub squash_commit_template: Option<String>,
+}
+
+impl MergeSettings {
+    pub fn of(settings: &serde_json::Map<String, serde_json::Value>) -> MergeSettings {
+        use crate::model::project_settings::setting;
+        let text = |key: &str| setting(settings, key).as_str().map(str::to_string);
+        MergeSettings {
+            merge_method: text("merge_method").unwrap_or_else(|| "merge".into()),
+            squash_option: text("squash_option").unwrap_or_else(|| "default_off".into()),
+            merge_commit_template: text("merge_commit_template").filter(|t| !t.is_empty()),
+            squash_commit_template: text("squash_commit_template").filter(|t| !t.is_empty()),
+        }
+    }
+
+    /// Whether a merge squashes, given what the MR and the request ask.
+    fn squashes(&self, asked: bool) -> bool {
+        match self.squash_option.as_str() {
+            "never" => false,
+            "always" => true,
+            _ => asked,
+        }
+    }
+}
+
+fn branch_ref(branch: &str) -> String {
+    format!("refs/heads/{branch}")
+}
+
+/// `refs/merge-requests/<iid>/head`, where GitLab keeps an MR's source head in the target
+/// repository (so fetching `refs/merge-requests/*` gives every MR's commits).
+fn head_ref(iid: i64) -> String {
+    format!("refs/merge-requests/{iid}/head")
+}
+
+/// The head of `branch` in `repo`, if it exists.
+async fn branch_head(repo: &Repository, branch: &str) -> Result<Option<String>, Refusal> {
+    if !valid_ref_name(branch) {
+        return Ok(None);
+    }
+    Ok(repo.ref_target(&branch_ref(branch)).await?)
+}
+
+/// The diff of `source` into `target` as it stands: heads and merge base (`None` when the
+/// branches share no history).
+async fn diff_heads(
+    repo: &Repository,
+    source_head: &str,
+    target_head: &str,
+) -> Result<Option<DiffHeads>, Refusal> {
+    let base = repo.merge_base(&[target_head, source_head]).await?;
+    Ok(base.map(|base_sha| DiffHeads {
+        head_sha: source_head.to_string(),
+        start_sha: target_head.to_string(),
+        base_sha,
+    }))
+}
+
+/// Looks up the users and the milestone `metadata` names: unknown users and users who may not
+/// read the project are dropped, as GitLab drops them; an unknown milestone is invalid.
+async fn resolve_people(
+    db: &TenantDb,
+    project_id: i64,
+    ids: &Option<Vec<i64>>,
+) -> Result<Option<Vec<i64>>, Refusal> {
+    let Some(ids) = ids else {
+        return Ok(None);
+    };
+    let known = db.users_by_ids(ids).await?;
+    let today = today();
+    let check = AssignableCheck {
+        project_id,
+        issue: None,
+        today: &today,
+    };
+    let allowed = db.assignable_among(&check, &known).await?;
+    let mut kept: Vec<i64> = Vec::new();
+    for id in ids {
+        if allowed.contains(id) && !kept.contains(id) {
+            kept.push(*id);
+        }
+    }
+    Ok(Some(kept))
+}
+
+async fn resolve_milestone(
+    db: &TenantDb,
+    project_id: i64,
+    milestone: Option<Option<i64>>,
+) -> Result<Option<Option<i64>>, Refusal> {
+    match milestone {
+        None => Ok(None),
+        Some(None) | Some(Some(0)) => Ok(Some(None)),
+        Some(Some(id)) => {
+            let found = db
+                .milestone_by_id(id)
+                .await?
+                .filter(|m| m.project_id == project_id)
+                .ok_or(Refusal::NotFound("Milestone"))?;
+            Ok(Some(Some(found.id)))
+        }
+    }
+}
+
+/// GitLab's rule of one open MR per pair of branches: 409 with the other's reference.
+async fn refuse_duplicate(
+    db: &TenantDb,
+    project_id: i64,
+    source_branch: &str,
+    target_branch: &str,
+    except: Option<i64>,
+) -> Result<(), Refusal> {
+    let other = db
+        .open_merge_request_between(project_id, source_branch, project_id, target_branch, except)
+        .await?;
+    match other {
+        Some(iid) => Err(Refusal::Conflicts(vec![format!(
+            "Another open merge request already exists for this source branch: !{iid}"
+        )])),
+        None => Ok(()),
+    }
+}
+
+/// Opens a merge request from `source_branch` into `target_branch` of `project_id`, whose
+/// repository is `repo`; the caller may open merge requests there (a Developer).
+pub async fn create(
+    db: &TenantDb,
+    repo: &Repository,
+    editor: &Editor<'_>,
+    project_id: i64,
+    input: CreateMergeRequest,
+    spam: &impl SpamCheck,
+) -> Result<MergeRequestRow, Refusal> {
+    if input.target_project_id.is_some_and(|id| id != project_id) {
+        return Err(Refusal::Unusable(
+            "merge requests between a fork and its upstream are not supported yet".into(),
+        ));
+    }
+    if input.source_branch == input.target_branch {
+        return Err(Refusal::ModelErrors(vec![
+            "You can't use same project/branch for source and target".into(),
+        ]));
+    }
+    let source_head = branch_head(repo, &input.source_branch).await?;
+    let target_head = branch_head(repo, &input.target_branch).await?;
+    let mut missing = Vec::new();
+    if source_head.is_none() {
+        missing.push((
+            "source_branch",
+            format!("Source branch \"{}\" does not exist", input.source_branch),
+        ));
+    }
+    if target_head.is_none() {
+        missing.push((
+            "target_branch",
+            format!("Target branch \"{}\" does not exist", input.target_branch),
+        ));
+    }
+    let (Some(source_head), Some(target_head)) = (source_head, target_head) else {
+        return Err(Refusal::Fields(missing));
+    };
+    refuse_duplicate(
+        db,
+        project_id,
+        &input.source_branch,
+        &input.target_branch,
+        None,
+    )
+    .await?;
+    let metadata = &input.metadata;
+    let (assignees, reviewers, milestone) = match editor.developer {
+        true => (
+            resolve_people(db, project_id, &metadata.assignee_ids).await?,
+            resolve_people(db, project_id, &metadata.reviewer_ids).await?,
+            resolve_milestone(db, project_id, metadata.milestone_id).await?,
+        ),
+        false => (None, None, None),
+    };
+    spam.check(SpamText {
+        title: &input.title,
+        description: input.description.as_deref().unwrap_or_default(),
+        confidential: false,
+        is_update: false,
+    })
+    .await?;
+    let diff = diff_heads(repo, &source_head, &target_head).await?;
+    let labels = match (editor.developer, &metadata.labels) {
+        (true, Some(change)) => change.apply(&[]),
+        _ => Vec::new(),
+    };
+    let new = NewMergeRequest {
+        project_id,
+        source_project_id: project_id,
+        source_branch: input.source_branch,
+        target_branch: input.target_branch,
+        author_id: editor.user.id,
+        title: input.title,
+        description: input.description,
+        milestone_id: milestone.flatten(),
+        squash: input.squash.unwrap_or(false),
+        force_remove_source_branch: input.remove_source_branch.unwrap_or(false),
+        assignee_ids: assignees.unwrap_or_default(),
+        reviewer_ids: reviewers.unwrap_or_default(),
+        labels,
+        diff,
+    };
+    let mr = db.create_merge_request(&new).await?;
+    keep_head(repo, &mr, &source_head).await;
+    Ok(mr)
+}
+
+/// Points `refs/merge-requests/<iid>/head` at the MR's source head. A failure is logged: the
+/// ref is a convenience for fetching, and the next refresh writes it again.
+async fn keep_head(repo: &Repository, mr: &MergeRequestRow, head: &str) {
+    if let Err(error) = repo.set_ref(&head_ref(mr.iid), head).await {
+        tracing::warn!(%error, mr = mr.id, "could not keep a merge request's head ref");
+    }
+}
+
+/// Changes `mr`: the author and Developers edit its text, target and state; only Developers
+/// its metadata (ignored for others).
+pub async fn update(
+    db: &TenantDb,
+    repo: &Repository,
+    editor: &Editor<'_>,
+    mr: &MergeRequestRow,
+    input: UpdateMergeRequest,
+    spam: &impl SpamCheck,
+) -> Result<MergeRequestRow, Refusal> {
+    let mut changes = MergeRequestChanges::default();
+    if let Some(title) = &input.title {
+        changes.columns.set("title", title.as_str());
+        changes.columns.set(
+            "draft",
+            i64::from(crate::model::merge_requests::draft_title(title)),
+        );
+    }
+    if let Some(description) = &input.description {
+        changes.columns.set("description", description.as_str());
+    }
+    if let Some(remove) = input.remove_source_branch {
+        changes
+            .columns
+            .set("force_remove_source_branch", i64::from(remove));
+    }
+    if let Some(squash) = input.squash {
+        changes.columns.set("squash", i64::from(squash));
+    }
+    let mut new_diff = None;
+    if let Some(target) = &input.target_branch
+        && *target != mr.target_branch
+    {
+        if *target == mr.source_branch {
+            return Err(Refusal::ModelErrors(vec![
+                "You can't use same project/branch for source and target".into(),
+            ]));
+        }
+        let Some(target_head) = branch_head(repo, target).await? else {
+            return Err(Refusal::invalid(
+                "target_branch",
+                format!("Target branch \"{target}\" does not exist"),
+            ));
+        };
+        if mr.state == MergeRequestState::Opened {
+            refuse_duplicate(db, mr.project_id, &mr.source_branch, target, Some(mr.id)).await?;
+        }
+        changes.columns.set("target_branch", target.as_str());
+        changes
+            .columns
+            .set("merge_status", MergeStatus::Unchecked.as_str());
+        changes.columns.set("checked_heads", None::<String>);
+        if let Some(source_head) = branch_head(repo, &mr.source_branch).await? {
+            new_diff = diff_heads(repo, &source_head, &target_head).await?;
+        }
+    }
+    changes.state = match input.state_event {
+        Some(StateEvent::Close) => Some(MergeRequestState::Closed),
+        Some(StateEvent::Reopen) => Some(MergeRequestState::Opened),
+        None => None,
+    };
+    if changes.state == Some(MergeRequestState::Opened) && mr.state == MergeRequestState::Closed {
+        refuse_duplicate(
+            db,
+            mr.project_id,
+            &mr.source_branch,
+            &mr.target_branch,
+            Some(mr.id),
+        )
+        .await?;
+    }
+    if editor.developer {
+        let metadata = &input.metadata;
+        changes.assignee_ids = resolve_people(db, mr.project_id, &metadata.assignee_ids).await?;
+        changes.reviewer_ids = resolve_people(db, mr.project_id, &metadata.reviewer_ids).await?;
+        if let Some(milestone) = resolve_milestone(db, mr.project_id, metadata.milestone_id).await?
+        {
+            changes.columns.set("milestone_id", milestone);
+        }
+        changes.labels = metadata.labels.clone();
+        if let Some(locked) = metadata.discussion_locked {
+            changes.columns.set("discussion_locked", i64::from(locked));
+        }
+    }
+    if input.title.is_some() || input.description.is_some() {
+        spam.check(SpamText {
+            title: input.title.as_deref().unwrap_or(&mr.title),
+            description: input
+                .description
+                .as_deref()
+                .or(mr.description.as_deref())
+                .unwrap_or_default(),
+            confidential: false,
+            is_update: true,
+        })
+        .await?;
+    }
+    if changes.is_empty() && new_diff.is_none() {
+        return Ok(mr.clone());
+    }
+    let updated = db
+        .update_merge_request(mr, &changes, editor.user.id)
+        .await?;
+    if let Some(diff) = new_diff {
+        db.record_merge_request_version(mr.id, &diff).await?;
+        return Ok(db.merge_request_by_id(mr.id).await?.unwrap_or(updated));
+    }
+    Ok(updated)
+}
+
+/// What a merge needs besides the MR: the project's settings, its full path (for the
+/// message), and who merges into which repository.
+pub struct MergeContext<'a> {
+    pub target: &'a Target<'a>,
+    pub settings: &'a MergeSettings,
+    pub project_full_path: &'a str,
+    /// The caller may merge into the target branch: a Developer, and one of its merge levels
+    /// when it is protected (the push decides again, with the push rules).
+    pub may_merge: bool,
+}
+
+/// GitLab's default merge commit message (`MergeRequest#default_merge_commit_message`), or
+/// the project's template with its variables filled in.
+fn merge_commit_message(mr: &MergeRequestRow, ctx: &MergeContext<'_>) -> String {
+    let reference = format!("{}!{}", ctx.project_full_path, mr.iid);
+    match &ctx.settings.merge_commit_template {
+        Some(template) => fill_template(template, mr, &reference),
+        None => format!(
+            "Merge branch '{}' into '{}'\n\n{}\n\nSee merge request {reference}",
+            mr.source_branch, mr.target_branch, mr.title
+        ),
+    }
+}
+
+fn squash_commit_message(mr: &MergeRequestRow, ctx: &MergeContext<'_>) -> String {
+    let reference = format!("{}!{}", ctx.project_full_path, mr.iid);
+    match &ctx.settings.squash_commit_template {
+        Some(template) => fill_template(template, mr, &reference),
+        None => mr.title.clone(),
+    }
+}
+
+/// The variables GitLab's commit templates know that Trellis can fill.
+fn fill_template(template: &str, mr: &MergeRequestRow, reference: &str) -> String {
+    template
+        .replace("%{source_branch}", &mr.source_branch)
+        .replace("%{target_branch}", &mr.target_branch)
+        .replace("%{title}", &mr.title)
+        .replace(
+            "%{description}",
+            mr.description.as_deref().unwrap_or_default(),
+        )
+        .replace("%{reference}", reference)
+        .replace("%{issues}", "")
+}
+
+/// Merges `mr` as GitLab's `MergeService` does, by the merge method of the project, and
+/// returns the merged MR. Refusals follow GitLab's API: 405 when the MR cannot be merged at
+/// all (not open, a draft), 401 for a caller who may not merge, 409 for a stale `sha`, 406
+/// when git cannot make the merge (a conflict, or a fast-forward that is not one).
+pub async fn merge(
+    db: &TenantDb,
+    mr: &MergeRequestRow,
+    ctx: &MergeContext<'_>,
+    input: &MergeInput,
+) -> Result<MergeRequestRow, Refusal> {
+    if mr.state != MergeRequestState::Opened || mr.draft {
+        return Err(Refusal::NotAllowed("405 Method Not Allowed".into()));
+    }
+    if !ctx.may_merge {
+        return Err(Refusal::Unauthorized);
+    }
+    let repo = ctx.target.repo;
+    let cannot = || Refusal::NotAcceptable("Branch cannot be merged".into());
+    let source_head = branch_head(repo, &mr.source_branch)
+        .await?
+        .ok_or_else(cannot)?;
+    if let Some(sha) = &input.sha
+        && *sha != source_head
+    {
+        return Err(Refusal::Conflict(format!(
+            "SHA does not match HEAD of source branch: {source_head}"
+        )));
+    }
+    let target_head = branch_head(repo, &mr.target_branch)
+        .await?
+        .ok_or_else(cannot)?;
+    let merger = Signature {
+        name: ctx.target.actor.name.clone(),
+        email: ctx.target.actor.email.clone(),
+    };
+    let method = ctx.settings.merge_method.as_str();
+    let fast_forward = repo.is_ancestor(&target_head, &source_head).await?;
+    if method != "merge" && !fast_forward {
+        return Err(cannot());
+    }
+    // The squash commit: the source's tree on the merge base, authored by the MR's author.
+    let squash = ctx.settings.squashes(input.squash.unwrap_or(mr.squash));
+    let mut squash_commit_sha = None;
+    let mut tip = source_head.clone();
+    if squash {
+        let base = repo
+            .merge_base(&[&target_head, &source_head])
+            .await?
+            .ok_or_else(cannot)?;
+        // One commit is its own squash (GitLab skips a squash that would change nothing).
+        let commits = repo.commits_to_replay(&base, &source_head).await?;
+        if commits.len() == 1 {
+            squash_commit_sha = Some(source_head.clone());
+        } else {
+            let author = author_signature(db, mr.author_id)
+                .await?
+                .unwrap_or(merger.clone());
+            let message = input
+                .squash_commit_message
+                .clone()
+                .unwrap_or_else(|| squash_commit_message(mr, ctx));
+            let tree = repo.tree_of(&source_head).await?;
+            tip = repo
+                .commit_tree(&TreeCommit {
+                    tree: &tree,
+                    parents: &[&base],
+                    message: &with_newline(&message),
+                    author: &author,
+                    committer: &merger,
+                })
+                .await?;
+            squash_commit_sha = Some(tip.clone());
+        }
+    }
+    let new_target = if method == "ff" {
+        tip.clone()
+    } else {
+        let tree = match repo.merge_tree(&target_head, &tip, None).await? {
+            MergeTree::Clean { tree } => tree,
+            MergeTree::Conflict { .. } => return Err(cannot()),
+        };
+        let message = input
+            .merge_commit_message
+            .clone()
+            .unwrap_or_else(|| merge_commit_message(mr, ctx));
+        repo.commit_tree(&TreeCommit {
+            tree: &tree,
+            parents: &[&target_head, &tip],
+            message: &with_newline(&message),
+            author: &merger,
+            committer: &merger,
+        })
+        .await?
+    };
+    let update = RefUpdate {
+        name: branch_ref(&mr.target_branch),
+        old: Some(target_head),
+        new: Some(new_target.clone()),
+    };
+    writes::update_ref(ctx.target, &update).await?;
+    let remove = input
+        .should_remove_source_branch
+        .unwrap_or(mr.force_remove_source_branch);
+    let record = MergeRecord {
+        merged_by_id: ctx.target.actor.id,
+        merge_commit_sha: Some(new_target),
+        squash_commit_sha,
+        remove_source_branch: remove,
+        squash,
+    };
+    let merged = db
+        .record_merge(mr, &record)
+        .await?
+        .ok_or_else(|| Refusal::NotAllowed("405 Method Not Allowed".into()))?;
+    if remove && let Err(refusal) = writes::delete_branch(ctx.target, &mr.source_branch).await {
+        tracing::info!(
+            mr = mr.id,
+            refusal = refusal.message(),
+            "the source branch of a merged merge request was kept"
+        );
+    }
+    Ok(merged)
+}
+
+fn with_newline(message: &str) -> String {
+    format!("{}\n", message.trim_end_matches('\n'))
+}
+
+async fn author_signature(db: &TenantDb, user_id: i64) -> Result<Option<Signature>, Refusal> {
+    Ok(db.user_by_id(user_id).await?.map(|u| Signature {
+        name: u.name,
+        email: u.email,
+    }))
+}
+
+/// Approves (or with `approve: false`, unapproves) `mr` as `user`.
+pub async fn approve(
+    db: &TenantDb,
+    mr: &MergeRequestRow,
+    user: &UserRow,
+    may_approve: bool,
+    approve: bool,
+) -> Result<(), Refusal> {
+    if !may_approve || mr.state != MergeRequestState::Opened {
+        return Err(Refusal::Unauthorized);
+    }
+    match (db.set_approval(mr, user.id, approve).await?, approve) {
+        (true, _) => Ok(()),
+        // Approving twice is GitLab's 401; taking back an approval there is none of, its 404.
+        (false, true) => Err(Refusal::Unauthorized),
+        (false, false) => Err(Refusal::Absent),
+    }
+}
+
+/// The mergeability check (a job): whether git can merge the MR's source into its target as
+/// they are now, recorded for this pair of heads. Runs once per pair: a check for heads
+/// already checked returns at once.
+pub async fn check_mergeability(db: &TenantDb, repo: &Repository, id: i64) -> anyhow::Result<()> {
+    let Some(mr) = db.merge_request_by_id(id).await? else {
+        return Ok(());
+    };
+    if mr.state != MergeRequestState::Opened {
+        return Ok(());
+    }
+    let source = repo.ref_target(&branch_ref(&mr.source_branch)).await?;
+    let target = repo.ref_target(&branch_ref(&mr.target_branch)).await?;
+    let (Some(source), Some(target)) = (source, target) else {
+        db.record_merge_status(id, "", MergeStatus::CannotBeMerged, false)
+            .await?;
+        return Ok(());
+    };
+    let heads = format!("{source}:{target}");
+    if mr.merge_status != MergeStatus::Unchecked && mr.checked_heads.as_deref() == Some(&heads) {
+        return Ok(());
+    }
+    db.start_merge_check(id, &heads).await?;
+    let status = match repo.merge_tree(&target, &source, None).await? {
+        MergeTree::Clean { .. } => MergeStatus::CanBeMerged,
+        MergeTree::Conflict { .. } => MergeStatus::CannotBeMerged,
+    };
+    let diverged = !repo.is_ancestor(&target, &source).await?;
+    db.record_merge_status(id, &heads, status, diverged).await?;
+    Ok(())
+}
+
+/// After a push to `branch` of project `project_id`: each open MR from or into it gets a new
+/// diff version when its heads moved (and its head ref follows the source); returns the MRs
+/// to check again.
+pub async fn refresh_after_push(
+    db: &TenantDb,
+    repo: &Repository,
+    project_id: i64,
+    branch: &str,
+) -> anyhow::Result<Vec<i64>> {
+    let mut to_check = Vec::new();
+    for mr in db.open_merge_requests_on_branch(project_id, branch).await? {
+        let source = repo.ref_target(&branch_ref(&mr.source_branch)).await?;
+        let target = repo.ref_target(&branch_ref(&mr.target_branch)).await?;
+        let (Some(source), Some(target)) = (source, target) else {
+            to_check.push(mr.id);
+            continue;
+        };
+        let moved =
+            mr.head_sha.as_deref() != Some(&source) || mr.start_sha.as_deref() != Some(&target);
+        // A target that now holds the source is this MR being merged: its diff stays.
+        let merged = repo.is_ancestor(&source, &target).await?;
+        if moved
+            && !merged
+            && let Some(diff) = diff_heads(repo, &source, &target)
+                .await
+                .map_err(refusal_error)?
+        {
+            db.record_merge_request_version(mr.id, &diff).await?;
+            keep_head(repo, &mr, &source).await;
+        }
+        to_check.push(mr.id);
+    }
+    Ok(to_check)
+}
+
+fn refusal_error(refusal: Refusal) -> anyhow::Error {
+    anyhow::anyhow!("{}", refusal.message())
+}
+
+/// Rebases `mr`'s source branch onto its target (a job, GitLab's `RebaseService`): the
+/// source's commits replayed on the target's head, the branch moved as a push by `user`.
+/// A conflict leaves the branch as it was and records GitLab's message in `merge_error`.
+pub async fn rebase(
+    db: &TenantDb,
+    target: &Target<'_>,
+    mr: &MergeRequestRow,
+) -> anyhow::Result<()> {
+    let repo = target.repo;
+    let outcome = async {
+        let source = branch_head(repo, &mr.source_branch)
+            .await?
+            .ok_or_else(|| Refusal::Rejected("Source branch does not exist".into()))?;
+        let onto = branch_head(repo, &mr.target_branch)
+            .await?
+            .ok_or_else(|| Refusal::Rejected("Target branch does not exist".into()))?;
+        let base = repo
+            .merge_base(&[&onto, &source])
+            .await?
+            .ok_or_else(|| Refusal::Rejected("Rebase failed: no common ancestor".into()))?;
+        if base == onto {
+            return Ok(());
+        }
+        let commits = repo.commits_to_replay(&base, &source).await?;
+        let committer = Signature {
+            name: target.actor.name.clone(),
+            email: target.actor.email.clone(),
+        };
+        let rebased = repo
+            .replay(&onto, &commits, &committer)
+            .await?
+            .map_err(|_| {
+                Refusal::Rejected(
+                    "Rebase failed: Rebase locally, resolve all conflicts, then push the branch."
+                        .into(),
+                )
+            })?;
+        let update = RefUpdate {
+            name: branch_ref(&mr.source_branch),
+            old: Some(source),
+            new: Some(rebased),
+        };
+        writes::update_ref(target, &update).await
+    }
+    .await;
+    let error = outcome.err().map(|refusal| refusal.message());
+    db.set_rebase_in_progress(mr.id, false, error.as_deref())
+        .await?;
+    Ok(())
+}

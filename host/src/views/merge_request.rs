@@ -1,0 +1,505 @@
+//! Merge requests as the API shows them: GitLab's `MergeRequest` entity (basic and simple
+//! forms), the statuses it derives (`detailed_merge_status`), approvals and diff versions;
+//! and what a page of MRs needs besides its rows (`MergeRequestBatch::load`), one statement
+//! per kind of row whatever the page's length.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::issue::{
+    IssueLabel, IssueReferences, IssueViews, MilestoneView, TaskCompletionStatus, TimeStats,
+    time_stats,
+};
+use super::user::{UserSummary, UserViews};
+use super::{timestamp, timestamp_opt, unique};
+use crate::model::issue_text::task_counts;
+use crate::model::issues::ProjectRef;
+use crate::model::labels::LabelRow;
+use crate::model::merge_requests::{
+    MergeRequestRow, MergeRequestState, MergeRequestVersionRow, MergeStatus,
+};
+use crate::model::milestones::MilestoneRow;
+use crate::model::users::UserRow;
+use crate::store::TenantDb;
+use crate::store::merge_requests::MergeRequestUsers;
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MergeRequestView {
+    pub id: i64,
+    pub iid: i64,
+    pub project_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub merged_by: Option<UserSummary>,
+    pub merge_user: Option<UserSummary>,
+    pub merged_at: Option<String>,
+    pub merge_after: Option<String>,
+    pub prepared_at: Option<String>,
+    pub closed_by: Option<UserSummary>,
+    pub closed_at: Option<String>,
+    pub target_branch: String,
+    pub source_branch: String,
+    pub user_notes_count: i64,
+    pub upvotes: i64,
+    pub downvotes: i64,
+    pub author: Option<UserSummary>,
+    pub assignees: Vec<UserSummary>,
+    pub assignee: Option<UserSummary>,
+    pub reviewers: Vec<UserSummary>,
+    pub source_project_id: i64,
+    pub target_project_id: i64,
+    pub labels: Vec<IssueLabel>,
+    pub draft: bool,
+    pub imported: bool,
+    pub imported_from: &'static str,
+    pub work_in_progress: bool,
+    pub milestone: Option<MilestoneView>,
+    pub merge_when_pipeline_succeeds: bool,
+    pub merge_status: String,
+    pub detailed_merge_status: &'static str,
+    pub sha: Option<String>,
+    pub merge_commit_sha: Option<String>,
+    pub squash_commit_sha: Option<String>,
+    /// Null until the MR is locked or unlocked (GitLab's nullable column).
+    pub discussion_locked: Option<bool>,
+    /// Null until merged: what the merge was asked.
+    pub should_remove_source_branch: Option<bool>,
+    pub force_remove_source_branch: bool,
+    pub allow_collaboration: bool,
+    pub allow_maintainer_to_push: bool,
+    pub reference: String,
+    pub references: IssueReferences,
+    pub web_url: String,
+    pub time_stats: TimeStats,
+    pub squash: bool,
+    pub squash_on_merge: bool,
+    pub task_completion_status: TaskCompletionStatus,
+    pub has_conflicts: bool,
+    pub blocking_discussions_resolved: bool,
+    /// What only a single MR shows (GitLab's `MergeRequest` over `MergeRequestBasic`).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub single: Option<SingleMergeRequest>,
+}
+
+/// The fields GitLab adds to a single merge request.
+#[derive(Clone, Serialize, ToSchema)]
+pub struct SingleMergeRequest {
+    pub subscribed: bool,
+    pub changes_count: Option<String>,
+    pub latest_build_started_at: Option<String>,
+    pub latest_build_finished_at: Option<String>,
+    pub first_deployed_to_production_at: Option<String>,
+    /// Always null: Trellis has no pipelines yet.
+    #[schema(value_type = Object)]
+    pub pipeline: Option<serde_json::Value>,
+    #[schema(value_type = Object)]
+    pub head_pipeline: Option<serde_json::Value>,
+    pub diff_refs: Option<DiffRefs>,
+    pub merge_error: Option<String>,
+    pub first_contribution: bool,
+    pub user: MergeRequestUserAbilities,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebase_in_progress: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diverged_commits_count: Option<i64>,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct DiffRefs {
+    pub base_sha: String,
+    pub head_sha: String,
+    pub start_sha: String,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MergeRequestUserAbilities {
+    pub can_merge: bool,
+}
+
+/// `view=simple`.
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MergeRequestSimpleView {
+    pub id: i64,
+    pub iid: i64,
+    pub project_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub web_url: String,
+}
+
+/// A list entry, in the form the request asked for.
+#[derive(Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum MergeRequestListEntry {
+    Full(Box<MergeRequestView>),
+    Simple(MergeRequestSimpleView),
+}
+
+/// GitLab CE's approvals of a merge request (`GET .../approvals`, and the answer of
+/// `approve` and `unapprove`).
+#[derive(Clone, Serialize, ToSchema)]
+pub struct ApprovalsView {
+    pub id: i64,
+    pub iid: i64,
+    pub project_id: i64,
+    pub title: String,
+    pub description: Option<String>,
+    pub state: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub merge_status: String,
+    pub approved: bool,
+    pub approvals_required: i64,
+    pub approvals_left: i64,
+    pub require_password_to_approve: bool,
+    pub approved_by: Vec<ApprovedBy>,
+    pub suggested_approvers: Vec<UserSummary>,
+    pub approvers: Vec<UserSummary>,
+    pub approver_groups: Vec<UserSummary>,
+    pub user_has_approved: bool,
+    pub user_can_approve: bool,
+    pub approval_rules_left: Vec<UserSummary>,
+    pub has_approval_rules: bool,
+    pub merge_request_approvers_available: bool,
+    pub multiple_approval_rules_available: bool,
+    pub invalid_approvers_rules: Vec<UserSummary>,
+}
+
+#[derive(Clone, Serialize, ToSchema)]
+pub struct ApprovedBy {
+    pub user: UserSummary,
+    pub approved_at: String,
+}
+
+/// `GET .../approval_state` in CE: no rules.
+#[derive(Clone, Serialize, ToSchema)]
+pub struct ApprovalStateView {
+    pub approval_rules_overwritten: bool,
+    pub rules: Vec<UserSummary>,
+}
+
+/// One version of an MR's diff (`GET .../versions`).
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MergeRequestVersionView {
+    pub id: i64,
+    pub head_commit_sha: String,
+    pub base_commit_sha: String,
+    pub start_commit_sha: String,
+    pub created_at: String,
+    pub merge_request_id: i64,
+    pub state: &'static str,
+    pub real_size: String,
+    pub patch_id_sha: Option<String>,
+}
+
+/// GitLab's `detailed_merge_status` of `mr`, given its project's `merge_method`: the first
+/// check that fails, or `mergeable`.
+pub fn detailed_merge_status(mr: &MergeRequestRow, merge_method: &str) -> &'static str {
+    if mr.state != MergeRequestState::Opened {
+        return "not_open";
+    }
+    if mr.draft {
+        return "draft_status";
+    }
+    match mr.merge_status {
+        MergeStatus::Unchecked => return "unchecked",
+        MergeStatus::Checking => return "checking",
+        MergeStatus::CannotBeMerged => return "conflict",
+        MergeStatus::CanBeMerged => {}
+    }
+    if mr.target_diverged && merge_method != "merge" {
+        return "need_rebase";
+    }
+    "mergeable"
+}
+
+/// What the merge requests of one response have around them, loaded once per page.
+#[derive(Default)]
+pub struct MergeRequestBatch {
+    pub labels: HashMap<i64, Vec<LabelRow>>,
+    pub assignees: HashMap<i64, Vec<UserRow>>,
+    pub reviewers: HashMap<i64, Vec<UserRow>>,
+    pub users: HashMap<i64, UserRow>,
+    pub milestones: HashMap<i64, MilestoneRow>,
+    pub projects: HashMap<i64, ProjectRef>,
+    pub merge_methods: HashMap<i64, String>,
+}
+
+impl MergeRequestBatch {
+    /// What `rows` show besides themselves, one statement per kind of row, run concurrently.
+    pub async fn load(
+        db: &TenantDb,
+        rows: &[MergeRequestRow],
+    ) -> crate::store::Result<MergeRequestBatch> {
+        let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
+        let user_ids = unique(
+            rows.iter()
+                .flat_map(|m| [Some(m.author_id), m.merged_by_id, m.closed_by_id])
+                .flatten(),
+        );
+        let milestone_ids = unique(rows.iter().filter_map(|m| m.milestone_id));
+        let project_ids = unique(rows.iter().map(|m| m.project_id));
+        let (labels, assignees, reviewers, users, milestones, projects, methods) = tokio::try_join!(
+            db.labels_of_merge_requests(&ids),
+            db.users_of_merge_requests(MergeRequestUsers::Assignees, &ids),
+            db.users_of_merge_requests(MergeRequestUsers::Reviewers, &ids),
+            db.users_by_ids(&user_ids),
+            db.milestones_by_ids(&milestone_ids),
+            db.project_refs(&project_ids),
+            db.merge_methods_of(&project_ids),
+        )?;
+        let mut batch = MergeRequestBatch {
+            users: users.into_iter().map(|u| (u.id, u)).collect(),
+            milestones: milestones.into_iter().map(|m| (m.id, m)).collect(),
+            projects: projects.into_iter().map(|p| (p.id, p)).collect(),
+            merge_methods: methods.into_iter().collect(),
+            ..MergeRequestBatch::default()
+        };
+        for row in labels {
+            batch
+                .labels
+                .entry(row.merge_request_id)
+                .or_default()
+                .push(row.label);
+        }
+        for row in assignees {
+            batch
+                .assignees
+                .entry(row.merge_request_id)
+                .or_default()
+                .push(row.user);
+        }
+        for row in reviewers {
+            batch
+                .reviewers
+                .entry(row.merge_request_id)
+                .or_default()
+                .push(row.user);
+        }
+        Ok(batch)
+    }
+}
+
+/// How merge requests are shown in one response.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeRequestShape {
+    pub with_labels_details: bool,
+    pub limit_to_hours: bool,
+}
+
+pub struct MergeRequestViews<'a> {
+    pub base_url: &'a str,
+    pub users: UserViews<'a>,
+}
+
+impl MergeRequestViews<'_> {
+    fn issue_views(&self) -> IssueViews<'_> {
+        IssueViews {
+            base_url: self.base_url,
+            users: UserViews(self.users.0),
+        }
+    }
+
+    fn user(&self, batch: &MergeRequestBatch, id: Option<i64>) -> Option<UserSummary> {
+        id.and_then(|id| batch.users.get(&id))
+            .map(|u| self.users.summary(u))
+    }
+
+    fn full_path(batch: &MergeRequestBatch, mr: &MergeRequestRow) -> String {
+        batch
+            .projects
+            .get(&mr.project_id)
+            .map(ProjectRef::full_path)
+            .unwrap_or_default()
+    }
+
+    pub fn web_url(&self, full_path: &str, iid: i64) -> String {
+        format!("{}/{full_path}/-/merge_requests/{iid}", self.base_url)
+    }
+
+    pub fn simple(
+        &self,
+        mr: &MergeRequestRow,
+        batch: &MergeRequestBatch,
+    ) -> MergeRequestSimpleView {
+        MergeRequestSimpleView {
+            id: mr.id,
+            iid: mr.iid,
+            project_id: mr.project_id,
+            title: mr.title.clone(),
+            description: mr.description.clone(),
+            state: mr.state.to_string(),
+            created_at: timestamp(mr.created_at),
+            updated_at: timestamp(mr.updated_at),
+            web_url: self.web_url(&Self::full_path(batch, mr), mr.iid),
+        }
+    }
+
+    pub fn merge_request(
+        &self,
+        mr: &MergeRequestRow,
+        batch: &MergeRequestBatch,
+        shape: MergeRequestShape,
+    ) -> MergeRequestView {
+        let full_path = Self::full_path(batch, mr);
+        let issues = self.issue_views();
+        let labels = batch
+            .labels
+            .get(&mr.id)
+            .map(|labels| {
+                labels
+                    .iter()
+                    .map(|l| match shape.with_labels_details {
+                        true => IssueLabel::Detail(issues.label_detail(l)),
+                        false => IssueLabel::Name(l.name.clone()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let summaries = |users: Option<&Vec<UserRow>>| -> Vec<UserSummary> {
+            users
+                .map(|users| users.iter().map(|u| self.users.summary(u)).collect())
+                .unwrap_or_default()
+        };
+        let assignees = summaries(batch.assignees.get(&mr.id));
+        let milestone = mr
+            .milestone_id
+            .and_then(|id| batch.milestones.get(&id))
+            .map(|m| issues.milestone(m, batch.projects.get(&m.project_id), false));
+        let merged_by = self.user(batch, mr.merged_by_id);
+        let method = batch
+            .merge_methods
+            .get(&mr.project_id)
+            .map(String::as_str)
+            .unwrap_or("merge");
+        let (count, completed) = task_counts(mr.description.as_deref());
+        let open = mr.state == MergeRequestState::Opened;
+        MergeRequestView {
+            id: mr.id,
+            iid: mr.iid,
+            project_id: mr.project_id,
+            title: mr.title.clone(),
+            description: mr.description.clone(),
+            state: mr.state.to_string(),
+            created_at: timestamp(mr.created_at),
+            updated_at: timestamp(mr.updated_at),
+            merge_user: merged_by.clone(),
+            merged_by,
+            merged_at: timestamp_opt(mr.merged_at),
+            merge_after: None,
+            prepared_at: Some(timestamp(mr.created_at)),
+            closed_by: self.user(batch, mr.closed_by_id),
+            closed_at: timestamp_opt(mr.closed_at),
+            target_branch: mr.target_branch.clone(),
+            source_branch: mr.source_branch.clone(),
+            user_notes_count: mr.user_notes_count,
+            upvotes: mr.upvotes,
+            downvotes: mr.downvotes,
+            author: self.user(batch, Some(mr.author_id)),
+            assignee: assignees.first().cloned(),
+            assignees,
+            reviewers: summaries(batch.reviewers.get(&mr.id)),
+            source_project_id: mr.source_project_id,
+            target_project_id: mr.project_id,
+            labels,
+            draft: mr.draft,
+            imported: false,
+            imported_from: "none",
+            work_in_progress: mr.draft,
+            milestone,
+            merge_when_pipeline_succeeds: false,
+            merge_status: mr.merge_status.to_string(),
+            detailed_merge_status: detailed_merge_status(mr, method),
+            sha: mr.head_sha.clone(),
+            merge_commit_sha: mr.merge_commit_sha.clone(),
+            squash_commit_sha: mr.squash_commit_sha.clone(),
+            discussion_locked: mr.discussion_locked.then_some(true),
+            should_remove_source_branch: mr.should_remove_source_branch.map(|v| v != 0),
+            force_remove_source_branch: mr.force_remove_source_branch,
+            allow_collaboration: false,
+            allow_maintainer_to_push: false,
+            reference: format!("!{}", mr.iid),
+            references: IssueReferences {
+                short: format!("!{}", mr.iid),
+                relative: format!("!{}", mr.iid),
+                full: format!("{full_path}!{}", mr.iid),
+            },
+            web_url: self.web_url(&full_path, mr.iid),
+            time_stats: time_stats(mr.time_estimate, mr.total_time_spent, shape.limit_to_hours),
+            squash: mr.squash,
+            squash_on_merge: mr.squash,
+            task_completion_status: TaskCompletionStatus {
+                count,
+                completed_count: completed,
+            },
+            has_conflicts: open && mr.merge_status == MergeStatus::CannotBeMerged,
+            blocking_discussions_resolved: true,
+            single: None,
+        }
+    }
+
+    pub fn approvals(
+        &self,
+        mr: &MergeRequestRow,
+        approvers: &[(UserRow, i64)],
+        caller: Option<i64>,
+        caller_may_approve: bool,
+    ) -> ApprovalsView {
+        let user_has_approved = approvers.iter().any(|(u, _)| Some(u.id) == caller);
+        ApprovalsView {
+            id: mr.id,
+            iid: mr.iid,
+            project_id: mr.project_id,
+            title: mr.title.clone(),
+            description: mr.description.clone(),
+            state: mr.state.to_string(),
+            created_at: timestamp(mr.created_at),
+            updated_at: timestamp(mr.updated_at),
+            merge_status: mr.merge_status.to_string(),
+            // CE requires no approvals: "approved" means someone has.
+            approved: !approvers.is_empty(),
+            approvals_required: 0,
+            approvals_left: 0,
+            require_password_to_approve: false,
+            approved_by: approvers
+                .iter()
+                .map(|(user, at)| ApprovedBy {
+                    user: self.users.summary(user),
+                    approved_at: timestamp(*at),
+                })
+                .collect(),
+            suggested_approvers: Vec::new(),
+            approvers: Vec::new(),
+            approver_groups: Vec::new(),
+            user_has_approved,
+            user_can_approve: caller_may_approve && !user_has_approved,
+            approval_rules_left: Vec::new(),
+            has_approval_rules: false,
+            merge_request_approvers_available: false,
+            multiple_approval_rules_available: false,
+            invalid_approvers_rules: Vec::new(),
+        }
+    }
+}
+
+pub fn version(version: &MergeRequestVersionRow) -> MergeRequestVersionView {
+    MergeRequestVersionView {
+        id: version.id,
+        head_commit_sha: version.head_sha.clone(),
+        base_commit_sha: version.base_sha.clone(),
+        start_commit_sha: version.start_sha.clone(),
+        created_at: timestamp(version.created_at),
+        merge_request_id: version.merge_request_id,
+        state: "collected",
+        real_size: String::new(),
+        patch_id_sha: None,
+    }
+}
