@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import secrets
 import subprocess
+import time
 import urllib.parse
 
 import pytest
@@ -53,6 +54,18 @@ def tenant_a(server: Server) -> dict:
     award = issue.awardemojis.create({"name": "thumbsup"})
     label = project.labels.create({"name": f"{marker}l", "color": "#FF0000"})
     milestone = project.milestones.create({"title": f"{marker}m"})
+    project.commits.create({"branch": f"{marker}mr", "start_branch": "main",
+                            "commit_message": f"{marker} change",
+                            "actions": [{"action": "create", "file_path": f"{marker}.txt",
+                                         "content": marker}]})
+    merge_request = project.mergerequests.create({"source_branch": f"{marker}mr",
+                                                  "target_branch": "main",
+                                                  "title": f"{marker} mr"})
+    # Before the hook, so no delivery to it changes its row; checked, so no job changes the MR.
+    for _ in range(100):
+        if project.mergerequests.get(merge_request.iid).merge_status == "can_be_merged":
+            break
+        time.sleep(0.1)
     hook = project.hooks.create({"url": "https://hooks.example/x"})
     protected = project.protectedbranches.create({"name": f"{marker}pb"})
     protected_tag = project.protectedtags.create({"name": "v*"})
@@ -87,6 +100,7 @@ def tenant_a(server: Server) -> dict:
         "project_path": urllib.parse.quote(project.path_with_namespace, safe=""),
         "issue": issue.iid,
         "issue_id": issue.id,
+        "merge_request": merge_request.iid,
         "note": note.id,
         "award": award.id,
         "label": label.id,
@@ -119,6 +133,7 @@ def object_ids(a: dict) -> dict:
         ("avatar", "{id}"): a["user"],
         ("issues", "{issue_iid}"): a["issue"],
         ("issues", "{id}"): a["issue_id"],
+        ("merge_requests", "{merge_request_iid}"): a["merge_request"],
         ("notes", "{note_id}"): a["note"],
         ("award_emoji", "{award_id}"): a["award"],
         ("labels", "{label_id}"): a["label"],

@@ -44,7 +44,7 @@ pub struct IssueView {
     /// The first assignee, GitLab's deprecated single-assignee field.
     pub assignee: Option<UserSummary>,
     pub user_notes_count: i64,
-    /// Always 0: Trellis has no merge requests.
+    /// Always 0: merge requests do not link issues yet.
     pub merge_requests_count: i64,
     pub upvotes: i64,
     pub downvotes: i64,

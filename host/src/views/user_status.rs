@@ -28,8 +28,8 @@ impl UserStatusView {
     }
 }
 
-/// Always zero: Trellis has no merge requests, and counts neither assigned issues nor to-do
-/// items for the top bar.
+/// Always zero: Trellis counts neither merge requests, assigned issues nor to-do items for
+/// the top bar.
 #[derive(Default, Serialize, ToSchema)]
 pub struct UserCounts {
     pub merge_requests: i64,

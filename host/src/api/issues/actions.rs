@@ -1,6 +1,6 @@
 //! One issue's actions and side lists: subscribe/unsubscribe (304 when already so), todo
 //! (304 when pending), move, participants, closing/related merge requests (none: Trellis has
-//! no merge requests), and the admin-only user agent detail.
+//! merge requests do not link issues yet), and the admin-only user agent detail.
 
 use crate::http::json::Json;
 use axum::extract::Path;

@@ -62,7 +62,7 @@ pub fn router() -> Router<ApiContext> {
             .answers_list::<IssueView>()
     };
     let answers_issue = || Doc::new().answers::<IssueView>();
-    // Trellis has no merge requests: the lists of an issue's are always empty.
+    // Merge requests do not link issues yet: the lists of an issue's are always empty.
     let merge_requests = || Doc::new().input::<PageRequest>().answers_empty_list();
     Router::new()
         .route("/api/v4/issues", get(list::global))

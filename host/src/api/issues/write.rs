@@ -77,7 +77,7 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let input: CreateIssueRequest = api.input()?;
     if input.merge_request_to_resolve_discussions_of.is_some() {
-        // Trellis has no merge requests, so every merge request named here is unknown.
+        // Merge request discussions are not built yet, so none can be named here.
         return Err(ApiError::NotFound("Merge Request"));
     }
     let spam = RequestSpamCheck::issue(&api, &project, &caller.user);
