@@ -900,7 +900,6 @@ def test_merge_squash_makes_one_commit_under_the_merge_commit(server, tmp_path):
     assert work.git("rev-list", "--count", f"{before}..origin/main") == "2"
 
 
-@pytest.mark.skip(reason="merge request notes and discussions are not built yet (issue 40)")
 def test_merge_waits_for_resolved_discussions_when_the_project_says_so(server, tmp_path):
     """only_allow_merge_if_all_discussions_are_resolved: an unresolved thread makes
     detailed_merge_status discussions_not_resolved and the merge 405; resolving it lets the
@@ -992,7 +991,6 @@ def test_approvals_approval_state_has_no_rules(server, tmp_path):
 # ---- notes and discussions -------------------------------------------------------------------
 
 
-@pytest.mark.skip(reason="merge request notes and discussions are not built yet (issue 40)")
 def test_notes_and_discussions_with_diff_positions(server, gl, tmp_path):
     """A plain note, a diff thread on a line of the new version (position from the MR's
     diff_refs), a reply to it and its resolution, as the notes and discussions APIs show them."""
@@ -1166,7 +1164,6 @@ def test_closes_issues_on_merge(server, gl, tmp_path):
 # ---- python-gitlab -----------------------------------------------------------------------------
 
 
-@pytest.mark.skip(reason="merge request notes and discussions are not built yet (issue 40)")
 def test_python_gitlab_workflow(server, gl, tmp_path):
     """The whole workflow through python-gitlab's objects: create, list by state, edit and save,
     commits, changes, a note and a thread, approve, merge."""
@@ -1233,6 +1230,8 @@ def test_tenant_other_reaches_nothing(server, tmp_path):
         ("GET", mrs_url(project, iid, "/changes"), None),
         ("GET", mrs_url(project, iid, "/diffs"), None),
         ("POST", mrs_url(project, iid, "/approve"), None),
+        ("POST", mrs_url(project, iid, "/notes"), {"body": "theirs"}),
+        ("POST", mrs_url(project, iid, "/discussions"), {"body": "theirs"}),
         ("DELETE", mrs_url(project, iid), None),
     ]
     for method, path, body in routes:

@@ -113,6 +113,7 @@ pub mod labels;
 pub mod listing;
 pub mod members;
 pub mod merge_request_filter;
+pub mod merge_request_notes;
 pub mod merge_requests;
 pub mod milestones;
 pub mod model;

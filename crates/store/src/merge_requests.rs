@@ -808,8 +808,12 @@ pub enum MergeRequestUsers {
 }
 
 impl TenantDb {
-    /// The `merge_method` of each of `project_ids` (GitLab's default `merge` when unset).
-    pub async fn merge_methods_of(&self, project_ids: &[i64]) -> crate::Result<Vec<(i64, String)>> {
+    /// What each of `project_ids` requires of a merge: its `merge_method` (GitLab's default
+    /// `merge` when unset) and `only_allow_merge_if_all_discussions_are_resolved`.
+    pub async fn merge_rules_of(
+        &self,
+        project_ids: &[i64],
+    ) -> crate::Result<Vec<(i64, ProjectMergeRules)>> {
         let rows: Vec<(i64, String)> = self
             .rows_with_keys("SELECT id, settings FROM projects", "id", project_ids, "")
             .await?;
@@ -817,9 +821,27 @@ impl TenantDb {
             .into_iter()
             .map(|(id, settings)| {
                 let settings = serde_json::from_str(&settings).unwrap_or_default();
-                let method = crate::model::project_settings::setting(&settings, "merge_method");
-                (id, method.as_str().unwrap_or("merge").to_string())
+                let setting = |key| crate::model::project_settings::setting(&settings, key);
+                let rules = ProjectMergeRules {
+                    merge_method: setting("merge_method")
+                        .as_str()
+                        .unwrap_or("merge")
+                        .to_string(),
+                    discussions_must_be_resolved: setting(
+                        "only_allow_merge_if_all_discussions_are_resolved",
+                    )
+                    .as_bool()
+                    .unwrap_or(false),
+                };
+                (id, rules)
             })
             .collect())
     }
+}
+
+/// What a project requires of a merge, as MR views show it.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectMergeRules {
+    pub merge_method: String,
+    pub discussions_must_be_resolved: bool,
 }

@@ -86,6 +86,7 @@ pub struct MergeSettings {
     pub squash_option: String,
     pub merge_commit_template: Option<String>,
     pub squash_commit_template: Option<String>,
+    pub only_allow_merge_if_all_discussions_are_resolved: bool,
 }
 
 impl MergeSettings {
@@ -97,6 +98,12 @@ impl MergeSettings {
             squash_option: text("squash_option").unwrap_or_else(|| "default_off".into()),
             merge_commit_template: text("merge_commit_template").filter(|t| !t.is_empty()),
             squash_commit_template: text("squash_commit_template").filter(|t| !t.is_empty()),
+            only_allow_merge_if_all_discussions_are_resolved: setting(
+                settings,
+                "only_allow_merge_if_all_discussions_are_resolved",
+            )
+            .as_bool()
+            .unwrap_or(false),
         }
     }
 
@@ -471,6 +478,13 @@ pub async fn merge(
     input: &MergeInput,
 ) -> Result<MergeRequestRow, Refusal> {
     if mr.state != MergeRequestState::Opened || mr.draft {
+        return Err(Refusal::NotAllowed("405 Method Not Allowed".into()));
+    }
+    if ctx
+        .settings
+        .only_allow_merge_if_all_discussions_are_resolved
+        && !db.unresolved_discussions(&[mr.id]).await?.is_empty()
+    {
         return Err(Refusal::NotAllowed("405 Method Not Allowed".into()));
     }
     if !ctx.may_merge {

@@ -15,6 +15,7 @@ pub mod issues;
 pub mod keys;
 pub mod labels;
 pub mod members;
+pub mod merge_request_notes;
 pub mod merge_requests;
 pub mod milestones;
 pub mod notes;

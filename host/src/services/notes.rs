@@ -7,6 +7,7 @@
 use super::Refusal;
 use crate::model::issue_notes::NoteRow;
 use crate::model::issues::IssueRow;
+use crate::model::merge_requests::MergeRequestNoteRow;
 use crate::store::TenantDb;
 
 /// Who writes a note, and what their access to the issue's project allows.
@@ -38,13 +39,39 @@ pub struct UpdateNote {
     pub body: String,
 }
 
+/// What the note rules read of a note, whatever it is on (an issue, a merge request).
+pub trait Authored {
+    fn author_id(&self) -> i64;
+    fn system(&self) -> bool;
+}
+
+impl Authored for NoteRow {
+    fn author_id(&self) -> i64 {
+        self.author_id
+    }
+
+    fn system(&self) -> bool {
+        self.system
+    }
+}
+
+impl Authored for MergeRequestNoteRow {
+    fn author_id(&self) -> i64 {
+        self.author_id
+    }
+
+    fn system(&self) -> bool {
+        self.system
+    }
+}
+
 /// A locked discussion takes comments from members only. Decided before the note's
 /// parameters are read (GitLab answers 403 before 400).
 pub fn may_comment(commenter: &Commenter, issue: &IssueRow) -> Result<(), Refusal> {
     may_comment_when(commenter, issue.discussion_locked)
 }
 
-fn may_comment_when(commenter: &Commenter, discussion_locked: bool) -> Result<(), Refusal> {
+pub fn may_comment_when(commenter: &Commenter, discussion_locked: bool) -> Result<(), Refusal> {
     if discussion_locked && !commenter.member {
         return Err(Refusal::forbidden());
     }
@@ -53,17 +80,17 @@ fn may_comment_when(commenter: &Commenter, discussion_locked: bool) -> Result<()
 
 /// Authors edit their own notes (administrators any); system notes nobody, not even
 /// administrators (GitLab's policy prevents `admin_note` on them).
-pub fn may_edit(commenter: &Commenter, note: &NoteRow) -> Result<(), Refusal> {
-    if note.system || (note.author_id != commenter.user_id && !commenter.admin) {
+pub fn may_edit(commenter: &Commenter, note: &impl Authored) -> Result<(), Refusal> {
+    if note.system() || (note.author_id() != commenter.user_id && !commenter.admin) {
         return Err(Refusal::forbidden());
     }
     Ok(())
 }
 
 /// Authors, maintainers and administrators delete notes; nobody a system note.
-fn may_delete(commenter: &Commenter, note: &NoteRow) -> Result<(), Refusal> {
-    let allowed = note.author_id == commenter.user_id || commenter.admin || commenter.maintainer;
-    if note.system || !allowed {
+pub fn may_delete(commenter: &Commenter, note: &impl Authored) -> Result<(), Refusal> {
+    let allowed = note.author_id() == commenter.user_id || commenter.admin || commenter.maintainer;
+    if note.system() || !allowed {
         return Err(Refusal::forbidden());
     }
     Ok(())

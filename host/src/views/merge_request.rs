@@ -18,12 +18,12 @@ use crate::model::issue_text::task_counts;
 use crate::model::issues::ProjectRef;
 use crate::model::labels::LabelRow;
 use crate::model::merge_requests::{
-    MergeRequestRow, MergeRequestState, MergeRequestVersionRow, MergeStatus,
+    MergeRequestNoteRow, MergeRequestRow, MergeRequestState, MergeRequestVersionRow, MergeStatus,
 };
 use crate::model::milestones::MilestoneRow;
 use crate::model::users::UserRow;
 use crate::store::TenantDb;
-use crate::store::merge_requests::MergeRequestUsers;
+use crate::store::merge_requests::{MergeRequestUsers, ProjectMergeRules};
 
 #[derive(Clone, Serialize, ToSchema)]
 pub struct MergeRequestView {
@@ -200,14 +200,21 @@ pub struct MergeRequestVersionView {
     pub patch_id_sha: Option<String>,
 }
 
-/// GitLab's `detailed_merge_status` of `mr`, given its project's `merge_method`: the first
-/// check that fails, or `mergeable`.
-pub fn detailed_merge_status(mr: &MergeRequestRow, merge_method: &str) -> &'static str {
+/// GitLab's `detailed_merge_status` of `mr`, given its project's merge method and whether
+/// unresolved threads block it: the first check that fails, or `mergeable`.
+pub fn detailed_merge_status(
+    mr: &MergeRequestRow,
+    merge_method: &str,
+    discussions_block: bool,
+) -> &'static str {
     if mr.state != MergeRequestState::Opened {
         return "not_open";
     }
     if mr.draft {
         return "draft_status";
+    }
+    if discussions_block {
+        return "discussions_not_resolved";
     }
     match mr.merge_status {
         MergeStatus::Unchecked => return "unchecked",
@@ -230,7 +237,9 @@ pub struct MergeRequestBatch {
     pub users: HashMap<i64, UserRow>,
     pub milestones: HashMap<i64, MilestoneRow>,
     pub projects: HashMap<i64, ProjectRef>,
-    pub merge_methods: HashMap<i64, String>,
+    pub merge_rules: HashMap<i64, ProjectMergeRules>,
+    /// Threads waiting to be resolved, by MR (none when absent).
+    pub unresolved: HashMap<i64, i64>,
 }
 
 impl MergeRequestBatch {
@@ -247,20 +256,22 @@ impl MergeRequestBatch {
         );
         let milestone_ids = unique(rows.iter().filter_map(|m| m.milestone_id));
         let project_ids = unique(rows.iter().map(|m| m.project_id));
-        let (labels, assignees, reviewers, users, milestones, projects, methods) = tokio::try_join!(
+        let (labels, assignees, reviewers, users, milestones, projects, rules, unresolved) = tokio::try_join!(
             db.labels_of_merge_requests(&ids),
             db.users_of_merge_requests(MergeRequestUsers::Assignees, &ids),
             db.users_of_merge_requests(MergeRequestUsers::Reviewers, &ids),
             db.users_by_ids(&user_ids),
             db.milestones_by_ids(&milestone_ids),
             db.project_refs(&project_ids),
-            db.merge_methods_of(&project_ids),
+            db.merge_rules_of(&project_ids),
+            db.unresolved_discussions(&ids),
         )?;
         let mut batch = MergeRequestBatch {
             users: users.into_iter().map(|u| (u.id, u)).collect(),
             milestones: milestones.into_iter().map(|m| (m.id, m)).collect(),
             projects: projects.into_iter().map(|p| (p.id, p)).collect(),
-            merge_methods: methods.into_iter().collect(),
+            merge_rules: rules.into_iter().collect(),
+            unresolved: unresolved.into_iter().collect(),
             ..MergeRequestBatch::default()
         };
         for row in labels {
@@ -375,11 +386,10 @@ impl MergeRequestViews<'_> {
             .and_then(|id| batch.milestones.get(&id))
             .map(|m| issues.milestone(m, batch.projects.get(&m.project_id), false));
         let merged_by = self.user(batch, mr.merged_by_id);
-        let method = batch
-            .merge_methods
-            .get(&mr.project_id)
-            .map(String::as_str)
-            .unwrap_or("merge");
+        let rules = batch.merge_rules.get(&mr.project_id);
+        let method = rules.map_or("merge", |r| r.merge_method.as_str());
+        let discussions_block = rules.is_some_and(|r| r.discussions_must_be_resolved)
+            && batch.unresolved.get(&mr.id).is_some_and(|n| *n > 0);
         let (count, completed) = task_counts(mr.description.as_deref());
         let open = mr.state == MergeRequestState::Opened;
         MergeRequestView {
@@ -417,7 +427,7 @@ impl MergeRequestViews<'_> {
             milestone,
             merge_when_pipeline_succeeds: false,
             merge_status: mr.merge_status.to_string(),
-            detailed_merge_status: detailed_merge_status(mr, method),
+            detailed_merge_status: detailed_merge_status(mr, method, discussions_block),
             sha: mr.head_sha.clone(),
             merge_commit_sha: mr.merge_commit_sha.clone(),
             squash_commit_sha: mr.squash_commit_sha.clone(),
@@ -441,7 +451,7 @@ impl MergeRequestViews<'_> {
                 completed_count: completed,
             },
             has_conflicts: open && mr.merge_status == MergeStatus::CannotBeMerged,
-            blocking_discussions_resolved: true,
+            blocking_discussions_resolved: !discussions_block,
             single: None,
         }
     }
@@ -501,5 +511,119 @@ pub fn version(version: &MergeRequestVersionRow) -> MergeRequestVersionView {
         state: "collected",
         real_size: String::new(),
         patch_id_sha: None,
+    }
+}
+
+/// A note on a merge request (GitLab's `Note` entity, with what discussion notes add).
+#[derive(Clone, Serialize, ToSchema)]
+pub struct MergeRequestNoteView {
+    pub id: i64,
+    /// `DiscussionNote`, `DiffNote`, or null for a note on its own.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub body: String,
+    pub attachment: Option<String>,
+    pub author: Option<UserSummary>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub system: bool,
+    pub noteable_id: i64,
+    pub noteable_type: &'static str,
+    pub project_id: i64,
+    pub commit_id: Option<String>,
+    /// Only on diff notes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Object)]
+    pub position: Option<serde_json::Value>,
+    pub resolvable: bool,
+    /// Only on resolvable notes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<Option<UserSummary>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<Option<String>>,
+    pub confidential: bool,
+    pub internal: bool,
+    pub imported: bool,
+    pub imported_from: &'static str,
+    pub noteable_iid: i64,
+    #[schema(value_type = Object)]
+    pub commands_changes: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A discussion: its notes in order (GitLab's `Discussion` entity).
+#[derive(Clone, Serialize, ToSchema)]
+pub struct DiscussionView {
+    pub id: String,
+    pub individual_note: bool,
+    pub notes: Vec<MergeRequestNoteView>,
+}
+
+impl MergeRequestViews<'_> {
+    pub fn note(
+        &self,
+        note: &MergeRequestNoteRow,
+        mr: &MergeRequestRow,
+        users: &HashMap<i64, UserRow>,
+    ) -> MergeRequestNoteView {
+        let user = |id: Option<i64>| {
+            id.and_then(|id| users.get(&id))
+                .map(|u| self.users.summary(u))
+        };
+        MergeRequestNoteView {
+            id: note.id,
+            kind: note.note_type.clone(),
+            body: note.body.clone(),
+            attachment: None,
+            author: user(Some(note.author_id)),
+            created_at: timestamp(note.created_at),
+            updated_at: timestamp(note.updated_at),
+            system: note.system,
+            noteable_id: mr.id,
+            noteable_type: "MergeRequest",
+            project_id: mr.project_id,
+            commit_id: None,
+            position: note
+                .position
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok()),
+            resolvable: note.resolvable,
+            resolved: note.resolvable.then_some(note.resolved_at.is_some()),
+            resolved_by: note.resolvable.then(|| user(note.resolved_by_id)),
+            resolved_at: note.resolvable.then(|| timestamp_opt(note.resolved_at)),
+            confidential: note.internal,
+            internal: note.internal,
+            imported: false,
+            imported_from: "none",
+            noteable_iid: mr.iid,
+            commands_changes: serde_json::Map::new(),
+        }
+    }
+
+    /// The discussions `notes` (oldest first) form, in the order they started.
+    pub fn discussions(
+        &self,
+        notes: &[MergeRequestNoteRow],
+        mr: &MergeRequestRow,
+        users: &HashMap<i64, UserRow>,
+    ) -> Vec<DiscussionView> {
+        let mut discussions: Vec<DiscussionView> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for note in notes {
+            let view = self.note(note, mr, users);
+            match index.get(note.discussion_id.as_str()) {
+                Some(&at) => discussions[at].notes.push(view),
+                None => {
+                    index.insert(&note.discussion_id, discussions.len());
+                    discussions.push(DiscussionView {
+                        id: note.discussion_id.clone(),
+                        individual_note: note.individual_note,
+                        notes: vec![view],
+                    });
+                }
+            }
+        }
+        discussions
     }
 }

@@ -111,6 +111,35 @@ pub struct MergeRequestVersionRow {
     pub created_at: i64,
 }
 
+/// A note on a merge request, with the discussion it belongs to.
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
+pub struct MergeRequestNoteRow {
+    pub id: i64,
+    pub merge_request_id: i64,
+    pub author_id: i64,
+    pub body: String,
+    #[sqlx(try_from = "Flag")]
+    pub system: bool,
+    #[sqlx(try_from = "Flag")]
+    pub internal: bool,
+    pub discussion_id: String,
+    #[sqlx(try_from = "Flag")]
+    pub individual_note: bool,
+    pub note_type: Option<String>,
+    /// GitLab's position object, as JSON text.
+    pub position: Option<String>,
+    #[sqlx(try_from = "Flag")]
+    pub resolvable: bool,
+    pub resolved_by_id: Option<i64>,
+    pub resolved_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub const MERGE_REQUEST_NOTE_COLUMNS: &str = "id, merge_request_id, author_id, body, system, \
+    internal, discussion_id, individual_note, note_type, position, resolvable, resolved_by_id, \
+    resolved_at, created_at, updated_at";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@
 
 mod actions;
 mod award_emoji;
-mod input;
+pub(crate) mod input;
 pub(crate) mod list;
 mod notes;
 mod time;

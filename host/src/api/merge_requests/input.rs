@@ -7,9 +7,11 @@ use serde_json::Value;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::services::issues::StateEvent;
+use crate::services::merge_request_notes::Position;
 use crate::services::merge_requests::{
     CreateMergeRequest, MergeInput, Metadata, UpdateMergeRequest,
 };
+use crate::services::notes::CreateNote;
 use crate::store::issues::LabelChange;
 
 const TITLE_MAX: usize = 255;
@@ -223,5 +225,55 @@ impl FromParams for ApproveQuery {
         Ok(ApproveQuery {
             sha: p.string("sha")?.filter(|s| !s.is_empty()),
         })
+    }
+}
+
+/// `POST .../discussions`: a note's fields and, for a thread on the diff, `position[...]`.
+pub struct CreateDiscussionInput {
+    pub note: CreateNote,
+    pub position: Option<Position>,
+}
+
+impl FromParams for CreateDiscussionInput {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let note = CreateNote::from_params(p)?;
+        let position = match p.object("position")? {
+            Some(given) => Some(Position::from_params(given)?),
+            None => None,
+        };
+        Ok(CreateDiscussionInput { note, position })
+    }
+}
+
+/// `PUT .../discussions/:discussion_id`: `resolved`, required.
+pub struct ResolveQuery(pub bool);
+
+impl FromParams for ResolveQuery {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        p.bool("resolved")?
+            .map(ResolveQuery)
+            .ok_or_else(|| ApiError::Missing("resolved".into()))
+    }
+}
+
+/// `PUT .../discussions/:discussion_id/notes/:note_id`: a new `body`, or `resolved`.
+pub struct DiscussionNoteUpdate {
+    pub body: Option<String>,
+    pub resolved: Option<bool>,
+}
+
+impl FromParams for DiscussionNoteUpdate {
+    fn from_params(p: &Params) -> ApiResult<Self> {
+        let body = p.string("body")?;
+        let resolved = p.bool("resolved")?;
+        if body.is_none() && resolved.is_none() {
+            return Err(ApiError::InvalidParam(
+                "body, resolved are missing, exactly one parameter must be provided".into(),
+            ));
+        }
+        if body.as_deref().is_some_and(|b| b.trim().is_empty()) {
+            return Err(ApiError::InvalidParam("body is empty".into()));
+        }
+        Ok(DiscussionNoteUpdate { body, resolved })
     }
 }

@@ -9,12 +9,14 @@
 mod changes;
 mod input;
 mod list;
+mod notes;
 mod write;
 
 use axum::http::Method;
 use axum::routing::{get, post, put};
 
 use crate::api::access;
+use crate::api::issues::input::NoteListQuery;
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult};
@@ -25,6 +27,7 @@ use crate::model::merge_requests::MergeRequestRow;
 use crate::policy;
 use crate::policy::merge_requests::{MergeRequestCtx, is_developer};
 use crate::services::merge_requests::MergeSettings;
+use crate::services::notes::{CreateNote, UpdateNote};
 use crate::services::protected_branches::{self as rules, Actor};
 use crate::settings::keys;
 use crate::views::merge_request::{
@@ -32,6 +35,7 @@ use crate::views::merge_request::{
     MergeRequestShape, MergeRequestUserAbilities, MergeRequestVersionView, MergeRequestView,
     MergeRequestViews, SingleMergeRequest,
 };
+use crate::views::merge_request::{DiscussionView, MergeRequestNoteView};
 use crate::views::repository::{CommitView, DiffView};
 
 pub fn router() -> Router<ApiContext> {
@@ -97,6 +101,77 @@ pub fn router() -> Router<ApiContext> {
             Doc::new()
                 .input::<PageRequest>()
                 .answers_list::<MergeRequestVersionView>(),
+        )
+        .route(&format!("{mr}/notes"), get(notes::list).post(notes::create))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<NoteListQuery>()
+                .answers_list::<MergeRequestNoteView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateNote>()
+                .answers::<MergeRequestNoteView>(),
+        )
+        .route(
+            &format!("{mr}/notes/{{note_id}}"),
+            get(notes::show).put(notes::update).delete(notes::remove),
+        )
+        .doc(Method::GET, Doc::new().answers::<MergeRequestNoteView>())
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input::<UpdateNote>()
+                .answers::<MergeRequestNoteView>(),
+        )
+        .route(
+            &format!("{mr}/discussions"),
+            get(notes::discussions).post(notes::start),
+        )
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<DiscussionView>(),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<input::CreateDiscussionInput>()
+                .answers::<DiscussionView>(),
+        )
+        .route(
+            &format!("{mr}/discussions/{{discussion_id}}"),
+            get(notes::discussion).put(notes::resolve),
+        )
+        .doc(Method::GET, Doc::new().answers::<DiscussionView>())
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input::<input::ResolveQuery>()
+                .answers::<DiscussionView>(),
+        )
+        .route(
+            &format!("{mr}/discussions/{{discussion_id}}/notes"),
+            post(notes::reply),
+        )
+        .doc(
+            Method::POST,
+            Doc::new()
+                .input::<CreateNote>()
+                .answers::<MergeRequestNoteView>(),
+        )
+        .route(
+            &format!("{mr}/discussions/{{discussion_id}}/notes/{{note_id}}"),
+            put(notes::update_in_thread).delete(notes::remove_in_thread),
+        )
+        .doc(
+            Method::PUT,
+            Doc::new()
+                .input::<input::DiscussionNoteUpdate>()
+                .answers::<MergeRequestNoteView>(),
         )
         .route(&format!("{mr}/approve"), post(write::approve))
         .doc(
