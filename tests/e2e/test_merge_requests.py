@@ -348,7 +348,8 @@ def test_get_unknown_merge_request_or_project(server):
     is a 400; an unknown project its own 404."""
     project = new_project(server)
     tok = server.root_token
-    for sub in ("", "/commits", "/changes", "/diffs", "/raw_diffs", "/approvals"):
+    for sub in ("", "/commits", "/changes", "/diffs", "/raw_diffs", "/approvals",
+                "/closes_issues"):
         assert_json(server.request("GET", mrs_url(project, 999, sub), token=tok), 404, NOT_FOUND)
     for method, sub, body in (("PUT", "", {"title": "x"}), ("PUT", "/merge", None),
                               ("PUT", "/rebase", None), ("POST", "/approve", None),
@@ -1125,7 +1126,6 @@ def test_webhook_merge_request_hook_for_every_action(server, gl, receiver, tmp_p
 # ---- closing issues ---------------------------------------------------------------------------
 
 
-@pytest.mark.skip(reason="closing issues from a merge request is not built yet (issue 40)")
 def test_closes_issues_on_merge(server, gl, tmp_path):
     """`Closes #N` in the description: closes_issues lists issue N before the merge, the issue's
     closed_by lists the MR, and merging into the default branch closes the issue."""

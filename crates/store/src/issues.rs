@@ -933,6 +933,13 @@ impl TenantDb {
         .await?)
     }
 
+    /// The live issues among `ids`, by iid.
+    pub async fn issues_by_ids(&self, ids: &[i64]) -> crate::Result<Vec<IssueRow>> {
+        let select = format!("SELECT {ISSUE_COLUMNS} FROM issues");
+        self.rows_with_keys(&select, "id", ids, " AND deleted_at IS NULL ORDER BY iid")
+            .await
+    }
+
     pub async fn issue_by_id(&self, id: i64) -> crate::Result<Option<IssueRow>> {
         Ok(self.query_as(AssertSqlSafe(format!(
             "SELECT {ISSUE_COLUMNS} FROM issues WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL"

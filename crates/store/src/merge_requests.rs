@@ -45,6 +45,8 @@ pub struct NewMergeRequest {
     pub labels: Vec<String>,
     /// The first version of its diff (none when the branches share no history).
     pub diff: Option<DiffHeads>,
+    /// The iids of the project's issues its description closes.
+    pub closes_issue_iids: Vec<i64>,
 }
 
 /// Column changes of an update, plus replacement assignee, reviewer and label sets.
@@ -56,6 +58,8 @@ pub struct MergeRequestChanges {
     pub labels: Option<LabelChange>,
     /// The state the update moves to (close or reopen), if any.
     pub state: Option<MergeRequestState>,
+    /// The issues a new description closes, by iid.
+    pub closes_issue_iids: Option<Vec<i64>>,
 }
 
 impl MergeRequestChanges {
@@ -65,6 +69,7 @@ impl MergeRequestChanges {
             && self.reviewer_ids.is_none()
             && self.labels.is_none()
             && self.state.is_none()
+            && self.closes_issue_iids.is_none()
     }
 }
 
@@ -261,6 +266,40 @@ async fn set_labels(
     Ok(labels.into_iter().map(|l| l.name).collect())
 }
 
+/// Makes `issue_iids` (of `project_id`, where they exist) the issues MR `id` closes.
+async fn link_closing_issues(
+    tx: &mut Transaction<'_, Any>,
+    tenant_id: i64,
+    project_id: i64,
+    id: i64,
+    issue_iids: &[i64],
+) -> crate::Result<()> {
+    sqlx::query(
+        "DELETE FROM merge_request_closing_issues WHERE tenant_id = $1 AND merge_request_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .execute(&mut **tx)
+    .await?;
+    if issue_iids.is_empty() {
+        return Ok(());
+    }
+    let mut sql = Sql::new(
+        "INSERT INTO merge_request_closing_issues (tenant_id, merge_request_id, issue_id) \
+         SELECT tenant_id, ",
+    );
+    sql.bind(id)
+        .push(", id FROM issues WHERE tenant_id = ")
+        .bind(tenant_id)
+        .push(" AND project_id = ")
+        .bind(project_id)
+        .push(" AND deleted_at IS NULL AND iid IN (")
+        .bind_list(issue_iids.iter().copied())
+        .push(")");
+    sql.query().execute(&mut **tx).await?;
+    Ok(())
+}
+
 async fn insert_version(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
@@ -361,6 +400,14 @@ impl TenantDb {
         if let Some(diff) = diff {
             insert_version(&mut tx, tenant_id, id, diff, now).await?;
         }
+        link_closing_issues(
+            &mut tx,
+            tenant_id,
+            new.project_id,
+            id,
+            &new.closes_issue_iids,
+        )
+        .await?;
         let row = reread(&mut tx, tenant_id, id).await?;
         let after = MergeRequestObject {
             row: &row,
@@ -435,6 +482,9 @@ impl TenantDb {
             }
             None => before.reviewer_ids.clone(),
         };
+        if let Some(iids) = &changes.closes_issue_iids {
+            link_closing_issues(&mut tx, tenant_id, locked.project_id, mr.id, iids).await?;
+        }
         let row = reread(&mut tx, tenant_id, mr.id).await?;
         let after = MergeRequestObject {
             row: &row,
@@ -844,4 +894,41 @@ impl TenantDb {
 pub struct ProjectMergeRules {
     pub merge_method: String,
     pub discussions_must_be_resolved: bool,
+}
+
+impl TenantDb {
+    /// The issues `mr_id` closes, by iid.
+    pub async fn closing_issue_ids(&self, mr_id: i64) -> crate::Result<Vec<i64>> {
+        Ok(self
+            .query_scalar(
+                "SELECT c.issue_id FROM merge_request_closing_issues c JOIN issues i \
+                 ON i.tenant_id = c.tenant_id AND i.id = c.issue_id \
+                 WHERE c.tenant_id = $1 AND c.merge_request_id = $2 ORDER BY i.iid",
+            )
+            .bind(mr_id)
+            .fetch_all(self.reader())
+            .await?)
+    }
+
+    /// The open or merged MRs that close `issue_id`, oldest first.
+    pub async fn merge_requests_closing(
+        &self,
+        issue_id: i64,
+    ) -> crate::Result<Vec<MergeRequestRow>> {
+        let columns = MERGE_REQUEST_COLUMNS
+            .split(", ")
+            .map(|c| format!("m.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(self
+            .query_as(AssertSqlSafe(format!(
+                "SELECT {columns} FROM merge_request_closing_issues c JOIN merge_requests m \
+                 ON m.tenant_id = c.tenant_id AND m.id = c.merge_request_id \
+                 WHERE c.tenant_id = $1 AND c.issue_id = $2 AND m.state IN ('opened', 'merged') \
+                 ORDER BY m.id"
+            )))
+            .bind(issue_id)
+            .fetch_all(self.reader())
+            .await?)
+    }
 }

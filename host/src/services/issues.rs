@@ -580,6 +580,30 @@ pub async fn move_issue(
     Ok(db.move_issue(issue, &new, mover.id, &references).await?)
 }
 
+/// Closes `issue` as the merge of merge request `!mr_iid` (of its project) does: by
+/// `closer`, with GitLab's system note; an issue closed already stays as it is.
+pub async fn close_by_merge_request(
+    db: &TenantDb,
+    issue: &IssueRow,
+    closer: i64,
+    mr_iid: i64,
+) -> Result<(), Refusal> {
+    if issue.state != IssueState::Opened {
+        return Ok(());
+    }
+    let mut changes = IssueChanges::default();
+    changes.columns.set("state", IssueState::Closed.as_str());
+    changes.columns.set("closed_at", now_ms());
+    changes.columns.set("closed_by_id", closer);
+    changes.open_delta = -1;
+    changes.notes = SystemNotes::by(closer);
+    changes
+        .notes
+        .push(format!("closed via merge request !{mr_iid}"));
+    db.update_issue(issue, &changes).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,6 +87,8 @@ pub struct MergeSettings {
     pub merge_commit_template: Option<String>,
     pub squash_commit_template: Option<String>,
     pub only_allow_merge_if_all_discussions_are_resolved: bool,
+    /// Merging into the default branch closes the issues the MR names.
+    pub autoclose_referenced_issues: bool,
 }
 
 impl MergeSettings {
@@ -104,6 +106,9 @@ impl MergeSettings {
             )
             .as_bool()
             .unwrap_or(false),
+            autoclose_referenced_issues: setting(settings, "autoclose_referenced_issues")
+                .as_bool()
+                .unwrap_or(true),
         }
     }
 
@@ -115,6 +120,31 @@ impl MergeSettings {
             _ => asked,
         }
     }
+}
+
+/// The issues of the MR's own project that `text` says it closes (GitLab's default
+/// `issue_closing_pattern`: `Closes #4`, `fixes #4, #5 and #6`, `Resolves: issue #7`...), by
+/// iid, in order, without repeats.
+pub fn closing_references(text: &str) -> Vec<i64> {
+    static PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(?:clos(?:e[sd]?|ing)|fix(?:e[sd]|ing)?|resolv(?:e[sd]?|ing)|implement(?:s|ed|ing)?):? +(?:issues? +)?(#\d+(?:(?: *,? +and +| *, *| +)#\d+)*)",
+        )
+        .expect("a valid pattern")
+    });
+    static ISSUE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"#(\d+)").expect("a valid pattern"));
+    let mut iids = Vec::new();
+    for list in PATTERN.captures_iter(text) {
+        for issue in ISSUE.captures_iter(&list[1]) {
+            if let Ok(iid) = issue[1].parse::<i64>()
+                && !iids.contains(&iid)
+            {
+                iids.push(iid);
+            }
+        }
+    }
+    iids
 }
 
 fn branch_ref(branch: &str) -> String {
@@ -289,7 +319,7 @@ pub async fn create(
         target_branch: input.target_branch,
         author_id: editor.user.id,
         title: input.title,
-        description: input.description,
+        description: input.description.clone(),
         milestone_id: milestone.flatten(),
         squash: input.squash.unwrap_or(false),
         force_remove_source_branch: input.remove_source_branch.unwrap_or(false),
@@ -297,6 +327,7 @@ pub async fn create(
         reviewer_ids: reviewers.unwrap_or_default(),
         labels,
         diff,
+        closes_issue_iids: closing_references(input.description.as_deref().unwrap_or_default()),
     };
     let mr = db.create_merge_request(&new).await?;
     keep_head(repo, &mr, &source_head).await;
@@ -331,6 +362,7 @@ pub async fn update(
     }
     if let Some(description) = &input.description {
         changes.columns.set("description", description.as_str());
+        changes.closes_issue_iids = Some(closing_references(description));
     }
     if let Some(remove) = input.remove_source_branch {
         changes
@@ -588,6 +620,11 @@ pub async fn merge(
         .record_merge(mr, &record)
         .await?
         .ok_or_else(|| Refusal::NotAllowed("405 Method Not Allowed".into()))?;
+    if ctx.settings.autoclose_referenced_issues
+        && ctx.target.project.default_branch.as_deref() == Some(mr.target_branch.as_str())
+    {
+        close_issues(db, &merged, ctx.target.actor.id).await?;
+    }
     if remove && let Err(refusal) = writes::delete_branch(ctx.target, &mr.source_branch).await {
         tracing::info!(
             mr = mr.id,
@@ -596,6 +633,15 @@ pub async fn merge(
         );
     }
     Ok(merged)
+}
+
+/// Closes the open issues `mr` names, as merged by `closer`.
+async fn close_issues(db: &TenantDb, mr: &MergeRequestRow, closer: i64) -> Result<(), Refusal> {
+    let ids = db.closing_issue_ids(mr.id).await?;
+    for issue in db.issues_by_ids(&ids).await? {
+        super::issues::close_by_merge_request(db, &issue, closer, mr.iid).await?;
+    }
+    Ok(())
 }
 
 fn with_newline(message: &str) -> String {
@@ -747,4 +793,43 @@ pub async fn rebase(
     db.set_rebase_in_progress(mr.id, false, error.as_deref())
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closing_references_follow_gitlabs_pattern() {
+        assert_eq!(closing_references("Closes #4"), vec![4]);
+        assert_eq!(
+            closing_references("This fixes #4, #5 and #6.\nResolves: issue #7; closes #4"),
+            vec![4, 5, 6, 7]
+        );
+        assert_eq!(
+            closing_references("Implemented #8 and closing #9"),
+            vec![8, 9]
+        );
+        assert_eq!(
+            closing_references("See #4, related to #5"),
+            Vec::<i64>::new()
+        );
+        assert_eq!(closing_references("enclosed #4"), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn squash_options_override_the_request_only_when_fixed() {
+        let settings = |option: &str| MergeSettings {
+            merge_method: "merge".into(),
+            squash_option: option.into(),
+            merge_commit_template: None,
+            squash_commit_template: None,
+            only_allow_merge_if_all_discussions_are_resolved: false,
+            autoclose_referenced_issues: true,
+        };
+        assert!(!settings("never").squashes(true));
+        assert!(settings("always").squashes(false));
+        assert!(settings("default_on").squashes(true));
+        assert!(!settings("default_off").squashes(false));
+    }
 }

@@ -1,6 +1,6 @@
 //! One issue's actions and side lists: subscribe/unsubscribe (304 when already so), todo
-//! (304 when pending), move, participants, closing/related merge requests (none: Trellis has
-//! merge requests do not link issues yet), and the admin-only user agent detail.
+//! (304 when pending), move, participants, the merge requests that close the issue, and the
+//! admin-only user agent detail.
 
 use crate::http::json::Json;
 use axum::extract::Path;
@@ -16,6 +16,7 @@ use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::model::states::UserState;
 use crate::model::users::UserRow;
+use crate::policy::merge_requests::merge_requests_readable;
 use crate::services::issue_actions;
 use crate::services::issues::{self, MoveEnd};
 use crate::views::issue::UserAgentDetailView;
@@ -103,10 +104,18 @@ pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Res
 
 /// `closed_by` and `related_merge_requests`: merge requests do not exist in Trellis, so the
 /// (paginated) list is always empty.
+/// `GET .../closed_by` and `.../related_merge_requests`: the open or merged MRs whose
+/// description closes the issue (GitLab's related list also holds MRs that only mention it;
+/// Trellis does not record mentions), for a caller who may read the project's MRs.
 pub async fn closed_by(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
-    load(&api, &id, &iid).await?;
+    let ctx = load(&api, &id, &iid).await?;
     let request = PageRequest::from_params(&api.params)?;
-    Ok(page_of(Vec::<i64>::new(), &request).respond(&request, &api.origin, |id| *id, |id| *id))
+    let rows = match merge_requests_readable(&ctx.project) {
+        true => api.db().merge_requests_closing(ctx.issue.id).await?,
+        false => Vec::new(),
+    };
+    let views = crate::api::merge_requests::list_views(&api, &rows).await?;
+    Ok(page_of(views, &request).respond(&request, &api.origin, |m| m.id, |m| m.clone()))
 }
 
 pub async fn user_agent_detail(

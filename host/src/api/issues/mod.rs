@@ -62,8 +62,11 @@ pub fn router() -> Router<ApiContext> {
             .answers_list::<IssueView>()
     };
     let answers_issue = || Doc::new().answers::<IssueView>();
-    // Merge requests do not link issues yet: the lists of an issue's are always empty.
-    let merge_requests = || Doc::new().input::<PageRequest>().answers_empty_list();
+    let merge_requests = || {
+        Doc::new()
+            .input::<PageRequest>()
+            .answers_list::<crate::views::merge_request::MergeRequestView>()
+    };
     Router::new()
         .route("/api/v4/issues", get(list::global))
         .doc(

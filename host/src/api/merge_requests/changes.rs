@@ -110,3 +110,34 @@ pub async fn versions(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiR
     let rows = api.db().merge_request_versions(ctx.mr.id).await?;
     page(&api, rows.iter().map(version).collect())
 }
+
+/// `GET .../closes_issues`: the issues merging the MR into the default branch closes, as the
+/// caller may see them (confidential ones for Reporters, their authors and assignees).
+pub async fn closes_issues(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let ids = match crate::policy::issues::issues_readable(&ctx.project) {
+        true => api.db().closing_issue_ids(ctx.mr.id).await?,
+        false => Vec::new(),
+    };
+    let mut rows = api.db().issues_by_ids(&ids).await?;
+    if !crate::policy::issues::is_reporter(&ctx.project) {
+        let caller = api.caller.as_ref().map(|c| c.user.id);
+        let assigned = api
+            .db()
+            .assignees_of_issues(&ids)
+            .await?
+            .into_iter()
+            .filter(|a| Some(a.user.id) == caller)
+            .map(|a| a.issue_id)
+            .collect::<Vec<_>>();
+        rows.retain(|i| !i.confidential || Some(i.author_id) == caller || assigned.contains(&i.id));
+    }
+    let batch = crate::api::issues::batch(&api, &rows, false).await?;
+    let shape = crate::api::issues::shape(&api, false)?;
+    let views = crate::api::issues::views(&api);
+    let shown = rows.iter().map(|i| views.issue(i, &batch, shape)).collect();
+    page(&api, shown)
+}

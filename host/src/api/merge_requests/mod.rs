@@ -95,6 +95,13 @@ pub fn router() -> Router<ApiContext> {
         )
         .route(&format!("{mr}/raw_diffs"), get(changes::raw_diffs))
         .doc(Method::GET, Doc::new().answers::<String>())
+        .route(&format!("{mr}/closes_issues"), get(changes::closes_issues))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<crate::views::issue::IssueView>(),
+        )
         .route(&format!("{mr}/versions"), get(changes::versions))
         .doc(
             Method::GET,
@@ -289,6 +296,17 @@ pub async fn render(
         diverged_commits_count: extra.diverged_commits_count,
     });
     Ok(view)
+}
+
+/// `rows` in the list form (what an issue's `closed_by` shows).
+pub async fn list_views(api: &Api, rows: &[MergeRequestRow]) -> ApiResult<Vec<MergeRequestView>> {
+    let batch = MergeRequestBatch::load(api.db(), rows).await?;
+    let views = views(api);
+    let shape = shape(api, false);
+    Ok(rows
+        .iter()
+        .map(|m| views.merge_request(m, &batch, shape))
+        .collect())
 }
 
 /// The optional fields of a single MR a request asked for.
