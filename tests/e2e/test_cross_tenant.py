@@ -61,6 +61,7 @@ def tenant_a(server: Server) -> dict:
     merge_request = project.mergerequests.create({"source_branch": f"{marker}mr",
                                                   "target_branch": "main",
                                                   "title": f"{marker} mr"})
+    thread = merge_request.discussions.create({"body": f"{marker} thread"})
     # Before the hook, so no delivery to it changes its row; checked, so no job changes the MR.
     for _ in range(100):
         if project.mergerequests.get(merge_request.iid).merge_status == "can_be_merged":
@@ -101,6 +102,7 @@ def tenant_a(server: Server) -> dict:
         "issue": issue.iid,
         "issue_id": issue.id,
         "merge_request": merge_request.iid,
+        "discussion": thread.id,
         "note": note.id,
         "award": award.id,
         "label": label.id,
@@ -134,6 +136,7 @@ def object_ids(a: dict) -> dict:
         ("issues", "{issue_iid}"): a["issue"],
         ("issues", "{id}"): a["issue_id"],
         ("merge_requests", "{merge_request_iid}"): a["merge_request"],
+        ("discussions", "{discussion_id}"): a["discussion"],
         ("notes", "{note_id}"): a["note"],
         ("award_emoji", "{award_id}"): a["award"],
         ("labels", "{label_id}"): a["label"],

@@ -1048,6 +1048,37 @@ def test_notes_and_discussions_with_diff_positions(server, gl, tmp_path):
     assert r.status_code == 404
 
 
+def test_participants_and_reviewers(server, gl, people, tmp_path):
+    """Participants are the author, assignees, reviewers and commenters, once each, in that
+    order; reviewers show their review state, `approved` once they approve."""
+    project = new_project(server)
+    dev, dev_token = people["developer"]
+    rep = people["reporter"][0]
+    add_member(server, project, dev, "developer")
+    add_member(server, project, rep, "reporter")
+    work = Work(server, tmp_path, project)
+    work.commit("feature", "Add a", {"a.txt": "a\n"}, start="main")
+    work.push("feature")
+    iid = open_mr(server, project, "feature", assignee_ids=[rep.id],
+                  reviewer_ids=[dev.id, rep.id])["iid"]
+    assert_json(server.request("POST", mrs_url(project, iid, "/notes"), token=dev_token,
+                               json={"body": "Looks fine"}), 201)
+
+    got = assert_json(server.request("GET", mrs_url(project, iid, "/participants"),
+                                     token=server.root_token), 200)
+    assert [u["id"] for u in got] == [gl.user.id, rep.id, dev.id]
+    assert USER_FIELDS <= set(got[0])
+
+    assert_json(server.request("POST", mrs_url(project, iid, "/approve"), token=dev_token), 201)
+    reviewers = assert_json(server.request("GET", mrs_url(project, iid, "/reviewers"),
+                                           token=server.root_token), 200)
+    assert [(r["user"]["id"], r["state"]) for r in reviewers] == [
+        (dev.id, "approved"), (rep.id, "unreviewed")]
+    assert all(ISO_MS.match(r["created_at"]) for r in reviewers)
+    assert_json(server.request("GET", mrs_url(project, 999, "/participants"),
+                               token=server.root_token), 404, NOT_FOUND)
+
+
 # ---- webhooks -------------------------------------------------------------------------------
 
 

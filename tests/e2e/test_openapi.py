@@ -294,9 +294,9 @@ def test_issue_side_lists_are_documented(server):
     document = server.request("GET", "/openapi.json", token=server.root_token).json()
     issue = "/api/v4/projects/{id}/issues/{issue_iid}"
     assert success_schema(document, f"{issue}/participants", "get") == list_of("UserSummary")
-    # Trellis has no merge requests: always empty.
+    # The merge requests that close the issue.
     for path in [f"{issue}/closed_by", f"{issue}/related_merge_requests"]:
-        assert success_schema(document, path, "get") == {"type": "array", "items": {}, "maxItems": 0}
+        assert success_schema(document, path, "get") == list_of("MergeRequestView")
     detail = success_schema(document, f"{issue}/user_agent_detail", "get")
     assert detail == ref("UserAgentDetailView")
 

@@ -88,6 +88,19 @@ impl TenantDb {
         Ok(sql.query_as().fetch_all(self.reader()).await?)
     }
 
+    /// The distinct authors of `mr_id`'s notes (system notes left out), in order of their
+    /// first note.
+    pub async fn merge_request_note_author_ids(&self, mr_id: i64) -> crate::Result<Vec<i64>> {
+        Ok(self
+            .query_scalar(AssertSqlSafe(format!(
+                "SELECT author_id FROM {TABLE} WHERE tenant_id = $1 AND merge_request_id = $2 \
+                 AND system = 0 GROUP BY author_id ORDER BY MIN(id)"
+            )))
+            .bind(mr_id)
+            .fetch_all(self.reader())
+            .await?)
+    }
+
     pub async fn merge_request_note(
         &self,
         mr_id: i64,

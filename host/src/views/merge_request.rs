@@ -179,6 +179,14 @@ pub struct ApprovedBy {
     pub approved_at: String,
 }
 
+/// A reviewer of a merge request (`GET .../reviewers`).
+#[derive(Clone, Serialize, ToSchema)]
+pub struct ReviewerView {
+    pub user: UserSummary,
+    pub state: &'static str,
+    pub created_at: String,
+}
+
 /// `GET .../approval_state` in CE: no rules.
 #[derive(Clone, Serialize, ToSchema)]
 pub struct ApprovalStateView {

@@ -102,8 +102,6 @@ pub async fn participants(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Res
     Ok(page_of(list, &request).respond(&request, &api.origin, |u| u.id, |u| views.summary(u)))
 }
 
-/// `closed_by` and `related_merge_requests`: merge requests do not exist in Trellis, so the
-/// (paginated) list is always empty.
 /// `GET .../closed_by` and `.../related_merge_requests`: the open or merged MRs whose
 /// description closes the issue (GitLab's related list also holds MRs that only mention it;
 /// Trellis does not record mentions), for a caller who may read the project's MRs.

@@ -67,7 +67,7 @@ fn description(p: &Params) -> ApiResult<Option<String>> {
 }
 
 /// Whether the parameter is present and blank (`""`, `[]`, `0` or `[0]`): "unset it".
-fn blank_or_zero(p: &Params, name: &str) -> bool {
+pub(crate) fn blank_or_zero(p: &Params, name: &str) -> bool {
     match p.raw(name) {
         Some(Value::String(s)) => s.trim().is_empty() || s.trim() == "0",
         Some(Value::Array(items)) => items

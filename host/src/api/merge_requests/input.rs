@@ -2,8 +2,7 @@
 //! merged parameters with Grape's coercion and messages. The writes' inputs carry the
 //! commands of `services::merge_requests`.
 
-use serde_json::Value;
-
+use crate::api::issues::input::blank_or_zero;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::services::issues::StateEvent;
@@ -62,18 +61,6 @@ fn description(p: &Params) -> ApiResult<Option<String>> {
         ));
     }
     Ok(description)
-}
-
-/// Whether the parameter is present and blank (`""`, `[]`, `0` or `[0]`): "unset it".
-fn blank_or_zero(p: &Params, name: &str) -> bool {
-    match p.raw(name) {
-        Some(Value::String(s)) => s.trim().is_empty() || s.trim() == "0",
-        Some(Value::Array(items)) => items
-            .iter()
-            .all(|i| i.as_i64() == Some(0) || i.as_str().is_some_and(|s| s.trim() == "0")),
-        Some(Value::Number(n)) => n.as_i64() == Some(0),
-        _ => false,
-    }
 }
 
 fn user_ids(p: &Params, name: &str) -> ApiResult<Option<Vec<i64>>> {

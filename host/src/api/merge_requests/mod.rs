@@ -180,6 +180,20 @@ pub fn router() -> Router<ApiContext> {
                 .input::<input::DiscussionNoteUpdate>()
                 .answers::<MergeRequestNoteView>(),
         )
+        .route(&format!("{mr}/participants"), get(write::participants))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<crate::views::user::UserSummary>(),
+        )
+        .route(&format!("{mr}/reviewers"), get(write::reviewers))
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<crate::views::merge_request::ReviewerView>(),
+        )
         .route(&format!("{mr}/approve"), post(write::approve))
         .doc(
             Method::POST,

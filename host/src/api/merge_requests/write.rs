@@ -12,17 +12,23 @@ use super::input::{
 use super::{SingleExtras, load, may_merge, merge_settings, render, repository, views};
 use crate::api::access;
 use crate::api::repository::open;
+use crate::api::repository::page;
 use crate::api::spam_check::RequestSpamCheck;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::json::Json;
 use crate::http::request::Api;
 use crate::jobs::{self, Job};
 use crate::model::merge_requests::{MergeRequestRow, MergeStatus};
+use crate::model::states::UserState;
 use crate::policy::merge_requests::{MergeRequestCtx, is_developer, merge_requests_readable};
 use crate::services::merge_requests::{self, Editor, MergeContext};
 use crate::services::push::PushOrigin;
 use crate::store::merge_requests::MergeRequestUsers;
-use crate::views::merge_request::{ApprovalStateView, ApprovalsView, MergeRequestView};
+use crate::views::merge_request::{
+    ApprovalStateView, ApprovalsView, MergeRequestView, ReviewerView,
+};
+use crate::views::timestamp;
+use crate::views::user::UserSummary;
 
 /// Queues the mergeability check of `mr` unless it is checked for its heads already.
 async fn queue_check(api: &Api, mr: &MergeRequestRow) -> ApiResult<()> {
@@ -300,4 +306,59 @@ pub async fn approve(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiRe
 /// `POST .../unapprove`.
 pub async fn unapprove(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
     set_approval(&id, &iid, &api, false).await
+}
+
+/// `GET .../participants`: the author, assignees, reviewers and commenters, in that order,
+/// without blocked users.
+pub async fn participants(
+    Path((id, iid)): Path<(String, String)>,
+    api: Api,
+) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let mr = &ctx.mr;
+    let mut ids = vec![mr.author_id];
+    for which in [MergeRequestUsers::Assignees, MergeRequestUsers::Reviewers] {
+        let linked = api.db().users_of_merge_requests(which, &[mr.id]).await?;
+        ids.extend(linked.iter().map(|row| row.user.id));
+    }
+    ids.extend(api.db().merge_request_note_author_ids(mr.id).await?);
+    let mut ordered: Vec<i64> = Vec::new();
+    for id in ids {
+        if !ordered.contains(&id) {
+            ordered.push(id);
+        }
+    }
+    let ids = ordered;
+    let users = api.db().users_by_ids(&ids).await?;
+    let shown: Vec<UserSummary> = ids
+        .iter()
+        .filter_map(|id| users.iter().find(|u| u.id == *id))
+        .filter(|u| u.state != UserState::Blocked)
+        .map(|u| api.user_views().summary(u))
+        .collect();
+    page(&api, shown)
+}
+
+/// `GET .../reviewers`: each reviewer with GitLab's review state (`approved` once they
+/// approved, else `unreviewed`).
+pub async fn reviewers(Path((id, iid)): Path<(String, String)>, api: Api) -> ApiResult<Response> {
+    let ctx = load(&api, &id, &iid).await?;
+    let reviewers = api
+        .db()
+        .users_of_merge_requests(MergeRequestUsers::Reviewers, &[ctx.mr.id])
+        .await?;
+    let approved = api.db().approval_times(ctx.mr.id).await?;
+    let views = api.user_views();
+    let shown: Vec<ReviewerView> = reviewers
+        .iter()
+        .map(|row| ReviewerView {
+            user: views.summary(&row.user),
+            state: match approved.iter().any(|(user, _)| *user == row.user.id) {
+                true => "approved",
+                false => "unreviewed",
+            },
+            created_at: timestamp(ctx.mr.created_at),
+        })
+        .collect();
+    page(&api, shown)
 }
