@@ -7,7 +7,7 @@ use super::issue_filter::Wildcard;
 use super::projects::{Viewer, push_authorized, push_excluded};
 use super::sql::{Sql, escape_like};
 use super::window::Window;
-use crate::model::merge_requests::{MERGE_REQUEST_COLUMNS, MergeRequestRow, MergeRequestState};
+use crate::model::merge_requests::{MergeRequestRow, MergeRequestState, merge_request_columns};
 
 /// Which MRs the list starts from.
 #[derive(Debug, Clone)]
@@ -256,12 +256,7 @@ impl TenantDb {
         window: &Window,
         cap: i64,
     ) -> crate::Result<(Vec<MergeRequestRow>, i64)> {
-        let columns = MERGE_REQUEST_COLUMNS
-            .split(", ")
-            .map(|c| format!("m.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut page = filter.query(self.tenant_id(), &columns);
+        let mut page = filter.query(self.tenant_id(), &merge_request_columns("m"));
         window.apply_on(&mut page, "m.");
         let count = filter.query(self.tenant_id(), "1").count_capped(cap);
         Ok(tokio::try_join!(

@@ -15,7 +15,7 @@ use crate::events::{Event, EventKind};
 use crate::model::labels::LabelRow;
 use crate::model::merge_requests::{
     MERGE_REQUEST_COLUMNS, MergeRequestRow, MergeRequestState, MergeRequestVersionRow, MergeStatus,
-    draft_title,
+    draft_title, merge_request_columns,
 };
 use crate::model::users::UserRow;
 
@@ -915,11 +915,7 @@ impl TenantDb {
         &self,
         issue_id: i64,
     ) -> crate::Result<Vec<MergeRequestRow>> {
-        let columns = MERGE_REQUEST_COLUMNS
-            .split(", ")
-            .map(|c| format!("m.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let columns = merge_request_columns("m");
         Ok(self
             .query_as(AssertSqlSafe(format!(
                 "SELECT {columns} FROM merge_request_closing_issues c JOIN merge_requests m \

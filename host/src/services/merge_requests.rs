@@ -725,9 +725,8 @@ pub async fn refresh_after_push(
         let moved =
             mr.head_sha.as_deref() != Some(&source) || mr.start_sha.as_deref() != Some(&target);
         // A target that now holds the source is this MR being merged: its diff stays.
-        let merged = repo.is_ancestor(&source, &target).await?;
         if moved
-            && !merged
+            && !repo.is_ancestor(&source, &target).await?
             && let Some(diff) = diff_heads(repo, &source, &target)
                 .await
                 .map_err(refusal_error)?

@@ -208,34 +208,6 @@ pub struct MergeRequestVersionView {
     pub patch_id_sha: Option<String>,
 }
 
-/// GitLab's `detailed_merge_status` of `mr`, given its project's merge method and whether
-/// unresolved threads block it: the first check that fails, or `mergeable`.
-pub fn detailed_merge_status(
-    mr: &MergeRequestRow,
-    merge_method: &str,
-    discussions_block: bool,
-) -> &'static str {
-    if mr.state != MergeRequestState::Opened {
-        return "not_open";
-    }
-    if mr.draft {
-        return "draft_status";
-    }
-    if discussions_block {
-        return "discussions_not_resolved";
-    }
-    match mr.merge_status {
-        MergeStatus::Unchecked => return "unchecked",
-        MergeStatus::Checking => return "checking",
-        MergeStatus::CannotBeMerged => return "conflict",
-        MergeStatus::CanBeMerged => {}
-    }
-    if mr.target_diverged && merge_method != "merge" {
-        return "need_rebase";
-    }
-    "mergeable"
-}
-
 /// What the merge requests of one response have around them, loaded once per page.
 #[derive(Default)]
 pub struct MergeRequestBatch {
@@ -435,7 +407,7 @@ impl MergeRequestViews<'_> {
             milestone,
             merge_when_pipeline_succeeds: false,
             merge_status: mr.merge_status.to_string(),
-            detailed_merge_status: detailed_merge_status(mr, method, discussions_block),
+            detailed_merge_status: mr.mergeability(method, discussions_block).detailed_status(),
             sha: mr.head_sha.clone(),
             merge_commit_sha: mr.merge_commit_sha.clone(),
             squash_commit_sha: mr.squash_commit_sha.clone(),

@@ -1015,6 +1015,7 @@ pub struct RecordedMergeRequest {
     pub milestone_id: Option<i64>,
     pub head_sha: Option<String>,
     pub merge_status: String,
+    pub target_diverged: bool,
     pub merge_commit_sha: Option<String>,
     pub merged_by_id: Option<i64>,
     pub time_estimate: i64,

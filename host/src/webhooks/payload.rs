@@ -15,6 +15,7 @@ use crate::git::Repository;
 use crate::git::refs::Revision;
 use crate::links::UserLinks;
 use crate::model::labels::LabelRow;
+use crate::model::merge_requests::{MergeRequestState, MergeStatus, Mergeability};
 use crate::model::namespaces::NamespaceRow;
 use crate::model::projects::ProjectRow;
 use crate::model::users::UserRow;
@@ -541,14 +542,20 @@ impl Loader<'_> {
                 };
                 let url = urls.merge_request_url(p, mr.iid);
                 let last_commit = self.last_commit(p, &mr).await;
-                let detailed = match (mr.state.as_str(), mr.draft, mr.merge_status.as_str()) {
-                    ("opened", true, _) => "draft_status",
-                    ("opened", false, "can_be_merged") => "mergeable",
-                    ("opened", false, "cannot_be_merged") => "conflict",
-                    ("opened", false, "checking") => "checking",
-                    ("opened", false, _) => "unchecked",
-                    _ => "not_open",
-                };
+                let settings = p.project.settings_json();
+                let merge_method =
+                    crate::model::project_settings::setting(&settings, "merge_method");
+                // Hooks do not read the MR's threads: only the recorded object decides.
+                let detailed = Mergeability {
+                    state: MergeRequestState::parse(&mr.state).unwrap_or(MergeRequestState::Opened),
+                    draft: mr.draft,
+                    merge_status: MergeStatus::parse(&mr.merge_status)
+                        .unwrap_or(MergeStatus::Unchecked),
+                    target_diverged: mr.target_diverged,
+                    merge_method: merge_method.as_str().unwrap_or("merge"),
+                    discussions_block: false,
+                }
+                .detailed_status();
                 let attributes = MergeRequestAttributes::new(
                     &mr,
                     mr_labels.clone(),

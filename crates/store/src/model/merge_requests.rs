@@ -79,6 +79,69 @@ pub const MERGE_REQUEST_COLUMNS: &str = "id, project_id, iid, source_project_id,
     rebase_in_progress, merge_error, time_estimate, total_time_spent, upvotes, downvotes, \
     user_notes_count, created_at, updated_at";
 
+/// What GitLab's `detailed_merge_status` is read from: the MR's state and last check, and
+/// what its project requires.
+pub struct Mergeability<'a> {
+    pub state: MergeRequestState,
+    pub draft: bool,
+    pub merge_status: MergeStatus,
+    pub target_diverged: bool,
+    /// The project's `merge_method`.
+    pub merge_method: &'a str,
+    /// Unresolved threads block the merge (the project requires them resolved).
+    pub discussions_block: bool,
+}
+
+impl Mergeability<'_> {
+    /// The first check that fails, or `mergeable`.
+    pub fn detailed_status(&self) -> &'static str {
+        if self.state != MergeRequestState::Opened {
+            return "not_open";
+        }
+        if self.draft {
+            return "draft_status";
+        }
+        if self.discussions_block {
+            return "discussions_not_resolved";
+        }
+        match self.merge_status {
+            MergeStatus::Unchecked => "unchecked",
+            MergeStatus::Checking => "checking",
+            MergeStatus::CannotBeMerged => "conflict",
+            MergeStatus::CanBeMerged if self.target_diverged && self.merge_method != "merge" => {
+                "need_rebase"
+            }
+            MergeStatus::CanBeMerged => "mergeable",
+        }
+    }
+}
+
+impl MergeRequestRow {
+    pub fn mergeability<'a>(
+        &self,
+        merge_method: &'a str,
+        discussions_block: bool,
+    ) -> Mergeability<'a> {
+        Mergeability {
+            state: self.state,
+            draft: self.draft,
+            merge_status: self.merge_status,
+            target_diverged: self.target_diverged,
+            merge_method,
+            discussions_block,
+        }
+    }
+}
+
+/// [`MERGE_REQUEST_COLUMNS`] of the table aliased `alias`.
+pub fn merge_request_columns(alias: &str) -> String {
+    MERGE_REQUEST_COLUMNS
+        .split(", ")
+        .map(|c| format!("{alias}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether a title marks its MR as a draft, as GitLab reads it (`MergeRequest#draft?`):
 /// `Draft:`, `[Draft]` or `(Draft)` at the start, in any case.
 pub fn draft_title(title: &str) -> bool {

@@ -82,35 +82,50 @@ fn millis(p: &Params, name: &str) -> ApiResult<Option<i64>> {
     Ok(p.datetime(name)?.map(|d| d.timestamp_millis()))
 }
 
+/// `assignee_ids` (or the older `assignee_id`): `Some(empty)` unassigns everyone.
+pub(crate) fn assignee_ids(p: &Params) -> ApiResult<Option<Vec<i64>>> {
+    Ok(if p.raw("assignee_ids").is_some() {
+        Some(if blank_or_zero(p, "assignee_ids") {
+            Vec::new()
+        } else {
+            p.int_list("assignee_ids")?.unwrap_or_default()
+        })
+    } else if p.raw("assignee_id").is_some() {
+        Some(match p.int("assignee_id")? {
+            Some(0) | None => Vec::new(),
+            Some(id) => vec![id],
+        })
+    } else {
+        None
+    })
+}
+
+/// `milestone_id`: `Some(None)` removes the milestone.
+pub(crate) fn milestone_id(p: &Params) -> ApiResult<Option<Option<i64>>> {
+    Ok(if p.raw("milestone_id").is_none() {
+        None
+    } else if blank_or_zero(p, "milestone_id") {
+        Some(None)
+    } else {
+        Some(Some(p.int("milestone_id")?.unwrap_or(0)))
+    })
+}
+
+/// `labels`, `add_labels` and `remove_labels`; `None` when none is given.
+pub(crate) fn label_change(p: &Params) -> ApiResult<Option<LabelChange>> {
+    let labels = LabelChange {
+        replace: p.string_list("labels")?,
+        add: p.string_list("add_labels")?.unwrap_or_default(),
+        remove: p.string_list("remove_labels")?.unwrap_or_default(),
+    };
+    Ok((labels != LabelChange::default()).then_some(labels))
+}
+
 impl FromParams for Metadata {
     fn from_params(p: &Params) -> ApiResult<Self> {
-        let assignee_ids = if p.raw("assignee_ids").is_some() {
-            Some(if blank_or_zero(p, "assignee_ids") {
-                Vec::new()
-            } else {
-                p.int_list("assignee_ids")?.unwrap_or_default()
-            })
-        } else if p.raw("assignee_id").is_some() {
-            Some(match p.int("assignee_id")? {
-                Some(0) | None => Vec::new(),
-                Some(id) => vec![id],
-            })
-        } else {
-            None
-        };
-        let milestone_id = if p.raw("milestone_id").is_none() {
-            None
-        } else if blank_or_zero(p, "milestone_id") {
-            Some(None)
-        } else {
-            Some(Some(p.int("milestone_id")?.unwrap_or(0)))
-        };
-        let labels = LabelChange {
-            replace: p.string_list("labels")?,
-            add: p.string_list("add_labels")?.unwrap_or_default(),
-            remove: p.string_list("remove_labels")?.unwrap_or_default(),
-        };
-        let labels = (labels != LabelChange::default()).then_some(labels);
+        let assignee_ids = assignee_ids(p)?;
+        let milestone_id = milestone_id(p)?;
+        let labels = label_change(p)?;
         let due_date = if p.raw("due_date").is_some() {
             Some(p.date("due_date")?.map(|d| d.to_string()))
         } else {

@@ -2,7 +2,7 @@
 //! merged parameters with Grape's coercion and messages. The writes' inputs carry the
 //! commands of `services::merge_requests`.
 
-use crate::api::issues::input::blank_or_zero;
+use crate::api::issues::input::{assignee_ids, blank_or_zero, label_change, milestone_id};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::services::issues::StateEvent;
@@ -11,7 +11,6 @@ use crate::services::merge_requests::{
     CreateMergeRequest, MergeInput, Metadata, UpdateMergeRequest,
 };
 use crate::services::notes::CreateNote;
-use crate::store::issues::LabelChange;
 
 const TITLE_MAX: usize = 255;
 const DESCRIPTION_MAX: usize = 1_048_576;
@@ -63,42 +62,17 @@ fn description(p: &Params) -> ApiResult<Option<String>> {
     Ok(description)
 }
 
-fn user_ids(p: &Params, name: &str) -> ApiResult<Option<Vec<i64>>> {
-    if p.raw(name).is_none() {
-        return Ok(None);
-    }
-    if blank_or_zero(p, name) {
-        return Ok(Some(Vec::new()));
-    }
-    Ok(Some(p.int_list(name)?.unwrap_or_default()))
-}
-
 fn metadata(p: &Params) -> ApiResult<Metadata> {
-    let assignee_ids = match user_ids(p, "assignee_ids")? {
-        Some(ids) => Some(ids),
-        None if p.raw("assignee_id").is_some() => Some(match p.int("assignee_id")? {
-            Some(0) | None => Vec::new(),
-            Some(id) => vec![id],
-        }),
+    let reviewer_ids = match p.raw("reviewer_ids") {
         None => None,
-    };
-    let milestone_id = if p.raw("milestone_id").is_none() {
-        None
-    } else if blank_or_zero(p, "milestone_id") {
-        Some(None)
-    } else {
-        Some(Some(p.int("milestone_id")?.unwrap_or(0)))
-    };
-    let labels = LabelChange {
-        replace: p.string_list("labels")?,
-        add: p.string_list("add_labels")?.unwrap_or_default(),
-        remove: p.string_list("remove_labels")?.unwrap_or_default(),
+        Some(_) if blank_or_zero(p, "reviewer_ids") => Some(Vec::new()),
+        Some(_) => Some(p.int_list("reviewer_ids")?.unwrap_or_default()),
     };
     Ok(Metadata {
-        assignee_ids,
-        reviewer_ids: user_ids(p, "reviewer_ids")?,
-        milestone_id,
-        labels: (labels != LabelChange::default()).then_some(labels),
+        assignee_ids: assignee_ids(p)?,
+        reviewer_ids,
+        milestone_id: milestone_id(p)?,
+        labels: label_change(p)?,
         discussion_locked: p.bool("discussion_locked")?,
     })
 }
