@@ -14,19 +14,18 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from pathlib import Path
 
 import gitlab
 import pytest
 
 from conftest import (FORBIDDEN, ISO_MS, JSON, LOOPBACK_RECEIVERS, PROJECT_NOT_FOUND,
-                      UNAUTHORIZED, assert_json, git_url, make_user, other_tenant,
-                      require_program, run_git)
+                      UNAUTHORIZED, assert_json, make_user, other_tenant, require_program)
+from merge_request_support import (new_project, add_member, set_project, Work, mrs_url, open_mr,
+                                   get_mr, put_mr, merge, poll, wait_mr, checked, mergeable)
 
 NOT_FOUND = {"message": "404 Not found"}  # an unknown iid: ActiveRecord::RecordNotFound
 METHOD_NOT_ALLOWED = {"message": "405 Method Not Allowed"}
 SHA = re.compile(r"^[0-9a-f]{40}$")
-LEVELS = {"guest": 10, "reporter": 20, "developer": 30, "maintainer": 40}
 
 # GitLab's merge request entity (single GET, POST, PUT, merge); lists lack the last three.
 MR_FIELDS = {
@@ -51,9 +50,6 @@ COMMIT_FIELDS = {"id", "short_id", "title", "message", "author_name", "author_em
                  "created_at", "web_url"}
 TIME_STATS = {"time_estimate": 0, "total_time_spent": 0, "human_time_estimate": None,
               "human_total_time_spent": None}
-# merge_status / detailed_merge_status while the (asynchronous) mergeability check has not run
-PENDING = {"unchecked", "checking", "cannot_be_merged_recheck", "preparing"}
-PENDING_DETAILED = {"unchecked", "checking", "preparing", "approvals_syncing"}
 # An open, non-draft merge request that cannot be merged as it stands (conflicts, or a merge
 # method that needs a rebase first). GitLab's answer differs by version: 406 "Branch cannot be
 # merged" (documented up to 15.x), 422 with the same message (16.x+), or 405 when the failing
@@ -87,138 +83,6 @@ def people(server):
 
 
 # ---- helpers ---------------------------------------------------------------------
-
-
-def new_project(server, token=None, **attrs) -> dict:
-    """A project with a README on `main` (root's unless `token`)."""
-    body = {"name": "mr-" + secrets.token_hex(3), "initialize_with_readme": True,
-            "default_branch": "main", **attrs}
-    return assert_json(server.request("POST", "/projects", token=token or server.root_token,
-                                      json=body), 201)
-
-
-def add_member(server, project, user, role):
-    r = server.request("POST", f"/projects/{project['id']}/members", token=server.root_token,
-                       json={"user_id": user.id, "access_level": LEVELS[role]})
-    assert_json(r, 201)
-
-
-def set_project(server, project, **settings):
-    r = server.request("PUT", f"/projects/{project['id']}", token=server.root_token,
-                       json=settings)
-    return assert_json(r, 200)
-
-
-class Work:
-    """A clone of a project over smart HTTP (as root unless `login`/`token`): branches are made
-    and pushed here, and what the server did to the repository is fetched back here."""
-
-    def __init__(self, server, home: Path, project: dict, login="root", token=None):
-        self.home = home
-        self.dir = home / f"clone-{project['id']}-{secrets.token_hex(2)}"
-        url = git_url(server, f"{project['path_with_namespace']}.git", login,
-                      token or server.root_token)
-        run_git(home, "clone", "-q", url, str(self.dir))
-
-    def git(self, *args) -> str:
-        return run_git(self.home, *args, cwd=self.dir).stdout.strip()
-
-    def commit(self, branch, message, files=None, start=None, move=()) -> str:
-        """Commits `files` (path -> text) and `move`s (old, new) on `branch`, made from the ref
-        `start` when given; returns the new commit's sha."""
-        if start is not None:
-            self.git("checkout", "-q", "-B", branch, start)
-        else:
-            self.git("checkout", "-q", branch)
-        for path, text in (files or {}).items():
-            (self.dir / path).parent.mkdir(parents=True, exist_ok=True)
-            (self.dir / path).write_text(text)
-            self.git("add", path)
-        for old, new in move:
-            self.git("mv", old, new)
-        self.git("commit", "-q", "-m", message)
-        return self.git("rev-parse", "HEAD")
-
-    def push(self, *branches):
-        self.git("push", "-q", "origin", *branches)
-
-    def fetch(self):
-        self.git("fetch", "-q", "--prune", "origin")
-
-    def head(self, branch) -> str:
-        """The server's `branch` as last pushed or fetched."""
-        return self.git("rev-parse", f"origin/{branch}")
-
-    def parents(self, sha) -> list[str]:
-        return self.git("log", "-1", "--format=%P", sha).split()
-
-    def message(self, sha) -> str:
-        return self.git("log", "-1", "--format=%B", sha)
-
-    def tree(self, sha) -> str:
-        return self.git("rev-parse", f"{sha}^{{tree}}")
-
-    def remote_branches(self) -> set[str]:
-        out = self.git("ls-remote", "--heads", "origin")
-        return {line.split("refs/heads/", 1)[1] for line in out.splitlines()}
-
-
-def mrs_url(project, iid=None, sub="") -> str:
-    base = f"/projects/{project['id']}/merge_requests"
-    return base if iid is None else f"{base}/{iid}{sub}"
-
-
-def open_mr(server, project, source, target="main", token=None, **fields) -> dict:
-    body = {"source_branch": source, "target_branch": target,
-            "title": fields.pop("title", f"Merge {source}"), **fields}
-    r = server.request("POST", mrs_url(project), token=token or server.root_token, json=body)
-    return assert_json(r, 201)
-
-
-def get_mr(server, project, iid, token=None, **params) -> dict:
-    r = server.request("GET", mrs_url(project, iid), token=token or server.root_token,
-                       params=params)
-    return assert_json(r, 200)
-
-
-def put_mr(server, project, iid, token=None, **fields):
-    return server.request("PUT", mrs_url(project, iid), token=token or server.root_token,
-                          json=fields)
-
-
-def merge(server, project, iid, token=None, **body):
-    return server.request("PUT", mrs_url(project, iid, "/merge"),
-                          token=token or server.root_token, json=body)
-
-
-def poll(fetch, until, what: str, timeout: float = 10.0):
-    """`fetch()` again and again until `until` holds for its value (GitLab checks mergeability,
-    rebases and cleans up after merges in the background); fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if until(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: never happened in {timeout} s; last: {value!r}")
-        time.sleep(0.1)
-
-
-def wait_mr(server, project, iid, until, what, token=None, **params) -> dict:
-    return poll(lambda: get_mr(server, project, iid, token=token, **params), until, what)
-
-
-def checked(server, project, iid, token=None) -> dict:
-    """The merge request once its mergeability check has run."""
-    return wait_mr(server, project, iid,
-                   lambda mr: mr["merge_status"] not in PENDING
-                   and mr["detailed_merge_status"] not in PENDING_DETAILED,
-                   f"mergeability check of !{iid}", token=token)
-
-
-def mergeable(server, project, iid, token=None) -> dict:
-    return wait_mr(server, project, iid, lambda mr: mr["detailed_merge_status"] == "mergeable",
-                   f"!{iid} mergeable", token=token)
 
 
 def assert_cannot_merge(r):

@@ -123,7 +123,10 @@ def test_issues_are_documented_as_issue_views(server):
     schemas = document["components"]["schemas"]
     assert "subscribed" not in schemas["IssueView"]["required"]
     assert {"labels", "time_stats", "_links", "references"} <= set(schemas["IssueView"]["required"])
-    assert schemas["TodoView"]["properties"]["target"] == ref("IssueView")
+    # A to-do item's target is the issue or merge request it is about.
+    assert schemas["TodoView"]["properties"]["target"] == ref("TodoTarget")
+    targets = schemas["TodoTarget"].get("oneOf") or schemas["TodoTarget"].get("anyOf")
+    assert ref("IssueView") in targets and ref("MergeRequestView") in targets
 
 
 def test_projects_are_documented_as_project_views(server):

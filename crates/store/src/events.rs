@@ -33,6 +33,8 @@ stored_names! {
         MergeRequestApproved = "merge_request.approved",
         MergeRequestUnapproved = "merge_request.unapproved",
         MergeRequestDeleted = "merge_request.deleted",
+        MergeRequestSubscribed = "merge_request.subscribed",
+        MergeRequestUnsubscribed = "merge_request.unsubscribed",
         TodoMarked = "todo.marked",
         AwardEmojiAwarded = "award_emoji.awarded",
         AwardEmojiRevoked = "award_emoji.revoked",

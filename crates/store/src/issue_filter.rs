@@ -4,11 +4,13 @@
 
 use super::issue_search::{MIN_INDEXED_CHARS, ROWID_TENANT_STRIDE};
 use super::issues::issue_columns;
+use super::noteables::push_my_reaction;
 use super::projects::{Viewer, push_authorized};
 use super::sql::{Sql, escape_like};
 use super::window::Window;
 use super::{Engine, TenantDb};
 use crate::model::issues::IssueRow;
+use crate::model::noteables::Noteable;
 use crate::model::states::{IssueState, UserState};
 use crate::model::users::UserRow;
 
@@ -338,26 +340,7 @@ impl IssueFilter {
             }
         }
         let me = self.viewer.user_id().unwrap_or(0);
-        match &self.my_reaction_emoji {
-            Wildcard::Unset => {}
-            Wildcard::None => {
-                sql.push(" AND NOT EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.note_id = 0 AND e.user_id = ")
-                    .bind(me)
-                    .push(")");
-            }
-            Wildcard::Any => {
-                sql.push(" AND EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.note_id = 0 AND e.user_id = ")
-                    .bind(me)
-                    .push(")");
-            }
-            Wildcard::Value(name) => {
-                sql.push(" AND EXISTS (SELECT 1 FROM issue_award_emoji e WHERE e.tenant_id = i.tenant_id AND e.issue_id = i.id AND e.note_id = 0 AND e.user_id = ")
-                    .bind(me)
-                    .push(" AND e.name = ")
-                    .bind(name.as_str())
-                    .push(")");
-            }
-        }
+        push_my_reaction(sql, "i", Noteable::Issue(0), me, &self.my_reaction_emoji);
         if let Some(iids) = &self.iids {
             if iids.is_empty() {
                 sql.push(" AND 1 = 0");

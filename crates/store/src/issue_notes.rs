@@ -9,16 +9,12 @@ use super::outbox;
 use super::sql::{Arg, Sql};
 use super::{Engine, Flag, TenantDb, ids::next_id, ids::next_ids, locked_row, now_ms, row_by_id};
 use crate::events::{Event, EventKind};
-use crate::model::issue_notes::{AwardRow, NoteRow, TodoRow};
+use crate::model::issue_notes::NoteRow;
 use crate::model::issues::IssueRow;
+use crate::model::noteables::Noteable;
 
 const NOTE_COLUMNS: &str =
     "id, issue_id, author_id, body, system, internal, created_at, updated_at";
-
-const AWARD_COLUMNS: &str = "id, issue_id, note_id, user_id, name, created_at, updated_at";
-
-const TODO_COLUMNS: &str =
-    "id, user_id, author_id, project_id, issue_id, action_name, body, state, created_at";
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserAgentRow {
@@ -56,11 +52,12 @@ impl SystemNotes {
     }
 }
 
-/// Writes `notes` on issue `issue_id` inside the transaction of the change they record.
+/// Writes `notes` on `on` inside the transaction of the change they record. On a merge request
+/// each is alone in its discussion, whose id is derived from the note's (unique per tenant).
 pub(super) async fn insert_system_notes(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
-    issue_id: i64,
+    on: Noteable,
     notes: &SystemNotes,
 ) -> crate::Result<()> {
     if notes.bodies.is_empty() {
@@ -68,24 +65,31 @@ pub(super) async fn insert_system_notes(
     }
     let first = next_ids(&mut **tx, tenant_id, "notes", notes.bodies.len() as i64).await?;
     let at = notes.at.unwrap_or_else(now_ms);
-    let mut sql = Sql::new(
-        "INSERT INTO issue_notes (tenant_id, id, issue_id, author_id, body, system, internal, created_at, updated_at) VALUES ",
-    );
+    let prefix = on.prefix();
+    let mut sql = Sql::new(&format!(
+        "INSERT INTO {prefix}_notes (tenant_id, id, {prefix}_id, author_id, body, system, internal, created_at, updated_at{}) VALUES ",
+        match on {
+            Noteable::Issue(_) => "",
+            Noteable::MergeRequest(_) => ", discussion_id",
+        }
+    ));
     for (n, body) in notes.bodies.iter().enumerate() {
-        sql.push_row(
-            n == 0,
-            [
-                Arg::from(tenant_id),
-                Arg::from(first + n as i64),
-                Arg::from(issue_id),
-                Arg::from(notes.author_id),
-                Arg::from(body.as_str()),
-                Arg::from(1),
-                Arg::from(0),
-                Arg::from(at),
-                Arg::from(at),
-            ],
-        );
+        let id = first + n as i64;
+        let mut row = vec![
+            Arg::from(tenant_id),
+            Arg::from(id),
+            Arg::from(on.id()),
+            Arg::from(notes.author_id),
+            Arg::from(body.as_str()),
+            Arg::from(1),
+            Arg::from(0),
+            Arg::from(at),
+            Arg::from(at),
+        ];
+        if let Noteable::MergeRequest(_) = on {
+            row.push(Arg::from(format!("{tenant_id:020x}{id:020x}")));
+        }
+        sql.push_row(n == 0, row);
     }
     Ok(sql.query().execute(&mut **tx).await.map(|_| ())?)
 }
@@ -154,15 +158,6 @@ pub(super) async fn copy_notes_and_awards(
     .execute(&mut **tx)
     .await
     .map(|_| ())?)
-}
-
-/// `upvotes`/`downvotes` change with these two emoji.
-fn vote_column(name: &str) -> Option<&'static str> {
-    match name {
-        "thumbsup" => Some("upvotes"),
-        "thumbsdown" => Some("downvotes"),
-        _ => None,
-    }
 }
 
 /// Sort for note lists: `created_at` or `updated_at`, asc or desc.
@@ -333,156 +328,6 @@ impl TenantDb {
             .in_project(issue.project_id)
             .before(&note);
         outbox::commit(tx, tenant_id, &[event]).await
-    }
-
-    /// The award emoji of an issue (`note_id` 0) or of one of its notes.
-    pub async fn awards(&self, issue_id: i64, note_id: i64) -> crate::Result<Vec<AwardRow>> {
-        Ok(self.query_as(AssertSqlSafe(format!(
-            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 \
-             AND note_id = $3 ORDER BY id"
-        )))
-        .bind(issue_id)
-        .bind(note_id)
-        .fetch_all(self.reader())
-        .await?)
-    }
-
-    pub async fn award(
-        &self,
-        issue_id: i64,
-        note_id: i64,
-        award_id: i64,
-    ) -> crate::Result<Option<AwardRow>> {
-        Ok(self.query_as(AssertSqlSafe(format!(
-            "SELECT {AWARD_COLUMNS} FROM issue_award_emoji WHERE tenant_id = $1 AND issue_id = $2 \
-             AND note_id = $3 AND id = $4"
-        )))
-        .bind(issue_id)
-        .bind(note_id)
-        .bind(award_id)
-        .fetch_optional(self.reader())
-        .await?)
-    }
-
-    /// Awards `name` to `issue` (`note_id` 0) or one of its notes; a duplicate is a unique
-    /// violation on `issue_award_emoji_name_unique`. Only the issue's own thumbs count as its
-    /// votes.
-    pub async fn create_award(
-        &self,
-        issue: &IssueRow,
-        note_id: i64,
-        user_id: i64,
-        name: &str,
-    ) -> crate::Result<AwardRow> {
-        let issue_id = issue.id;
-        let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, tenant_id, "award_emoji").await?;
-        let now = now_ms();
-        sqlx::query(
-            "INSERT INTO issue_award_emoji (tenant_id, id, issue_id, note_id, user_id, name, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(issue_id)
-        .bind(note_id)
-        .bind(user_id)
-        .bind(name)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        if let Some(column) = vote_column(name).filter(|_| note_id == 0) {
-            sqlx::query(AssertSqlSafe(format!(
-                "UPDATE issues SET {column} = {column} + 1 WHERE tenant_id = $1 AND id = $2"
-            )))
-            .bind(tenant_id)
-            .bind(issue_id)
-            .execute(&mut *tx)
-            .await?;
-        }
-        let row: AwardRow =
-            row_by_id(&mut *tx, "issue_award_emoji", AWARD_COLUMNS, tenant_id, id).await?;
-        let event = Event::new(EventKind::AwardEmojiAwarded, Some(user_id), id)
-            .in_project(issue.project_id)
-            .after(&row);
-        outbox::commit(tx, tenant_id, &[event]).await?;
-        Ok(row)
-    }
-
-    /// Revokes `award` (of `issue`); `revoker` is who revokes it.
-    pub async fn delete_award(
-        &self,
-        issue: &IssueRow,
-        award: &AwardRow,
-        revoker: i64,
-    ) -> crate::Result<()> {
-        let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
-        sqlx::query("DELETE FROM issue_award_emoji WHERE tenant_id = $1 AND id = $2")
-            .bind(tenant_id)
-            .bind(award.id)
-            .execute(&mut *tx)
-            .await?;
-        if let Some(column) = vote_column(&award.name).filter(|_| award.note_id == 0) {
-            sqlx::query(AssertSqlSafe(format!(
-                "UPDATE issues SET {column} = {column} - 1 WHERE tenant_id = $1 AND id = $2"
-            )))
-            .bind(tenant_id)
-            .bind(award.issue_id)
-            .execute(&mut *tx)
-            .await?;
-        }
-        let event = Event::new(EventKind::AwardEmojiRevoked, Some(revoker), award.id)
-            .in_project(issue.project_id)
-            .before(award);
-        outbox::commit(tx, tenant_id, &[event]).await
-    }
-
-    pub async fn pending_todo(
-        &self,
-        user_id: i64,
-        issue_id: i64,
-    ) -> crate::Result<Option<TodoRow>> {
-        Ok(self.query_as(AssertSqlSafe(format!(
-            "SELECT {TODO_COLUMNS} FROM todos WHERE tenant_id = $1 AND user_id = $2 AND issue_id = $3 AND state = 'pending'"
-        )))
-        .bind(user_id)
-        .bind(issue_id)
-        .fetch_optional(self.reader())
-        .await?)
-    }
-
-    /// A manual ("marked") todo for `user_id` on the issue.
-    pub async fn create_todo(
-        &self,
-        user_id: i64,
-        project_id: i64,
-        issue_id: i64,
-        body: &str,
-    ) -> crate::Result<TodoRow> {
-        let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
-        let id = next_id(&mut *tx, tenant_id, "todos").await?;
-        sqlx::query(
-            "INSERT INTO todos (tenant_id, id, user_id, author_id, project_id, issue_id, action_name, body, created_at, updated_at) \
-             VALUES ($1, $2, $3, $3, $4, $5, 'marked', $6, $7, $7)",
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(user_id)
-        .bind(project_id)
-        .bind(issue_id)
-        .bind(body)
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
-        let row: TodoRow = row_by_id(&mut *tx, "todos", TODO_COLUMNS, tenant_id, id).await?;
-        let event = Event::new(EventKind::TodoMarked, Some(user_id), id)
-            .in_project(project_id)
-            .after(&row);
-        outbox::commit(tx, tenant_id, &[event]).await?;
-        Ok(row)
     }
 
     pub async fn issue_user_agent(&self, issue_id: i64) -> crate::Result<Option<UserAgentRow>> {

@@ -9,6 +9,7 @@ use sqlx::{Any, AssertSqlSafe, Executor, Transaction};
 use super::changes::{Changes, Table};
 use super::issue_notes::{SystemNotes, copy_notes_and_awards, insert_system_notes};
 use super::labels::{DEFAULT_LABEL_COLOR, LABEL_COLUMNS, label_columns};
+use super::noteables::log_time;
 use super::outbox;
 use super::sql::{Arg, Sql};
 use super::users::user_columns;
@@ -16,6 +17,7 @@ use super::{Engine, TenantDb, ids::next_id, locked_row, now_ms, row_by_id};
 use crate::events::{Event, EventKind};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::LabelRow;
+use crate::model::noteables::Noteable;
 use crate::model::states::IssueState;
 use crate::model::users::UserRow;
 
@@ -532,7 +534,7 @@ async fn insert_issue(
         i64::from(state == IssueState::Opened),
     )
     .await?;
-    insert_system_notes(tx, tenant_id, id, &issue.notes).await?;
+    insert_system_notes(tx, tenant_id, Noteable::Issue(id), &issue.notes).await?;
     Ok(CreatedIssue {
         row: new_row(issue, id, iid, created_at),
         labels,
@@ -639,7 +641,7 @@ async fn insert_issue_at_once(
     }
     sql.push(" SELECT id, iid FROM issue");
     let (id, iid): (i64, i64) = sql.query_as().fetch_one(&mut **tx).await?;
-    insert_system_notes(tx, tenant_id, id, &issue.notes).await?;
+    insert_system_notes(tx, tenant_id, Noteable::Issue(id), &issue.notes).await?;
     sort_for_views(&mut labels);
     Ok(CreatedIssue {
         row: new_row(issue, id, iid, created_at),
@@ -703,10 +705,10 @@ impl TenantDb {
         copy_notes_and_awards(&mut tx, tenant_id, old.id, moved.id).await?;
         let mut from = SystemNotes::by(closer);
         from.push(format!("moved from {}", references.from));
-        insert_system_notes(&mut tx, tenant_id, moved.id, &from).await?;
+        insert_system_notes(&mut tx, tenant_id, Noteable::Issue(moved.id), &from).await?;
         let mut to = SystemNotes::by(closer);
         to.push(format!("moved to {}#{}", references.to_project, moved.iid));
-        insert_system_notes(&mut tx, tenant_id, old.id, &to).await?;
+        insert_system_notes(&mut tx, tenant_id, Noteable::Issue(old.id), &to).await?;
         let now = now_ms();
         sqlx::query(
             "UPDATE issues SET state = 'closed', closed_at = COALESCE(closed_at, $3), \
@@ -813,7 +815,13 @@ impl TenantDb {
         }
         let open_delta = open_delta(locked.state, changes.open_delta);
         adjust_open_count(&mut tx, tenant_id, issue.project_id, open_delta).await?;
-        insert_system_notes(&mut tx, tenant_id, issue.id, &changes.notes).await?;
+        insert_system_notes(
+            &mut tx,
+            tenant_id,
+            Noteable::Issue(issue.id),
+            &changes.notes,
+        )
+        .await?;
         let row = row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue.id).await?;
         let kind = match changes.open_delta {
             d if d < 0 => EventKind::IssueClosed,
@@ -848,33 +856,8 @@ impl TenantDb {
         let locked = locked_issue(&mut tx, self.engine(), tenant_id, issue_id).await?;
         let total = locked.total_time_spent;
         let delta = seconds.unwrap_or(-total);
-        let id = next_id(&mut *tx, tenant_id, "timelogs").await?;
-        let now = notes.at.unwrap_or_else(now_ms);
-        sqlx::query(
-            "INSERT INTO issue_timelogs (tenant_id, id, issue_id, user_id, time_spent, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(issue_id)
-        .bind(user_id)
-        .bind(delta)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE issues SET total_time_spent = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(tenant_id)
-        .bind(issue_id)
-        .bind(total + delta)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        let notes = SystemNotes {
-            at: Some(now),
-            ..notes.clone()
-        };
-        insert_system_notes(&mut tx, tenant_id, issue_id, &notes).await?;
+        let on = Noteable::Issue(issue_id);
+        log_time(&mut tx, tenant_id, on, user_id, total, delta, notes).await?;
         let before = issue_object(&mut tx, tenant_id, &locked).await?;
         let row: IssueRow =
             row_by_id(&mut *tx, "issues", ISSUE_COLUMNS, tenant_id, issue_id).await?;
@@ -995,66 +978,11 @@ impl TenantDb {
             .push(")");
         Ok(sql.query_as().fetch_all(self.reader()).await?)
     }
-
-    /// The issues among `issue_ids` that `user_id` is subscribed to: an explicit choice wins,
-    /// otherwise participants (author, assignees, commenters; system notes do not count) are.
-    pub async fn subscribed_among(
-        &self,
-        user_id: i64,
-        issue_ids: &[i64],
-    ) -> crate::Result<Vec<i64>> {
-        if issue_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut sql = Sql::new(
-            "SELECT i.id FROM issues i LEFT JOIN issue_subscriptions s ON s.tenant_id = i.tenant_id AND s.issue_id = i.id AND s.user_id = ",
-        );
-        sql.bind(user_id)
-            .push(" WHERE i.tenant_id = ")
-            .bind(self.tenant_id())
-            .push(" AND i.id IN (")
-            .bind_list(issue_ids.iter().copied())
-            .push(") AND (s.subscribed = 1 OR (s.subscribed IS NULL AND (i.author_id = ")
-            .bind(user_id)
-            .push(" OR EXISTS (SELECT 1 FROM issue_assignees a WHERE a.tenant_id = i.tenant_id AND a.issue_id = i.id AND a.user_id = ")
-            .bind(user_id)
-            .push(") OR EXISTS (SELECT 1 FROM issue_notes n WHERE n.tenant_id = i.tenant_id AND n.issue_id = i.id AND n.system = 0 AND n.author_id = ")
-            .bind(user_id)
-            .push("))))");
-        Ok(sql.query_scalar().fetch_all(self.reader()).await?)
-    }
-
-    /// Subscribes `user_id` to `issue` or unsubscribes them, with the event.
-    pub async fn set_subscription(
-        &self,
-        issue: &IssueRow,
-        user_id: i64,
-        subscribed: bool,
-    ) -> crate::Result<()> {
-        let tenant_id = self.tenant_id();
-        let mut tx = self.writer().begin().await?;
-        sqlx::query(
-            "INSERT INTO issue_subscriptions (tenant_id, issue_id, user_id, subscribed) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (tenant_id, issue_id, user_id) DO UPDATE SET subscribed = $4",
-        )
-        .bind(tenant_id)
-        .bind(issue.id)
-        .bind(user_id)
-        .bind(i64::from(subscribed))
-        .execute(&mut *tx)
-        .await?;
-        let kind = match subscribed {
-            true => EventKind::IssueSubscribed,
-            false => EventKind::IssueUnsubscribed,
-        };
-        let event = Event::new(kind, Some(user_id), issue.id).in_project(issue.project_id);
-        outbox::commit(tx, tenant_id, &[event]).await
-    }
 }
 
-/// A deleted user's issues, notes and closings pass to the ghost user (GitLab's user delete
-/// without `hard_delete`), inside the user delete's transaction.
-pub(super) async fn reassign_issue_contributions(
+/// A deleted user's issues, merge requests, notes, closings and merges pass to the ghost user
+/// (GitLab's user delete without `hard_delete`), inside the user delete's transaction.
+pub(super) async fn reassign_contributions(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     from: i64,
@@ -1064,6 +992,10 @@ pub(super) async fn reassign_issue_contributions(
         "UPDATE issues SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
         "UPDATE issues SET closed_by_id = $3 WHERE tenant_id = $1 AND closed_by_id = $2",
         "UPDATE issue_notes SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
+        "UPDATE merge_requests SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
+        "UPDATE merge_requests SET closed_by_id = $3 WHERE tenant_id = $1 AND closed_by_id = $2",
+        "UPDATE merge_requests SET merged_by_id = $3 WHERE tenant_id = $1 AND merged_by_id = $2",
+        "UPDATE merge_request_notes SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2",
     ] {
         sqlx::query(statement)
             .bind(tenant_id)
@@ -1075,9 +1007,9 @@ pub(super) async fn reassign_issue_contributions(
     Ok(())
 }
 
-/// With `hard_delete`, a deleted user's issues go with them (inside the user delete's
-/// transaction); their projects' open issue counts are recounted.
-pub(super) async fn delete_issue_contributions(
+/// With `hard_delete`, a deleted user's issues and merge requests go with them (inside the
+/// user delete's transaction); their projects' open issue counts are recounted.
+pub(super) async fn delete_contributions(
     tx: &mut Transaction<'_, Any>,
     tenant_id: i64,
     user_id: i64,
@@ -1089,11 +1021,16 @@ pub(super) async fn delete_issue_contributions(
     .bind(user_id)
     .fetch_all(&mut **tx)
     .await?;
-    sqlx::query("DELETE FROM issues WHERE tenant_id = $1 AND author_id = $2")
-        .bind(tenant_id)
-        .bind(user_id)
-        .execute(&mut **tx)
-        .await?;
+    for statement in [
+        "DELETE FROM issues WHERE tenant_id = $1 AND author_id = $2",
+        "DELETE FROM merge_requests WHERE tenant_id = $1 AND author_id = $2",
+    ] {
+        sqlx::query(statement)
+            .bind(tenant_id)
+            .bind(user_id)
+            .execute(&mut **tx)
+            .await?;
+    }
     for project_id in projects {
         sqlx::query(
             "UPDATE projects SET open_issues_count = (SELECT COUNT(*) FROM issues i \

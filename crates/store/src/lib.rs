@@ -118,6 +118,7 @@ pub mod merge_requests;
 pub mod milestones;
 pub mod model;
 pub mod namespaces;
+pub mod noteables;
 pub mod oauth;
 mod outbox;
 pub mod plugins;

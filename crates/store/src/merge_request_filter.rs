@@ -4,10 +4,12 @@
 
 use super::TenantDb;
 use super::issue_filter::Wildcard;
+use super::noteables::push_my_reaction;
 use super::projects::{Viewer, push_authorized, push_excluded};
 use super::sql::{Sql, escape_like};
 use super::window::Window;
 use crate::model::merge_requests::{MergeRequestRow, MergeRequestState, merge_request_columns};
+use crate::model::noteables::Noteable;
 
 /// Which MRs the list starts from.
 #[derive(Debug, Clone)]
@@ -42,6 +44,8 @@ pub struct MergeRequestFilter {
     pub search_title: bool,
     pub search_description: bool,
     pub draft: Option<bool>,
+    /// The viewer's own award on the MR (`None`, `Any` or an emoji name).
+    pub my_reaction_emoji: Wildcard<String>,
     pub created_after: Option<i64>,
     pub created_before: Option<i64>,
     pub updated_after: Option<i64>,
@@ -66,6 +70,7 @@ impl MergeRequestFilter {
             labels: Wildcard::Unset,
             milestone: Wildcard::Unset,
             search: None,
+            my_reaction_emoji: Wildcard::Unset,
             search_title: true,
             search_description: true,
             draft: None,
@@ -172,6 +177,9 @@ impl MergeRequestFilter {
         }
         Self::push_users(&mut sql, "merge_request_assignees", &self.assignee);
         Self::push_users(&mut sql, "merge_request_reviewers", &self.reviewer);
+        let me = self.viewer.user_id().unwrap_or(0);
+        let on = Noteable::MergeRequest(0);
+        push_my_reaction(&mut sql, "m", on, me, &self.my_reaction_emoji);
         let labelled = "SELECT 1 FROM merge_request_labels ml WHERE ml.tenant_id = m.tenant_id \
                         AND ml.merge_request_id = m.id";
         match &self.labels {

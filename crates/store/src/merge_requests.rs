@@ -5,8 +5,10 @@
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::changes::{Changes, Table};
+use super::issue_notes::{SystemNotes, insert_system_notes};
 use super::issues::{LabelChange, ensure_labels};
 use super::labels::label_columns;
+use super::noteables::log_time;
 use super::outbox;
 use super::sql::{Arg, Sql};
 use super::users::user_columns;
@@ -17,6 +19,7 @@ use crate::model::merge_requests::{
     MERGE_REQUEST_COLUMNS, MergeRequestRow, MergeRequestState, MergeRequestVersionRow, MergeStatus,
     draft_title, merge_request_columns,
 };
+use crate::model::noteables::Noteable;
 use crate::model::users::UserRow;
 
 /// The source and target heads a diff was taken from, and their merge base.
@@ -47,6 +50,8 @@ pub struct NewMergeRequest {
     pub diff: Option<DiffHeads>,
     /// The iids of the project's issues its description closes.
     pub closes_issue_iids: Vec<i64>,
+    /// What its creation writes in its activity (assignees, reviewers).
+    pub notes: SystemNotes,
 }
 
 /// Column changes of an update, plus replacement assignee, reviewer and label sets.
@@ -60,6 +65,8 @@ pub struct MergeRequestChanges {
     pub state: Option<MergeRequestState>,
     /// The issues a new description closes, by iid.
     pub closes_issue_iids: Option<Vec<i64>>,
+    /// The system notes that record the update.
+    pub notes: SystemNotes,
 }
 
 impl MergeRequestChanges {
@@ -79,7 +86,7 @@ pub struct MergeRequests;
 impl Table for MergeRequests {
     const NAME: &'static str = "merge_requests";
     const COLUMNS: &'static str = "title, description, target_branch, draft, milestone_id, \
-         discussion_locked, squash, force_remove_source_branch, merge_status, checked_heads";
+         discussion_locked, squash, force_remove_source_branch, merge_status, checked_heads, time_estimate";
 }
 
 /// What a finished merge wrote to the repository.
@@ -306,7 +313,7 @@ async fn insert_version(
     merge_request_id: i64,
     heads: &DiffHeads,
     at: i64,
-) -> crate::Result<()> {
+) -> crate::Result<i64> {
     let id = next_id(&mut **tx, tenant_id, "merge_request_versions").await?;
     sqlx::query(
         "INSERT INTO merge_request_versions (tenant_id, id, merge_request_id, head_sha, start_sha, \
@@ -321,7 +328,7 @@ async fn insert_version(
     .bind(at)
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    Ok(id)
 }
 
 fn event(
@@ -408,6 +415,7 @@ impl TenantDb {
             &new.closes_issue_iids,
         )
         .await?;
+        insert_system_notes(&mut tx, tenant_id, Noteable::MergeRequest(id), &new.notes).await?;
         let row = reread(&mut tx, tenant_id, id).await?;
         let after = MergeRequestObject {
             row: &row,
@@ -485,6 +493,8 @@ impl TenantDb {
         if let Some(iids) = &changes.closes_issue_iids {
             link_closing_issues(&mut tx, tenant_id, locked.project_id, mr.id, iids).await?;
         }
+        let notes = Noteable::MergeRequest(mr.id);
+        insert_system_notes(&mut tx, tenant_id, notes, &changes.notes).await?;
         let row = reread(&mut tx, tenant_id, mr.id).await?;
         let after = MergeRequestObject {
             row: &row,
@@ -590,11 +600,12 @@ impl TenantDb {
     }
 
     /// Records a new version of `mr`'s diff after its source (or target) moved: the row's
-    /// heads and a version row. No event.
+    /// heads, a version row and the system notes `notes` makes of the version's id. No event.
     pub async fn record_merge_request_version(
         &self,
         id: i64,
         heads: &DiffHeads,
+        notes: impl FnOnce(i64) -> SystemNotes,
     ) -> crate::Result<()> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
@@ -611,9 +622,41 @@ impl TenantDb {
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        insert_version(&mut tx, tenant_id, id, heads, now).await?;
+        let version_id = insert_version(&mut tx, tenant_id, id, heads, now).await?;
+        let notes = notes(version_id);
+        insert_system_notes(&mut tx, tenant_id, Noteable::MergeRequest(id), &notes).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Adds `seconds` (negative subtracts) to `mr`'s spent time with a time log entry; `None`
+    /// (reset) logs minus the current total. `notes` are written with it, and the update's
+    /// event. Returns the new total.
+    pub async fn add_merge_request_spent_time(
+        &self,
+        mr: &MergeRequestRow,
+        user_id: i64,
+        seconds: Option<i64>,
+        notes: &SystemNotes,
+    ) -> crate::Result<i64> {
+        let tenant_id = self.tenant_id();
+        let mut tx = self.writer().begin().await?;
+        let locked = locked_merge_request(&mut tx, self, mr.id).await?;
+        let total = locked.total_time_spent;
+        let delta = seconds.unwrap_or(-total);
+        let on = Noteable::MergeRequest(mr.id);
+        log_time(&mut tx, tenant_id, on, user_id, total, delta, notes).await?;
+        let before = object(&mut tx, tenant_id, &locked).await?;
+        let row = reread(&mut tx, tenant_id, mr.id).await?;
+        let after = object(&mut tx, tenant_id, &row).await?;
+        let event = event(
+            EventKind::MergeRequestUpdated,
+            user_id,
+            Some(&before),
+            &after,
+        );
+        outbox::commit(tx, tenant_id, &[event]).await?;
+        Ok(total + delta)
     }
 
     /// Sets or clears `rebase_in_progress` (and the last merge error). No event.
@@ -657,13 +700,14 @@ impl TenantDb {
         Ok(())
     }
 
-    /// Adds (`approve`) or removes `user_id`'s approval of `mr`, with its event; `false` when
-    /// there was nothing to change (approved already, or not approved).
+    /// Adds (`approve`) or removes `user_id`'s approval of `mr`, with its event and `notes`;
+    /// `false` when there was nothing to change (approved already, or not approved).
     pub async fn set_approval(
         &self,
         mr: &MergeRequestRow,
         user_id: i64,
         approve: bool,
+        notes: &SystemNotes,
     ) -> crate::Result<bool> {
         let tenant_id = self.tenant_id();
         let mut tx = self.writer().begin().await?;
@@ -701,6 +745,7 @@ impl TenantDb {
             false => EventKind::MergeRequestUnapproved,
         };
         let event = event(kind, user_id, None, &after);
+        insert_system_notes(&mut tx, tenant_id, Noteable::MergeRequest(mr.id), notes).await?;
         outbox::commit(tx, tenant_id, &[event]).await?;
         Ok(true)
     }

@@ -4,7 +4,7 @@
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
 use super::changes::{Changes, Table};
-use super::issues::{delete_issue_contributions, reassign_issue_contributions};
+use super::issues::{delete_contributions, reassign_contributions};
 use super::namespaces::{delete_group_in, insert_user_namespace, sync_user_namespace};
 use super::sessions::end_web_sessions;
 use super::sql::{Sql, escape_like};
@@ -338,9 +338,9 @@ impl TenantDb {
         match deletion.contributions {
             Contributions::Reassign => {
                 let ghost = ghost_in(&mut tx, t).await?;
-                reassign_issue_contributions(&mut tx, t, id, ghost.id).await?;
+                reassign_contributions(&mut tx, t, id, ghost.id).await?;
             }
-            Contributions::Delete => delete_issue_contributions(&mut tx, t, id).await?,
+            Contributions::Delete => delete_contributions(&mut tx, t, id).await?,
         }
         let personal: Vec<i64> = self
             .query_scalar(

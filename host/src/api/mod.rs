@@ -2,6 +2,7 @@
 
 pub(crate) mod access;
 mod applications;
+mod award_emoji;
 mod emails;
 mod files;
 mod groups;
@@ -23,6 +24,7 @@ pub use projects::uploads::{is_upload_path, serve as serve_project_upload};
 mod settings;
 mod spam_check;
 mod system_hooks;
+mod time_tracking;
 mod tokens;
 mod user;
 pub(crate) mod users;

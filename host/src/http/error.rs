@@ -144,6 +144,11 @@ impl ApiError {
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::NoRoute => StatusCode::NOT_FOUND,
             Self::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
+            // The merge request API reports the spam check's `base` error as any other
+            // (`handle_merge_request_errors!`): 422.
+            Self::Spam(refusal) if refusal.noteable_type == "MergeRequest" => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             Self::Spam(refusal) if refusal.captcha.is_some() => StatusCode::CONFLICT,
             Self::Spam(_) => StatusCode::BAD_REQUEST,
         }
@@ -206,6 +211,17 @@ impl ApiError {
 /// (`SpammableActions::CaptchaCheck::RestApiActionsSupport`).
 fn spam_body(refusal: &services::spam::SpamRefusal) -> Value {
     let entity = &refusal.entity;
+    if refusal.noteable_type == "MergeRequest" {
+        let message = match refusal.captcha {
+            Some(_) => format!(
+                "Your {entity} has been recognized as spam. Please, change the content or solve the reCAPTCHA to proceed."
+            ),
+            None => format!(
+                "Your {entity} has been recognized as spam. Please, change the content to proceed."
+            ),
+        };
+        return json!({ "message": [message] });
+    }
     match &refusal.captcha {
         Some(captcha) => json!({
             "needs_captcha_response": true,

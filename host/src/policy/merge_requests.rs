@@ -1,19 +1,21 @@
 //! Who may do what with a project's merge requests (GitLab's merge request policy): the
 //! feature's level decides who reads them (`private`: Reporters and up, the feature's minimum
-//! level in GitLab), Developers open, edit and merge them (merging into a protected branch
+//! level in GitLab), and in a private project only Reporters and up read them (GitLab's
+//! guests read merge requests of public and internal projects only); Developers open, edit and merge them (merging into a protected branch
 //! only for its merge levels, decided with the push), authors edit their own, and owners
 //! delete them.
 
 use super::{ProjectCtx, Scope};
 use crate::access_level::AccessLevel;
 use crate::model::merge_requests::MergeRequestRow;
+use crate::model::visibility::Visibility;
 use crate::services::Refusal;
 
 /// Whether the caller may read the project's merge requests at all.
 pub fn merge_requests_readable(ctx: &ProjectCtx) -> bool {
-    ctx.project
-        .merge_requests_access_level
-        .open_to(ctx.admin || ctx.level() >= AccessLevel::Reporter)
+    let reporter = ctx.admin || ctx.level() >= AccessLevel::Reporter;
+    ctx.project.merge_requests_access_level.open_to(reporter)
+        && (reporter || ctx.project.visibility != Visibility::Private)
 }
 
 /// Developer access or above: opens MRs, edits any MR's fields, approves and merges.

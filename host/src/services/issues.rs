@@ -290,7 +290,7 @@ fn update_notes(
         if let Some(locked) = metadata.discussion_locked
             && locked != issue.discussion_locked
         {
-            notes.push(system_notes::discussion_lock(locked));
+            notes.push(system_notes::discussion_lock(locked, "issue"));
         }
         if let Some(due_date) = &metadata.due_date {
             notes.extend(system_notes::due_date(
@@ -438,10 +438,29 @@ pub async fn log_spent_time(
     limit_to_hours: bool,
 ) -> Result<i64, Refusal> {
     require_reporter(editor)?;
-    let mut notes = SystemNotes::by(editor.user.id);
+    let notes = spent_time_notes(
+        editor.user.id,
+        issue.total_time_spent,
+        seconds,
+        limit_to_hours,
+    )?;
+    Ok(db
+        .add_spent_time(issue.id, editor.user.id, seconds, &notes)
+        .await?)
+}
+
+/// The system note of logging `seconds` (`None`: a reset) by `author_id` on an issue or merge
+/// request whose total is `total`; the total may not go below zero.
+pub fn spent_time_notes(
+    author_id: i64,
+    total: i64,
+    seconds: Option<i64>,
+    limit_to_hours: bool,
+) -> Result<SystemNotes, Refusal> {
+    let mut notes = SystemNotes::by(author_id);
     match seconds {
         Some(seconds) => {
-            if issue.total_time_spent + seconds < 0 {
+            if total + seconds < 0 {
                 return Err(Refusal::invalid(
                     "time_spent",
                     "Time to subtract exceeds the total time spent",
@@ -453,9 +472,7 @@ pub async fn log_spent_time(
         }
         None => notes.push(system_notes::TIME_SPENT_REMOVED),
     }
-    Ok(db
-        .add_spent_time(issue.id, editor.user.id, seconds, &notes)
-        .await?)
+    Ok(notes)
 }
 
 /// Deletes an issue (soft: the store marks it). Owners and administrators only.

@@ -6,19 +6,28 @@
 //! refresh after a push to either branch.
 
 use super::Refusal;
-use super::issues::{SpamCheck, SpamText, StateEvent};
+use super::issues::{SpamCheck, SpamText, StateEvent, spent_time_notes};
 use super::repository::{self as writes, RefUpdate, Target};
+use super::system_notes::{self, named};
 use crate::git::Repository;
+use crate::git::commits::LogQuery;
 use crate::git::merge::{MergeTree, TreeCommit};
-use crate::git::refs::valid_ref_name;
+use crate::git::refs::{Revision, valid_ref_name};
 use crate::git::write::Signature;
 use crate::model::merge_requests::{MergeRequestRow, MergeRequestState, MergeStatus};
+use crate::model::projects::ProjectRow;
 use crate::model::today;
 use crate::model::users::UserRow;
 use crate::store::TenantDb;
 use crate::store::issue_filter::AssignableCheck;
+use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::LabelChange;
-use crate::store::merge_requests::{DiffHeads, MergeRecord, MergeRequestChanges, NewMergeRequest};
+use crate::store::merge_requests::{
+    DiffHeads, MergeRecord, MergeRequestChanges, MergeRequestUsers, NewMergeRequest,
+};
+
+/// The most commits an `added N commits` note lists (a push of more says so in the count).
+const NOTED_COMMITS: i64 = 1_000;
 
 /// Who writes, and what their access to the project allows.
 pub struct Editor<'a> {
@@ -147,6 +156,23 @@ pub fn closing_references(text: &str) -> Vec<i64> {
     iids
 }
 
+/// The issues of the MR's own project that `text` refers to (`#4`, not `group/project#4`,
+/// `!4` or `&4`), by iid, in order, without repeats.
+pub fn issue_references(text: &str) -> Vec<i64> {
+    static ISSUE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[^\w/&!#])#(\d+)\b").expect("a valid pattern")
+    });
+    let mut iids = Vec::new();
+    for reference in ISSUE.captures_iter(text) {
+        if let Ok(iid) = reference[1].parse::<i64>()
+            && !iids.contains(&iid)
+        {
+            iids.push(iid);
+        }
+    }
+    iids
+}
+
 fn branch_ref(branch: &str) -> String {
     format!("refs/heads/{branch}")
 }
@@ -267,18 +293,13 @@ pub async fn create(
     }
     let source_head = branch_head(repo, &input.source_branch).await?;
     let target_head = branch_head(repo, &input.target_branch).await?;
+    // GitLab's answer as clients record it: `{"source_branch":["does not exist"]}`.
     let mut missing = Vec::new();
     if source_head.is_none() {
-        missing.push((
-            "source_branch",
-            format!("Source branch \"{}\" does not exist", input.source_branch),
-        ));
+        missing.push(("source_branch", "does not exist".to_string()));
     }
     if target_head.is_none() {
-        missing.push((
-            "target_branch",
-            format!("Target branch \"{}\" does not exist", input.target_branch),
-        ));
+        missing.push(("target_branch", "does not exist".to_string()));
     }
     let (Some(source_head), Some(target_head)) = (source_head, target_head) else {
         return Err(Refusal::Fields(missing));
@@ -312,6 +333,10 @@ pub async fn create(
         (true, Some(change)) => change.apply(&[]),
         _ => Vec::new(),
     };
+    let assignee_ids = assignees.unwrap_or_default();
+    let reviewer_ids = reviewers.unwrap_or_default();
+    let mut notes = SystemNotes::by(editor.user.id);
+    notes.extend(people_notes(db, &[], &assignee_ids, &[], &reviewer_ids).await?);
     let new = NewMergeRequest {
         project_id,
         source_project_id: project_id,
@@ -323,15 +348,111 @@ pub async fn create(
         milestone_id: milestone.flatten(),
         squash: input.squash.unwrap_or(false),
         force_remove_source_branch: input.remove_source_branch.unwrap_or(false),
-        assignee_ids: assignees.unwrap_or_default(),
-        reviewer_ids: reviewers.unwrap_or_default(),
+        assignee_ids,
+        reviewer_ids,
         labels,
         diff,
         closes_issue_iids: closing_references(input.description.as_deref().unwrap_or_default()),
+        notes,
     };
     let mr = db.create_merge_request(&new).await?;
     keep_head(repo, &mr, &source_head).await;
     Ok(mr)
+}
+
+/// `assigned to ...` and `requested review from ...` for the changes of both sets (`None`: a
+/// set that does not change).
+async fn people_notes(
+    db: &TenantDb,
+    old_assignees: &[i64],
+    new_assignees: &[i64],
+    old_reviewers: &[i64],
+    new_reviewers: &[i64],
+) -> Result<Vec<String>, Refusal> {
+    let mut ids: Vec<i64> = [old_assignees, new_assignees, old_reviewers, new_reviewers].concat();
+    ids.sort_unstable();
+    ids.dedup();
+    let users = db.users_by_ids(&ids).await?;
+    let named_all = |ids: &[i64]| -> Vec<system_notes::Named<'_>> {
+        ids.iter()
+            .filter_map(|id| users.iter().find(|u| u.id == *id).map(named))
+            .collect()
+    };
+    let (old_a, new_a) = (named_all(old_assignees), named_all(new_assignees));
+    let (old_r, new_r) = (named_all(old_reviewers), named_all(new_reviewers));
+    Ok(system_notes::assignees(&old_a, &new_a)
+        .into_iter()
+        .chain(system_notes::reviewers(&old_r, &new_r))
+        .collect())
+}
+
+/// The ids of `mr`'s assignees or reviewers, in their order.
+async fn linked_user_ids(
+    db: &TenantDb,
+    mr: &MergeRequestRow,
+    which: MergeRequestUsers,
+) -> Result<Vec<i64>, Refusal> {
+    Ok(db
+        .users_of_merge_requests(which, &[mr.id])
+        .await?
+        .into_iter()
+        .map(|u| u.user.id)
+        .collect())
+}
+
+/// The system notes GitLab writes for an update's changes, in its order: title or draft
+/// status, description, lock, target branch, assignees, reviewers.
+async fn update_notes(
+    db: &TenantDb,
+    editor: &Editor<'_>,
+    mr: &MergeRequestRow,
+    changes: &MergeRequestChanges,
+    input: &UpdateMergeRequest,
+) -> Result<SystemNotes, Refusal> {
+    use crate::model::merge_requests::{draft_title, without_draft_prefix};
+    let mut notes = SystemNotes::by(editor.user.id);
+    if let Some(title) = input.title.as_deref().filter(|t| *t != mr.title) {
+        if draft_title(title) != mr.draft {
+            notes.push(system_notes::draft(draft_title(title)));
+        }
+        if without_draft_prefix(title) != without_draft_prefix(&mr.title) {
+            notes.push(system_notes::title(&mr.title, title));
+        }
+    }
+    if let Some(description) = input.description.as_deref()
+        && Some(description) != mr.description.as_deref()
+    {
+        notes.extend(system_notes::description(
+            mr.description.as_deref(),
+            Some(description),
+        ));
+    }
+    if editor.developer
+        && let Some(locked) = input.metadata.discussion_locked
+        && locked != mr.discussion_locked
+    {
+        notes.push(system_notes::discussion_lock(locked, "merge request"));
+    }
+    if let Some(target) = input.target_branch.as_deref()
+        && target != mr.target_branch
+    {
+        notes.push(system_notes::target_branch(&mr.target_branch, target));
+    }
+    let old_assignees = linked_user_ids(db, mr, MergeRequestUsers::Assignees).await?;
+    let old_reviewers = linked_user_ids(db, mr, MergeRequestUsers::Reviewers).await?;
+    let new_assignees = changes.assignee_ids.as_ref().unwrap_or(&old_assignees);
+    let new_reviewers = changes.reviewer_ids.as_ref().unwrap_or(&old_reviewers);
+    notes.extend(
+        people_notes(
+            db,
+            &old_assignees,
+            new_assignees,
+            &old_reviewers,
+            new_reviewers,
+        )
+        .await?,
+    );
+    Ok(notes)
 }
 
 /// Points `refs/merge-requests/<iid>/head` at the MR's source head. A failure is logged: the
@@ -382,10 +503,7 @@ pub async fn update(
             ]));
         }
         let Some(target_head) = branch_head(repo, target).await? else {
-            return Err(Refusal::invalid(
-                "target_branch",
-                format!("Target branch \"{target}\" does not exist"),
-            ));
+            return Err(Refusal::invalid("target_branch", "does not exist"));
         };
         if mr.state == MergeRequestState::Opened {
             refuse_duplicate(db, mr.project_id, &mr.source_branch, target, Some(mr.id)).await?;
@@ -443,11 +561,13 @@ pub async fn update(
     if changes.is_empty() && new_diff.is_none() {
         return Ok(mr.clone());
     }
+    changes.notes = update_notes(db, editor, mr, &changes, &input).await?;
     let updated = db
         .update_merge_request(mr, &changes, editor.user.id)
         .await?;
     if let Some(diff) = new_diff {
-        db.record_merge_request_version(mr.id, &diff).await?;
+        db.record_merge_request_version(mr.id, &diff, |_| SystemNotes::default())
+            .await?;
         return Ok(db.merge_request_by_id(mr.id).await?.unwrap_or(updated));
     }
     Ok(updated)
@@ -466,9 +586,13 @@ pub struct MergeContext<'a> {
 
 /// GitLab's default merge commit message (`MergeRequest#default_merge_commit_message`), or
 /// the project's template with its variables filled in.
-fn merge_commit_message(mr: &MergeRequestRow, ctx: &MergeContext<'_>) -> String {
-    let reference = format!("{}!{}", ctx.project_full_path, mr.iid);
-    match &ctx.settings.merge_commit_template {
+fn merge_commit_message(
+    mr: &MergeRequestRow,
+    settings: &MergeSettings,
+    project_full_path: &str,
+) -> String {
+    let reference = format!("{project_full_path}!{}", mr.iid);
+    match &settings.merge_commit_template {
         Some(template) => fill_template(template, mr, &reference),
         None => format!(
             "Merge branch '{}' into '{}'\n\n{}\n\nSee merge request {reference}",
@@ -590,7 +714,7 @@ pub async fn merge(
         let message = input
             .merge_commit_message
             .clone()
-            .unwrap_or_else(|| merge_commit_message(mr, ctx));
+            .unwrap_or_else(|| merge_commit_message(mr, ctx.settings, ctx.project_full_path));
         repo.commit_tree(&TreeCommit {
             tree: &tree,
             parents: &[&target_head, &tip],
@@ -648,11 +772,97 @@ fn with_newline(message: &str) -> String {
     format!("{}\n", message.trim_end_matches('\n'))
 }
 
+/// GitLab's merge ref (`refs/merge-requests/<iid>/merge`, `MergeToRefService`): the merge
+/// commit the MR would make now, by its author, written without moving any branch. `None`
+/// when it cannot be merged (not open, a branch gone, or a conflict).
+pub async fn write_merge_ref(
+    db: &TenantDb,
+    repo: &Repository,
+    mr: &MergeRequestRow,
+    settings: &MergeSettings,
+    project_full_path: &str,
+) -> Result<Option<String>, Refusal> {
+    if mr.state != MergeRequestState::Opened {
+        return Ok(None);
+    }
+    let source = branch_head(repo, &mr.source_branch).await?;
+    let target = branch_head(repo, &mr.target_branch).await?;
+    let (Some(source), Some(target)) = (source, target) else {
+        return Ok(None);
+    };
+    let tree = match repo.merge_tree(&target, &source, None).await? {
+        MergeTree::Clean { tree } => tree,
+        MergeTree::Conflict { .. } => return Ok(None),
+    };
+    let Some(author) = author_signature(db, mr.author_id).await? else {
+        return Ok(None);
+    };
+    let message = merge_commit_message(mr, settings, project_full_path);
+    let commit = repo
+        .commit_tree(&TreeCommit {
+            tree: &tree,
+            parents: &[&target, &source],
+            message: &with_newline(&message),
+            author: &author,
+            committer: &author,
+        })
+        .await?;
+    repo.set_ref(&format!("refs/merge-requests/{}/merge", mr.iid), &commit)
+        .await?;
+    Ok(Some(commit))
+}
+
 async fn author_signature(db: &TenantDb, user_id: i64) -> Result<Option<Signature>, Refusal> {
     Ok(db.user_by_id(user_id).await?.map(|u| Signature {
         name: u.name,
         email: u.email,
     }))
+}
+
+/// Sets (or, with 0, removes) `mr`'s time estimate, with its system note. Developers only
+/// (GitLab's `admin_merge_request`).
+pub async fn set_time_estimate(
+    db: &TenantDb,
+    editor: &Editor<'_>,
+    mr: &MergeRequestRow,
+    seconds: i64,
+    limit_to_hours: bool,
+) -> Result<MergeRequestRow, Refusal> {
+    require_developer(editor)?;
+    let mut changes = MergeRequestChanges::default();
+    changes.columns.set("time_estimate", seconds);
+    changes.notes = SystemNotes::by(editor.user.id);
+    changes.notes.extend(system_notes::time_estimate(
+        mr.time_estimate,
+        seconds,
+        limit_to_hours,
+    ));
+    Ok(db
+        .update_merge_request(mr, &changes, editor.user.id)
+        .await?)
+}
+
+/// Logs spent time on `mr` (`Some(seconds)`, negative subtracts) or resets it (`None`), with
+/// its system note. Developers only. Returns the new total.
+pub async fn log_spent_time(
+    db: &TenantDb,
+    editor: &Editor<'_>,
+    mr: &MergeRequestRow,
+    seconds: Option<i64>,
+    limit_to_hours: bool,
+) -> Result<i64, Refusal> {
+    require_developer(editor)?;
+    let notes = spent_time_notes(editor.user.id, mr.total_time_spent, seconds, limit_to_hours)?;
+    Ok(db
+        .add_merge_request_spent_time(mr, editor.user.id, seconds, &notes)
+        .await?)
+}
+
+fn require_developer(editor: &Editor<'_>) -> Result<(), Refusal> {
+    match editor.developer {
+        true => Ok(()),
+        false => Err(Refusal::forbidden()),
+    }
 }
 
 /// Approves (or with `approve: false`, unapproves) `mr` as `user`.
@@ -666,7 +876,12 @@ pub async fn approve(
     if !may_approve || mr.state != MergeRequestState::Opened {
         return Err(Refusal::Unauthorized);
     }
-    match (db.set_approval(mr, user.id, approve).await?, approve) {
+    let mut notes = SystemNotes::by(user.id);
+    notes.push(system_notes::approval(approve));
+    match (
+        db.set_approval(mr, user.id, approve, &notes).await?,
+        approve,
+    ) {
         (true, _) => Ok(()),
         // Approving twice is GitLab's 401; taking back an approval there is none of, its 404.
         (false, true) => Err(Refusal::Unauthorized),
@@ -705,17 +920,28 @@ pub async fn check_mergeability(db: &TenantDb, repo: &Repository, id: i64) -> an
     Ok(())
 }
 
-/// After a push to `branch` of project `project_id`: each open MR from or into it gets a new
-/// diff version when its heads moved (and its head ref follows the source); returns the MRs
-/// to check again.
+/// After a push to `branch` of `project` by `pusher_id`: each open MR from or into it gets a
+/// new diff version when its heads moved (and its head ref follows the source, with an
+/// `added N commits` note when the source moved); returns the MRs to check again.
 pub async fn refresh_after_push(
     db: &TenantDb,
     repo: &Repository,
-    project_id: i64,
+    project: &ProjectRow,
     branch: &str,
+    pusher_id: i64,
 ) -> anyhow::Result<Vec<i64>> {
     let mut to_check = Vec::new();
-    for mr in db.open_merge_requests_on_branch(project_id, branch).await? {
+    let open = db.open_merge_requests_on_branch(project.id, branch).await?;
+    if open.is_empty() {
+        return Ok(to_check);
+    }
+    let namespace = db.namespace_by_id(project.namespace_id).await?;
+    let project_path = format!(
+        "{}/{}",
+        namespace.map(|n| n.full_path).unwrap_or_default(),
+        project.path
+    );
+    for mr in open {
         let source = repo.ref_target(&branch_ref(&mr.source_branch)).await?;
         let target = repo.ref_target(&branch_ref(&mr.target_branch)).await?;
         let (Some(source), Some(target)) = (source, target) else {
@@ -731,12 +957,63 @@ pub async fn refresh_after_push(
                 .await
                 .map_err(refusal_error)?
         {
-            db.record_merge_request_version(mr.id, &diff).await?;
+            let added = match mr.head_sha.as_deref() {
+                Some(old) if old != source => added_commits(repo, &mr, &diff).await?,
+                _ => Vec::new(),
+            };
+            let notes = |version_id: i64| {
+                let mut notes = SystemNotes::by(pusher_id);
+                if !added.is_empty() {
+                    let compare = mr.head_sha.as_deref().map(|old| {
+                        format!(
+                            "/{project_path}/-/merge_requests/{}/diffs?diff_id={version_id}&start_sha={old}",
+                            mr.iid
+                        )
+                    });
+                    notes.push(system_notes::added_commits(&added, compare.as_deref()));
+                }
+                notes
+            };
+            db.record_merge_request_version(mr.id, &diff, notes).await?;
             keep_head(repo, &mr, &source).await;
         }
         to_check.push(mr.id);
     }
     Ok(to_check)
+}
+
+/// The commits (short id, title; oldest first) the MR's new version has that its previous
+/// one did not.
+async fn added_commits(
+    repo: &Repository,
+    mr: &MergeRequestRow,
+    diff: &DiffHeads,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let commits = |head: String, base: String| async move {
+        let revision = Revision::parse(&head);
+        let query = LogQuery {
+            revision: revision.as_ref(),
+            exclude: Some(&base),
+            limit: NOTED_COMMITS,
+            reverse: true,
+            ..LogQuery::default()
+        };
+        repo.log(&query).await
+    };
+    let before: Vec<String> = match (&mr.head_sha, &mr.base_sha) {
+        (Some(head), Some(base)) => commits(head.clone(), base.clone())
+            .await?
+            .into_iter()
+            .map(|c| c.id)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(commits(diff.head_sha.clone(), diff.base_sha.clone())
+        .await?
+        .into_iter()
+        .filter(|c| !before.contains(&c.id))
+        .map(|c| (c.id[..8.min(c.id.len())].to_string(), c.title().to_string()))
+        .collect())
 }
 
 fn refusal_error(refusal: Refusal) -> anyhow::Error {

@@ -38,6 +38,8 @@ pub struct Origin<'a> {
 pub struct SpamRefusal {
     /// The noun of the written object (`issue`).
     pub entity: String,
+    /// Its class (`Issue`, `MergeRequest`): the APIs answer a refusal differently.
+    pub noteable_type: &'static str,
     /// A CAPTCHA would let the write through: the spam log entry and the site key to solve it
     /// with. `None`: refused outright.
     pub captcha: Option<Captcha>,
@@ -141,5 +143,9 @@ pub async fn check(
         SpamAction::NeedsCaptcha => Some(captcha()),
         SpamAction::Refuse | SpamAction::RefuseAndBlock => None,
     };
-    Err(Refusal::Spam(SpamRefusal { entity, captcha }))
+    Err(Refusal::Spam(SpamRefusal {
+        entity,
+        noteable_type: spammable.noteable_type,
+        captcha,
+    }))
 }

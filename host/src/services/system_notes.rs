@@ -1,6 +1,7 @@
-//! The bodies of the system notes GitLab writes on an issue when something about it changes
-//! (GitLab's `SystemNotes::IssuablesService` and `SystemNotes::TimeTrackingService`, called by
-//! `Issuable::CommonSystemNotesService` and the issue services). Labels, milestones and the
+//! The bodies of the system notes GitLab writes on an issue or a merge request when something
+//! about it changes (GitLab's `SystemNotes::IssuablesService`, `TimeTrackingService`,
+//! `MergeRequestsService` and `CommitService`, called by `Issuable::CommonSystemNotesService`
+//! and the issue and merge request services). Labels, milestones and the
 //! state are resource events in GitLab, not notes, so nothing here speaks of them.
 //!
 //! Only text lives here; the notes are written by the store in the transaction of the change.
@@ -33,25 +34,40 @@ fn mentions(users: &[&Named]) -> String {
     to_sentence(&refs)
 }
 
-/// `assigned to @a and @b and unassigned @c`: who was added (in the new order) and who was
-/// removed (in the old order); `None` when the set did not change.
-pub fn assignees(old: &[Named], new: &[Named]) -> Option<String> {
-    let added: Vec<&Named> = new
+/// `<added> @a and @b and <removed> @c`: who was added (in the new order) and who was removed
+/// (in the old order); `None` when the set did not change.
+fn people_change(old: &[Named], new: &[Named], added: &str, removed: &str) -> Option<String> {
+    let added_users: Vec<&Named> = new
         .iter()
         .filter(|u| !old.iter().any(|o| o.0 == u.0))
         .collect();
-    let removed: Vec<&Named> = old
+    let removed_users: Vec<&Named> = old
         .iter()
         .filter(|u| !new.iter().any(|n| n.0 == u.0))
         .collect();
     let mut parts = Vec::new();
-    if !added.is_empty() {
-        parts.push(format!("assigned to {}", mentions(&added)));
+    if !added_users.is_empty() {
+        parts.push(format!("{added} {}", mentions(&added_users)));
     }
-    if !removed.is_empty() {
-        parts.push(format!("unassigned {}", mentions(&removed)));
+    if !removed_users.is_empty() {
+        parts.push(format!("{removed} {}", mentions(&removed_users)));
     }
     (!parts.is_empty()).then(|| parts.join(" and "))
+}
+
+/// `assigned to @a and @b and unassigned @c`.
+pub fn assignees(old: &[Named], new: &[Named]) -> Option<String> {
+    people_change(old, new, "assigned to", "unassigned")
+}
+
+/// `requested review from @a and removed review request for @b`.
+pub fn reviewers(old: &[Named], new: &[Named]) -> Option<String> {
+    people_change(
+        old,
+        new,
+        "requested review from",
+        "removed review request for",
+    )
 }
 
 /// The chunks of one side of a diff joined, the changed ones wrapped in `{<sign>...<sign>}`.
@@ -129,9 +145,50 @@ pub fn confidential(confidential: bool) -> String {
     }
 }
 
-pub fn discussion_lock(locked: bool) -> String {
+/// `noun`: what is locked, as GitLab's model name reads (`issue`, `merge request`).
+pub fn discussion_lock(locked: bool, noun: &str) -> String {
     let action = if locked { "locked" } else { "unlocked" };
-    format!("{action} the discussion in this issue")
+    format!("{action} the discussion in this {noun}")
+}
+
+/// A merge request's title gained or lost its draft prefix.
+pub fn draft(draft: bool) -> String {
+    let status = if draft { "draft" } else { "ready" };
+    format!("marked this merge request as **{status}**")
+}
+
+pub fn target_branch(old: &str, new: &str) -> String {
+    format!("changed target branch from `{old}` to `{new}`")
+}
+
+pub fn approval(approved: bool) -> String {
+    let action = if approved { "approved" } else { "unapproved" };
+    format!("{action} this merge request")
+}
+
+/// Rails' `html_escape`, as `content_tag` applies it to a commit title.
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// `added 2 commits`, the commits (short id and title, oldest first) as a list, and a link to
+/// compare the new version with the previous one (`compare_path`, none for a first push).
+pub fn added_commits(commits: &[(String, String)], compare_path: Option<&str>) -> String {
+    let count = commits.len();
+    let noun = if count == 1 { "commit" } else { "commits" };
+    let items: String = commits
+        .iter()
+        .map(|(short_id, title)| format!("<li>{short_id} - {}</li>", escape_html(title)))
+        .collect();
+    let mut body = format!("added {count} {noun}\n\n<ul>{items}</ul>");
+    if let Some(path) = compare_path {
+        body.push_str(&format!("\n\n[Compare with previous version]({path})"));
+    }
+    body
 }
 
 /// A date as Rails' `to_fs(:long)` prints it: `June 5, 2025`.
@@ -207,6 +264,37 @@ mod tests {
         assert_eq!(to_sentence(&words(&["@a"])), "@a");
         assert_eq!(to_sentence(&words(&["@a", "@b"])), "@a and @b");
         assert_eq!(to_sentence(&words(&["@a", "@b", "@c"])), "@a, @b, and @c");
+    }
+
+    #[test]
+    fn reviewer_changes_and_merge_request_notes() {
+        let (a, b) = ((1, "a"), (2, "b"));
+        assert_eq!(
+            reviewers(&[a], &[b]).as_deref(),
+            Some("requested review from @b and removed review request for @a")
+        );
+        assert_eq!(reviewers(&[a], &[a]), None);
+        assert_eq!(draft(true), "marked this merge request as **draft**");
+        assert_eq!(
+            discussion_lock(false, "merge request"),
+            "unlocked the discussion in this merge request"
+        );
+        let commits = [
+            ("0123abcd".to_string(), "Add <b>".to_string()),
+            ("4567ef01".to_string(), "Fix".to_string()),
+        ];
+        assert_eq!(
+            added_commits(
+                &commits,
+                Some("/g/p/-/merge_requests/1/diffs?diff_id=2&start_sha=9")
+            ),
+            "added 2 commits\n\n<ul><li>0123abcd - Add &lt;b&gt;</li><li>4567ef01 - Fix</li></ul>\n\n\
+             [Compare with previous version](/g/p/-/merge_requests/1/diffs?diff_id=2&start_sha=9)"
+        );
+        assert_eq!(
+            added_commits(&commits[..1], None),
+            "added 1 commit\n\n<ul><li>0123abcd - Add &lt;b&gt;</li></ul>"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::merge_request::MergeRequestView;
 use super::timestamp;
 use super::timestamp_opt;
 use super::unique;
@@ -19,6 +20,7 @@ use crate::model::issue_text::{human_duration, task_counts};
 use crate::model::issues::{IssueRow, ProjectRef};
 use crate::model::labels::{LabelCounts, LabelRow};
 use crate::model::milestones::MilestoneRow;
+use crate::model::noteables::Noteable;
 use crate::model::users::UserRow;
 use crate::store::TenantDb;
 use crate::store::projects::Viewer;
@@ -111,11 +113,19 @@ pub struct TodoView {
     pub author: Option<UserSummary>,
     pub action_name: String,
     pub target_type: &'static str,
-    pub target: IssueView,
+    pub target: TodoTarget,
     pub target_url: String,
     pub body: String,
     pub state: String,
     pub created_at: String,
+}
+
+/// What a to-do item is about, in its single form.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum TodoTarget {
+    Issue(Box<IssueView>),
+    MergeRequest(Box<MergeRequestView>),
 }
 
 /// The project a todo is in, as GitLab's todos show it.
@@ -304,7 +314,10 @@ impl IssueBatch {
             async {
                 match (subscribed, viewer.user_id()) {
                     (false, _) => Ok(None),
-                    (true, Some(user)) => db.subscribed_among(user, &ids).await.map(Some),
+                    (true, Some(user)) => db
+                        .subscribed_among(user, Noteable::Issue, &ids)
+                        .await
+                        .map(Some),
                     (true, None) => Ok(Some(Vec::new())),
                 }
             },
@@ -544,20 +557,21 @@ impl IssueViews<'_> {
         }
     }
 
-    pub fn award(&self, award: &AwardRow, user: Option<&UserRow>) -> AwardView {
-        let on_issue = award.note_id == 0;
+    /// An award on `on` itself or on one of its notes.
+    pub fn award(&self, award: &AwardRow, on: Noteable, user: Option<&UserRow>) -> AwardView {
+        let on_noteable = award.note_id == 0;
         AwardView {
             id: award.id,
             name: award.name.clone(),
             user: self.user(user),
             created_at: timestamp(award.created_at),
             updated_at: timestamp(award.updated_at),
-            awardable_id: if on_issue {
-                award.issue_id
+            awardable_id: if on_noteable {
+                award.awardable_id
             } else {
                 award.note_id
             },
-            awardable_type: if on_issue { "Issue" } else { "Note" },
+            awardable_type: if on_noteable { on.type_name() } else { "Note" },
             url: None,
         }
     }
@@ -567,8 +581,12 @@ impl IssueViews<'_> {
         todo: &TodoRow,
         project: &ProjectRef,
         author: Option<&UserRow>,
-        target: IssueView,
+        target: TodoTarget,
     ) -> TodoView {
+        let (target_type, target_url) = match &target {
+            TodoTarget::Issue(issue) => ("Issue", issue.web_url.clone()),
+            TodoTarget::MergeRequest(mr) => ("MergeRequest", mr.web_url.clone()),
+        };
         TodoView {
             id: todo.id,
             project: TodoProject {
@@ -580,8 +598,8 @@ impl IssueViews<'_> {
             },
             author: self.user(author),
             action_name: todo.action_name.clone(),
-            target_type: "Issue",
-            target_url: target.web_url.clone(),
+            target_type,
+            target_url,
             target,
             body: todo.body.clone(),
             state: todo.state.clone(),

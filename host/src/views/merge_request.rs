@@ -109,6 +109,12 @@ pub struct SingleMergeRequest {
     pub diverged_commits_count: Option<i64>,
 }
 
+/// `GET .../merge_ref`: the commit the merge ref points at.
+#[derive(Serialize, ToSchema)]
+pub struct MergeRefView {
+    pub commit_id: String,
+}
+
 #[derive(Clone, Serialize, ToSchema)]
 pub struct DiffRefs {
     pub base_sha: String,

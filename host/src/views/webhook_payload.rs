@@ -670,6 +670,11 @@ fn shown<T>(change: &Value, show: impl Fn(&Value) -> T) -> Change<T> {
 pub struct RecordedNote {
     pub id: Option<i64>,
     pub issue_id: Option<i64>,
+    pub merge_request_id: Option<i64>,
+    pub discussion_id: Option<String>,
+    pub note_type: Option<String>,
+    /// A diff note's position, as JSON text.
+    pub position: Option<String>,
     pub author_id: Option<i64>,
     pub body: Option<String>,
     pub system: Option<bool>,
@@ -678,7 +683,7 @@ pub struct RecordedNote {
     pub updated_at: Option<i64>,
 }
 
-/// A note's `object_attributes` (GitLab's `Note#hook_attrs` for a note on an issue).
+/// A note's `object_attributes` (GitLab's `Note#hook_attrs`).
 #[derive(Debug, Serialize)]
 pub struct NoteAttributes {
     pub id: Option<i64>,
@@ -697,6 +702,13 @@ pub struct NoteAttributes {
     pub st_diff: Option<String>,
     pub action: &'static str,
     pub url: String,
+    /// A merge request's notes say which discussion they are in and, on a diff, where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discussion_id: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub note_type: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Value>,
 }
 
 impl NoteAttributes {
@@ -706,10 +718,15 @@ impl NoteAttributes {
         action: &'static str,
         url: String,
     ) -> NoteAttributes {
+        let on_merge_request = note.merge_request_id.is_some();
         NoteAttributes {
             id: note.id,
             note: note.body.clone(),
-            noteable_type: "Issue",
+            noteable_type: if on_merge_request {
+                "MergeRequest"
+            } else {
+                "Issue"
+            },
             author_id: note.author_id,
             created_at: note.created_at.map(utc_text),
             updated_at: note.updated_at.map(utc_text),
@@ -717,17 +734,25 @@ impl NoteAttributes {
             attachment: None,
             line_code: None,
             commit_id: "",
-            noteable_id: note.issue_id,
+            noteable_id: note.issue_id.or(note.merge_request_id),
             system: note.system,
             internal: note.internal,
             st_diff: None,
             action,
             url,
+            discussion_id: note.discussion_id.clone().filter(|_| on_merge_request),
+            note_type: on_merge_request.then(|| note.note_type.clone()),
+            position: note
+                .position
+                .as_deref()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .filter(|_| on_merge_request),
         }
     }
 }
 
-/// A Note Hook (or Confidential Note Hook) of a note on an issue.
+/// A Note Hook (or Confidential Note Hook) of a note on an issue or a merge request: the
+/// noteable is under its own key.
 #[derive(Debug, Serialize)]
 pub struct NoteHook {
     pub object_kind: &'static str,
@@ -737,7 +762,10 @@ pub struct NoteHook {
     pub project: HookProject,
     pub repository: HookRepository,
     pub object_attributes: NoteAttributes,
-    pub issue: IssueAttributes,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issue: Option<IssueAttributes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_request: Option<MergeRequestAttributes>,
 }
 
 /// GitLab's access level names in system hook bodies.

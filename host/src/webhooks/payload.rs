@@ -22,6 +22,7 @@ use crate::model::users::UserRow;
 use crate::model::visibility::Visibility;
 use crate::model::webhooks::EventRow;
 use crate::store::TenantDb;
+use crate::store::merge_requests::MergeRequestUsers;
 use crate::views::system_hook_payload::{
     GroupEvent, GroupMemberEvent, KeyEvent, MemberUser, Owner, ProjectEvent, ProjectMemberEvent,
     SystemStamp, UserEvent,
@@ -352,6 +353,91 @@ impl Loader<'_> {
         })
     }
 
+    /// A merge request as it is now, in the shape its events record it (a note's hook shows
+    /// the MR it is on).
+    async fn current_merge_request(
+        &self,
+        id: i64,
+    ) -> crate::store::Result<Option<RecordedMergeRequest>> {
+        let Some(row) = self.db.merge_request_by_id(id).await? else {
+            return Ok(None);
+        };
+        let Ok(Value::Object(mut object)) = serde_json::to_value(&row) else {
+            return Ok(None);
+        };
+        let labels: Vec<String> = self
+            .db
+            .labels_of_merge_requests(&[id])
+            .await?
+            .into_iter()
+            .map(|l| l.label.name)
+            .collect();
+        object.insert("labels".into(), labels.into());
+        for (key, which) in [
+            ("assignee_ids", MergeRequestUsers::Assignees),
+            ("reviewer_ids", MergeRequestUsers::Reviewers),
+        ] {
+            let ids: Vec<i64> = self
+                .db
+                .users_of_merge_requests(which, &[id])
+                .await?
+                .into_iter()
+                .map(|u| u.user.id)
+                .collect();
+            object.insert(key.into(), ids.into());
+        }
+        Ok(Some(read(&Value::Object(object))))
+    }
+
+    /// A merge request's `object_attributes` (and its labels): in its own hook with who
+    /// changed it and how (`change`), in a note's hook without.
+    async fn merge_request_attributes(
+        &self,
+        p: &ProjectRef<'_>,
+        mr: &RecordedMergeRequest,
+        change: Option<(Option<i64>, &'static str)>,
+    ) -> crate::store::Result<(MergeRequestAttributes, Vec<HookLabel>)> {
+        let urls = self.urls();
+        let labels = self.labels(p.project.id).await?;
+        let mr_labels: Vec<HookLabel> = mr
+            .labels
+            .iter()
+            .map(|name| {
+                labels.iter().find(|l| &l.name == name).map_or_else(
+                    || HookLabel::Gone {
+                        title: name.clone(),
+                    },
+                    label,
+                )
+            })
+            .collect();
+        let url = urls.merge_request_url(p, mr.iid);
+        let last_commit = self.last_commit(p, mr).await;
+        let settings = p.project.settings_json();
+        let merge_method = crate::model::project_settings::setting(&settings, "merge_method");
+        // Hooks do not read the MR's threads: only the recorded object decides.
+        let detailed = Mergeability {
+            state: MergeRequestState::parse(&mr.state).unwrap_or(MergeRequestState::Opened),
+            draft: mr.draft,
+            merge_status: MergeStatus::parse(&mr.merge_status).unwrap_or(MergeStatus::Unchecked),
+            target_diverged: mr.target_diverged,
+            merge_method: merge_method.as_str().unwrap_or("merge"),
+            discussions_block: false,
+        }
+        .detailed_status();
+        let attributes = MergeRequestAttributes::new(
+            mr,
+            mr_labels.clone(),
+            url,
+            urls.project(p),
+            last_commit,
+            change.and_then(|(actor, _)| actor),
+            detailed,
+            change.map(|(_, action)| action),
+        );
+        Ok((attributes, mr_labels))
+    }
+
     fn urls(&self) -> PayloadUrls<'_> {
         PayloadUrls {
             base_url: self.base_url,
@@ -457,6 +543,40 @@ impl Loader<'_> {
             }
             (Body::Note(action), Some(p)) => {
                 let note: RecordedNote = read(after);
+                let note_hook = |confidential: bool, noteable_url: String| NoteHook {
+                    object_kind: "note",
+                    event_type: if confidential {
+                        "confidential_note"
+                    } else {
+                        "note"
+                    },
+                    user: actor_view.clone(),
+                    project_id: p.project.id,
+                    project: urls.project(p),
+                    repository: urls.repository(p),
+                    object_attributes: NoteAttributes::new(
+                        &note,
+                        p.project.id,
+                        action,
+                        format!("{noteable_url}#note_{}", event.subject_id),
+                    ),
+                    issue: None,
+                    merge_request: None,
+                };
+                let wants_confidential = candidate.trigger == "confidential_note_hooks";
+                if let Some(mr_id) = note.merge_request_id {
+                    let confidential = note.internal.unwrap_or(false);
+                    if confidential != wants_confidential {
+                        return Ok(None);
+                    }
+                    let Some(mr) = self.current_merge_request(mr_id).await? else {
+                        return Ok(None);
+                    };
+                    let (attributes, _) = self.merge_request_attributes(p, &mr, None).await?;
+                    let mut hook = note_hook(confidential, attributes.url.clone());
+                    hook.merge_request = Some(attributes);
+                    return Ok(Some(body_text(&hook)));
+                }
                 let Some(issue_id) = note.issue_id else {
                     return Ok(None);
                 };
@@ -464,7 +584,7 @@ impl Loader<'_> {
                     return Ok(None);
                 };
                 let confidential = note.internal.unwrap_or(false) || issue.confidential;
-                if confidential != (candidate.trigger == "confidential_note_hooks") {
+                if confidential != wants_confidential {
                     return Ok(None);
                 }
                 let labels: Vec<HookLabel> = self
@@ -482,44 +602,21 @@ impl Loader<'_> {
                     .map(|a| a.user.id)
                     .collect();
                 let issue_url = urls.issue_url(p, issue.iid);
-                let note_url = format!("{issue_url}#note_{}", event.subject_id);
-                let attributes = IssueAttributes::new(
+                let mut hook = note_hook(confidential, issue_url.clone());
+                hook.issue = Some(IssueAttributes::new(
                     &RecordedIssue::of(&issue, assignee_ids),
                     labels,
                     issue_url,
                     None,
                     None,
-                );
-                body_text(&NoteHook {
-                    object_kind: "note",
-                    event_type: if confidential {
-                        "confidential_note"
-                    } else {
-                        "note"
-                    },
-                    user: actor_view,
-                    project_id: p.project.id,
-                    project: urls.project(p),
-                    repository: urls.repository(p),
-                    object_attributes: NoteAttributes::new(&note, p.project.id, action, note_url),
-                    issue: attributes,
-                })
+                ));
+                body_text(&hook)
             }
             (Body::MergeRequest(action), Some(p)) => {
                 let mr: RecordedMergeRequest = read(after);
-                let labels = self.labels(p.project.id).await?;
-                let mr_labels: Vec<HookLabel> = mr
-                    .labels
-                    .iter()
-                    .map(|name| {
-                        labels.iter().find(|l| &l.name == name).map_or_else(
-                            || HookLabel::Gone {
-                                title: name.clone(),
-                            },
-                            label,
-                        )
-                    })
-                    .collect();
+                let (attributes, mr_labels) = self
+                    .merge_request_attributes(p, &mr, Some((event.actor_id, action)))
+                    .await?;
                 let mut ids = mr.assignee_ids.clone();
                 ids.extend(&mr.reviewer_ids);
                 ids.sort_unstable();
@@ -540,32 +637,6 @@ impl Loader<'_> {
                         })
                         .collect()
                 };
-                let url = urls.merge_request_url(p, mr.iid);
-                let last_commit = self.last_commit(p, &mr).await;
-                let settings = p.project.settings_json();
-                let merge_method =
-                    crate::model::project_settings::setting(&settings, "merge_method");
-                // Hooks do not read the MR's threads: only the recorded object decides.
-                let detailed = Mergeability {
-                    state: MergeRequestState::parse(&mr.state).unwrap_or(MergeRequestState::Opened),
-                    draft: mr.draft,
-                    merge_status: MergeStatus::parse(&mr.merge_status)
-                        .unwrap_or(MergeStatus::Unchecked),
-                    target_diverged: mr.target_diverged,
-                    merge_method: merge_method.as_str().unwrap_or("merge"),
-                    discussions_block: false,
-                }
-                .detailed_status();
-                let attributes = MergeRequestAttributes::new(
-                    &mr,
-                    mr_labels.clone(),
-                    url,
-                    urls.project(p),
-                    last_commit,
-                    event.actor_id,
-                    detailed,
-                    Some(action),
-                );
                 let recorded_changes = changes(before, after);
                 body_text(&MergeRequestHook {
                     object_kind: "merge_request",

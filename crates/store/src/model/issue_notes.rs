@@ -1,12 +1,13 @@
-//! Notes, award emoji and to-do items on issues.
+//! Notes on issues, and award emoji and to-do items on issues and merge requests.
 
 use super::Flag;
 
 #[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct AwardRow {
     pub id: i64,
-    pub issue_id: i64,
-    /// The awarded note of the issue, or 0 for the issue itself.
+    /// The issue or merge request it is on.
+    pub awardable_id: i64,
+    /// The awarded note of the issue or merge request, or 0 for itself.
     pub note_id: i64,
     pub user_id: i64,
     pub name: String,
@@ -34,7 +35,8 @@ pub struct TodoRow {
     pub user_id: i64,
     pub author_id: i64,
     pub project_id: i64,
-    pub issue_id: i64,
+    /// The issue or merge request it is about.
+    pub target_id: i64,
     pub action_name: String,
     pub body: String,
     pub state: String,

@@ -23,6 +23,7 @@ pub mod members;
 pub mod merge_requests;
 pub mod milestones;
 pub mod namespaces;
+pub mod noteables;
 pub mod oauth;
 pub mod plugins;
 pub mod project_names;

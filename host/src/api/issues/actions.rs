@@ -14,19 +14,30 @@ use crate::api::access;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
+use crate::model::issues::IssueRow;
+use crate::model::noteables::Noteable;
 use crate::model::states::UserState;
 use crate::model::users::UserRow;
 use crate::policy::merge_requests::merge_requests_readable;
-use crate::services::issue_actions;
 use crate::services::issues::{self, MoveEnd};
-use crate::views::issue::UserAgentDetailView;
+use crate::services::noteable_actions::{self, Target};
+use crate::views::issue::{TodoTarget, UserAgentDetailView};
 
 type IssuePath = Path<(String, String)>;
+
+fn noteable_target(issue: &IssueRow) -> Target<'_> {
+    Target {
+        on: Noteable::Issue(issue.id),
+        project_id: issue.project_id,
+        title: &issue.title,
+    }
+}
 
 async fn set_subscription(api: &Api, id: &str, iid: &str, subscribe: bool) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = load(api, id, iid).await?;
-    if !issue_actions::set_subscription(api.db(), caller.user.id, &ctx.issue, subscribe).await? {
+    let target = noteable_target(&ctx.issue);
+    if !noteable_actions::set_subscription(api.db(), caller.user.id, target, subscribe).await? {
         return Err(ApiError::NotModified);
     }
     Ok((StatusCode::CREATED, Json(render(api, &ctx.issue).await?)).into_response())
@@ -43,7 +54,8 @@ pub async fn unsubscribe(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Resp
 pub async fn todo(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
     let caller = api.user()?;
     let ctx = load(&api, &id, &iid).await?;
-    let Some(todo) = issue_actions::mark_todo(api.db(), caller.user.id, &ctx.issue).await? else {
+    let target = noteable_target(&ctx.issue);
+    let Some(todo) = noteable_actions::mark_todo(api.db(), caller.user.id, target).await? else {
         return Err(ApiError::NotModified);
     };
     let project = api
@@ -52,7 +64,7 @@ pub async fn todo(Path((id, iid)): IssuePath, api: Api) -> ApiResult<Response> {
         .await?
         .pop()
         .ok_or(ApiError::NotFound("Project"))?;
-    let target = render(&api, &ctx.issue).await?;
+    let target = TodoTarget::Issue(Box::new(render(&api, &ctx.issue).await?));
     let body = views(&api).todo(&todo, &project, Some(&caller.user), target);
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }

@@ -67,7 +67,7 @@ fn description(p: &Params) -> ApiResult<Option<String>> {
 }
 
 /// Whether the parameter is present and blank (`""`, `[]`, `0` or `[0]`): "unset it".
-pub(crate) fn blank_or_zero(p: &Params, name: &str) -> bool {
+fn blank_or_zero(p: &Params, name: &str) -> bool {
     match p.raw(name) {
         Some(Value::String(s)) => s.trim().is_empty() || s.trim() == "0",
         Some(Value::Array(items)) => items
@@ -82,14 +82,46 @@ fn millis(p: &Params, name: &str) -> ApiResult<Option<i64>> {
     Ok(p.datetime(name)?.map(|d| d.timestamp_millis()))
 }
 
+/// Grape's `CommaSeparatedToIntegerArray`, as GitLab reads `assignee_ids` and `reviewer_ids`:
+/// comma-separated items (or an array of them), each read as Ruby's `to_i` reads it (its
+/// leading digits, else 0), the zeros (none, "unassign") left out. `None` when absent.
+pub(crate) fn user_ids(p: &Params, name: &str) -> Option<Vec<i64>> {
+    fn to_i(text: &str) -> i64 {
+        let text = text.trim_start();
+        let (sign, digits) = match text.strip_prefix('-') {
+            Some(rest) => (-1, rest),
+            None => (1, text.strip_prefix('+').unwrap_or(text)),
+        };
+        let end = digits
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(digits.len());
+        digits[..end].parse::<i64>().map_or(0, |n| sign * n)
+    }
+    let items: Vec<String> = match p.raw(name)? {
+        Value::String(text) => text.split(',').map(str::to_string).collect(),
+        Value::Array(values) => values
+            .iter()
+            .flat_map(|v| match v {
+                Value::String(text) => text.split(',').map(str::to_string).collect(),
+                other => vec![other.to_string()],
+            })
+            .collect(),
+        Value::Number(n) => vec![n.to_string()],
+        _ => Vec::new(),
+    };
+    Some(
+        items
+            .iter()
+            .map(|i| to_i(i))
+            .filter(|id| *id != 0)
+            .collect(),
+    )
+}
+
 /// `assignee_ids` (or the older `assignee_id`): `Some(empty)` unassigns everyone.
 pub(crate) fn assignee_ids(p: &Params) -> ApiResult<Option<Vec<i64>>> {
-    Ok(if p.raw("assignee_ids").is_some() {
-        Some(if blank_or_zero(p, "assignee_ids") {
-            Vec::new()
-        } else {
-            p.int_list("assignee_ids")?.unwrap_or_default()
-        })
+    Ok(if let Some(ids) = user_ids(p, "assignee_ids") {
+        Some(ids)
     } else if p.raw("assignee_id").is_some() {
         Some(match p.int("assignee_id")? {
             Some(0) | None => Vec::new(),
@@ -344,6 +376,18 @@ mod tests {
             Err(other) => panic!("expected a validation error, got {other:?}"),
             Ok(_) => panic!("expected a validation error"),
         }
+    }
+
+    #[test]
+    fn user_ids_read_items_as_ruby_to_i() {
+        let ids = |q: &str| user_ids(&params(q), "assignee_ids");
+        assert_eq!(ids("assignee_ids=3,4"), Some(vec![3, 4]));
+        assert_eq!(ids("assignee_ids=abc"), Some(vec![]));
+        assert_eq!(ids("assignee_ids=0"), Some(vec![]));
+        assert_eq!(ids("assignee_ids="), Some(vec![]));
+        assert_eq!(ids("assignee_ids=%207x,-2"), Some(vec![7, -2]));
+        assert_eq!(ids("assignee_ids[]=5&assignee_ids[]=6"), Some(vec![5, 6]));
+        assert_eq!(ids("title=x"), None);
     }
 
     #[test]

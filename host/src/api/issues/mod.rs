@@ -8,7 +8,6 @@
 //! issue; labels, milestone, assignees, due date and locking need reporter access.
 
 mod actions;
-mod award_emoji;
 pub(crate) mod input;
 pub(crate) mod list;
 mod notes;
@@ -24,37 +23,28 @@ use crate::http::routes::Router;
 use axum::routing::{get, post};
 
 use super::access::{self, ProjectCtx};
+use super::award_emoji::{self, Awardable};
+use super::time_tracking;
 use crate::context::ApiContext;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{Page, PageRequest};
 use crate::http::params::flag_input;
 use crate::http::request::Api;
 use crate::model::issues::{IssueRow, ProjectRef};
+use crate::model::noteables::Noteable;
 use crate::model::users::UserRow;
 use crate::policy;
 pub use crate::policy::issues::{IssueCtx, is_owner, is_reporter, issues_readable};
 use crate::services::issues::Created;
 use crate::settings::keys;
 use crate::views::issue::{
-    AwardView, IssueBatch, IssueShape, IssueView, IssueViews, NoteView, TimeStats, TodoView,
-    UserAgentDetailView,
+    IssueBatch, IssueShape, IssueView, IssueViews, NoteView, TodoView, UserAgentDetailView,
 };
 use crate::views::unique;
 use crate::views::user::UserSummary;
 
 pub fn router() -> Router<ApiContext> {
     let issue = "/api/v4/projects/{id}/issues/{issue_iid}";
-    // Issues and their notes take and answer award emoji alike.
-    let award_list = || {
-        Doc::new()
-            .input::<PageRequest>()
-            .answers_list::<AwardView>()
-    };
-    let award_create = || {
-        Doc::new()
-            .input::<input::CreateAward>()
-            .answers::<AwardView>()
-    };
     // Every list of issues reads the same filters; actions on one issue answer it.
     let issue_list = || {
         Doc::new()
@@ -67,7 +57,7 @@ pub fn router() -> Router<ApiContext> {
             .input::<PageRequest>()
             .answers_list::<crate::views::merge_request::MergeRequestView>()
     };
-    Router::new()
+    let router = Router::new()
         .route("/api/v4/issues", get(list::global))
         .doc(
             Method::GET,
@@ -121,28 +111,6 @@ pub fn router() -> Router<ApiContext> {
             Method::PUT,
             Doc::new().input::<UpdateNote>().answers::<NoteView>(),
         )
-        .route(
-            &format!("{issue}/award_emoji"),
-            get(award_emoji::issue_list).post(award_emoji::issue_create),
-        )
-        .doc(Method::GET, award_list())
-        .doc(Method::POST, award_create())
-        .route(
-            &format!("{issue}/award_emoji/{{award_id}}"),
-            get(award_emoji::issue_show).delete(award_emoji::issue_remove),
-        )
-        .doc(Method::GET, Doc::new().answers::<AwardView>())
-        .route(
-            &format!("{issue}/notes/{{note_id}}/award_emoji"),
-            get(award_emoji::note_list).post(award_emoji::note_create),
-        )
-        .doc(Method::GET, award_list())
-        .doc(Method::POST, award_create())
-        .route(
-            &format!("{issue}/notes/{{note_id}}/award_emoji/{{award_id}}"),
-            get(award_emoji::note_show).delete(award_emoji::note_remove),
-        )
-        .doc(Method::GET, Doc::new().answers::<AwardView>())
         .route(&format!("{issue}/subscribe"), post(actions::subscribe))
         .doc(Method::POST, answers_issue())
         .route(&format!("{issue}/unsubscribe"), post(actions::unsubscribe))
@@ -169,33 +137,28 @@ pub fn router() -> Router<ApiContext> {
             &format!("{issue}/user_agent_detail"),
             get(actions::user_agent_detail),
         )
-        .doc(Method::GET, Doc::new().answers::<UserAgentDetailView>())
-        .route(&format!("{issue}/time_estimate"), post(time::set_estimate))
-        .doc(
-            Method::POST,
-            Doc::new()
-                .input::<input::TimeEstimate>()
-                .answers::<TimeStats>(),
-        )
-        .route(
-            &format!("{issue}/reset_time_estimate"),
-            post(time::reset_estimate),
-        )
-        .doc(Method::POST, Doc::new().answers::<TimeStats>())
-        .route(&format!("{issue}/add_spent_time"), post(time::add_spent))
-        .doc(
-            Method::POST,
-            Doc::new()
-                .input::<input::SpentTime>()
-                .answers::<TimeStats>(),
-        )
-        .route(
-            &format!("{issue}/reset_spent_time"),
-            post(time::reset_spent),
-        )
-        .doc(Method::POST, Doc::new().answers::<TimeStats>())
-        .route(&format!("{issue}/time_stats"), get(time::stats_of))
-        .doc(Method::GET, Doc::new().answers::<TimeStats>())
+        .doc(Method::GET, Doc::new().answers::<UserAgentDetailView>());
+    let router = time_tracking::routes::<Issues>(router, issue);
+    award_emoji::routes::<Issues>(router, issue)
+}
+
+/// Issues and their notes take award emoji; issues track time.
+struct Issues;
+
+impl award_emoji::Awardables for Issues {
+    async fn resolve(api: &Api, id: &str, iid: &str, note: Option<&str>) -> ApiResult<Awardable> {
+        let ctx = load(api, id, iid).await?;
+        let note_id = match note {
+            Some(note) => notes::note_of(api, &ctx, note).await?.id,
+            None => 0,
+        };
+        Ok(Awardable {
+            on: Noteable::Issue(ctx.issue.id),
+            project_id: ctx.issue.project_id,
+            title: ctx.issue.title,
+            note_id,
+        })
+    }
 }
 
 /// The path parts of a project the request already loaded, as issue views and references use.

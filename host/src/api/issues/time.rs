@@ -1,21 +1,14 @@
-//! Time tracking: `time_estimate`, `reset_time_estimate`, `add_spent_time`, `reset_spent_time`,
-//! `time_stats`. Durations are GitLab's human format (`1mo 2w 3d 4h 5m 6s`, 1mo = 4w, 1w = 5d,
-//! 1d = 8h; a bare number is hours; a leading `-` subtracts spent time).
+//! Time tracking on issues (the routes are `api::time_tracking`'s), and the durations it reads:
+//! GitLab's human format (`1mo 2w 3d 4h 5m 6s`, 1mo = 4w, 1w = 5d, 1d = 8h; a bare number is
+//! hours; a leading `-` subtracts spent time).
 
-use crate::http::json::Json;
-use axum::extract::Path;
-use axum::http::StatusCode;
-
-use super::input::{SpentTime, TimeEstimate};
-use super::load;
 use super::write::editor;
+use super::{IssueCtx, Issues, is_reporter, load};
+use crate::api::time_tracking::{TimeTrackables, Times};
 use crate::http::error::ApiResult;
 use crate::http::request::Api;
 use crate::model::issue_text::{DAY, HOUR, MINUTE, MONTH, WEEK};
 use crate::services::issues;
-use crate::settings::keys;
-use crate::views::issue::TimeStats;
-use crate::views::issue::time_stats;
 
 fn unit_seconds(unit: &str) -> Option<f64> {
     let seconds = match unit {
@@ -68,94 +61,51 @@ pub fn parse_duration(text: &str) -> Option<i64> {
     Some(if negative { -seconds } else { seconds })
 }
 
-fn limit_to_hours(api: &Api) -> bool {
-    api.settings.get(keys::TIME_TRACKING_LIMIT_TO_HOURS)
-}
+impl TimeTrackables for Issues {
+    type Item = IssueCtx;
 
-fn stats(api: &Api, estimate: i64, spent: i64) -> Json<TimeStats> {
-    Json(time_stats(estimate, spent, limit_to_hours(api)))
-}
+    async fn load(api: &Api, id: &str, iid: &str) -> ApiResult<IssueCtx> {
+        load(api, id, iid).await
+    }
 
-/// Sets the estimate (`reset`: to zero). Only reporters may, checked before the duration
-/// is read (403 before 400).
-async fn set_time_estimate(
-    api: &Api,
-    id: &str,
-    iid: &str,
-    reset: bool,
-) -> ApiResult<Json<TimeStats>> {
-    let ctx = load(api, id, iid).await?;
-    let caller = api.user()?;
-    let editor = editor(&caller.user, &ctx.project);
-    issues::require_reporter(&editor)?;
-    let seconds = if reset {
-        0
-    } else {
-        api.input::<TimeEstimate>()?.seconds
-    };
-    let row =
-        issues::set_time_estimate(api.db(), &editor, &ctx.issue, seconds, limit_to_hours(api))
+    fn times(ctx: &IssueCtx) -> Times {
+        Times {
+            estimate: ctx.issue.time_estimate,
+            spent: ctx.issue.total_time_spent,
+        }
+    }
+
+    /// Reporters and up (GitLab's `admin_issue`).
+    fn may_track(_api: &Api, ctx: &IssueCtx) -> bool {
+        is_reporter(&ctx.project)
+    }
+
+    async fn set_estimate(
+        api: &Api,
+        ctx: &IssueCtx,
+        seconds: i64,
+        limit_to_hours: bool,
+    ) -> ApiResult<Times> {
+        let caller = api.user()?;
+        let editor = editor(&caller.user, &ctx.project);
+        let row = issues::set_time_estimate(api.db(), &editor, &ctx.issue, seconds, limit_to_hours)
             .await?;
-    Ok(stats(api, row.time_estimate, row.total_time_spent))
-}
+        Ok(Times {
+            estimate: row.time_estimate,
+            spent: row.total_time_spent,
+        })
+    }
 
-pub async fn set_estimate(
-    Path((id, iid)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<Json<TimeStats>> {
-    set_time_estimate(&api, &id, &iid, false).await
-}
-
-pub async fn reset_estimate(
-    Path((id, iid)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<Json<TimeStats>> {
-    set_time_estimate(&api, &id, &iid, true).await
-}
-
-/// Logs spent time (`reset`: removes it all); reporters only, as for the estimate.
-async fn log_spent_time(api: &Api, id: &str, iid: &str, reset: bool) -> ApiResult<Json<TimeStats>> {
-    let ctx = load(api, id, iid).await?;
-    let caller = api.user()?;
-    let editor = editor(&caller.user, &ctx.project);
-    issues::require_reporter(&editor)?;
-    let seconds = if reset {
-        None
-    } else {
-        Some(api.input::<SpentTime>()?.seconds)
-    };
-    let total =
-        issues::log_spent_time(api.db(), &editor, &ctx.issue, seconds, limit_to_hours(api)).await?;
-    Ok(stats(api, ctx.issue.time_estimate, total))
-}
-
-pub async fn add_spent(
-    Path((id, iid)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<(StatusCode, Json<TimeStats>)> {
-    Ok((
-        StatusCode::CREATED,
-        log_spent_time(&api, &id, &iid, false).await?,
-    ))
-}
-
-pub async fn reset_spent(
-    Path((id, iid)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<Json<TimeStats>> {
-    log_spent_time(&api, &id, &iid, true).await
-}
-
-pub async fn stats_of(
-    Path((id, iid)): Path<(String, String)>,
-    api: Api,
-) -> ApiResult<Json<TimeStats>> {
-    let ctx = load(&api, &id, &iid).await?;
-    Ok(stats(
-        &api,
-        ctx.issue.time_estimate,
-        ctx.issue.total_time_spent,
-    ))
+    async fn log_spent(
+        api: &Api,
+        ctx: &IssueCtx,
+        seconds: Option<i64>,
+        limit_to_hours: bool,
+    ) -> ApiResult<i64> {
+        let caller = api.user()?;
+        let editor = editor(&caller.user, &ctx.project);
+        Ok(issues::log_spent_time(api.db(), &editor, &ctx.issue, seconds, limit_to_hours).await?)
+    }
 }
 
 #[cfg(test)]

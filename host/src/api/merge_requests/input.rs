@@ -2,7 +2,7 @@
 //! merged parameters with Grape's coercion and messages. The writes' inputs carry the
 //! commands of `services::merge_requests`.
 
-use crate::api::issues::input::{assignee_ids, blank_or_zero, label_change, milestone_id};
+use crate::api::issues::input::{assignee_ids, label_change, milestone_id, user_ids};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::params::{FromParams, Params};
 use crate::services::issues::StateEvent;
@@ -63,11 +63,7 @@ fn description(p: &Params) -> ApiResult<Option<String>> {
 }
 
 fn metadata(p: &Params) -> ApiResult<Metadata> {
-    let reviewer_ids = match p.raw("reviewer_ids") {
-        None => None,
-        Some(_) if blank_or_zero(p, "reviewer_ids") => Some(Vec::new()),
-        Some(_) => Some(p.int_list("reviewer_ids")?.unwrap_or_default()),
-    };
+    let reviewer_ids = user_ids(p, "reviewer_ids");
     Ok(Metadata {
         assignee_ids: assignee_ids(p)?,
         reviewer_ids,

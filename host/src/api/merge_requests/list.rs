@@ -65,6 +65,7 @@ pub struct MergeRequestListQuery {
     search_title: bool,
     search_description: bool,
     draft: Option<bool>,
+    my_reaction_emoji: Wildcard<String>,
     created_after: Option<i64>,
     created_before: Option<i64>,
     updated_after: Option<i64>,
@@ -158,6 +159,7 @@ impl FromParams for MergeRequestListQuery {
             search_title,
             search_description,
             draft: draft(p)?,
+            my_reaction_emoji: wildcard(p.string("my_reaction_emoji")?.filter(|e| !e.is_empty())),
             created_after: ms("created_after")?,
             created_before: ms("created_before")?,
             updated_after: ms("updated_after")?,
@@ -210,6 +212,11 @@ async fn resolve(
     filter.reviewer =
         person_id(api, std::mem::replace(&mut query.reviewer, Wildcard::Unset)).await?;
     let me = api.caller.as_ref().map(|c| c.user.id);
+    filter.my_reaction_emoji = std::mem::replace(&mut query.my_reaction_emoji, Wildcard::Unset);
+    if me.is_none() && !matches!(filter.my_reaction_emoji, Wildcard::Unset) {
+        // Nobody's reactions: an anonymous caller's filter matches nothing.
+        filter.iids = Some(Vec::new());
+    }
     match (query.scope.unwrap_or(default_scope), me) {
         (Scope::All, _) => {}
         // GitLab answers an anonymous "my merge requests" scope with nothing.

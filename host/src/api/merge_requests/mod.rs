@@ -1,11 +1,13 @@
 //! The Merge Requests API: lists (`GET /merge_requests`, `/groups/:id/merge_requests`,
 //! `/projects/:id/merge_requests`), single MRs (create/read/update/delete), and what hangs off
-//! one: commits, changes and diffs, versions, merge and rebase, approvals.
+//! one: commits, changes and diffs, versions, merge, merge ref and rebase, approvals, notes
+//! and discussions, related issues, subscriptions, to-do items, award emoji and time tracking.
 //!
 //! Who may do what is `policy::merge_requests`: reading needs the feature (Reporters and up
 //! when it is private), Developers open, edit, approve and merge (into a protected branch
 //! only with its merge levels), authors edit their own, owners delete.
 
+mod actions;
 mod changes;
 mod input;
 mod list;
@@ -16,7 +18,9 @@ use axum::http::Method;
 use axum::routing::{get, post, put};
 
 use crate::api::access;
+use crate::api::award_emoji;
 use crate::api::issues::input::NoteListQuery;
+use crate::api::time_tracking;
 use crate::context::ApiContext;
 use crate::git::Repository;
 use crate::http::error::{ApiError, ApiResult};
@@ -24,16 +28,18 @@ use crate::http::pagination::PageRequest;
 use crate::http::request::Api;
 use crate::http::routes::{Doc, Router};
 use crate::model::merge_requests::MergeRequestRow;
+use crate::model::noteables::Noteable;
 use crate::policy;
 use crate::policy::merge_requests::{MergeRequestCtx, is_developer};
 use crate::services::merge_requests::MergeSettings;
 use crate::services::notes::{CreateNote, UpdateNote};
 use crate::services::protected_branches::{self as rules, Actor};
 use crate::settings::keys;
+use crate::views::issue::{IssueView, TodoView};
 use crate::views::merge_request::{
-    ApprovalStateView, ApprovalsView, DiffRefs, MergeRequestBatch, MergeRequestListEntry,
-    MergeRequestShape, MergeRequestUserAbilities, MergeRequestVersionView, MergeRequestView,
-    MergeRequestViews, SingleMergeRequest,
+    ApprovalStateView, ApprovalsView, DiffRefs, MergeRefView, MergeRequestBatch,
+    MergeRequestListEntry, MergeRequestShape, MergeRequestUserAbilities, MergeRequestVersionView,
+    MergeRequestView, MergeRequestViews, SingleMergeRequest,
 };
 use crate::views::merge_request::{DiscussionView, MergeRequestNoteView};
 use crate::views::repository::{CommitView, DiffView};
@@ -47,7 +53,7 @@ pub fn router() -> Router<ApiContext> {
     };
     let answers_mr = || Doc::new().answers::<MergeRequestView>();
     let answers_approvals = || Doc::new().answers::<ApprovalsView>();
-    Router::new()
+    let router = Router::new()
         .route("/api/v4/merge_requests", get(list::global))
         .doc(Method::GET, list())
         .route("/api/v4/groups/{id}/merge_requests", get(list::group))
@@ -205,6 +211,26 @@ pub fn router() -> Router<ApiContext> {
         .doc(Method::GET, answers_approvals())
         .route(&format!("{mr}/approval_state"), get(write::approval_state))
         .doc(Method::GET, Doc::new().answers::<ApprovalStateView>())
+        .route(
+            &format!("{mr}/related_issues"),
+            get(changes::related_issues),
+        )
+        .doc(
+            Method::GET,
+            Doc::new()
+                .input::<PageRequest>()
+                .answers_list::<IssueView>(),
+        )
+        .route(&format!("{mr}/merge_ref"), get(changes::merge_ref))
+        .doc(Method::GET, Doc::new().answers::<MergeRefView>())
+        .route(&format!("{mr}/subscribe"), post(actions::subscribe))
+        .doc(Method::POST, answers_mr())
+        .route(&format!("{mr}/unsubscribe"), post(actions::unsubscribe))
+        .doc(Method::POST, answers_mr())
+        .route(&format!("{mr}/todo"), post(actions::todo))
+        .doc(Method::POST, Doc::new().answers::<TodoView>());
+    let router = time_tracking::routes::<actions::MergeRequests>(router, mr);
+    award_emoji::routes::<actions::MergeRequests>(router, mr)
 }
 
 /// `:merge_request_iid` as Grape's Integer coercion reads it.
@@ -292,8 +318,16 @@ pub async fn render(
         }
         None => None,
     };
+    let subscribed = match &api.caller {
+        Some(caller) => !api
+            .db()
+            .subscribed_among(caller.user.id, Noteable::MergeRequest, &[mr.id])
+            .await?
+            .is_empty(),
+        None => false,
+    };
     view.single = Some(SingleMergeRequest {
-        subscribed: false,
+        subscribed,
         changes_count,
         latest_build_started_at: None,
         latest_build_finished_at: None,

@@ -87,7 +87,7 @@ fn parse_id(value: &str, name: &str) -> ApiResult<i64> {
     value.trim().parse().map_err(|_| ApiError::invalid(name))
 }
 
-async fn note_of(
+pub(super) async fn note_of(
     api: &Api,
     ctx: &MergeRequestCtx,
     note_id: &str,

@@ -10,7 +10,7 @@ use super::input::{
     UpdateMergeRequestInput,
 };
 use super::{SingleExtras, load, may_merge, merge_settings, render, repository, views};
-use crate::api::access;
+use crate::api::access::{self, ProjectCtx};
 use crate::api::repository::open;
 use crate::api::repository::page;
 use crate::api::spam_check::RequestSpamCheck;
@@ -79,7 +79,10 @@ async fn diverged_commits(api: &Api, mr: &MergeRequestRow) -> ApiResult<i64> {
     Ok(repo.commits_to_replay(&source, &target).await?.len() as i64)
 }
 
-fn editor<'a>(user: &'a crate::model::users::UserRow, ctx: &MergeRequestCtx) -> Editor<'a> {
+pub(super) fn editor<'a>(
+    user: &'a crate::model::users::UserRow,
+    ctx: &MergeRequestCtx,
+) -> Editor<'a> {
     Editor {
         user,
         developer: is_developer(&ctx.project),
@@ -95,6 +98,9 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
         return Err(ApiError::forbidden());
     }
     let CreateMergeRequestInput(input) = api.input()?;
+    if let Some(target_id) = input.target_project_id.filter(|t| *t != project.project.id) {
+        refuse_other_target(&api, &project, target_id).await?;
+    }
     let repo = open(&api, project).await?;
     let spam = RequestSpamCheck::merge_request(&api, &repo.ctx, &caller.user);
     let author = Editor {
@@ -118,6 +124,28 @@ pub async fn create(Path(id): Path<String>, api: Api) -> ApiResult<Response> {
     };
     let view = render(&api, &ctx, &ctx.mr, false, SingleExtras::default()).await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// A target project other than the source, as GitLab's `set_projects!` and `validate_fork`
+/// answer it: 404 for an unknown id, 403 for one the caller may not open merge requests in,
+/// 422 when the source is not its fork. A fork's merge request into its upstream passes on
+/// to the service, which does not make them.
+async fn refuse_other_target(api: &Api, source: &ProjectCtx, target_id: i64) -> ApiResult<()> {
+    if api.db().project_by_id(target_id).await?.is_none() {
+        return Err(ApiError::NotFoundMessage("404 Not found".into()));
+    }
+    let target = access::project(api, &target_id.to_string())
+        .await
+        .map_err(|_| ApiError::forbidden())?;
+    if !merge_requests_readable(&target) || target.project.archived {
+        return Err(ApiError::forbidden());
+    }
+    if source.project.forked_from_id != Some(target_id) {
+        return Err(ApiError::Unprocessable(serde_json::json!([
+            "Source project is not a fork of the target project"
+        ])));
+    }
+    Ok(())
 }
 
 /// `PUT .../merge_requests/:iid`: the author and Developers (403 for others, before the

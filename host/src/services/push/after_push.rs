@@ -156,8 +156,9 @@ async fn refresh_merge_requests(session: &PushSession, branches: &[String]) -> a
         let to_check = merge_requests::refresh_after_push(
             &context.db,
             &context.repo,
-            context.project.id,
+            &context.project,
             branch,
+            context.pusher.id,
         )
         .await?;
         for merge_request_id in to_check {
