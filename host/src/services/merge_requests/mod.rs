@@ -5,17 +5,18 @@
 //! work a merge request needs: the mergeability check, once per pair of heads, and the
 //! refresh after a push to either branch.
 
+mod merging;
+mod refresh;
+
+pub use merging::{MergeContext, MergeInput, MergeSettings, merge, rebase, write_merge_ref};
+pub use refresh::{check_mergeability, refresh_after_push};
+
 use super::Refusal;
 use super::issues::{SpamCheck, SpamText, StateEvent, spent_time_notes};
-use super::repository::{self as writes, RefUpdate, Target};
 use super::system_notes::{self, named};
 use crate::git::Repository;
-use crate::git::commits::LogQuery;
-use crate::git::merge::{MergeTree, TreeCommit};
-use crate::git::refs::{Revision, valid_ref_name};
-use crate::git::write::Signature;
+use crate::git::refs::valid_ref_name;
 use crate::model::merge_requests::{MergeRequestRow, MergeRequestState, MergeStatus};
-use crate::model::projects::ProjectRow;
 use crate::model::today;
 use crate::model::users::UserRow;
 use crate::store::TenantDb;
@@ -23,7 +24,7 @@ use crate::store::issue_filter::AssignableCheck;
 use crate::store::issue_notes::SystemNotes;
 use crate::store::issues::LabelChange;
 use crate::store::merge_requests::{
-    DiffHeads, MergeRecord, MergeRequestChanges, MergeRequestUsers, NewMergeRequest,
+    DiffHeads, MergeRequestChanges, MergeRequestUsers, NewMergeRequest,
 };
 
 /// The most commits an `added N commits` note lists (a push of more says so in the count).
@@ -73,62 +74,6 @@ pub struct UpdateMergeRequest {
     pub remove_source_branch: Option<bool>,
     pub squash: Option<bool>,
     pub metadata: Metadata,
-}
-
-/// `PUT /projects/:id/merge_requests/:iid/merge`.
-#[derive(Debug, Default)]
-pub struct MergeInput {
-    pub merge_commit_message: Option<String>,
-    pub squash_commit_message: Option<String>,
-    pub squash: Option<bool>,
-    pub should_remove_source_branch: Option<bool>,
-    /// The source head the caller saw: the merge is refused if it moved.
-    pub sha: Option<String>,
-}
-
-/// The project settings a merge honours.
-#[derive(Debug, Clone)]
-pub struct MergeSettings {
-    /// `merge`, `rebase_merge` or `ff`.
-    pub merge_method: String,
-    /// `never`, `always`, `default_on` or `default_off`.
-    pub squash_option: String,
-    pub merge_commit_template: Option<String>,
-    pub squash_commit_template: Option<String>,
-    pub only_allow_merge_if_all_discussions_are_resolved: bool,
-    /// Merging into the default branch closes the issues the MR names.
-    pub autoclose_referenced_issues: bool,
-}
-
-impl MergeSettings {
-    pub fn of(settings: &serde_json::Map<String, serde_json::Value>) -> MergeSettings {
-        use crate::model::project_settings::setting;
-        let text = |key: &str| setting(settings, key).as_str().map(str::to_string);
-        MergeSettings {
-            merge_method: text("merge_method").unwrap_or_else(|| "merge".into()),
-            squash_option: text("squash_option").unwrap_or_else(|| "default_off".into()),
-            merge_commit_template: text("merge_commit_template").filter(|t| !t.is_empty()),
-            squash_commit_template: text("squash_commit_template").filter(|t| !t.is_empty()),
-            only_allow_merge_if_all_discussions_are_resolved: setting(
-                settings,
-                "only_allow_merge_if_all_discussions_are_resolved",
-            )
-            .as_bool()
-            .unwrap_or(false),
-            autoclose_referenced_issues: setting(settings, "autoclose_referenced_issues")
-                .as_bool()
-                .unwrap_or(true),
-        }
-    }
-
-    /// Whether a merge squashes, given what the MR and the request ask.
-    fn squashes(&self, asked: bool) -> bool {
-        match self.squash_option.as_str() {
-            "never" => false,
-            "always" => true,
-            _ => asked,
-        }
-    }
 }
 
 /// The issues of the MR's own project that `text` says it closes (GitLab's default
@@ -438,8 +383,15 @@ async fn update_notes(
     {
         notes.push(system_notes::target_branch(&mr.target_branch, target));
     }
-    let old_assignees = linked_user_ids(db, mr, MergeRequestUsers::Assignees).await?;
-    let old_reviewers = linked_user_ids(db, mr, MergeRequestUsers::Reviewers).await?;
+    // The current sets are read only for the sets the update replaces.
+    let old_assignees = match &changes.assignee_ids {
+        Some(_) => linked_user_ids(db, mr, MergeRequestUsers::Assignees).await?,
+        None => Vec::new(),
+    };
+    let old_reviewers = match &changes.reviewer_ids {
+        Some(_) => linked_user_ids(db, mr, MergeRequestUsers::Reviewers).await?,
+        None => Vec::new(),
+    };
     let new_assignees = changes.assignee_ids.as_ref().unwrap_or(&old_assignees);
     let new_reviewers = changes.reviewer_ids.as_ref().unwrap_or(&old_reviewers);
     notes.extend(
@@ -573,252 +525,6 @@ pub async fn update(
     Ok(updated)
 }
 
-/// What a merge needs besides the MR: the project's settings, its full path (for the
-/// message), and who merges into which repository.
-pub struct MergeContext<'a> {
-    pub target: &'a Target<'a>,
-    pub settings: &'a MergeSettings,
-    pub project_full_path: &'a str,
-    /// The caller may merge into the target branch: a Developer, and one of its merge levels
-    /// when it is protected (the push decides again, with the push rules).
-    pub may_merge: bool,
-}
-
-/// GitLab's default merge commit message (`MergeRequest#default_merge_commit_message`), or
-/// the project's template with its variables filled in.
-fn merge_commit_message(
-    mr: &MergeRequestRow,
-    settings: &MergeSettings,
-    project_full_path: &str,
-) -> String {
-    let reference = format!("{project_full_path}!{}", mr.iid);
-    match &settings.merge_commit_template {
-        Some(template) => fill_template(template, mr, &reference),
-        None => format!(
-            "Merge branch '{}' into '{}'\n\n{}\n\nSee merge request {reference}",
-            mr.source_branch, mr.target_branch, mr.title
-        ),
-    }
-}
-
-fn squash_commit_message(mr: &MergeRequestRow, ctx: &MergeContext<'_>) -> String {
-    let reference = format!("{}!{}", ctx.project_full_path, mr.iid);
-    match &ctx.settings.squash_commit_template {
-        Some(template) => fill_template(template, mr, &reference),
-        None => mr.title.clone(),
-    }
-}
-
-/// The variables GitLab's commit templates know that Trellis can fill.
-fn fill_template(template: &str, mr: &MergeRequestRow, reference: &str) -> String {
-    template
-        .replace("%{source_branch}", &mr.source_branch)
-        .replace("%{target_branch}", &mr.target_branch)
-        .replace("%{title}", &mr.title)
-        .replace(
-            "%{description}",
-            mr.description.as_deref().unwrap_or_default(),
-        )
-        .replace("%{reference}", reference)
-        .replace("%{issues}", "")
-}
-
-/// Merges `mr` as GitLab's `MergeService` does, by the merge method of the project, and
-/// returns the merged MR. Refusals follow GitLab's API: 405 when the MR cannot be merged at
-/// all (not open, a draft), 401 for a caller who may not merge, 409 for a stale `sha`, 406
-/// when git cannot make the merge (a conflict, or a fast-forward that is not one).
-pub async fn merge(
-    db: &TenantDb,
-    mr: &MergeRequestRow,
-    ctx: &MergeContext<'_>,
-    input: &MergeInput,
-) -> Result<MergeRequestRow, Refusal> {
-    if mr.state != MergeRequestState::Opened || mr.draft {
-        return Err(Refusal::NotAllowed("405 Method Not Allowed".into()));
-    }
-    if ctx
-        .settings
-        .only_allow_merge_if_all_discussions_are_resolved
-        && !db.unresolved_discussions(&[mr.id]).await?.is_empty()
-    {
-        return Err(Refusal::NotAllowed("405 Method Not Allowed".into()));
-    }
-    if !ctx.may_merge {
-        return Err(Refusal::Unauthorized);
-    }
-    let repo = ctx.target.repo;
-    let cannot = || Refusal::NotAcceptable("Branch cannot be merged".into());
-    let source_head = branch_head(repo, &mr.source_branch)
-        .await?
-        .ok_or_else(cannot)?;
-    if let Some(sha) = &input.sha
-        && *sha != source_head
-    {
-        return Err(Refusal::Conflict(format!(
-            "SHA does not match HEAD of source branch: {source_head}"
-        )));
-    }
-    let target_head = branch_head(repo, &mr.target_branch)
-        .await?
-        .ok_or_else(cannot)?;
-    let merger = Signature {
-        name: ctx.target.actor.name.clone(),
-        email: ctx.target.actor.email.clone(),
-    };
-    let method = ctx.settings.merge_method.as_str();
-    let fast_forward = repo.is_ancestor(&target_head, &source_head).await?;
-    if method != "merge" && !fast_forward {
-        return Err(cannot());
-    }
-    // The squash commit: the source's tree on the merge base, authored by the MR's author.
-    let squash = ctx.settings.squashes(input.squash.unwrap_or(mr.squash));
-    let mut squash_commit_sha = None;
-    let mut tip = source_head.clone();
-    if squash {
-        let base = repo
-            .merge_base(&[&target_head, &source_head])
-            .await?
-            .ok_or_else(cannot)?;
-        // One commit is its own squash (GitLab skips a squash that would change nothing).
-        let commits = repo.commits_to_replay(&base, &source_head).await?;
-        if commits.len() == 1 {
-            squash_commit_sha = Some(source_head.clone());
-        } else {
-            let author = author_signature(db, mr.author_id)
-                .await?
-                .unwrap_or(merger.clone());
-            let message = input
-                .squash_commit_message
-                .clone()
-                .unwrap_or_else(|| squash_commit_message(mr, ctx));
-            let tree = repo.tree_of(&source_head).await?;
-            tip = repo
-                .commit_tree(&TreeCommit {
-                    tree: &tree,
-                    parents: &[&base],
-                    message: &with_newline(&message),
-                    author: &author,
-                    committer: &merger,
-                })
-                .await?;
-            squash_commit_sha = Some(tip.clone());
-        }
-    }
-    let new_target = if method == "ff" {
-        tip.clone()
-    } else {
-        let tree = match repo.merge_tree(&target_head, &tip, None).await? {
-            MergeTree::Clean { tree } => tree,
-            MergeTree::Conflict { .. } => return Err(cannot()),
-        };
-        let message = input
-            .merge_commit_message
-            .clone()
-            .unwrap_or_else(|| merge_commit_message(mr, ctx.settings, ctx.project_full_path));
-        repo.commit_tree(&TreeCommit {
-            tree: &tree,
-            parents: &[&target_head, &tip],
-            message: &with_newline(&message),
-            author: &merger,
-            committer: &merger,
-        })
-        .await?
-    };
-    let update = RefUpdate {
-        name: branch_ref(&mr.target_branch),
-        old: Some(target_head),
-        new: Some(new_target.clone()),
-    };
-    writes::update_ref(ctx.target, &update).await?;
-    let remove = input
-        .should_remove_source_branch
-        .unwrap_or(mr.force_remove_source_branch);
-    let record = MergeRecord {
-        merged_by_id: ctx.target.actor.id,
-        merge_commit_sha: Some(new_target),
-        squash_commit_sha,
-        remove_source_branch: remove,
-        squash,
-    };
-    let merged = db
-        .record_merge(mr, &record)
-        .await?
-        .ok_or_else(|| Refusal::NotAllowed("405 Method Not Allowed".into()))?;
-    if ctx.settings.autoclose_referenced_issues
-        && ctx.target.project.default_branch.as_deref() == Some(mr.target_branch.as_str())
-    {
-        close_issues(db, &merged, ctx.target.actor.id).await?;
-    }
-    if remove && let Err(refusal) = writes::delete_branch(ctx.target, &mr.source_branch).await {
-        tracing::info!(
-            mr = mr.id,
-            refusal = refusal.message(),
-            "the source branch of a merged merge request was kept"
-        );
-    }
-    Ok(merged)
-}
-
-/// Closes the open issues `mr` names, as merged by `closer`.
-async fn close_issues(db: &TenantDb, mr: &MergeRequestRow, closer: i64) -> Result<(), Refusal> {
-    let ids = db.closing_issue_ids(mr.id).await?;
-    for issue in db.issues_by_ids(&ids).await? {
-        super::issues::close_by_merge_request(db, &issue, closer, mr.iid).await?;
-    }
-    Ok(())
-}
-
-fn with_newline(message: &str) -> String {
-    format!("{}\n", message.trim_end_matches('\n'))
-}
-
-/// GitLab's merge ref (`refs/merge-requests/<iid>/merge`, `MergeToRefService`): the merge
-/// commit the MR would make now, by its author, written without moving any branch. `None`
-/// when it cannot be merged (not open, a branch gone, or a conflict).
-pub async fn write_merge_ref(
-    db: &TenantDb,
-    repo: &Repository,
-    mr: &MergeRequestRow,
-    settings: &MergeSettings,
-    project_full_path: &str,
-) -> Result<Option<String>, Refusal> {
-    if mr.state != MergeRequestState::Opened {
-        return Ok(None);
-    }
-    let source = branch_head(repo, &mr.source_branch).await?;
-    let target = branch_head(repo, &mr.target_branch).await?;
-    let (Some(source), Some(target)) = (source, target) else {
-        return Ok(None);
-    };
-    let tree = match repo.merge_tree(&target, &source, None).await? {
-        MergeTree::Clean { tree } => tree,
-        MergeTree::Conflict { .. } => return Ok(None),
-    };
-    let Some(author) = author_signature(db, mr.author_id).await? else {
-        return Ok(None);
-    };
-    let message = merge_commit_message(mr, settings, project_full_path);
-    let commit = repo
-        .commit_tree(&TreeCommit {
-            tree: &tree,
-            parents: &[&target, &source],
-            message: &with_newline(&message),
-            author: &author,
-            committer: &author,
-        })
-        .await?;
-    repo.set_ref(&format!("refs/merge-requests/{}/merge", mr.iid), &commit)
-        .await?;
-    Ok(Some(commit))
-}
-
-async fn author_signature(db: &TenantDb, user_id: i64) -> Result<Option<Signature>, Refusal> {
-    Ok(db.user_by_id(user_id).await?.map(|u| Signature {
-        name: u.name,
-        email: u.email,
-    }))
-}
-
 /// Sets (or, with 0, removes) `mr`'s time estimate, with its system note. Developers only
 /// (GitLab's `admin_merge_request`).
 pub async fn set_time_estimate(
@@ -887,188 +593,6 @@ pub async fn approve(
         (false, true) => Err(Refusal::Unauthorized),
         (false, false) => Err(Refusal::Absent),
     }
-}
-
-/// The mergeability check (a job): whether git can merge the MR's source into its target as
-/// they are now, recorded for this pair of heads. Runs once per pair: a check for heads
-/// already checked returns at once.
-pub async fn check_mergeability(db: &TenantDb, repo: &Repository, id: i64) -> anyhow::Result<()> {
-    let Some(mr) = db.merge_request_by_id(id).await? else {
-        return Ok(());
-    };
-    if mr.state != MergeRequestState::Opened {
-        return Ok(());
-    }
-    let source = repo.ref_target(&branch_ref(&mr.source_branch)).await?;
-    let target = repo.ref_target(&branch_ref(&mr.target_branch)).await?;
-    let (Some(source), Some(target)) = (source, target) else {
-        db.record_merge_status(id, "", MergeStatus::CannotBeMerged, false)
-            .await?;
-        return Ok(());
-    };
-    let heads = format!("{source}:{target}");
-    if mr.merge_status != MergeStatus::Unchecked && mr.checked_heads.as_deref() == Some(&heads) {
-        return Ok(());
-    }
-    db.start_merge_check(id, &heads).await?;
-    let status = match repo.merge_tree(&target, &source, None).await? {
-        MergeTree::Clean { .. } => MergeStatus::CanBeMerged,
-        MergeTree::Conflict { .. } => MergeStatus::CannotBeMerged,
-    };
-    let diverged = !repo.is_ancestor(&target, &source).await?;
-    db.record_merge_status(id, &heads, status, diverged).await?;
-    Ok(())
-}
-
-/// After a push to `branch` of `project` by `pusher_id`: each open MR from or into it gets a
-/// new diff version when its heads moved (and its head ref follows the source, with an
-/// `added N commits` note when the source moved); returns the MRs to check again.
-pub async fn refresh_after_push(
-    db: &TenantDb,
-    repo: &Repository,
-    project: &ProjectRow,
-    branch: &str,
-    pusher_id: i64,
-) -> anyhow::Result<Vec<i64>> {
-    let mut to_check = Vec::new();
-    let open = db.open_merge_requests_on_branch(project.id, branch).await?;
-    if open.is_empty() {
-        return Ok(to_check);
-    }
-    let namespace = db.namespace_by_id(project.namespace_id).await?;
-    let project_path = format!(
-        "{}/{}",
-        namespace.map(|n| n.full_path).unwrap_or_default(),
-        project.path
-    );
-    for mr in open {
-        let source = repo.ref_target(&branch_ref(&mr.source_branch)).await?;
-        let target = repo.ref_target(&branch_ref(&mr.target_branch)).await?;
-        let (Some(source), Some(target)) = (source, target) else {
-            to_check.push(mr.id);
-            continue;
-        };
-        let moved =
-            mr.head_sha.as_deref() != Some(&source) || mr.start_sha.as_deref() != Some(&target);
-        // A target that now holds the source is this MR being merged: its diff stays.
-        if moved
-            && !repo.is_ancestor(&source, &target).await?
-            && let Some(diff) = diff_heads(repo, &source, &target)
-                .await
-                .map_err(refusal_error)?
-        {
-            let added = match mr.head_sha.as_deref() {
-                Some(old) if old != source => added_commits(repo, &mr, &diff).await?,
-                _ => Vec::new(),
-            };
-            let notes = |version_id: i64| {
-                let mut notes = SystemNotes::by(pusher_id);
-                if !added.is_empty() {
-                    let compare = mr.head_sha.as_deref().map(|old| {
-                        format!(
-                            "/{project_path}/-/merge_requests/{}/diffs?diff_id={version_id}&start_sha={old}",
-                            mr.iid
-                        )
-                    });
-                    notes.push(system_notes::added_commits(&added, compare.as_deref()));
-                }
-                notes
-            };
-            db.record_merge_request_version(mr.id, &diff, notes).await?;
-            keep_head(repo, &mr, &source).await;
-        }
-        to_check.push(mr.id);
-    }
-    Ok(to_check)
-}
-
-/// The commits (short id, title; oldest first) the MR's new version has that its previous
-/// one did not.
-async fn added_commits(
-    repo: &Repository,
-    mr: &MergeRequestRow,
-    diff: &DiffHeads,
-) -> anyhow::Result<Vec<(String, String)>> {
-    let commits = |head: String, base: String| async move {
-        let revision = Revision::parse(&head);
-        let query = LogQuery {
-            revision: revision.as_ref(),
-            exclude: Some(&base),
-            limit: NOTED_COMMITS,
-            reverse: true,
-            ..LogQuery::default()
-        };
-        repo.log(&query).await
-    };
-    let before: Vec<String> = match (&mr.head_sha, &mr.base_sha) {
-        (Some(head), Some(base)) => commits(head.clone(), base.clone())
-            .await?
-            .into_iter()
-            .map(|c| c.id)
-            .collect(),
-        _ => Vec::new(),
-    };
-    Ok(commits(diff.head_sha.clone(), diff.base_sha.clone())
-        .await?
-        .into_iter()
-        .filter(|c| !before.contains(&c.id))
-        .map(|c| (c.id[..8.min(c.id.len())].to_string(), c.title().to_string()))
-        .collect())
-}
-
-fn refusal_error(refusal: Refusal) -> anyhow::Error {
-    anyhow::anyhow!("{}", refusal.message())
-}
-
-/// Rebases `mr`'s source branch onto its target (a job, GitLab's `RebaseService`): the
-/// source's commits replayed on the target's head, the branch moved as a push by `user`.
-/// A conflict leaves the branch as it was and records GitLab's message in `merge_error`.
-pub async fn rebase(
-    db: &TenantDb,
-    target: &Target<'_>,
-    mr: &MergeRequestRow,
-) -> anyhow::Result<()> {
-    let repo = target.repo;
-    let outcome = async {
-        let source = branch_head(repo, &mr.source_branch)
-            .await?
-            .ok_or_else(|| Refusal::Rejected("Source branch does not exist".into()))?;
-        let onto = branch_head(repo, &mr.target_branch)
-            .await?
-            .ok_or_else(|| Refusal::Rejected("Target branch does not exist".into()))?;
-        let base = repo
-            .merge_base(&[&onto, &source])
-            .await?
-            .ok_or_else(|| Refusal::Rejected("Rebase failed: no common ancestor".into()))?;
-        if base == onto {
-            return Ok(());
-        }
-        let commits = repo.commits_to_replay(&base, &source).await?;
-        let committer = Signature {
-            name: target.actor.name.clone(),
-            email: target.actor.email.clone(),
-        };
-        let rebased = repo
-            .replay(&onto, &commits, &committer)
-            .await?
-            .map_err(|_| {
-                Refusal::Rejected(
-                    "Rebase failed: Rebase locally, resolve all conflicts, then push the branch."
-                        .into(),
-                )
-            })?;
-        let update = RefUpdate {
-            name: branch_ref(&mr.source_branch),
-            old: Some(source),
-            new: Some(rebased),
-        };
-        writes::update_ref(target, &update).await
-    }
-    .await;
-    let error = outcome.err().map(|refusal| refusal.message());
-    db.set_rebase_in_progress(mr.id, false, error.as_deref())
-        .await?;
-    Ok(())
 }
 
 #[cfg(test)]
